@@ -1,0 +1,71 @@
+"""Agents: each one a PostgreSQL role in the database's member group."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+import psycopg
+from psycopg import sql as pgsql
+
+from .db.errors import translated
+from .db.queries import sql
+from .errors import InputError, NotFound
+
+_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+
+
+@dataclass
+class Agent:
+    name: str
+    kind: str
+    team_lead: str | None
+    is_owner: bool
+    role_name: str
+    created_at: datetime
+
+
+def role_for(conn: psycopg.Connection, name: str) -> str:
+    """The default role of an agent: the database name, then the agent name."""
+    db = conn.execute("SELECT current_database() AS d").fetchone()["d"]
+    return f"{db}_{name}"
+
+
+def add_agent(
+    conn: psycopg.Connection,
+    name: str,
+    *,
+    lead: str | None = None,
+    owner: bool = False,
+    person: bool = False,
+    password: str | None = None,
+    role: str | None = None,
+) -> Agent:
+    """Create the role and the agent row in one transaction (run as an admin)."""
+    if not _NAME.match(name):
+        raise InputError(f"agent name {name!r}: use lowercase letters, digits, '_' or '-', starting with a letter")
+    with translated(conn), conn.transaction():
+        if conn.execute(sql("agents.get"), {"name": name}).fetchone():
+            raise InputError(f"agent {name!r} already exists")
+        if lead and not conn.execute(sql("agents.get"), {"name": lead}).fetchone():
+            raise NotFound(f"unknown team lead {lead!r}")
+        role = role or role_for(conn, name)
+        exists = conn.execute(sql("agents.role_exists"), {"role": role}).fetchone()["found"]
+        if exists and password is not None:
+            raise InputError(f"role {role!r} already exists; map it without --login")
+        if not exists:
+            login = pgsql.SQL("LOGIN PASSWORD {}").format(pgsql.Literal(password)) if password else pgsql.SQL("NOLOGIN")
+            conn.execute(pgsql.SQL("CREATE ROLE {} {}").format(pgsql.Identifier(role), login))
+        group = conn.execute(sql("agents.member_role")).fetchone()["name"]
+        conn.execute(pgsql.SQL("GRANT {} TO {}").format(pgsql.Identifier(group), pgsql.Identifier(role)))
+        conn.execute(
+            sql("agents.insert"),
+            {"name": name, "kind": "person" if person else "bot", "lead": lead, "owner": owner, "role": role},
+        )
+        return Agent(**conn.execute(sql("agents.get"), {"name": name}).fetchone())
+
+
+def list_agents(conn: psycopg.Connection) -> list[Agent]:
+    with translated(conn):
+        return [Agent(**row) for row in conn.execute(sql("agents.list"))]

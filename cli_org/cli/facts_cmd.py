@@ -1,0 +1,96 @@
+"""remember / forget / facts."""
+
+from __future__ import annotations
+
+import click
+
+from .common import age, as_option, emit_json, json_option, settings
+
+_KINDS = ["fact", "decision", "failure", "workflow", "rule", "preference", "model_note"]
+
+
+@click.command()
+@click.argument("subject")
+@click.argument("claim")
+@click.option("--source", metavar="SRC", help="Where it comes from: a path, #message, t_card id or URL. Required.")
+@click.option("--project", metavar="P", help="Project the fact belongs to (default: all projects).")
+@click.option("--inferred", is_flag=True, help="Mark as inferred rather than confirmed.")
+@click.option("--kind", type=click.Choice(_KINDS), default="fact", show_default=True)
+@click.option("--supersedes", type=int, metavar="ID", help="Retire fact ID and link it to this one.")
+@click.option("--via", metavar="RUNTIME@HOST", envvar="ORG_VIA", help="Where the writer runs (default: $ORG_VIA).")
+@as_option
+@json_option
+def remember(subject, claim, source, project, inferred, kind, supersedes, via, agent, as_json) -> None:
+    """Store one sourced claim as the acting agent; prints the new id."""
+    from ..checks import check_fact
+    from ..db.connect import connect
+    from ..facts import remember as do_remember
+
+    # Refuse bad input before starting or touching the database.
+    check_fact(subject, claim, source, project, via)
+    with connect(settings(), agent) as conn:
+        result = do_remember(conn, subject, claim, source=source, project=project, inferred=inferred,
+                             kind=kind, supersedes=supersedes, via=via)
+    if as_json:
+        emit_json(result)
+    elif result.duplicate:
+        click.echo(f"{result.id} (already known: an identical current fact exists)")
+    elif result.superseded:
+        click.echo(f"{result.id} (supersedes {result.superseded})")
+    else:
+        click.echo(result.id)
+
+
+@click.command()
+@click.argument("fact_id", type=int, metavar="ID")
+@click.argument("why")
+@as_option
+@json_option
+def forget(fact_id: int, why: str, agent: str | None, as_json: bool) -> None:
+    """Retire a fact (never deleted): its author, their team lead or an owner may."""
+    from ..db.connect import connect
+    from ..facts import forget as do_forget
+
+    with connect(settings(), agent) as conn:
+        do_forget(conn, fact_id, why)
+    if as_json:
+        emit_json({"id": fact_id, "retired": True, "why": why.strip()})
+    else:
+        click.echo(f"retired {fact_id}")
+
+
+@click.command()
+@click.option("--all", "include_retired", is_flag=True, help="Include retired and superseded facts.")
+@click.option("--subject", metavar="S", help="Only this subject (case-insensitive).")
+@click.option("--project", metavar="P", help="Only this project.")
+@click.option("--author", metavar="A", help="Only facts by this agent.")
+@click.option("--kind", type=click.Choice(_KINDS))
+@as_option
+@json_option
+def facts(include_retired, subject, project, author, kind, agent, as_json) -> None:
+    """List current facts (with --all, retired ones too, with when, who and why)."""
+    from ..db.connect import connect
+    from ..facts import list_facts
+
+    with connect(settings(), agent) as conn:
+        found = list_facts(conn, include_retired=include_retired, subject=subject, project=project,
+                           author=author, kind=kind)
+    if as_json:
+        emit_json(found)
+        return
+    if not found:
+        click.echo("no facts")
+        return
+    for f in found:
+        tags = ", ".join(x for x in (f.kind if f.kind != "fact" else "", f.confidence if f.confidence != "confirmed"
+                                     else "", f.project or "") if x)
+        click.echo(f"#{f.id} {f.subject}: {f.claim}  [{f.source}; {f.author}; {age(f.created_at)}"
+                   f"{'; ' + tags if tags else ''}]")
+        if f.supersedes:
+            click.echo(f"    supersedes #{f.supersedes}")
+        if not f.current:
+            click.echo(f"    retired {f.valid_to:%Y-%m-%d %H:%M} by {f.retired_by}: {f.retired_reason}"
+                       + (f" (-> #{f.superseded_by})" if f.superseded_by else ""))
+
+
+COMMANDS = [remember, forget, facts]

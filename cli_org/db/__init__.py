@@ -1,0 +1,1 @@
+"""Database access: the embedded server, connections, migrations and named SQL."""

@@ -1,0 +1,59 @@
+"""Create the database if needed, migrate it, and make sure it has an owner."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import errors as pgerr
+from psycopg import sql as pgsql
+from psycopg.rows import dict_row
+
+from ..config import Settings
+from ..errors import DatabaseError
+from .connect import admin_conninfo, connect
+from .errors import translated
+from .migrate import migrate
+
+
+@dataclass
+class InitResult:
+    database: str
+    created: bool
+    applied: list[str]
+    owner: str | None
+
+
+def create_database(settings: Settings) -> bool:
+    """Create the embedded server's database; False when it already exists."""
+    if settings.database_url:
+        return False
+    with psycopg.connect(admin_conninfo(settings, "postgres"), autocommit=True, row_factory=dict_row) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (settings.database_name,)).fetchone()
+        if exists:
+            return False
+        try:
+            conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(settings.database_name)))
+        except pgerr.DuplicateDatabase:
+            return False  # another process created it first
+        return True
+
+
+def init(settings: Settings, owner: str | None = None) -> InitResult:
+    created = create_database(settings)
+    with connect(settings) as conn:
+        with translated(conn):
+            applied = [f"{m.version:04d}_{m.name}" for m in migrate(conn)]
+            database = conn.execute("SELECT current_database() AS d").fetchone()["d"]
+            has_owner = conn.execute("SELECT count(*) AS n FROM org_agents WHERE is_owner").fetchone()["n"]
+        made = None
+        if owner and not has_owner:
+            from ..agents import add_agent
+
+            conn.autocommit = False
+            add_agent(conn, owner, owner=True, person=True)
+            conn.commit()
+            made = owner
+        elif not has_owner and owner is None:
+            raise DatabaseError("the database has no owner yet; pass --owner NAME")
+    return InitResult(database, created, applied, made)

