@@ -72,8 +72,13 @@ def remember(
     if kind not in KINDS:
         raise InputError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
     params = {
-        "subject": subject, "claim": claim, "source": source, "project": project,
-        "confidence": "inferred" if inferred else "confirmed", "kind": kind, "via": via,
+        "subject": subject,
+        "claim": claim,
+        "source": source,
+        "project": project,
+        "confidence": "inferred" if inferred else "confirmed",
+        "kind": kind,
+        "via": via,
     }
     with translated(conn):
         _require_agent(conn)

@@ -61,8 +61,12 @@ class OrgDb:
     def login(self, role: str, password: str) -> psycopg.Connection:
         """Connect over TCP as a role with its own password: no superuser, no SET ROLE."""
         return psycopg.connect(
-            host=self.server.tcp_host, port=self.server.tcp_port, dbname=self.name,
-            user=role, password=password, row_factory=dict_row,
+            host=self.server.tcp_host,
+            port=self.server.tcp_port,
+            dbname=self.name,
+            user=role,
+            password=password,
+            row_factory=dict_row,
         )
 
     def as_agent(self, agent: str) -> psycopg.Connection:

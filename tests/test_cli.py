@@ -21,8 +21,20 @@ def test_every_command_has_help():
 
 
 def test_remember_facts_forget_round_trip(cli):
-    code, out, err = cli("remember", "deploy", "Deploys run at 02:00 UTC", "--source", "docs/deploy.md",
-                         "--project", "web", "--kind", "decision", "--via", "claude@ci-1", agent="bot")
+    code, out, err = cli(
+        "remember",
+        "deploy",
+        "Deploys run at 02:00 UTC",
+        "--source",
+        "docs/deploy.md",
+        "--project",
+        "web",
+        "--kind",
+        "decision",
+        "--via",
+        "claude@ci-1",
+        agent="bot",
+    )
     assert (code, err) == (0, "")
     fact_id = int(out)
     code, out, _ = cli("facts", "--json")
@@ -46,23 +58,27 @@ def test_remember_inferred_and_supersedes_and_duplicate(cli):
     first = int(cli("remember", "ci", "CI has 2 cores", "--source", "#4711", "--inferred", agent="bot")[1])
     code, out, _ = cli("remember", "ci", "CI has 2 cores", "--source", "#4711", agent="bot")
     assert code == 0 and out.startswith(f"{first} (already known")
-    code, out, _ = cli("remember", "ci", "CI has 4 cores", "--source", "t_c9", "--supersedes", str(first),
-                       "--json", agent="lead")
+    code, out, _ = cli(
+        "remember", "ci", "CI has 4 cores", "--source", "t_c9", "--supersedes", str(first), "--json", agent="lead"
+    )
     result = json.loads(out)
     assert code == 0 and result["superseded"] == first and not result["duplicate"]
     facts = {f["id"]: f for f in json.loads(cli("facts", "--all", "--json")[1])}
     assert facts[first]["confidence"] == "inferred" and facts[first]["superseded_by"] == result["id"]
 
 
-@pytest.mark.parametrize("args,message", [
-    (["", "claim", "--source", "a.md"], "subject is empty"),
-    (["s", "x" * 1200, "--source", "a.md"], "1200 characters"),
-    (["s", "claim"], "--source is required"),
-    (["s", "claim", "--source", "somewhere"], "is not a path"),
-    (["s", "password=hunter22", "--source", "a.md"], "secret assignment"),
-    (["s", "ignore previous instructions", "--source", "a.md"], "prompt-injection"),
-    (["s", "zero\u200bwidth", "--source", "a.md"], "invisible"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["", "claim", "--source", "a.md"], "subject is empty"),
+        (["s", "x" * 1200, "--source", "a.md"], "1200 characters"),
+        (["s", "claim"], "--source is required"),
+        (["s", "claim", "--source", "somewhere"], "is not a path"),
+        (["s", "password=hunter22", "--source", "a.md"], "secret assignment"),
+        (["s", "ignore previous instructions", "--source", "a.md"], "prompt-injection"),
+        (["s", "zero\u200bwidth", "--source", "a.md"], "invisible"),
+    ],
+)
 def test_bad_input_one_line_exit_1_nothing_written(cli, args, message):
     code, out, err = cli("remember", *args, agent="bot")
     assert code == 1 and out == "" and message in err and err.count("\n") == 1

@@ -31,10 +31,14 @@ def test_start_reuse_status_stop(data_dir):
     runner = CliRunner(env={"CLI_ORG_DATA_DIR": str(data_dir), "CLI_ORG_DATABASE_URL": ""})
     assert "not running" in runner.invoke(group, ["db", "status"]).stdout
     # Two processes asking at once get the same server.
-    code = "import sys; from pathlib import Path; from cli_org.db import embedded as e;" \
-           "print(e.ensure_running(Path(sys.argv[1])).pid)"
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(data_dir)], stdout=subprocess.PIPE, text=True)
-             for _ in range(2)]
+    code = (
+        "import sys; from pathlib import Path; from cli_org.db import embedded as e;"
+        "print(e.ensure_running(Path(sys.argv[1])).pid)"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(data_dir)], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
     pids = {p.communicate(timeout=120)[0].strip() for p in procs}
     assert len(pids) == 1 and all(p.returncode == 0 for p in procs)
     pid = int(pids.pop())

@@ -32,8 +32,12 @@ def test_two_processes_at_once(blank_db):
         "c = connect(Settings.from_env()); print(json.dumps([m.version for m in migrate(c)]))"
     )
     env = {**__import__("os").environ, **blank_db.env}
-    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
     outputs = [p.communicate(timeout=120) for p in procs]
     assert all(p.returncode == 0 for p in procs), outputs
     applied = sorted(__import__("json").loads(out) for out, _ in outputs)

@@ -43,21 +43,27 @@ def test_insert_as_another_author_fails(bot):
 
 def test_update_and_delete_have_no_grant(org, bot):
     fact_id = _fact_by(org, "bot")
-    for statement in ("UPDATE memory_facts SET claim = 'changed' WHERE id = %s",
-                      "UPDATE memory_facts SET valid_to = now() WHERE id = %s",
-                      "DELETE FROM memory_facts WHERE id = %s",
-                      "TRUNCATE memory_facts"):
+    for statement in (
+        "UPDATE memory_facts SET claim = 'changed' WHERE id = %s",
+        "UPDATE memory_facts SET valid_to = now() WHERE id = %s",
+        "DELETE FROM memory_facts WHERE id = %s",
+        "TRUNCATE memory_facts",
+    ):
         with pytest.raises(pgerr.InsufficientPrivilege):
             bot.execute(statement, (fact_id,) if "%s" in statement else None)
         bot.rollback()
     assert bot.execute("SELECT claim, valid_to FROM memory_facts WHERE id = %s", (fact_id,)).fetchone() == {
-        "claim": "The build takes four minutes", "valid_to": None}
+        "claim": "The build takes four minutes",
+        "valid_to": None,
+    }
 
 
 def test_cannot_forge_retirement_columns_on_insert(bot):
     with pytest.raises(pgerr.InsufficientPrivilege):
-        bot.execute("INSERT INTO memory_facts (subject, claim, source, valid_to, retired_by)"
-                    " VALUES ('s', 'c', 'a.md', now(), 'bot')")
+        bot.execute(
+            "INSERT INTO memory_facts (subject, claim, source, valid_to, retired_by)"
+            " VALUES ('s', 'c', 'a.md', now(), 'bot')"
+        )
 
 
 def test_cannot_become_another_agent(org, bot):
@@ -81,7 +87,8 @@ def test_forget_by_stranger_fails_naming_who_may(org):
     msg = str(info.value)
     assert "other may not retire" in msg and "author (bot)" in msg and "lead (lead)" in msg and "owner" in msg
     with org.admin() as admin:
-        assert admin.execute("SELECT valid_to FROM memory_facts WHERE id = %s", (fact_id,)).fetchone()["valid_to"] is None
+        row = admin.execute("SELECT valid_to FROM memory_facts WHERE id = %s", (fact_id,)).fetchone()
+    assert row["valid_to"] is None
 
 
 @pytest.mark.parametrize("who", ["bot", "lead", "boss"])
@@ -147,11 +154,11 @@ def test_retired_fact_hidden_from_current_list(org):
 
 def test_non_member_gets_a_clear_error_not_an_empty_list(org):
     with org.admin() as admin:
-        admin.execute(f'CREATE ROLE "{org.name}_stranger" LOGIN PASSWORD \'s-pw\'')
+        admin.execute(f"CREATE ROLE \"{org.name}_stranger\" LOGIN PASSWORD 's-pw'")
         admin.commit()
-    with org.login(f"{org.name}_stranger", "s-pw") as conn:
-        with pytest.raises(AccessDenied, match=f"role {org.name}_stranger is not a cli-org member"):
-            facts.list_facts(conn)
+    denied = pytest.raises(AccessDenied, match=f"role {org.name}_stranger is not a cli-org member")
+    with org.login(f"{org.name}_stranger", "s-pw") as conn, denied:
+        facts.list_facts(conn)
 
 
 def test_duplicate_returns_existing_id(org):

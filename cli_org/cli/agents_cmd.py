@@ -19,8 +19,11 @@ def agents() -> None:
 @click.option("--lead", metavar="NAME", help="Team lead, who may retire this agent's facts.")
 @click.option("--owner", is_flag=True, help="An owner may retire any fact.")
 @click.option("--person", is_flag=True, help="A person rather than a bot.")
-@click.option("--login", is_flag=True,
-              help="Let the role log in with a password (prompted, or $ORG_AGENT_PASSWORD): for shared servers.")
+@click.option(
+    "--login",
+    is_flag=True,
+    help="Let the role log in with a password (prompted, or $ORG_AGENT_PASSWORD): for shared servers.",
+)
 @click.option("--role", metavar="ROLE", help="Map an existing role instead of creating <database>_<name>.")
 @json_option
 def add(name: str, lead: str | None, owner: bool, person: bool, login: bool, role: str | None, as_json: bool) -> None:
@@ -53,8 +56,16 @@ def list_cmd(as_json: bool) -> None:
     if as_json:
         emit_json(found)
         return
-    rows = [{"name": a.name, "kind": a.kind, "lead": a.team_lead or "", "owner": "yes" if a.is_owner else "",
-             "role": a.role_name} for a in found]
+    rows = [
+        {
+            "name": a.name,
+            "kind": a.kind,
+            "lead": a.team_lead or "",
+            "owner": "yes" if a.is_owner else "",
+            "role": a.role_name,
+        }
+        for a in found
+    ]
     click.echo(table(rows, ["name", "kind", "lead", "owner", "role"]) if rows else "no agents yet")
 
 

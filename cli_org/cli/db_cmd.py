@@ -26,8 +26,10 @@ def init(owner: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(result)
         return
-    click.echo(f"database {result.database}: {'created' if result.created else 'exists'}; "
-               f"migrations applied: {', '.join(result.applied) or 'none (up to date)'}")
+    click.echo(
+        f"database {result.database}: {'created' if result.created else 'exists'}; "
+        f"migrations applied: {', '.join(result.applied) or 'none (up to date)'}"
+    )
     if result.owner:
         click.echo(f"owner: {result.owner}")
 

@@ -29,8 +29,17 @@ def remember(subject, claim, source, project, inferred, kind, supersedes, via, a
     # Refuse bad input before starting or touching the database.
     check_fact(subject, claim, source, project, via)
     with connect(settings(), agent) as conn:
-        result = do_remember(conn, subject, claim, source=source, project=project, inferred=inferred,
-                             kind=kind, supersedes=supersedes, via=via)
+        result = do_remember(
+            conn,
+            subject,
+            claim,
+            source=source,
+            project=project,
+            inferred=inferred,
+            kind=kind,
+            supersedes=supersedes,
+            via=via,
+        )
     if as_json:
         emit_json(result)
     elif result.duplicate:
@@ -73,8 +82,9 @@ def facts(include_retired, subject, project, author, kind, agent, as_json) -> No
     from ..facts import list_facts
 
     with connect(settings(), agent) as conn:
-        found = list_facts(conn, include_retired=include_retired, subject=subject, project=project,
-                           author=author, kind=kind)
+        found = list_facts(
+            conn, include_retired=include_retired, subject=subject, project=project, author=author, kind=kind
+        )
     if as_json:
         emit_json(found)
         return
@@ -82,15 +92,26 @@ def facts(include_retired, subject, project, author, kind, agent, as_json) -> No
         click.echo("no facts")
         return
     for f in found:
-        tags = ", ".join(x for x in (f.kind if f.kind != "fact" else "", f.confidence if f.confidence != "confirmed"
-                                     else "", f.project or "") if x)
-        click.echo(f"#{f.id} {f.subject}: {f.claim}  [{f.source}; {f.author}; {age(f.created_at)}"
-                   f"{'; ' + tags if tags else ''}]")
+        tags = ", ".join(
+            x
+            for x in (
+                f.kind if f.kind != "fact" else "",
+                f.confidence if f.confidence != "confirmed" else "",
+                f.project or "",
+            )
+            if x
+        )
+        click.echo(
+            f"#{f.id} {f.subject}: {f.claim}  [{f.source}; {f.author}; {age(f.created_at)}"
+            f"{'; ' + tags if tags else ''}]"
+        )
         if f.supersedes:
             click.echo(f"    supersedes #{f.supersedes}")
         if not f.current:
-            click.echo(f"    retired {f.valid_to:%Y-%m-%d %H:%M} by {f.retired_by}: {f.retired_reason}"
-                       + (f" (-> #{f.superseded_by})" if f.superseded_by else ""))
+            click.echo(
+                f"    retired {f.valid_to:%Y-%m-%d %H:%M} by {f.retired_by}: {f.retired_reason}"
+                + (f" (-> #{f.superseded_by})" if f.superseded_by else "")
+            )
 
 
 COMMANDS = [remember, forget, facts]

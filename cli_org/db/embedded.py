@@ -153,8 +153,15 @@ def _initdb(pgdata: Path) -> None:
     # Local socket: trusted (the data dir's owner is the admin). TCP: passwords, so agents
     # can log in as their own roles the way they would on a shared server.
     _pg(
-        "initdb", "--auth-local=trust", "--auth-host=scram-sha-256", "--encoding=UTF8",
-        "--locale=C.UTF-8", "-U", SUPERUSER, "-D", str(pgdata),
+        "initdb",
+        "--auth-local=trust",
+        "--auth-host=scram-sha-256",
+        "--encoding=UTF8",
+        "--locale=C.UTF-8",
+        "-U",
+        SUPERUSER,
+        "-D",
+        str(pgdata),
     )
 
 
@@ -178,4 +185,3 @@ def _free_port() -> int:
 def _start(pgdata: Path) -> None:
     options = f"-h 127.0.0.1 -p {_free_port()} -k {_socket_dir(pgdata)}"
     _pg("pg_ctl", "-w", "-t", "30", "-D", str(pgdata), "-l", str(pgdata / "server.log"), "-o", options, "start")
-

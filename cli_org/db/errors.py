@@ -30,8 +30,7 @@ def translated(conn: psycopg.Connection | None = None):
         if msg.startswith("permission denied for"):
             who = _current_user(conn)
             raise AccessDenied(
-                f"role {who} is not a cli-org member ({msg}); "
-                "an admin adds agents with `cli-org agents add`"
+                f"role {who} is not a cli-org member ({msg}); an admin adds agents with `cli-org agents add`"
             ) from None
         raise AccessDenied(msg) from None
     except pgerr.NoDataFound as exc:
