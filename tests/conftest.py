@@ -38,7 +38,8 @@ def server(tmp_path_factory) -> Server:
     url = os.environ.get("CLI_ORG_TEST_DATABASE_URL")
     if url:
         params = conninfo_to_dict(url)
-        yield Server(url, None, params.get("host", "127.0.0.1"), int(params.get("port", 5432)))
+        host = params.get("host") or "127.0.0.1"
+        yield Server(url, None, "127.0.0.1" if host.startswith("/") else host, int(params.get("port") or 5432))
         return
     data_dir = tmp_path_factory.mktemp("pg")
     info = embedded.ensure_running(data_dir)
