@@ -50,3 +50,27 @@ def age(moment: datetime | None) -> str:
         if seconds >= size:
             return f"{int(seconds // size)}{unit}"
     return "now"
+
+
+class Progress:
+    """A one-line progress counter on stderr, drawn only when stderr is a terminal."""
+
+    def __init__(self, label: str):
+        import sys
+
+        self.label = label
+        self.enabled = sys.stderr.isatty()
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int, detail: str = "") -> None:
+        import time
+
+        now = time.monotonic()
+        if not self.enabled or (now - self.last < 0.1 and done < total):
+            return
+        self.last = now
+        click.echo(f"\r\033[K{self.label}: {done}/{total} {detail[:60]}", err=True, nl=False)
+
+    def done(self) -> None:
+        if self.enabled:
+            click.echo("\r\033[K", err=True, nl=False)

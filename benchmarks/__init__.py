@@ -1,0 +1,1 @@
+"""Benchmarks: speed and quality measured on real corpora; results go to RESULTS.md."""

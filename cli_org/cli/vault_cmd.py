@@ -1,0 +1,105 @@
+"""vault scan / embed, and search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import Progress, emit_json, json_option, settings
+
+
+@click.group()
+def vault() -> None:
+    """The markdown vault index: scan files, embed chunks."""
+
+
+@vault.command()
+@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--embed", "then_embed", is_flag=True, help="Embed new and changed chunks after the scan.")
+@click.option("--replace", is_flag=True, help="Index this folder even though the database holds another vault.")
+@json_option
+def scan(path: Path | None, then_embed: bool, replace: bool, as_json: bool) -> None:
+    """Index the markdown files under PATH (default: $ORG_VAULT, else the current folder).
+
+    Incremental: unchanged files cost a stat call, changed files are re-chunked, deleted
+    files disappear. Skips hidden folders and $ORG_VAULT_IGNORE (comma-separated globs).
+    """
+    from ..db.connect import connect
+    from ..vault.scan import scan as run_scan
+
+    cfg = settings()
+    root = path or cfg.vault or Path.cwd()
+    progress = Progress("scan")
+    with connect(cfg) as conn:
+        summary = run_scan(conn, root, ignore=cfg.vault_ignore, replace=replace, progress=progress)
+        progress.done()
+        embedded = _embed(conn, cfg, reset=False) if then_embed else None
+    if as_json:
+        emit_json({"scan": summary, "embed": embedded})
+        return
+    for warning in summary.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(f"scan {summary.root}: {summary.line()}")
+    if embedded:
+        click.echo(f"embed: {embedded.line()}")
+
+
+@vault.command()
+@click.option("--reset", is_flag=True, help="Drop every vector and re-embed with the configured model.")
+@click.option("--batch", default=64, show_default=True, type=click.IntRange(1, 4096), help="Chunks per batch.")
+@json_option
+def embed(reset: bool, batch: int, as_json: bool) -> None:
+    """Embed chunks that have no vector or whose text changed (resumable)."""
+    from ..db.connect import connect
+
+    cfg = settings()
+    with connect(cfg) as conn:
+        summary = _embed(conn, cfg, reset=reset, batch=batch)
+    if as_json:
+        emit_json(summary)
+    else:
+        click.echo(f"embed: {summary.line()}")
+
+
+def _embed(conn, cfg, *, reset: bool, batch: int = 64):
+    from ..vault.embed import embed_pending
+    from ..vault.embedders import index_embedder
+
+    progress = Progress("embed")
+    summary = embed_pending(conn, index_embedder(cfg), batch=batch, reset=reset, progress=progress)
+    progress.done()
+    return summary
+
+
+@click.command()
+@click.argument("query")
+@click.option("--mode", type=click.Choice(["keyword", "semantic", "hybrid"]), default="hybrid", show_default=True)
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000), help="Notes to return.")
+@json_option
+def search(query: str, mode: str, limit: int, as_json: bool) -> None:
+    """Search the vault: one hit per note (its best chunk), with per-mode scores."""
+    from ..db.connect import connect
+    from ..vault.search import search as run_search
+
+    cfg = settings()
+    embedder = None
+    if mode != "keyword":
+        from ..vault.embedders import query_embedder
+
+        embedder, _ = query_embedder(cfg)  # starts loading now, beside the connection
+    with connect(cfg) as conn:
+        result = run_search(conn, query, mode=mode, limit=limit, settings=cfg, embedder=embedder)
+    if result.notice:
+        click.echo(f"notice: {result.notice}", err=True)
+    if as_json:
+        emit_json(result)
+        return
+    if not result.hits:
+        click.echo("no matches")
+    for hit in result.hits:
+        where = f"{hit.path} # {hit.heading}" if hit.heading and hit.heading != hit.title else hit.path
+        click.echo(f"{hit.score:.3f}  {where}\n       {hit.snippet}")
+
+
+COMMANDS = [vault, search]

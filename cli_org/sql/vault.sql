@@ -1,0 +1,72 @@
+-- name: known_files
+SELECT id, path, hash, size, mtime FROM vault_files;
+
+-- name: upsert_file
+INSERT INTO vault_files (path, title, hash, size, mtime, frontmatter)
+VALUES (%(path)s, %(title)s, %(hash)s, %(size)s, %(mtime)s, %(frontmatter)s)
+ON CONFLICT (path) DO UPDATE
+SET title = EXCLUDED.title, hash = EXCLUDED.hash, size = EXCLUDED.size, mtime = EXCLUDED.mtime,
+    frontmatter = EXCLUDED.frontmatter, scanned_at = now()
+RETURNING id;
+
+-- name: touch_file
+UPDATE vault_files SET size = %(size)s, mtime = %(mtime)s WHERE id = %(id)s;
+
+-- name: drop_chunks
+DELETE FROM vault_chunks WHERE file_id = %(id)s RETURNING hash, embedding::text AS embedding, embed_model;
+
+-- name: drop_links
+DELETE FROM vault_links WHERE file_id = %(id)s;
+
+-- name: drop_tags
+DELETE FROM vault_tags WHERE file_id = %(id)s;
+
+-- name: drop_postings
+DELETE FROM vault_postings WHERE file_id = %(id)s;
+
+-- name: insert_chunk
+INSERT INTO vault_chunks (file_id, ord, heading, content, hash, tsv, embedding, embed_model)
+VALUES (%(file_id)s, %(ord)s, %(heading)s, %(content)s, %(hash)s, to_tsvector('english', %(index_text)s),
+        %(embedding)s::vector, %(embed_model)s);
+
+-- name: insert_link
+INSERT INTO vault_links (file_id, target, target_path, heading, alias, kind)
+VALUES (%(file_id)s, %(target)s, %(target_path)s, %(heading)s, %(alias)s, %(kind)s);
+
+-- name: insert_tag
+INSERT INTO vault_tags (file_id, tag) VALUES (%(file_id)s, %(tag)s) ON CONFLICT DO NOTHING;
+
+-- name: build_postings
+-- Term frequencies per note, summed over its chunks' tsvectors, and the note's length.
+WITH tf AS (
+    SELECT c.file_id, t.lexeme AS term, sum(coalesce(array_length(t.positions, 1), 1))::int AS tf
+    FROM vault_chunks c, unnest(c.tsv) t
+    WHERE c.file_id = ANY(%(ids)s)
+    GROUP BY 1, 2
+), dl AS (
+    SELECT file_id, sum(tf)::int AS dl FROM tf GROUP BY 1
+), lengths AS (
+    UPDATE vault_files f SET length = dl.dl FROM dl WHERE f.id = dl.file_id
+)
+INSERT INTO vault_postings (term, file_id, tf, dl)
+SELECT tf.term, tf.file_id, tf.tf, dl.dl FROM tf JOIN dl USING (file_id);
+
+-- name: remove_files
+DELETE FROM vault_files WHERE id = ANY(%(ids)s);
+
+-- name: get_meta
+SELECT value FROM vault_meta WHERE key = %(key)s;
+
+-- name: set_meta
+INSERT INTO vault_meta (key, value) VALUES (%(key)s, %(value)s)
+ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
+
+-- name: refresh_stats
+INSERT INTO vault_meta (key, value)
+SELECT 'bm25_stats', json_build_object('n', count(*), 'avgdl', coalesce(avg(length), 0))::text FROM vault_files
+ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
+
+-- name: counts
+SELECT (SELECT count(*) FROM vault_files) AS files,
+       (SELECT count(*) FROM vault_chunks) AS chunks,
+       (SELECT count(*) FROM vault_chunks WHERE embedding IS NOT NULL) AS embedded;

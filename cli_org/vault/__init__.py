@@ -1,0 +1,1 @@
+"""The markdown vault: scan, embed and search."""

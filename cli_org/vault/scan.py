@@ -1,0 +1,277 @@
+"""Scan a vault folder into the index: incremental, batched, safe to interrupt."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import posixpath
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote
+
+import psycopg
+
+from ..db.errors import translated
+from ..db.queries import sql
+from ..errors import InputError
+from .markdown import Note, parse_note
+
+SUFFIXES = (".md", ".markdown")
+BATCH = 200  # files per transaction: an interrupted scan loses at most one batch
+_SCAN_LOCK = 0x0C11_5CA9
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class ScanSummary:
+    root: str
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    chunks: int = 0
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        return (
+            f"added {self.added}, changed {self.changed}, removed {self.removed}, unchanged {self.unchanged}, "
+            f"skipped {self.skipped} ({len(self.warnings)} warnings), {self.seconds:.2f} s"
+        )
+
+
+@dataclass
+class _Pending:
+    path: str
+    file_hash: str
+    size: int
+    mtime: float
+    note: Note
+    is_new: bool
+
+
+def markdown_files(root: Path, ignore: Iterable[str] = ()) -> list[str]:
+    """Vault-relative posix paths of markdown files, skipping hidden folders and ignores."""
+    patterns = [p for p in ignore if p]
+    found = []
+    for folder, dirs, files in os.walk(root):
+        rel_dir = Path(folder).relative_to(root).as_posix()
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not _ignored(_join(rel_dir, d), patterns))
+        for name in sorted(files):
+            rel = _join(rel_dir, name)
+            if name.lower().endswith(SUFFIXES) and not name.startswith(".") and not _ignored(rel, patterns):
+                found.append(rel)
+    return sorted(found)
+
+
+def _join(folder: str, name: str) -> str:
+    return name if folder == "." else f"{folder}/{name}"
+
+
+def _ignored(rel: str, patterns: list[str]) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return any(
+        fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) or rel.startswith(p.rstrip("/") + "/") for p in patterns
+    )
+
+
+def scan(
+    conn: psycopg.Connection,
+    root: Path,
+    *,
+    ignore: Iterable[str] = (),
+    replace: bool = False,
+    progress: Progress | None = None,
+) -> ScanSummary:
+    """Bring the index in line with the folder; unchanged files cost a stat call."""
+    started = time.perf_counter()
+    root = root.resolve()
+    if not root.is_dir():
+        raise InputError(f"vault folder {root} does not exist")
+    summary = ScanSummary(str(root))
+    with translated(conn):
+        conn.execute("SET synchronous_commit = off")  # an interrupted scan is redone, not lost
+        if not conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (_SCAN_LOCK,)).fetchone()["ok"]:
+            raise InputError("another vault scan is running on this database")
+        try:
+            _check_root(conn, root, replace)
+            _scan(conn, root, list(ignore), summary, progress)
+        finally:
+            conn.rollback()
+            conn.execute("SELECT pg_advisory_unlock(%s)", (_SCAN_LOCK,))
+            conn.commit()
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _check_root(conn: psycopg.Connection, root: Path, replace: bool) -> None:
+    row = conn.execute(sql("vault.get_meta"), {"key": "root"}).fetchone()
+    if row and row["value"] != str(root) and not replace:
+        raise InputError(f"this database indexes the vault at {row['value']}; pass --replace to index {root} instead")
+    conn.execute(sql("vault.set_meta"), {"key": "root", "value": str(root)})
+    conn.commit()
+
+
+def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: Progress | None) -> None:
+    known = {r["path"]: r for r in conn.execute(sql("vault.known_files"))}
+    paths = markdown_files(root, ignore)
+    on_disk = set(paths)
+    pending: list[_Pending] = []
+    touched: list[dict] = []
+    for i, rel in enumerate(paths):
+        if progress and i % 50 == 0:
+            progress(i, len(paths), rel)
+        row = known.get(rel)
+        try:
+            st = (root / rel).stat()
+            if row and row["size"] == st.st_size and row["mtime"] == st.st_mtime:
+                summary.unchanged += 1
+                continue
+            data = (root / rel).read_bytes()
+        except OSError as exc:
+            summary.skipped += 1
+            summary.warnings.append(f"{rel}: unreadable ({exc.strerror or exc})")
+            continue
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        if row and row["hash"] == digest:
+            summary.unchanged += 1
+            touched.append({"id": row["id"], "size": st.st_size, "mtime": st.st_mtime})
+            continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            summary.skipped += 1
+            summary.warnings.append(f"{rel}: not valid UTF-8 (byte {exc.start}); skipped")
+            continue
+        note = parse_note(text.replace("\r\n", "\n").replace("\x00", ""), rel)
+        summary.warnings.extend(f"{rel}: {w}" for w in note.warnings)
+        pending.append(_Pending(rel, digest, st.st_size, st.st_mtime, note, row is None))
+    if progress:
+        progress(len(paths), len(paths), "")
+
+    resolver = _LinkResolver(on_disk)
+    for start in range(0, len(pending), BATCH):
+        batch = pending[start : start + BATCH]
+        with conn.transaction():
+            ids = [_store(conn, item, resolver) for item in batch]
+            conn.execute(sql("vault.build_postings"), {"ids": ids})
+        conn.commit()
+        for item in batch:
+            summary.chunks += len(item.note.chunks)
+            if item.is_new:
+                summary.added += 1
+            else:
+                summary.changed += 1
+        if progress:
+            progress(start + len(batch), len(pending), "indexing")
+    gone = [row["id"] for path, row in known.items() if path not in on_disk]
+    with conn.transaction():
+        if touched:
+            conn.cursor().executemany(sql("vault.touch_file"), touched)
+        if gone:
+            conn.execute(sql("vault.remove_files"), {"ids": gone})
+        conn.execute(sql("vault.refresh_stats"))
+    conn.commit()
+    summary.removed = len(gone)
+
+
+def _store(conn: psycopg.Connection, item: _Pending, resolver: _LinkResolver) -> int:
+    note = item.note
+    file_id = conn.execute(
+        sql("vault.upsert_file"),
+        {
+            "path": item.path,
+            "title": note.title,
+            "hash": item.file_hash,
+            "size": item.size,
+            "mtime": item.mtime,
+            "frontmatter": json.dumps(note.frontmatter),
+        },
+    ).fetchone()["id"]
+    # Keep the vectors of chunks whose text did not change: re-embedding is the slow part.
+    old = {r["hash"]: r for r in conn.execute(sql("vault.drop_chunks"), {"id": file_id})}
+    for name in ("vault.drop_links", "vault.drop_tags", "vault.drop_postings"):
+        conn.execute(sql(name), {"id": file_id})
+    rows = []
+    for chunk in note.chunks:
+        embed_text = chunk_embed_text(note.title, chunk.heading, chunk.content)
+        digest = hashlib.blake2b(embed_text.encode(), digest_size=16).hexdigest()
+        kept = old.get(digest) or {}
+        index_text = chunk.content
+        if chunk.ord == 0 and note.title not in chunk.content:
+            index_text = f"{note.title}\n{chunk.content}"
+        rows.append(
+            {
+                "file_id": file_id,
+                "ord": chunk.ord,
+                "heading": chunk.heading,
+                "content": chunk.content,
+                "hash": digest,
+                "index_text": index_text,
+                "embedding": kept.get("embedding"),
+                "embed_model": kept.get("embed_model"),
+            }
+        )
+    cur = conn.cursor()
+    cur.executemany(sql("vault.insert_chunk"), rows)
+    cur.executemany(
+        sql("vault.insert_link"),
+        [
+            {
+                "file_id": file_id,
+                "target": link.target,
+                "target_path": resolver.resolve(item.path, link.target, link.kind),
+                "heading": link.heading,
+                "alias": link.alias,
+                "kind": link.kind,
+            }
+            for link in note.links
+        ],
+    )
+    cur.executemany(sql("vault.insert_tag"), [{"file_id": file_id, "tag": tag} for tag in note.tags])
+    return file_id
+
+
+def chunk_embed_text(title: str, heading: str, content: str) -> str:
+    """What the embedder reads for a chunk: where it sits in the note, then its text."""
+    context = heading if heading.startswith(title) else f"{title} > {heading}"
+    first, _, rest = content.partition("\n")
+    if first.startswith("#"):  # the heading line itself is already in the context
+        content = rest
+    return f"{context}\n{content}".strip()
+
+
+class _LinkResolver:
+    """Resolve wikilinks by note name or path, and markdown links relative to the linking note."""
+
+    def __init__(self, paths: set[str]):
+        self.paths = paths
+        self.by_stem: dict[str, list[str]] = {}
+        self.by_path: dict[str, str] = {}
+        for p in sorted(paths):
+            stem = p.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+            self.by_stem.setdefault(stem, []).append(p)
+            self.by_path[p.rsplit(".", 1)[0].lower()] = p
+            self.by_path[p.lower()] = p
+
+    def resolve(self, source: str, target: str, kind: str) -> str | None:
+        if not target:
+            return source  # [[#heading]] points into the note itself
+        if kind == "markdown":
+            path = posixpath.normpath(posixpath.join(posixpath.dirname(source), unquote(target)))
+            return path if path in self.paths else None
+        key = target.strip().lower()
+        if key in self.by_path:
+            return self.by_path[key]
+        candidates = self.by_stem.get(key.rsplit("/", 1)[-1], [])
+        if len(candidates) == 1:
+            return candidates[0]
+        # Several notes share the name: prefer the one beside the linking note.
+        near = [c for c in candidates if posixpath.dirname(c) == posixpath.dirname(source)]
+        return near[0] if near else (candidates[0] if candidates else None)
