@@ -20,6 +20,14 @@ def _default_data_dir() -> Path:
     return Path(base) / "cli-org"
 
 
+def _float(env: dict[str, str], key: str, default: float) -> float:
+    raw = env.get(key)
+    try:
+        return float(raw) if raw else default
+    except ValueError:
+        raise ConfigError(f"{key} must be a number, not {raw!r}") from None
+
+
 def _list(raw: str | None) -> list[str]:
     return [p.strip() for p in (raw or "").split(",") if p.strip()]
 
@@ -35,6 +43,11 @@ class Settings:
     via: str | None = None
     vault: Path | None = None
     vault_ignore: list[str] = field(default_factory=list)
+    root: str | None = None
+    recall_exclude: list[str] = field(default_factory=list)
+    # Measured on MiniLM (benchmarks/RESULTS.md): nonsense queries' best vector-only hits
+    # stay below this, answers' are above it.
+    recall_min_similarity: float = 0.45
 
     def __post_init__(self) -> None:
         if not _DB_NAME.match(self.database_name):
@@ -56,6 +69,9 @@ class Settings:
             via=env.get("ORG_VIA") or None,
             vault=Path(env["ORG_VAULT"]).expanduser() if env.get("ORG_VAULT") else None,
             vault_ignore=_list(env.get("ORG_VAULT_IGNORE")),
+            root=env.get("ORG_ROOT") or None,
+            recall_exclude=_list(env.get("ORG_RECALL_EXCLUDE")),
+            recall_min_similarity=_float(env, "ORG_RECALL_MIN_SIMILARITY", 0.45),
         )
 
     @property

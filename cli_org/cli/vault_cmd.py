@@ -88,8 +88,12 @@ def search(query: str, mode: str, limit: int, as_json: bool) -> None:
         from ..vault.embedders import query_embedder
 
         embedder, _ = query_embedder(cfg)  # starts loading now, beside the connection
-    with connect(cfg) as conn:
-        result = run_search(conn, query, mode=mode, limit=limit, settings=cfg, embedder=embedder)
+    try:
+        with connect(cfg) as conn:
+            result = run_search(conn, query, mode=mode, limit=limit, settings=cfg, embedder=embedder)
+    finally:
+        if embedder is not None:
+            embedder.close()
     if result.notice:
         click.echo(f"notice: {result.notice}", err=True)
     if as_json:

@@ -172,6 +172,10 @@ class OnnxEmbedder:
         except BaseException as exc:  # re-raised in the caller's thread by ready()
             self._error = exc
 
+    def close(self) -> None:
+        """Wait for the loader: native code must not run on while the interpreter exits."""
+        self._thread.join()
+
     def ready(self) -> None:
         self._thread.join()
         if self._error is not None:

@@ -67,14 +67,14 @@ def search(
     depth: int | None = None,
 ) -> SearchResult:
     """Search the vault; semantic and hybrid fall back to keyword, with a notice, when no
-    vectors or no query model are available."""
+    vectors or no query model are available. `exclude` holds LIKE patterns on the path."""
     started = time.perf_counter()
     if mode not in MODES:
         raise InputError(f"mode must be one of {', '.join(MODES)}")
     query = query[:MAX_QUERY]
     result = SearchResult(query, mode, mode)
     depth = depth or max(limit * 3, 30)
-    patterns = [_like_prefix(p) for p in exclude]
+    patterns = list(exclude)
     with translated(conn):
         if mode != "keyword":
             embedder, result.notice = _usable_embedder(conn, embedder, settings)
@@ -95,9 +95,9 @@ def search(
     return result
 
 
-def _like_prefix(prefix: str) -> str:
-    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return escaped + "%" if not prefix.startswith("%") else prefix
+def prefix_pattern(prefix: str) -> str:
+    """A LIKE pattern for paths under a literal prefix ('_' and '%' in it match themselves)."""
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 def _usable_embedder(conn, embedder, settings) -> tuple[Embedder | None, str | None]:

@@ -1,0 +1,59 @@
+"""recall."""
+
+from __future__ import annotations
+
+import click
+
+from .common import as_option, emit_json, json_option, settings
+
+
+@click.command()
+@click.argument("question")
+@click.option("--project", metavar="P", help="That project's facts plus facts with no project.")
+@click.option("--limit", default=8, show_default=True, type=click.IntRange(1, 50), help="Hits in all.")
+@click.option("--arms", metavar="LIST", help="Comma-separated subset of fact,memory,vault (default: all).")
+@as_option
+@json_option
+def recall(question: str, project: str | None, limit: int, arms: str | None, agent: str | None, as_json: bool) -> None:
+    """Answer a question from shared facts, bot memory files and the vault, each hit labelled.
+
+    Prints one line per hit ([fact], [memory] or [vault]) or one line saying nothing was
+    found. Every call is logged in recall_events.
+    """
+    from ..db.connect import connect
+    from ..recall.answer import parse_arms
+    from ..recall.answer import recall as run_recall
+
+    cfg = settings()
+    chosen = parse_arms(arms)
+    embedder = None
+    if "vault" in chosen:
+        from ..vault.embedders import query_embedder
+
+        embedder, _ = query_embedder(cfg)  # starts loading now, beside the connection
+    try:
+        with connect(cfg, agent) as conn:
+            result = run_recall(
+                conn, question, settings=cfg, project=project, limit=limit, arms=chosen, embedder=embedder
+            )
+    finally:
+        if embedder is not None:
+            embedder.close()
+    if as_json:
+        emit_json(
+            {
+                "query": result.query,
+                "project": result.project,
+                "limit": result.limit,
+                "arms": result.arms,
+                "chars": result.chars,
+                "ms": round(result.ms, 1),
+                "notice": result.notice,
+                "hits": [{"arm": h.arm, "why": h.why, **h.data} for h in result.hits],
+            }
+        )
+    else:
+        click.echo(result.text)
+
+
+COMMANDS = [recall]

@@ -1,0 +1,1 @@
+"""recall: one question answered from shared facts, bot memory files and the vault."""

@@ -1,0 +1,162 @@
+"""Run the arms, merge them, render the compact text answer, and log the call."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import psycopg
+
+from ..db.errors import translated
+from ..db.queries import sql
+from ..errors import InputError
+from .facts_arm import FactHit, recall_facts
+from .memory_arm import MemoryHit, project_root, recall_memory
+from .merge import merge
+from .vault_arm import VaultHit, recall_vault
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..vault.embedders import Embedder
+
+ARMS = ("fact", "memory", "vault")
+NOTHING = "nothing found"
+CLAIM_CHARS = 300  # in the text answer; --json carries the whole claim
+MEMORY_CHARS = 220
+
+
+@dataclass
+class RecallHit:
+    arm: str
+    text: str  # the line printed for this hit
+    why: str
+    data: dict
+
+
+@dataclass
+class RecallResult:
+    query: str
+    project: str | None
+    limit: int
+    hits: list[RecallHit] = field(default_factory=list)
+    arms: list[str] = field(default_factory=list)  # arms that answered
+    text: str = NOTHING
+    ms: float = 0.0
+    notice: str | None = None
+
+    @property
+    def chars(self) -> int:
+        return len(self.text) + 1  # with its newline, as printed
+
+
+def parse_arms(spec: str | None) -> tuple[str, ...]:
+    if not spec:
+        return ARMS
+    arms = tuple(a.strip() for a in spec.split(",") if a.strip())
+    bad = [a for a in arms if a not in ARMS]
+    if bad or not arms:
+        raise InputError(f"--arms takes a comma-separated list of {', '.join(ARMS)}; not {', '.join(bad) or spec!r}")
+    return arms
+
+
+def recall(
+    conn: psycopg.Connection,
+    query: str,
+    *,
+    settings: Settings,
+    project: str | None = None,
+    limit: int = 8,
+    arms: tuple[str, ...] = ARMS,
+    embedder: Embedder | None = None,
+    log: bool = True,
+) -> RecallResult:
+    started = time.perf_counter()
+    if limit < 1:
+        raise InputError("--limit must be at least 1")
+    result = RecallResult(query, project, limit)
+    facts: list[FactHit] = []
+    memory: list[MemoryHit] = []
+    vault: list[VaultHit] = []
+    with translated(conn):
+        if "fact" in arms:
+            facts = recall_facts(conn, query, project=project, limit=limit)
+        if "memory" in arms:
+            memory = recall_memory(project_root(settings.root), query, limit=max(1, limit // 2))
+        if "vault" in arms:
+            vault, result.notice = recall_vault(
+                conn,
+                query,
+                limit=limit,
+                embedder=embedder,
+                exclude=settings.recall_exclude,
+                min_similarity=settings.recall_min_similarity,
+            )
+        result.hits = [_render(item) for item in merge(facts, memory, vault, limit)]
+        result.arms = [arm for arm in ARMS if any(h.arm == arm for h in result.hits)]
+        result.text = "\n".join(h.text for h in result.hits) if result.hits else NOTHING
+        result.ms = (time.perf_counter() - started) * 1000
+        if log:
+            conn.execute(
+                sql("recall.log"),
+                {
+                    "project": project,
+                    "query": query[:2000],
+                    "arms": result.arms,
+                    "hits": len(result.hits),
+                    "chars": result.chars,
+                    "ms": round(result.ms),
+                },
+            )
+            conn.commit()
+    return result
+
+
+def _render(item) -> RecallHit:
+    if isinstance(item, FactHit):
+        claim = _clip(item.claim, CLAIM_CHARS)
+        line = f"[fact #{item.id}] {item.subject}: {claim} ({item.source}; {item.author}; {_age(item.created_at)})"
+        why = "every word matched" if item.match == "strict" else f"loose: {item.score:.0%} of terms at word starts"
+        return RecallHit("fact", line, why, {**asdict(item), "age": _age(item.created_at)})
+    if isinstance(item, MemoryHit):
+        line = f"[memory] {item.file}:{item.line} {_clip(item.text, MEMORY_CHARS)}"
+        return RecallHit("memory", line, f"{item.matched} of {item.terms} terms at word starts", asdict(item))
+    hit = item.hit
+    where = hit.path if not hit.heading or hit.heading == hit.title else f"{hit.path} # {hit.heading}"
+    line = f"[vault] {where}: {hit.snippet}"
+    scores = {
+        k: getattr(hit, k)
+        for k in (
+            "score",
+            "keyword_score",
+            "keyword_rank",
+            "matched_terms",
+            "query_terms",
+            "semantic_score",
+            "semantic_rank",
+        )
+    }
+    data = {
+        "path": hit.path,
+        "title": hit.title,
+        "heading": hit.heading,
+        "snippet": hit.snippet,
+        **scores,
+        "support": item.support,
+    }
+    why = "keyword-supported" if item.support == "keyword" else f"vector-only, similarity {hit.semantic_score:.2f}"
+    return RecallHit("vault", line, why, data)
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _age(moment: datetime) -> str:
+    seconds = (datetime.now(UTC) - moment).total_seconds()
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return "just now"

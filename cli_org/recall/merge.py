@@ -1,0 +1,18 @@
+"""Merge the arms into one list: who gets which slots, in what order."""
+
+from __future__ import annotations
+
+from .facts_arm import FactHit
+from .memory_arm import MemoryHit
+from .vault_arm import VaultHit
+
+
+def merge(facts: list[FactHit], memory: list[MemoryHit], vault: list[VaultHit], limit: int) -> list:
+    """Strict facts first (every word matched: the most precise answer there is), then the
+    vault's best note, then memory lines, then loose facts, then the rest of the vault.
+    Facts and memory each take at most half the slots, so the vault always has room."""
+    half = max(1, limit // 2)
+    strict = [f for f in facts if f.match == "strict"][:half]
+    loose = [f for f in facts if f.match == "loose"][: max(0, half - len(strict))]
+    order = [*strict, *vault[:1], *memory[:half], *loose, *vault[1:]]
+    return order[:limit]

@@ -1,0 +1,69 @@
+"""The [vault] arm: vault search, shaped so that vector-only hits never fill the answer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psycopg
+
+from ..vault.embedders import Embedder
+from ..vault.search import Hit, prefix_pattern, search
+from .terms import needed
+
+# Never recalled: today's scratch notes, money, and anything that looks like an env file.
+ALWAYS_EXCLUDED = ("CURRENT/", "Areas/Finance/")
+ENV_PATTERNS = ("%.env", "%.env/%", "%.env.%", ".env%", "%/.env%")
+
+
+@dataclass
+class VaultHit:
+    hit: Hit
+    support: str  # keyword | vector-only
+
+
+def exclusions(extra: list[str]) -> tuple[str, ...]:
+    return tuple(prefix_pattern(p) for p in (*ALWAYS_EXCLUDED, *extra)) + ENV_PATTERNS
+
+
+def has_keyword_support(hit: Hit) -> bool:
+    """Found by BM25 with at least half of the query's words: one shared common word is noise."""
+    return hit.keyword_rank is not None and hit.matched_terms >= needed(hit.query_terms)
+
+
+def recall_vault(
+    conn: psycopg.Connection,
+    query: str,
+    *,
+    limit: int,
+    embedder: Embedder | None,
+    exclude: list[str],
+    min_similarity: float,
+) -> tuple[list[VaultHit], str | None]:
+    result = search(conn, query, mode="hybrid", limit=limit * 2, embedder=embedder, exclude=exclusions(exclude))
+    return shape(result.hits, limit=limit, min_similarity=min_similarity), result.notice
+
+
+def shape(hits: list[Hit], *, limit: int, min_similarity: float) -> list[VaultHit]:
+    """Keyword-supported hits stay; vector-only hits need one beside them, a similarity
+    floor, and fill at most half the slots. Same title and snippet twice take one slot."""
+    if not any(has_keyword_support(h) for h in hits):
+        return []
+    kept: list[VaultHit] = []
+    seen: set[tuple[str, str]] = set()
+    vector_only = 0
+    for hit in hits:
+        key = (hit.title.strip().lower(), hit.snippet.strip().lower())
+        if key in seen:
+            continue
+        if has_keyword_support(hit):
+            support = "keyword"
+        elif (hit.semantic_score or 0.0) >= min_similarity and vector_only < limit // 2:
+            support = "vector-only"
+            vector_only += 1
+        else:
+            continue
+        seen.add(key)
+        kept.append(VaultHit(hit, support))
+        if len(kept) == limit:
+            break
+    return kept

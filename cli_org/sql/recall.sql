@@ -1,0 +1,30 @@
+-- name: facts_strict
+-- Full text with every word ANDed, or the whole query as a substring of subject or claim.
+SELECT id, subject, claim, source, author, project, kind, confidence, created_at,
+       ts_rank_cd(search, websearch_to_tsquery('english', %(query)s)) AS rank
+FROM memory_facts
+WHERE valid_to IS NULL
+  AND (%(project)s::text IS NULL OR project IS NULL OR project = %(project)s)
+  AND (search @@ websearch_to_tsquery('english', %(query)s)
+       OR (%(substring)s AND (strpos(lower(subject), lower(%(query)s)) > 0
+                              OR strpos(lower(claim), lower(%(query)s)) > 0)))
+ORDER BY rank DESC, created_at DESC
+LIMIT %(limit)s;
+
+-- name: facts_loose
+-- At least %(need)s of the query's terms start a word of the subject or claim.
+SELECT * FROM (
+    SELECT id, subject, claim, source, author, project, kind, confidence, created_at,
+           (SELECT count(*) FROM unnest(%(patterns)s::text[]) AS p
+            WHERE (subject || ' ' || claim) ~* p) AS matched
+    FROM memory_facts
+    WHERE valid_to IS NULL
+      AND (%(project)s::text IS NULL OR project IS NULL OR project = %(project)s)
+) f
+WHERE matched >= %(need)s
+ORDER BY matched DESC, created_at DESC
+LIMIT %(limit)s;
+
+-- name: log
+INSERT INTO recall_events (project, query, arms, hits, chars, ms)
+VALUES (%(project)s, %(query)s, %(arms)s, %(hits)s, %(chars)s, %(ms)s);

@@ -1,0 +1,318 @@
+"""recall: every matching rule with a case that must match and a near miss that must not."""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+from fakes import HashEmbedder
+
+from cli_org import facts
+from cli_org.db.connect import connect
+from cli_org.recall.answer import NOTHING, parse_arms, recall
+from cli_org.recall.terms import needed, terms
+from cli_org.recall.vault_arm import shape
+from cli_org.vault.embed import embed_pending
+from cli_org.vault.scan import scan
+from cli_org.vault.search import Hit
+
+
+def remember(org, agent, subject, claim, **kw):
+    with org.as_agent(agent) as conn:
+        return facts.remember(conn, subject, claim, source=kw.pop("source", "docs/x.md"), **kw).id
+
+
+@pytest.fixture
+def env(org, tmp_path):
+    """A memory folder and an empty vault; returns a function running recall as `bot`."""
+    root = tmp_path / "root"
+    (root / ".agents/org/memory").mkdir(parents=True)
+    settings = dataclasses.replace(org.settings, root=str(root))
+
+    def run(query, **kw):
+        with connect(settings, kw.pop("agent", "bot")) as conn:
+            return recall(conn, query, settings=settings, embedder=kw.pop("embedder", None), **kw)
+
+    run.root, run.settings = root, settings
+    return run
+
+
+def memory(env, name, text):
+    (env.root / ".agents/org/memory" / name).write_text(text)
+
+
+def arm_hits(result, arm):
+    return [h for h in result.hits if h.arm == arm]
+
+
+# --- terms -----------------------------------------------------------------------------
+
+
+def test_terms_drop_question_words_and_short_words():
+    assert terms("How does the render job work, and why?") == ["render", "job", "work"]
+    assert terms("is it ok") == []
+    assert [needed(n) for n in (1, 2, 3, 4, 5)] == [1, 1, 2, 2, 3]
+
+
+# --- [fact] ----------------------------------------------------------------------------
+
+
+def test_fact_strict_ands_every_word(org, env):
+    both = remember(org, "bot", "deploy", "The deploy runs nightly at 02:00")
+    remember(org, "bot", "deploy", "Deploys are manual on Fridays")
+    result = env("deploy nightly", arms=("fact",))
+    assert [h.data["id"] for h in result.hits] == [both]
+    assert result.hits[0].data["match"] == "strict"
+
+
+def test_fact_substring(org, env):
+    fid = remember(org, "bot", "auth", "cli-board returns 401 when the token expired")
+    hit = env("cli-boa", arms=("fact",)).hits[0]  # not a whole word: only the substring rule finds it
+    assert hit.data["id"] == fid and hit.data["match"] == "strict"
+
+
+def test_fact_loose_prefix_only_when_strict_finds_nothing(org, env):
+    fid = remember(org, "bot", "auth", "cli-board returns 401s when the token expired")
+    # "401" is a prefix of "401s"; "why" is a question word; 2 of 3 terms match the word starts.
+    result = env("why does cli-board return 401", arms=("fact",))
+    assert [h.data["id"] for h in result.hits] == [fid] and result.hits[0].data["match"] == "loose"
+    strict = remember(org, "bot", "auth", "Why cli-board return 401: the proxy strips headers")
+    result = env("why does cli-board return 401", arms=("fact",))
+    assert [h.data["id"] for h in result.hits] == [strict]  # the loose pass never ran
+
+
+def test_fact_loose_needs_half_the_terms(org, env):
+    remember(org, "bot", "cache", "Redis evicts keys under memory pressure")
+    assert env("redis evict policy", arms=("fact",)).hits  # 2 of 3: "evict" starts "evicts"
+    assert not env("redis eviction policy", arms=("fact",)).hits  # "eviction" is no prefix of "evicts"
+    assert not env("redis cluster failover", arms=("fact",)).hits  # 1 of 3
+    assert env("redis cluster", arms=("fact",)).hits  # 1 of 2
+    assert not env("memcached cluster failover latency", arms=("fact",)).hits  # 0 of 4
+    assert env("redis memory failover latency", arms=("fact",)).hits  # 2 of 4
+
+
+def test_fact_prefix_is_at_word_start(org, env):
+    remember(org, "bot", "ui", "The page renders slowly")
+    assert env("render speed", arms=("fact",)).hits
+    assert not env("ender speed", arms=("fact",)).hits
+
+
+def test_fact_project_scoping_and_retired_hidden(org, env):
+    web = remember(org, "bot", "ci", "CI uses four runners", project="web")
+    api = remember(org, "bot", "ci", "CI uses two runners", project="api")
+    every = remember(org, "bot", "ci", "CI runners reboot nightly")
+    ids = {h.data["id"] for h in env("CI runners", arms=("fact",), project="web").hits}
+    assert ids == {web, every}
+    assert {h.data["id"] for h in env("CI runners", arms=("fact",)).hits} == {web, api, every}
+    with org.as_agent("bot") as conn:
+        facts.forget(conn, every, "wrong")
+    assert {h.data["id"] for h in env("CI runners", arms=("fact",)).hits} == {web, api}
+
+
+# --- [memory] --------------------------------------------------------------------------
+
+
+def test_memory_word_starts_and_question_words(env):
+    memory(
+        env,
+        "alpha.md",
+        "# Alpha\n- show the board status\n- video renders take 4 minutes\n"
+        "- render farm lives on host b7\n- how to restart the queue\n",
+    )
+    result = env("how do I render video", arms=("memory",))
+    lines = [h.data["line"] for h in result.hits]
+    assert lines == [3, 4]  # both terms, then one of two; "how" never matched "show"
+    assert result.hits[0].text.startswith("[memory] .agents/org/memory/alpha.md:3 ")
+    assert not env("ender ideo", arms=("memory",)).hits
+
+
+def test_memory_half_of_terms_odd_and_even(env):
+    memory(env, "b.md", "alpha beta\nalpha beta gamma\nalpha\n")
+    assert [h.data["line"] for h in env("alpha beta gamma", arms=("memory",)).hits] == [2, 1]  # needs 2 of 3
+    assert [h.data["line"] for h in env("alpha beta gamma delta", arms=("memory",)).hits] == [2, 1]  # 2 of 4
+    assert [h.data["line"] for h in env("alpha zeta", arms=("memory",)).hits] == [1, 2, 3]  # 1 of 2
+
+
+def test_memory_at_most_half_the_limit(env):
+    memory(env, "many.md", "\n".join(f"deploy note number {i}" for i in range(20)))
+    assert len(env("deploy", arms=("memory",), limit=8).hits) == 4
+    assert len(env("deploy", arms=("memory",), limit=5).hits) == 2
+
+
+def test_memory_root_from_git_top_level(tmp_path):
+    from cli_org.recall.memory_arm import project_root
+
+    (tmp_path / "repo/.git").mkdir(parents=True)
+    (tmp_path / "repo/src/deep").mkdir(parents=True)
+    assert project_root(None, tmp_path / "repo/src/deep") == (tmp_path / "repo").resolve()
+    assert project_root(str(tmp_path / "x")) == tmp_path / "x"
+
+
+# --- [vault] ---------------------------------------------------------------------------
+
+VAULT = {
+    "git/squash.md": "# Squash commits\n\nFold commits together with an interactive rebase.\n",
+    "git/fixup.md": "# Fixup commits\n\nMark a commit as a fixup of an earlier commit.\n",
+    "CURRENT/today.md": "# Today\n\nSquash the release commits.\n",
+    "Areas/Finance/budget.md": "# Budget\n\nSquash commits cost nothing.\n",
+    "config/prod.env.md": "# Prod env\n\nSquash commits in prod.\n",
+    "private/notes.md": "# Private\n\nSquash commits privately.\n",
+    "copy/squash.md": "# Squash commits\n\nFold commits together with an interactive rebase.\n",
+    "cooking/bread.md": "# Bread\n\nKnead the dough and let it rise overnight.\n",
+}
+
+
+@pytest.fixture
+def vault_env(env, tmp_path):
+    root = tmp_path / "vault"
+    for rel, text in VAULT.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    with connect(env.settings) as conn:
+        scan(conn, root)
+    return env
+
+
+def test_vault_exclusions_and_duplicates(vault_env):
+    paths = [h.data["path"] for h in vault_env("squash commits", arms=("vault",)).hits]
+    assert paths[0] in ("git/squash.md", "copy/squash.md")
+    assert not {"CURRENT/today.md", "Areas/Finance/budget.md", "config/prod.env.md"} & set(paths)
+    assert len({"git/squash.md", "copy/squash.md"} & set(paths)) == 1  # same title and snippet: one slot
+    assert "private/notes.md" in paths
+    settings = dataclasses.replace(vault_env.settings, recall_exclude=["private/"])
+    with connect(settings, "bot") as conn:
+        result = recall(conn, "squash commits", settings=settings, arms=("vault",))
+    assert "private/notes.md" not in [h.data["path"] for h in result.hits]
+
+
+def test_vault_vector_only_hits_need_keyword_company(vault_env):
+    embedder = HashEmbedder({"dough": "commits", "knead": "squash"})
+    with connect(vault_env.settings) as conn:
+        embed_pending(conn, embedder)
+    # Keyword support present: the vector-only note may join, labelled as such.
+    result = vault_env("squash commits", arms=("vault",), embedder=embedder)
+    supports = {h.data["path"]: h.data["support"] for h in result.hits}
+    assert supports["git/squash.md" if "git/squash.md" in supports else "copy/squash.md"] == "keyword"
+    assert supports.get("cooking/bread.md") == "vector-only"
+    # No keyword support at all: the arm returns nothing, however similar the vectors.
+    assert vault_env("knead dough", arms=("vault",), embedder=HashEmbedder({"knead": "xx", "dough": "yy"})).hits
+    lonely = vault_env("zzkq wwvx", arms=("vault",), embedder=HashEmbedder({"zzkq": "squash", "wwvx": "commits"}))
+    assert lonely.hits == [] and lonely.text == NOTHING
+
+
+def _hit(path, kw_rank=None, matched=0, terms_=2, sim=None, snippet=None):
+    return Hit(
+        path,
+        path,
+        path,
+        snippet or path,
+        0.0,
+        keyword_rank=kw_rank,
+        matched_terms=matched,
+        query_terms=terms_,
+        semantic_score=sim,
+    )
+
+
+def test_shape_floor_and_half_limit_cap():
+    hits = [_hit("k1", 1, 2), *[_hit(f"v{i}", sim=0.9 - i / 100) for i in range(8)], _hit("low", sim=0.2)]
+    kept = shape(hits, limit=8, min_similarity=0.3)
+    assert [k.hit.path for k in kept] == ["k1", "v0", "v1", "v2", "v3"]  # vector-only: at most 4 of 8
+    assert "low" not in [k.hit.path for k in shape(hits, limit=20, min_similarity=0.3)]
+    # One shared word of a three-word query is not keyword support.
+    assert shape([_hit("weak", 1, 1, 3, 0.9)], limit=8, min_similarity=0.3) == []
+    assert shape([_hit("ok", 1, 2, 3)], limit=8, min_similarity=0.3)[0].support == "keyword"
+
+
+# --- merge, output, logging --------------------------------------------------------------
+
+
+def test_merge_order_and_caps(org, vault_env):
+    memory(
+        vault_env,
+        "m.md",
+        "squash commits before merging\nsquash commits weekly\nsquash commits daily\n"
+        "squash commits hourly\nsquash commits now\n",
+    )
+    remember(org, "bot", "git", "We squash commits on merge to main")
+    result = vault_env("squash commits", limit=8)
+    arms = [h.arm for h in result.hits]
+    assert arms[0] == "fact" and arms[1] == "vault" and arms[2] == "memory"
+    assert arms.count("memory") == 4 and len(arms) == 8 and result.arms == ["fact", "memory", "vault"]
+    for line in result.text.splitlines():
+        assert line.startswith(("[fact #", "[memory] ", "[vault] "))
+
+
+def test_nothing_found_is_one_line(vault_env):
+    result = vault_env("zzzqx flurbo")
+    assert result.hits == [] and result.text == NOTHING
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "   ",
+        "how what why",
+        "!:*&|()",
+        "'\"",
+        "a & (b | !c):*",
+        "x" * 10000,
+        "🚀 🔥",
+        "zero\u200bwidth\u202e",
+        "%_\\",
+        "<->",
+        "::",
+    ],
+)
+def test_hostile_queries_never_error(org, vault_env, query):
+    remember(org, "bot", "x", "Some claim about things")
+    memory(vault_env, "m.md", "a line about things\n")
+    result = vault_env(query, embedder=HashEmbedder())
+    assert isinstance(result.hits, list)
+
+
+def test_recall_is_logged_as_the_agent(org, vault_env):
+    vault_env("squash commits", limit=3)
+    vault_env("nothing here zzq", agent="other")
+    with org.admin() as conn:
+        rows = conn.execute("SELECT agent, query, arms, hits, chars, ms FROM recall_events ORDER BY id").fetchall()
+    assert [(r["agent"], r["query"], r["hits"]) for r in rows] == [
+        ("bot", "squash commits", 3),
+        ("other", "nothing here zzq", 0),
+    ]
+    assert rows[0]["arms"] == ["vault"] and rows[0]["chars"] > 50 and rows[1]["chars"] == len(NOTHING) + 1
+    with org.login(f"{org.name}_bot", "bot-pw") as bot, pytest.raises(Exception, match="row-level security"):
+        bot.execute(
+            "INSERT INTO recall_events (agent, query, arms, hits, chars, ms) VALUES ('other', 'q', '{}', 0, 0, 0)"
+        )
+
+
+def test_parse_arms():
+    assert parse_arms("fact, vault") == ("fact", "vault")
+    with pytest.raises(Exception, match="--arms"):
+        parse_arms("fact,web")
+
+
+def test_cli_recall_text_json_and_nothing(cli, org, tmp_path, monkeypatch):
+    root = tmp_path / "r"
+    (root / ".agents/org/memory").mkdir(parents=True)
+    (root / ".agents/org/memory/bot.md").write_text("- the staging database restarts at noon\n")
+    monkeypatch.setenv("ORG_ROOT", str(root))
+    cli("remember", "staging", "Staging database lives on host pg-3", "--source", "#ops-12", agent="bot")
+    code, out, _ = cli("recall", "staging database", agent="bot")
+    assert code == 0 and out.splitlines()[0].startswith("[fact #") and "[memory] " in out
+    code, out, _ = cli("recall", "staging database", "--json", "--arms", "memory", agent="bot")
+    data = json.loads(out)
+    assert data["arms"] == ["memory"] and data["hits"][0]["why"] == "2 of 2 terms at word starts"
+    assert data["chars"] > 0 and "ms" in data
+    code, out, err = cli("recall", "qqzx vvwy", agent="bot")
+    assert (code, out, err) == (0, NOTHING + "\n", "")
+    assert cli("recall", "x", "--limit", "0")[0] == 2
+    assert cli("recall", "x", "--arms", "web")[0] == 1
+
+
+def test_memory_file_missing_folder(tmp_path):
+    from cli_org.recall.memory_arm import recall_memory
+
+    assert recall_memory(Path(tmp_path), "anything here", limit=4) == []
