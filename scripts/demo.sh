@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# A short tour on the embedded server: an agent remembers, lists and forgets a fact.
+# A short tour on the embedded server: load the sample, write and retire a fact, recall.
 set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
 export CLI_ORG_DATABASE="${CLI_ORG_DATABASE:-org_demo}"
+export ORG_ROOT="$here/eval/sample"  # where recall finds the bots' memory files
 
-cli-org init --owner demo-owner
-cli-org agents list --json | grep -q '"name": "demo-bot"' || cli-org agents add demo-bot --lead demo-owner
-id=$(ORG_AGENT=demo-bot cli-org remember "demo" "The demo ran at $(date -u +%H:%M) UTC" --source scripts/demo.sh)
-echo "remembered fact $id"
-cli-org facts --subject demo
-ORG_AGENT=demo-owner cli-org forget "$id" "demo clean-up"
+bash "$here/scripts/load-sample.sh"
+id=$(ORG_AGENT=builder cli-org remember "demo" "The demo ran at $(date -u +%H:%M) UTC" --source scripts/demo.sh)
+echo "remembered fact $id; retiring it as the team lead:"
+ORG_AGENT=mara cli-org forget "$id" "demo clean-up"
 cli-org facts --all --subject demo | tail -n 2
+for question in "how do we roll back a bad deploy" "when are database backups taken" "zzqx vlorp quenk"; do
+  echo
+  echo "\$ cli-org recall \"$question\""
+  ORG_AGENT=builder cli-org recall "$question"
+done
+echo
 cli-org db status

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Load the shipped sample (eval/sample): agents, facts, and the vault, scanned and embedded.
+# Safe to run again: existing agents are kept and identical facts are not duplicated.
+set -euo pipefail
+sample="$(cd "$(dirname "$0")/.." && pwd)/eval/sample"
+
+cli-org init --owner mara >/dev/null
+existing=$(cli-org agents list --json)
+for bot in builder reviewer ops; do
+  grep -q "\"name\": \"$bot\"" <<<"$existing" || cli-org agents add "$bot" --lead mara >/dev/null
+done
+n=0
+while IFS=$'\t' read -r agent subject claim source project kind; do
+  [[ -z "$agent" || "$agent" == \#* ]] && continue
+  ORG_AGENT="$agent" cli-org remember "$subject" "$claim" --source "$source" \
+    ${project:+--project "$project"} --kind "${kind:-fact}" >/dev/null
+  n=$((n + 1))
+done <"$sample/facts.tsv"
+echo "facts: $n loaded"
+cli-org vault scan "$sample/vault" --embed --replace

@@ -1,0 +1,201 @@
+"""Golden-set runner, saved runs and comparison, noise, context cost and stale memory."""
+
+import dataclasses
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from cli_org import facts
+from cli_org.db.connect import connect
+from cli_org.errors import InputError
+from cli_org.evaluation import CaseResult, GoldenRun, compare, context_cost, figures, load_run, run_golden, save_run
+from cli_org.evaluation import stale as find_stale
+from cli_org.golden import parse_golden
+from cli_org.vault.scan import scan
+
+
+def test_parse_good_file_comments_unicode():
+    cases = parse_golden("# header\n\nwhere is the café?|café.md|vault\n  how many 🚀 | rockets  \n")
+    assert [(c.question, c.expected, c.tag, c.line) for c in cases] == [
+        ("where is the café?", "café.md", "vault", 3),
+        ("how many 🚀", "rockets", "-", 4),
+    ]
+
+
+def test_parse_refuses_malformed_lines_naming_them():
+    with pytest.raises(InputError) as info:
+        parse_golden("ok|fine\nno separator here\na|b|c|d\n|empty question\nq|\n", "g.txt")
+    msg = str(info.value)
+    assert msg.startswith("g.txt: ") and "line 2" in msg and "line 3" in msg and "line 4" in msg and "line 5" in msg
+    with pytest.raises(InputError, match="no cases"):
+        parse_golden("# only a comment\n")
+
+
+@pytest.fixture
+def sample(org, tmp_path):
+    """A tiny vault where first-hit positions are known exactly."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "kilo-many.md").write_text("# Kilo\n\nkilo kilo kilo lima\n")
+    (vault / "kilo-once.md").write_text("# Other\n\nkilo lima mike november oscar papa\n")
+    (vault / "zulu.md").write_text("# Zulu\n\nzulu yankee\n")
+    root = tmp_path / "root"
+    (root / ".agents/org/memory").mkdir(parents=True)
+    settings = dataclasses.replace(org.settings, root=str(root))
+    with connect(settings) as conn:
+        scan(conn, vault)
+    return settings, root
+
+
+GOLDEN = "kilo lima|kilo-many.md|first\nkilo lima|kilo-once.md|second\nzulu yankee|zulu.md|first\nkilo|absent.md|miss\n"
+
+
+def test_scoring_positions_are_exact(sample):
+    settings, _ = sample
+    with connect(settings) as conn:
+        run = run_golden(conn, parse_golden(GOLDEN), settings=settings, limit=8)
+        logged = conn.execute("SELECT count(*) AS n FROM recall_events").fetchone()["n"]
+    assert [c.position for c in run.cases] == [1, 2, 1, None]
+    assert run.overall.hit_rate == 0.75 and run.overall.mrr == pytest.approx((1 + 0.5 + 1) / 4)
+    assert run.by_tag["first"].hit_rate == 1.0 and run.by_tag["miss"].hit_rate == 0.0
+    assert run.by_tag["second"].mrr == 0.5
+    assert all(c.chars > 0 for c in run.cases)
+    assert logged == 0  # evaluation never counts as usage
+
+
+def _run(positions, chars):
+    cases = [CaseResult(f"q{i}", "x", "-", p, c, 10.0) for i, (p, c) in enumerate(zip(positions, chars, strict=True))]
+    return GoldenRun(8, figures(cases), {}, cases)
+
+
+def test_compare_two_hand_made_runs(org):
+    with connect(org.settings) as conn:
+        save_run(conn, "before", _run([1, None, 2, 1], [2000, 2100, 1900, 2000]), golden_file="g", project=None)
+        save_run(conn, "after", _run([1, 1, None, 1], [1500, 1600, 1400, 1500]), golden_file="g", project=None)
+        save_run(conn, "better", _run([1, 1, 2, 1], [1500, 1600, 1400, 1500]), golden_file="g", project=None)
+        with pytest.raises(InputError, match="exists already"):
+            save_run(conn, "before", _run([1], [1]), golden_file="g", project=None)
+        a, b, c = (load_run(conn, n) for n in ("before", "after", "better"))
+    result = compare(a, b)
+    rows = {r["metric"]: r for r in result.rows}
+    assert rows["hit@k"]["delta"] == 0 and rows["chars median"]["delta"] == -500
+    assert result.now_hit == ["q1"] and result.now_miss == ["q2"]
+    assert "clear win" in result.verdict and "held" in result.verdict
+    win = compare(a, c)
+    assert win.rows[0]["change"] == "better" and win.verdict.startswith("a clear win: hit@k rose")
+    assert compare(c, a).verdict == "a regression: hit@k fell"
+
+
+def test_cli_golden_save_compare_history(cli, sample, tmp_path, monkeypatch):
+    settings, root = sample
+    monkeypatch.setenv("ORG_ROOT", str(root))
+    golden = tmp_path / "g.txt"
+    golden.write_text(GOLDEN)
+    code, out, _ = cli("eval", "golden", str(golden), "--save", "r1")
+    assert code == 0 and "MISS" in out and "hit@8 0.750" in out and "saved as r1" in out
+    code, out, err = cli("eval", "golden", str(golden), "--min-hit", "0.9")
+    assert code == 1 and "below --min-hit 0.9" in err
+    assert cli("eval", "golden", str(golden), "--min-hit", "0.7")[0] == 0
+    data = json.loads(cli("eval", "golden", str(golden), "--json", "--save", "r2")[1])
+    assert data["overall"]["hit_rate"] == 0.75 and [c["position"] for c in data["cases"]] == [1, 2, 1, None]
+    code, out, _ = cli("eval", "compare", "r1", "r2")
+    assert code == 0 and "hit@k" in out and "no change" in out
+    assert cli("eval", "compare", "r1", "nope")[0] == 1
+    code, out, _ = cli("eval", "history")
+    assert code == 0 and "r1" in out and "r2" in out and "hit@8 0.750" in out
+    assert [r["name"] for r in json.loads(cli("eval", "history", "--json")[1])] == ["r1", "r2"]
+    bad = tmp_path / "bad.txt"
+    bad.write_text("fine|x\nbroken line\n")
+    code, out, err = cli("eval", "golden", str(bad))
+    assert code == 1 and "line 2" in err and out == ""
+
+
+def test_history_png(cli, sample, tmp_path):
+    pytest.importorskip("matplotlib")
+    golden = tmp_path / "g.txt"
+    golden.write_text(GOLDEN)
+    cli("eval", "golden", str(golden), "--save", "p1")
+    png = tmp_path / "h.png"
+    code, out, _ = cli("eval", "history", "--png", str(png))
+    assert code == 0 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_noise_fails_and_passes(cli, sample, tmp_path, monkeypatch):
+    monkeypatch.setenv("ORG_ROOT", str(sample[1]))
+    quiet = tmp_path / "quiet.txt"
+    quiet.write_text("# must find nothing\nqqzx vvwy\nflorp glarb\n")
+    code, out, _ = cli("eval", "noise", str(quiet))
+    assert code == 0 and "2 of 2 queries found nothing" in out
+    loud = tmp_path / "loud.txt"
+    loud.write_text("qqzx vvwy\nzulu yankee\n")
+    code, out, _ = cli("eval", "noise", str(loud))
+    assert code == 1 and "FAIL" in out and "zulu yankee" in out
+    data = json.loads(cli("eval", "noise", str(loud), "--json")[1])
+    assert data["failed"] == 1 and data["queries"][1]["hits"] >= 1 and data["queries"][1]["chars"] > 20
+
+
+def _tree(root: Path) -> None:
+    (root / ".agents/org/memory").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / "src/app.py").write_text("print('hi')\n")
+    (root / "docs").mkdir()
+    (root / "docs/notes.md").write_text("notes\n")
+    (root / "AGENTS.md").write_text("rule one\n" + "x" * 250 + "\n")
+    (root / "src/AGENTS.md").write_text("scoped rule\n")
+    (root / "CLAUDE.md").write_text("see AGENTS.md\n")
+    (root / "mem").mkdir()
+    (root / "mem/MEMORY.md").write_text("- [a](a.md) pointer\n" + "y" * 300 + "\n")
+    (root / ".agents/org/memory/bot.md").write_text(
+        "- entry point is `src/app.py`\n- old helper lived in `src/old_helper.py`\n- run `make test` often\n"
+        "- notes in `notes.md` and `docs/gone.md`\n"
+    )
+    (root / "node_modules/pkg").mkdir(parents=True)
+    (root / "node_modules/pkg/AGENTS.md").write_text("vendored, not ours\n")
+
+
+def test_context_cost(tmp_path):
+    _tree(tmp_path)
+    rows = {r.kind: r for r in context_cost(tmp_path)}
+    standing = rows["standing instructions"]
+    assert standing.files == 3 and standing.long_lines == 1
+    assert standing.chars == len("rule one\n" + "x" * 250 + "\n") + len("scoped rule\n") + len("see AGENTS.md\n")
+    assert standing.tokens_estimate == round(standing.chars / 4)
+    assert rows["harness memory index"].files == 1 and rows["harness memory index"].long_lines == 1
+    assert rows["bot memory files"].files == 1
+
+
+def test_stale_paths_and_fact_sources(org, tmp_path):
+    _tree(tmp_path)
+    with org.as_agent("bot") as conn:
+        changed = facts.remember(conn, "app", "Entry point is `src/app.py`", source="src/app.py").id
+        gone = facts.remember(conn, "helper", "Helper in `src/old_helper.py`", source="src/old_helper.py").id
+        fine = facts.remember(conn, "docs", "Notes live in docs", source="docs/notes.md").id
+    # The source file changes after the fact was written.
+    time.sleep(0.05)
+    (tmp_path / "src/app.py").write_text("print('changed')\n")
+    os.utime(tmp_path / "docs/notes.md", (1, 1))
+    with connect(org.settings) as conn:
+        items = find_stale(conn, tmp_path)
+    found = {(i.where, i.cited, i.problem) for i in items}
+    assert found == {
+        (".agents/org/memory/bot.md:2", "src/old_helper.py", "missing"),
+        (".agents/org/memory/bot.md:4", "docs/gone.md", "missing"),
+        (f"fact #{gone}", "src/old_helper.py", "missing"),
+        (f"fact #{gone}", "src/old_helper.py", "source missing"),
+        (f"fact #{changed}", "src/app.py", "source changed after the fact was written"),
+    }
+    assert not any(f"#{fine}" in i.where for i in items)
+    assert (tmp_path / "src/app.py").exists()  # nothing is deleted
+
+
+def test_cli_cost_and_stale(cli, tmp_path):
+    _tree(tmp_path)
+    code, out, _ = cli("eval", "cost", "--root", str(tmp_path))
+    assert code == 0 and "standing instructions" in out and "estimates" in out
+    data = json.loads(cli("eval", "cost", "--root", str(tmp_path), "--json")[1])
+    assert data["chars_per_token"] == 4 and data["rows"][0]["files"] == 3
+    code, out, _ = cli("eval", "stale", "--root", str(tmp_path))
+    assert code == 0 and "`src/old_helper.py` missing" in out and "2 item(s)" in out
