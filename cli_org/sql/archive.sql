@@ -41,3 +41,50 @@ ON CONFLICT (harness, path) DO UPDATE SET
     last_row_id = EXCLUDED.last_row_id,
     mtime = EXCLUDED.mtime,
     updated_at = now();
+
+-- name: memory_latest
+SELECT version, sha256 FROM archive_memory_versions
+WHERE path = %(path)s
+ORDER BY version DESC
+LIMIT 1;
+
+-- name: memory_insert
+INSERT INTO archive_memory_versions (source, path, version, content, sha256, size, modified_at)
+VALUES (%(source)s, %(path)s, %(version)s, %(content)s, %(sha256)s, %(size)s, %(modified_at)s)
+ON CONFLICT (path, version) DO NOTHING
+RETURNING version;
+
+-- name: memory_paths
+SELECT DISTINCT path FROM archive_memory_versions
+WHERE path = %(path)s OR right(path, length(%(suffix)s)) = %(suffix)s
+ORDER BY path;
+
+-- name: memory_history
+SELECT source, path, version, content, sha256, size, modified_at, captured_at
+FROM archive_memory_versions
+WHERE path = %(path)s
+ORDER BY version;
+
+-- name: search_terms
+SELECT numnode(websearch_to_tsquery('english', %(query)s)) AS terms;
+
+-- name: search_messages
+WITH query AS (SELECT websearch_to_tsquery('english', %(query)s) AS q),
+hits AS (
+    SELECT m.id, s.harness, s.external_id AS session, s.project, m.occurred_at, m.kind, m.tool_name,
+           left(m.text, 100000) AS text, ts_rank_cd(m.search, query.q) AS rank, query.q
+    FROM archive_messages m
+    JOIN archive_sessions s ON s.id = m.session_id
+    CROSS JOIN query
+    WHERE m.search @@ query.q
+      AND (%(harness)s::text IS NULL OR s.harness = %(harness)s)
+    ORDER BY m.occurred_at DESC NULLS LAST, rank DESC, m.id DESC
+    LIMIT %(limit)s
+)
+-- The snippet is made for the returned rows only: ts_headline re-parses the whole text.
+SELECT harness, session, project, occurred_at, kind, tool_name, rank,
+       ts_headline('english', coalesce(text, ''), q,
+                   'MaxFragments=2, MaxWords=20, MinWords=6, StartSel=«, StopSel=», FragmentDelimiter=" ... "')
+           AS snippet
+FROM hits
+ORDER BY occurred_at DESC NULLS LAST, rank DESC, id DESC;
