@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -13,14 +14,12 @@ _HARNESSES = ["claude-code", "hermes", "codex"]
 
 def _progress():
     """A one-line progress display on stderr, only when stderr is a terminal."""
-    stderr = click.get_text_stream("stderr")
-    if not stderr.isatty():
+    if not sys.stderr.isatty():
         return None
 
     def show(harness: str, done: int, total: int) -> None:
-        end = "\n" if done == total else ""
-        stderr.write(f"\r{harness}: {done}/{total} {'file' if total == 1 else 'files'}{end}")
-        stderr.flush()
+        noun = "file" if total == 1 else "files"
+        click.echo(f"\r{harness}: {done}/{total} {noun}", nl=done == total, err=True)
 
     return show
 
