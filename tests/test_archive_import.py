@@ -1,6 +1,7 @@
 """Session importers, on the real transcripts in ../shared/corpora and on files grown by hand."""
 
 import json
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -386,3 +387,12 @@ def test_cli_import_defaults_to_home_locations(cli, tmp_path, monkeypatch, trans
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "empty"))
     code, out, err = cli("archive", "import")
     assert code == 0 and out == "" and "no session stores found" in err
+
+
+def test_unreadable_transcript_is_one_clear_error(org, transcript):
+    if os.geteuid() == 0:
+        pytest.skip("root reads every file")
+    root, path = transcript
+    path.chmod(0)
+    with pytest.raises(InputError, match="cannot read .*s-1.jsonl"):
+        _import(org, claude_code=root)

@@ -14,7 +14,7 @@ from psycopg.types.json import Jsonb
 
 from ..db.errors import translated
 from ..db.queries import sql
-from ..errors import NotFound
+from ..errors import InputError, NotFound
 from . import claude, codex, hermes
 from .jsonl import batches
 from .records import Message, Parsed, SessionInfo
@@ -62,7 +62,12 @@ def import_sessions(
                     found = [path] if path.is_file() else module.files(path)
                     summary.sources = len(found)
                     for n, file in enumerate(found, start=1):
-                        _import_file(conn, module.TranscriptFile(file), summary)
+                        try:
+                            _import_file(conn, module.TranscriptFile(file), summary)
+                        except FileNotFoundError:
+                            conn.rollback()  # removed since it was listed: nothing to import
+                        except OSError as exc:
+                            raise InputError(f"cannot read {file}: {exc.strerror or exc}") from None
                         if progress:
                             progress(harness, n, len(found))
                 summaries.append(summary)

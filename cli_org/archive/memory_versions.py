@@ -95,7 +95,11 @@ def capture(conn: psycopg.Connection, paths: list[Path]) -> CaptureResult:
 
 
 def _capture_one(conn: psycopg.Connection, path: Path) -> Captured:
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+        modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
     digest = hashlib.sha256(data).hexdigest()
     content = data.decode("utf-8", errors="replace").replace("\x00", "")
     params = {
@@ -104,7 +108,7 @@ def _capture_one(conn: psycopg.Connection, path: Path) -> Captured:
         "content": content,
         "sha256": digest,
         "size": len(data),
-        "modified_at": datetime.fromtimestamp(path.stat().st_mtime, tz=UTC),
+        "modified_at": modified,
     }
     for _ in range(3):
         latest = conn.execute(sql("archive.memory_latest"), params).fetchone()

@@ -19,7 +19,9 @@ def _progress():
 
     def show(harness: str, done: int, total: int) -> None:
         noun = "file" if total == 1 else "files"
-        click.echo(f"\r{harness}: {done}/{total} {noun}", nl=done == total, err=True)
+        # The last update erases the line, leaving only the summaries printed afterwards.
+        line = "\r\x1b[K" if done == total else f"\r{harness}: {done}/{total} {noun}"
+        click.echo(line, nl=False, err=True)
 
     return show
 
