@@ -396,3 +396,19 @@ def test_unreadable_transcript_is_one_clear_error(org, transcript):
     path.chmod(0)
     with pytest.raises(InputError, match="cannot read .*s-1.jsonl"):
         _import(org, claude_code=root)
+
+
+def test_subagent_before_its_parent_and_parent_loops(org, tmp_path):
+    sub = tmp_path / "projects" / "-w" / "P" / "subagents"
+    sub.mkdir(parents=True)
+    (sub / "agent-x.jsonl").write_text(_claude_line("x1", "child work", session="P", agentId="x"))
+    _import(org, claude_code=tmp_path / "projects")
+    parent = _one(org, "SELECT started_at, cwd FROM archive_sessions WHERE external_id = 'P'")
+    assert parent["started_at"] is not None and parent["cwd"] == "/home/u/proj"
+    path = tmp_path / "loop.db"
+    db = _hermes_store(path, extra_column=False)
+    db.execute("INSERT INTO sessions VALUES ('a', 'cli', 'm', 'b', 1780000000, NULL, NULL)")
+    db.execute("INSERT INTO sessions VALUES ('b', 'cli', 'm', 'a', 1780000000, NULL, NULL)")
+    db.commit()
+    db.close()
+    assert _import(org, hermes=path)["hermes"].sessions == 2

@@ -114,9 +114,9 @@ def _import_file(conn: psycopg.Connection, transcript, summary: Summary) -> None
         conn.commit()
 
 
-def _parse_line(transcript, line: bytes, line_no: int, parsed: Parsed, summary: Summary) -> bool:
+def _parse_line(transcript, line: bytes, line_no: int, parsed: Parsed, summary: Summary) -> None:
     if not line.strip():
-        return True
+        return
     try:
         record = json.loads(line)
         if not isinstance(record, dict):
@@ -124,10 +124,9 @@ def _parse_line(transcript, line: bytes, line_no: int, parsed: Parsed, summary: 
         result = transcript.parse(record, line_no)
     except _PARSE_ERRORS:
         summary.malformed += 1
-        return False
+        return
     parsed.sessions += result.sessions
     parsed.messages += result.messages
-    return True
 
 
 def _import_hermes(conn: psycopg.Connection, path: Path, summary: Summary, progress: Progress | None) -> None:
@@ -168,13 +167,21 @@ def _write(conn: psycopg.Connection, harness: str, parsed: Parsed, summary: Summ
             infos[info.external_id] = SessionInfo(**vars(info))
     for message in parsed.messages:
         infos.setdefault(message.session, SessionInfo(message.session))
+    for info in list(infos.values()):
+        # A parent not seen yet (its own file comes later, or is gone) started no later
+        # than its child; that keeps it inside usage windows until its own lines arrive.
+        if info.parent and info.parent not in infos:
+            infos[info.parent] = SessionInfo(info.parent, cwd=info.cwd, started_at=info.started_at)
     ids: dict[str, int] = {}
+    visiting: set[str] = set()
 
     def session_id(external_id: str) -> int:
         if external_id in ids:
             return ids[external_id]
-        info = infos.get(external_id) or SessionInfo(external_id)
-        parent = session_id(info.parent) if info.parent and info.parent != external_id else None
+        info = infos[external_id]
+        visiting.add(external_id)
+        # A store that names its sessions as each other's parents gets no link at the loop.
+        parent = session_id(info.parent) if info.parent and info.parent not in visiting else None
         row = conn.execute(
             sql("archive.upsert_session"),
             {
@@ -192,6 +199,7 @@ def _write(conn: psycopg.Connection, harness: str, parsed: Parsed, summary: Summ
         ).fetchone()
         summary.sessions += row["inserted"]
         ids[external_id] = row["id"]
+        visiting.discard(external_id)
         return row["id"]
 
     for external_id in infos:
