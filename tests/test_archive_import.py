@@ -383,7 +383,7 @@ def test_cli_import_defaults_to_home_locations(cli, tmp_path, monkeypatch, trans
     monkeypatch.delenv("HERMES_HOME", raising=False)
     monkeypatch.delenv("CODEX_HOME", raising=False)
     code, out, _ = cli("archive", "import")
-    assert code == 0 and out.startswith("claude-code: 1 files, 1 with new lines; 1 sessions and 2 messages added")
+    assert code == 0 and out.startswith("claude-code: 1 file, 1 with new lines; 1 session and 2 messages added")
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "empty"))
     code, out, err = cli("archive", "import")
     assert code == 0 and out == "" and "no session stores found" in err

@@ -205,7 +205,7 @@ def test_cli_usage_text_json_and_bounds(cli, archive):
 
 def _readme_psql_command() -> str:
     section = (ROOT / "README.md").read_text().split("## Archive and adoption", 1)[1].split("\n## ", 1)[0]
-    (command,) = [c for c in re.findall(r"```bash\n(.+?)\n```", section, re.S) if "psql" in c]
+    (command,) = [c for c in re.findall(r"```bash\n(.+?)\n```", section, re.S) if "| psql" in c]
     return command
 
 

@@ -26,6 +26,10 @@ def _progress():
     return show
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 @click.group()
 def archive() -> None:
     """The archive of agent sessions and memory-file versions."""
@@ -64,10 +68,10 @@ def import_cmd(claude: Path | None, hermes: Path | None, codex: Path | None, as_
         emit_json(summaries)
         return
     for s in summaries:
-        noun = "store" if s.harness == "hermes" else "files"
         click.echo(
-            f"{s.harness}: {s.sources} {noun}, {s.read} with new lines; {s.sessions} sessions and "
-            f"{s.messages} messages added; {s.malformed} malformed lines skipped"
+            f"{s.harness}: {_count(s.sources, 'store' if s.harness == 'hermes' else 'file')}, "
+            f"{s.read} with new lines; {_count(s.sessions, 'session')} and {_count(s.messages, 'message')} "
+            f"added; {_count(s.malformed, 'malformed line')} skipped"
         )
 
 
@@ -101,8 +105,8 @@ def memory_cmd(paths: tuple[Path, ...], as_json: bool) -> None:
             click.echo(f"v{f.version} {f.path} ({f.source}, {f.size} bytes)")
     new = sum(f.new for f in result.files)
     click.echo(
-        f"{len(result.files)} files: {new} new versions, {len(result.files) - new} unchanged; "
-        f"{len(result.ignored)} ignored"
+        f"{_count(len(result.files), 'file')}: {_count(new, 'new version')}, "
+        f"{len(result.files) - new} unchanged; {len(result.ignored)} ignored"
     )
 
 
@@ -123,8 +127,7 @@ def history_cmd(file: str, no_diff: bool, as_json: bool) -> None:
     if as_json:
         emit_json(found)
         return
-    count = len(found.versions)
-    click.echo(f"{found.path} ({found.source}): {count} {'version' if count == 1 else 'versions'}")
+    click.echo(f"{found.path} ({found.source}): {_count(len(found.versions), 'version')}")
     for v in found.versions:
         when = f"{v.modified_at:%Y-%m-%d %H:%M}" if v.modified_at else "?"
         click.echo(
