@@ -28,6 +28,11 @@ def _one(org, query, params=()):
         return conn.execute(query, params).fetchone()
 
 
+def _all(org, query, params=()):
+    with org.admin() as conn:
+        return conn.execute(query, params).fetchall()
+
+
 def _bash_uses(org, external_id):
     return _one(
         org,
@@ -48,9 +53,10 @@ def test_claude_code_counts_and_subagent_linking(org):
     assert _bash_uses(org, subagent) == 5
     rows = {
         r["external_id"]: r
-        for r in org.admin().execute(
+        for r in _all(
+            org,
             "SELECT s.external_id, p.external_id AS parent, s.git_branch, s.project, s.model"
-            " FROM archive_sessions s LEFT JOIN archive_sessions p ON p.id = s.parent_session"
+            " FROM archive_sessions s LEFT JOIN archive_sessions p ON p.id = s.parent_session",
         )
     }
     assert rows[subagent]["parent"] == MAIN and rows[f"{MAIN}/agent-acompact-e1f845"]["parent"] == MAIN
@@ -103,7 +109,7 @@ def test_codex_counts(org):
     )
     # 116 + 1 exec_command calls; their arguments are redacted upstream, so no command is read.
     assert row == {"exec": 117, "mcp": 4}
-    branches = {r["git_branch"] for r in org.admin().execute("SELECT git_branch FROM archive_sessions")}
+    branches = {r["git_branch"] for r in _all(org, "SELECT git_branch FROM archive_sessions")}
     assert branches == {"main"}
 
 
@@ -151,7 +157,7 @@ def transcript(tmp_path):
 
 
 def _messages(org):
-    return [r["text"] for r in org.admin().execute("SELECT text FROM archive_messages ORDER BY position, part")]
+    return [r["text"] for r in _all(org, "SELECT text FROM archive_messages ORDER BY position, part")]
 
 
 def test_appended_line_is_picked_up(org, transcript):
@@ -222,13 +228,10 @@ def test_claude_tool_calls_split_and_counted_by_id(org, transcript):
     with path.open("a") as fh:
         fh.write(lines + _claude_line("r1", result))
     _import(org, claude_code=root)
-    rows = (
-        org.admin()
-        .execute(
-            "SELECT source_key, kind, tool_name, tool_call_id, command, text FROM archive_messages"
-            " WHERE tool_call_id IS NOT NULL ORDER BY position, part"
-        )
-        .fetchall()
+    rows = _all(
+        org,
+        "SELECT source_key, kind, tool_name, tool_call_id, command, text FROM archive_messages"
+        " WHERE tool_call_id IS NOT NULL ORDER BY position, part",
     )
     assert [(r["source_key"], r["kind"], r["tool_name"], r["command"]) for r in rows] == [
         ("a1", "assistant", "Bash", "ls -la"),
@@ -271,9 +274,10 @@ def test_codex_shell_tool_names(org, tmp_path):
     assert (summary.sessions, summary.messages, summary.malformed) == (1, 7, 0)
     commands = [
         (r["tool_name"], r["command"])
-        for r in org.admin().execute(
+        for r in _all(
+            org,
             "SELECT tool_name, command FROM archive_messages WHERE kind = 'assistant' AND tool_name IS NOT NULL"
-            " ORDER BY position"
+            " ORDER BY position",
         )
     ]
     assert commands == [
