@@ -174,3 +174,29 @@ def test_duplicate_returns_existing_id(org):
 def test_unknown_agent(org):
     with pytest.raises(NotFound, match="unknown agent 'ghost'"):
         org.as_agent("ghost")
+
+
+def test_members_read_the_archive_but_never_write_it(org, bot, tmp_path):
+    from cli_org.archive import sessions, usage
+    from cli_org.archive.importer import import_sessions
+
+    transcript = tmp_path / "p" / "s.jsonl"
+    transcript.parent.mkdir()
+    transcript.write_text(
+        '{"type": "user", "sessionId": "s", "uuid": "u1", "timestamp": "2026-11-01T00:00:00Z",'
+        ' "message": {"content": "run cli-org recall before deploying"}}\n'
+    )
+    with org.admin() as admin:
+        import_sessions(admin, {"claude-code": tmp_path / "p"})
+    for table in ("archive_sessions", "archive_messages", "archive_sources", "archive_memory_versions"):
+        bot.execute(f"SELECT count(*) FROM {table}")
+    assert [h.session for h in sessions.search(bot, "deploying")] == ["s"]
+    assert usage.usage(bot, 3650).harnesses[0].sessions == 1
+    for statement in (
+        "INSERT INTO archive_sessions (harness, external_id) VALUES ('codex', 'forged')",
+        "UPDATE archive_messages SET text = 'changed'",
+        "DELETE FROM archive_memory_versions",
+    ):
+        with pytest.raises(pgerr.InsufficientPrivilege):
+            bot.execute(statement)
+        bot.rollback()

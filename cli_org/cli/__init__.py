@@ -30,9 +30,9 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from . import agents_cmd, db_cmd, eval_cmd, facts_cmd, recall_cmd, vault_cmd
+    from . import agents_cmd, archive_cmd, db_cmd, eval_cmd, facts_cmd, recall_cmd, vault_cmd
 
-    for module in (db_cmd, agents_cmd, facts_cmd, recall_cmd, vault_cmd, eval_cmd):
+    for module in (db_cmd, agents_cmd, facts_cmd, recall_cmd, vault_cmd, eval_cmd, archive_cmd):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -1,0 +1,1 @@
+"""The archive: agent sessions per harness, memory-file versions, and adoption figures."""

@@ -1,0 +1,44 @@
+"""Where each harness keeps its sessions and memory files unless told otherwise."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _env_dir(name: str, default: str) -> Path:
+    value = os.environ.get(name)
+    return Path(value).expanduser() if value else Path.home() / default
+
+
+def claude_home() -> Path:
+    return _env_dir("CLAUDE_CONFIG_DIR", ".claude")
+
+
+def hermes_home() -> Path:
+    return _env_dir("HERMES_HOME", ".hermes")
+
+
+def codex_home() -> Path:
+    return _env_dir("CODEX_HOME", ".codex")
+
+
+def session_stores() -> dict[str, Path]:
+    """The default session store of each harness that exists on this machine."""
+    found = {
+        "claude-code": claude_home() / "projects",
+        "hermes": hermes_home() / "state.db",
+        "codex": codex_home() / "sessions",
+    }
+    return {harness: path for harness, path in found.items() if path.exists()}
+
+
+def memory_files() -> list[Path]:
+    """Harness memory files, and the bots' files under the current folder."""
+    found: list[Path] = []
+    projects = claude_home() / "projects"
+    if projects.is_dir():
+        found += sorted(projects.glob("*/memory/**/*.md"))
+    found += [p for p in (hermes_home() / "memories" / name for name in ("MEMORY.md", "USER.md")) if p.is_file()]
+    found += sorted(Path(".agents/org/memory").glob("*.md"))
+    return found

@@ -1,0 +1,233 @@
+"""Import sessions into the archive: idempotent, and reading only what is new since last time."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from ..db.errors import translated
+from ..db.queries import sql
+from ..errors import InputError, NotFound
+from . import claude, codex, hermes
+from .jsonl import batches
+from .records import Message, Parsed, SessionInfo
+
+Progress = Callable[[str, int, int], None]
+_PARSE_ERRORS = (KeyError, TypeError, ValueError, AttributeError)
+
+
+@dataclass
+class Summary:
+    """What one harness's import did."""
+
+    harness: str
+    sources: int = 0  # files (or stores) found
+    read: int = 0  # of them, those with something new
+    sessions: int = 0  # sessions added
+    messages: int = 0  # messages added
+    malformed: int = 0  # lines skipped as unreadable (a cut-short last line is retried next time)
+
+
+def import_sessions(
+    conn: psycopg.Connection,
+    stores: dict[str, Path],
+    progress: Progress | None = None,
+) -> list[Summary]:
+    """Import each harness's store (a folder of transcripts, or Hermes' state.db).
+
+    Runs are serialised by an advisory lock; every file commits with its read position,
+    so an interrupted run resumes where it stopped.
+    """
+    for harness, path in stores.items():
+        if not path.exists():
+            raise NotFound(f"{harness}: {path} does not exist")
+    summaries = []
+    with translated(conn):
+        conn.execute(sql("archive.lock"))
+        conn.commit()
+        try:
+            for harness, path in stores.items():
+                summary = Summary(harness)
+                if harness == "hermes":
+                    _import_hermes(conn, hermes.store_path(path), summary, progress)
+                else:
+                    module = claude if harness == "claude-code" else codex
+                    found = [path] if path.is_file() else module.files(path)
+                    summary.sources = len(found)
+                    for n, file in enumerate(found, start=1):
+                        try:
+                            _import_file(conn, module.TranscriptFile(file), summary)
+                        except FileNotFoundError:
+                            conn.rollback()  # removed since it was listed: nothing to import
+                        except OSError as exc:
+                            raise InputError(f"cannot read {file}: {exc.strerror or exc}") from None
+                        if progress:
+                            progress(harness, n, len(found))
+                summaries.append(summary)
+        finally:
+            conn.rollback()
+            conn.execute(sql("archive.unlock"))
+            conn.commit()
+    return summaries
+
+
+def _import_file(conn: psycopg.Connection, transcript, summary: Summary) -> None:
+    path: Path = transcript.path
+    key = {"harness": transcript.harness, "path": str(path.resolve())}
+    saved = conn.execute(sql("archive.source_get"), key).fetchone()
+    stat = path.stat()
+    offset, line_count = (saved["byte_offset"], saved["line_count"]) if saved else (0, 0)
+    if stat.st_size < offset:
+        # Replaced or truncated: read it again; stable message keys keep out duplicates.
+        offset, line_count = 0, 0
+    if stat.st_size == offset:
+        return
+    summary.read += 1
+    for batch in batches(path, offset, stat.st_size):
+        parsed = Parsed()
+        for line in batch.lines:
+            line_count += 1
+            _parse_line(transcript, line, line_count, parsed, summary)
+        if batch.tail.strip():
+            # An unterminated line: import it if it is already whole, else count it as
+            # malformed; either way the read position stays before it, so it is read again.
+            _parse_line(transcript, batch.tail, line_count + 1, parsed, summary)
+        _write(conn, transcript.harness, parsed, summary)
+        conn.execute(
+            sql("archive.source_save"),
+            {
+                **key,
+                "size": stat.st_size,
+                "byte_offset": batch.end,
+                "line_count": line_count,
+                "last_row_id": None,
+                "mtime": datetime.fromtimestamp(stat.st_mtime, tz=UTC),
+            },
+        )
+        conn.commit()
+
+
+def _parse_line(transcript, line: bytes, line_no: int, parsed: Parsed, summary: Summary) -> None:
+    if not line.strip():
+        return
+    try:
+        record = json.loads(line)
+        if not isinstance(record, dict):
+            raise ValueError("not an object")
+        result = transcript.parse(record, line_no)
+    except _PARSE_ERRORS:
+        summary.malformed += 1
+        return
+    parsed.sessions += result.sessions
+    parsed.messages += result.messages
+
+
+def _import_hermes(conn: psycopg.Connection, path: Path, summary: Summary, progress: Progress | None) -> None:
+    summary.sources = 1
+    key = {"harness": hermes.HARNESS, "path": str(path.resolve())}
+    saved = conn.execute(sql("archive.source_get"), key).fetchone()
+    after = (saved["last_row_id"] or 0) if saved else 0
+    store = hermes.read(path, after)
+    if store.last_row_id is not None and store.last_row_id < after:
+        after = 0  # a different store now lives at this path
+        store = hermes.read(path, 0)
+    if store.messages or not saved:
+        summary.read = 1
+    _write(conn, hermes.HARNESS, Parsed(store.sessions, store.messages), summary)
+    stat = path.stat()
+    conn.execute(
+        sql("archive.source_save"),
+        {
+            **key,
+            "size": stat.st_size,
+            "byte_offset": 0,
+            "line_count": 0,
+            "last_row_id": max(after, store.last_row_id or 0),
+            "mtime": datetime.fromtimestamp(stat.st_mtime, tz=UTC),
+        },
+    )
+    conn.commit()
+    if progress:
+        progress(hermes.HARNESS, 1, 1)
+
+
+def _write(conn: psycopg.Connection, harness: str, parsed: Parsed, summary: Summary) -> None:
+    infos: dict[str, SessionInfo] = {}
+    for info in parsed.sessions:
+        if info.external_id in infos:
+            infos[info.external_id].merge(info)
+        else:
+            infos[info.external_id] = SessionInfo(**vars(info))
+    for message in parsed.messages:
+        infos.setdefault(message.session, SessionInfo(message.session))
+    for info in list(infos.values()):
+        # A parent not seen yet (its own file comes later, or is gone) started no later
+        # than its child; that keeps it inside usage windows until its own lines arrive.
+        if info.parent and info.parent not in infos:
+            infos[info.parent] = SessionInfo(info.parent, cwd=info.cwd, started_at=info.started_at)
+    ids: dict[str, int] = {}
+    visiting: set[str] = set()
+
+    def session_id(external_id: str) -> int:
+        if external_id in ids:
+            return ids[external_id]
+        info = infos[external_id]
+        visiting.add(external_id)
+        # A store that names its sessions as each other's parents gets no link at the loop.
+        parent = session_id(info.parent) if info.parent and info.parent not in visiting else None
+        row = conn.execute(
+            sql("archive.upsert_session"),
+            {
+                "harness": harness,
+                "external_id": external_id,
+                "parent_session": parent,
+                "project": _project(info.cwd),
+                "cwd": info.cwd,
+                "git_branch": info.git_branch,
+                "model": info.model,
+                "title": info.title,
+                "started_at": info.started_at,
+                "ended_at": info.ended_at,
+            },
+        ).fetchone()
+        summary.sessions += row["inserted"]
+        ids[external_id] = row["id"]
+        visiting.discard(external_id)
+        return row["id"]
+
+    for external_id in infos:
+        session_id(external_id)
+    if parsed.messages:
+        with conn.cursor() as cur:
+            cur.executemany(sql("archive.insert_message"), [_row(m, ids[m.session]) for m in parsed.messages])
+            summary.messages += max(cur.rowcount, 0)
+
+
+def _project(cwd: str | None) -> str | None:
+    # The last folder of the working directory, for POSIX and Windows paths alike.
+    if not cwd:
+        return None
+    return re.split(r"[/\\]", cwd.rstrip("/\\"))[-1] or cwd
+
+
+def _row(m: Message, session_id: int) -> dict:
+    return {
+        "session_id": session_id,
+        "source_key": m.source_key,
+        "position": m.position,
+        "part": m.part,
+        "kind": m.kind,
+        "occurred_at": m.occurred_at,
+        "text": m.text,
+        "tool_name": m.tool_name,
+        "tool_call_id": m.tool_call_id,
+        "command": m.command,
+        "raw": Jsonb(m.raw),
+    }

@@ -1,0 +1,39 @@
+"""Read the complete new lines of a JSONL file that may still be growing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+CHUNK = 4 << 20
+
+
+@dataclass
+class Batch:
+    lines: list[bytes]
+    end: int  # byte offset just past the last line in `lines`
+    tail: bytes = b""  # bytes after the last newline: a line still being written, or cut short
+
+
+def batches(path: Path, offset: int, size: int) -> Iterator[Batch]:
+    """Lines between `offset` and `size` (the size seen at the start, so a writer appending
+    meanwhile is read next time); the final batch carries any unterminated tail."""
+    with path.open("rb") as fh:
+        fh.seek(offset)
+        pos, pending = offset, b""
+        while pos < size:
+            data = fh.read(min(CHUNK, size - pos))
+            if not data:
+                break  # the file shrank under us; the rest is read next time
+            pos += len(data)
+            pending += data
+            cut = pending.rfind(b"\n")
+            if cut < 0:
+                continue
+            offset += cut + 1
+            lines = pending[:cut].split(b"\n")
+            pending = pending[cut + 1 :]
+            yield Batch(lines, offset)
+        if pending:
+            yield Batch([], offset, pending)

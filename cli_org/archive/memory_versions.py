@@ -1,0 +1,166 @@
+"""Versions of memory files: a copy each time a file's content hash changes."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+
+from ..db.errors import translated
+from ..db.queries import sql
+from ..errors import InputError, NotFound
+
+# Editors' and harnesses' lock, temp and backup files are never memory.
+_IGNORED = re.compile(r"^[.#]|~$|\.(lock|tmp|temp|bak|backup|swp|swo|orig|part|rej)$|\.(bak|tmp)\.", re.IGNORECASE)
+
+
+@dataclass
+class Captured:
+    path: str
+    source: str
+    size: int
+    version: int  # the file's latest version after this run
+    new: bool  # this run stored that version
+
+
+@dataclass
+class CaptureResult:
+    files: list[Captured]
+    ignored: list[str]
+
+
+@dataclass
+class Version:
+    version: int
+    size: int
+    sha256: str
+    modified_at: datetime | None
+    captured_at: datetime
+    added: int
+    removed: int
+    diff: str
+
+
+@dataclass
+class History:
+    path: str
+    source: str
+    versions: list[Version]
+
+
+def ignored(path: Path) -> bool:
+    return bool(_IGNORED.search(path.name))
+
+
+def source_of(path: Path) -> str:
+    if "/.agents/org/memory/" in path.as_posix():
+        return "org-memory"
+    if path.parent.name == "memories":
+        return "hermes-memory"
+    if "memory" in path.parts[:-1] and "projects" in path.parts:
+        return "claude-memory"
+    return "file"
+
+
+def expand(paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """Files to capture (folders give their *.md files) and the names left out."""
+    files: list[Path] = []
+    skipped: list[str] = []
+    for given in paths:
+        if not given.exists():
+            raise NotFound(f"{given} does not exist")
+        found = sorted(given.rglob("*.md")) if given.is_dir() else [given]
+        for path in found:
+            if ignored(path) or any(part.startswith(".") for part in path.relative_to(given).parts[:-1]):
+                skipped.append(str(path))
+            elif path.is_file():
+                files.append(path.resolve())
+    return list(dict.fromkeys(files)), skipped
+
+
+def capture(conn: psycopg.Connection, paths: list[Path]) -> CaptureResult:
+    """Store a new version of each file whose content differs from its latest version."""
+    files, skipped = expand(paths)
+    captured = []
+    with translated(conn):
+        for path in files:
+            captured.append(_capture_one(conn, path))
+            conn.commit()
+    return CaptureResult(captured, skipped)
+
+
+def _capture_one(conn: psycopg.Connection, path: Path) -> Captured:
+    try:
+        data = path.read_bytes()
+        modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    digest = hashlib.sha256(data).hexdigest()
+    content = data.decode("utf-8", errors="replace").replace("\x00", "")
+    params = {
+        "source": source_of(path),
+        "path": str(path),
+        "content": content,
+        "sha256": digest,
+        "size": len(data),
+        "modified_at": modified,
+    }
+    for _ in range(3):
+        latest = conn.execute(sql("archive.memory_latest"), params).fetchone()
+        if latest and latest["sha256"] == digest:
+            return Captured(str(path), params["source"], len(data), latest["version"], new=False)
+        version = (latest["version"] if latest else 0) + 1
+        row = conn.execute(sql("archive.memory_insert"), {**params, "version": version}).fetchone()
+        if row:
+            return Captured(str(path), params["source"], len(data), version, new=True)
+        # Another run stored this version number first; look again.
+    raise InputError(f"{path} is being captured by another run; try again")
+
+
+def history(conn: psycopg.Connection, name: str) -> History:
+    """Every stored version of one file, each with its diff from the one before."""
+    given = Path(name).expanduser()
+    exact = str(given.resolve()) if given.exists() else name
+    suffix = "/" + name.removeprefix("./").lstrip("/")
+    with translated(conn):
+        paths = [r["path"] for r in conn.execute(sql("archive.memory_paths"), {"path": exact, "suffix": suffix})]
+        if not paths:
+            raise NotFound(f"no archived versions of {name}; run `cli-org archive memory` first")
+        if len(paths) > 1:
+            if exact in paths:
+                paths = [exact]
+            else:
+                raise InputError(
+                    f"{name} matches {len(paths)} archived files: {', '.join(paths)}; give more of the path"
+                )
+        rows = conn.execute(sql("archive.memory_history"), {"path": paths[0]}).fetchall()
+    versions, before = [], ""
+    for row in rows:
+        diff = list(
+            difflib.unified_diff(
+                before.splitlines(keepends=True),
+                row["content"].splitlines(keepends=True),
+                fromfile=f"v{row['version'] - 1}" if row["version"] > 1 else "(none)",
+                tofile=f"v{row['version']}",
+            )
+        )
+        changed = [line for line in diff if not line.startswith(("---", "+++", "@@"))]
+        versions.append(
+            Version(
+                version=row["version"],
+                size=row["size"],
+                sha256=row["sha256"],
+                modified_at=row["modified_at"],
+                captured_at=row["captured_at"],
+                added=sum(line.startswith("+") for line in changed),
+                removed=sum(line.startswith("-") for line in changed),
+                diff="".join(line if line.endswith("\n") else line + "\n" for line in diff),
+            )
+        )
+        before = row["content"]
+    return History(paths[0], rows[0]["source"], versions)

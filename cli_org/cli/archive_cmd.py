@@ -1,0 +1,214 @@
+"""archive import / memory / history, usage, and sessions search."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .common import emit_json, json_option, settings, table
+
+_HARNESSES = ["claude-code", "hermes", "codex"]
+
+
+def _progress():
+    """A one-line progress display on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(harness: str, done: int, total: int) -> None:
+        noun = "file" if total == 1 else "files"
+        # The last update erases the line, leaving only the summaries printed afterwards.
+        line = "\r\x1b[K" if done == total else f"\r{harness}: {done}/{total} {noun}"
+        click.echo(line, nl=False, err=True)
+
+    return show
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+@click.group()
+def archive() -> None:
+    """The archive of agent sessions and memory-file versions."""
+
+
+@archive.command("import")
+@click.option("--claude", type=click.Path(path_type=Path), metavar="DIR", help="Claude Code projects folder.")
+@click.option("--hermes", type=click.Path(path_type=Path), metavar="PATH", help="Hermes home or its state.db.")
+@click.option("--codex", type=click.Path(path_type=Path), metavar="DIR", help="Codex sessions folder.")
+@json_option
+def import_cmd(claude: Path | None, hermes: Path | None, codex: Path | None, as_json: bool) -> None:
+    """Import agent sessions; only what is new since the last import.
+
+    With no option, reads each harness's usual place that exists: ~/.claude/projects
+    (or $CLAUDE_CONFIG_DIR/projects), ~/.hermes/state.db (or $HERMES_HOME) and
+    ~/.codex/sessions (or $CODEX_HOME/sessions). With options, reads only those.
+    """
+    from ..archive.homes import session_stores
+    from ..archive.importer import import_sessions
+    from ..db.connect import connect
+
+    given = {"claude-code": claude, "hermes": hermes, "codex": codex}
+    stores = {h: p for h, p in given.items() if p is not None} or session_stores()
+    if not stores:
+        if as_json:
+            emit_json([])
+        click.echo(
+            "no session stores found in ~/.claude/projects, ~/.hermes or ~/.codex/sessions; "
+            "pass --claude, --hermes or --codex",
+            err=True,
+        )
+        return
+    with connect(settings()) as conn:
+        summaries = import_sessions(conn, stores, progress=_progress())
+    if as_json:
+        emit_json(summaries)
+        return
+    for s in summaries:
+        click.echo(
+            f"{s.harness}: {_count(s.sources, 'store' if s.harness == 'hermes' else 'file')}, "
+            f"{s.read} with new lines; {_count(s.sessions, 'session')} and {_count(s.messages, 'message')} "
+            f"added; {_count(s.malformed, 'malformed line')} skipped"
+        )
+
+
+@archive.command("memory")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@json_option
+def memory_cmd(paths: tuple[Path, ...], as_json: bool) -> None:
+    """Store a version of each memory file whose content changed.
+
+    PATHS are files or folders (their *.md files). With none: Claude Code's
+    projects/*/memory/, Hermes' memories/MEMORY.md and USER.md, and .agents/org/memory/*.md
+    under the current folder. Lock, temp and backup files are ignored.
+    """
+    from ..archive.homes import memory_files
+    from ..archive.memory_versions import capture
+    from ..db.connect import connect
+
+    targets = list(paths) or memory_files()
+    if not targets:
+        if as_json:
+            emit_json({"files": [], "ignored": []})
+        click.echo("no memory files found; pass files or folders", err=True)
+        return
+    with connect(settings()) as conn:
+        result = capture(conn, targets)
+    if as_json:
+        emit_json(result)
+        return
+    for f in result.files:
+        if f.new:
+            click.echo(f"v{f.version} {f.path} ({f.source}, {f.size} bytes)")
+    new = sum(f.new for f in result.files)
+    click.echo(
+        f"{_count(len(result.files), 'file')}: {_count(new, 'new version')}, "
+        f"{len(result.files) - new} unchanged; {len(result.ignored)} ignored"
+    )
+
+
+@archive.command("history")
+@click.argument("file")
+@click.option("--no-diff", is_flag=True, help="List the versions without their diffs.")
+@json_option
+def history_cmd(file: str, no_diff: bool, as_json: bool) -> None:
+    """How a memory file was edited: each version's time, size and diff from the one before.
+
+    FILE is a path, or the end of an archived path (MEMORY.md, memories/USER.md).
+    """
+    from ..archive.memory_versions import history
+    from ..db.connect import connect
+
+    with connect(settings()) as conn:
+        found = history(conn, file)
+    if as_json:
+        emit_json(found)
+        return
+    click.echo(f"{found.path} ({found.source}): {_count(len(found.versions), 'version')}")
+    for v in found.versions:
+        when = f"{v.modified_at:%Y-%m-%d %H:%M}" if v.modified_at else "?"
+        click.echo(
+            f"v{v.version}  {when}  {v.size} bytes  +{v.added} -{v.removed}  captured {v.captured_at:%Y-%m-%d %H:%M}"
+        )
+        if not no_diff and v.version > 1:
+            click.echo(v.diff, nl=False)
+
+
+@click.command()
+@click.option("--days", type=click.IntRange(1, 3650), default=30, show_default=True, help="The window, in days.")
+@json_option
+def usage(days: int, as_json: bool) -> None:
+    """Is memory being used? Sessions that recalled or remembered, per harness.
+
+    Counted from archived transcripts (run `cli-org archive import` first) and, beside them,
+    from cli-org's own recall log where it exists.
+    """
+    from ..archive.usage import usage as adoption
+    from ..db.connect import connect
+
+    with connect(settings()) as conn:
+        found = adoption(conn, days)
+    if as_json:
+        emit_json(found)
+        return
+    headers = ["harness", "sessions", "using", "recall", "remember", "adoption"]
+    rows = [
+        {
+            "harness": h.harness,
+            "sessions": h.sessions,
+            "using": h.sessions_using,
+            "recall": h.recall_calls,
+            "remember": h.remember_calls,
+            "adoption": f"{h.adoption_pct:.1f}%",
+        }
+        for h in found.harnesses
+    ]
+    click.echo(f"last {days} days, from archived sessions:")
+    click.echo(table(rows, headers) if rows else "no archived sessions in the window")
+    if found.log is None:
+        click.echo("cli-org's recall log: not kept in this database yet")
+    else:
+        log = found.log
+        rate = f"{log.adoption_pct:.1f}%" if log.adoption_pct is not None else "n/a"
+        click.echo(
+            f"cli-org's own log: {log.recall_calls} recalls, {log.remember_calls} remembers; "
+            f"{log.agents_using} of {log.agents} agents used memory ({rate})"
+        )
+
+
+@click.group()
+def sessions() -> None:
+    """Archived agent sessions."""
+
+
+@sessions.command("search")
+@click.argument("query")
+@click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="At most this many hits.")
+@click.option("--harness", type=click.Choice(_HARNESSES), help="Only this harness.")
+@json_option
+def search_cmd(query: str, limit: int, harness: str | None, as_json: bool) -> None:
+    """Full-text search over archived messages, newest matching message first.
+
+    Every keyword must match; "quoted phrase", -word and OR work as in a web search.
+    """
+    from ..archive.sessions import search
+    from ..db.connect import connect
+
+    with connect(settings()) as conn:
+        hits = search(conn, query, limit=limit, harness=harness)
+    if as_json:
+        emit_json(hits)
+        return
+    if not hits:
+        click.echo("no matching messages")
+        return
+    for h in hits:
+        when = f"{h.occurred_at:%Y-%m-%d %H:%M}" if h.occurred_at else "?"
+        role = f"{h.kind}:{h.tool_name}" if h.tool_name else h.kind
+        click.echo(f"{when}  {h.harness}  {h.session}  {role}  {h.snippet}")
+
+
+COMMANDS = [archive, usage, sessions]

@@ -1,0 +1,90 @@
+-- name: lock
+SELECT pg_advisory_lock(726170003);
+
+-- name: unlock
+SELECT pg_advisory_unlock(726170003);
+
+-- name: upsert_session
+INSERT INTO archive_sessions AS s
+    (harness, external_id, parent_session, project, cwd, git_branch, model, title, started_at, ended_at)
+VALUES (%(harness)s, %(external_id)s, %(parent_session)s, %(project)s, %(cwd)s, %(git_branch)s,
+        %(model)s, %(title)s, %(started_at)s, %(ended_at)s)
+ON CONFLICT (harness, external_id) DO UPDATE SET
+    parent_session = coalesce(s.parent_session, EXCLUDED.parent_session),
+    project = coalesce(s.project, EXCLUDED.project),
+    cwd = coalesce(s.cwd, EXCLUDED.cwd),
+    git_branch = coalesce(s.git_branch, EXCLUDED.git_branch),
+    model = coalesce(s.model, EXCLUDED.model),
+    title = coalesce(EXCLUDED.title, s.title),
+    started_at = least(s.started_at, EXCLUDED.started_at),
+    ended_at = greatest(s.ended_at, EXCLUDED.ended_at)
+RETURNING id, (xmax = 0) AS inserted;
+
+-- name: insert_message
+INSERT INTO archive_messages
+    (session_id, source_key, position, part, kind, occurred_at, text, tool_name, tool_call_id, command, raw)
+VALUES (%(session_id)s, %(source_key)s, %(position)s, %(part)s, %(kind)s, %(occurred_at)s, %(text)s,
+        %(tool_name)s, %(tool_call_id)s, %(command)s, %(raw)s)
+ON CONFLICT (session_id, source_key) DO NOTHING;
+
+-- name: source_get
+SELECT size, byte_offset, line_count, last_row_id FROM archive_sources
+WHERE harness = %(harness)s AND path = %(path)s;
+
+-- name: source_save
+INSERT INTO archive_sources (harness, path, size, byte_offset, line_count, last_row_id, mtime)
+VALUES (%(harness)s, %(path)s, %(size)s, %(byte_offset)s, %(line_count)s, %(last_row_id)s, %(mtime)s)
+ON CONFLICT (harness, path) DO UPDATE SET
+    size = EXCLUDED.size,
+    byte_offset = EXCLUDED.byte_offset,
+    line_count = EXCLUDED.line_count,
+    last_row_id = EXCLUDED.last_row_id,
+    mtime = EXCLUDED.mtime,
+    updated_at = now();
+
+-- name: memory_latest
+SELECT version, sha256 FROM archive_memory_versions
+WHERE path = %(path)s
+ORDER BY version DESC
+LIMIT 1;
+
+-- name: memory_insert
+INSERT INTO archive_memory_versions (source, path, version, content, sha256, size, modified_at)
+VALUES (%(source)s, %(path)s, %(version)s, %(content)s, %(sha256)s, %(size)s, %(modified_at)s)
+ON CONFLICT (path, version) DO NOTHING
+RETURNING version;
+
+-- name: memory_paths
+SELECT DISTINCT path FROM archive_memory_versions
+WHERE path = %(path)s OR right(path, length(%(suffix)s)) = %(suffix)s
+ORDER BY path;
+
+-- name: memory_history
+SELECT source, path, version, content, sha256, size, modified_at, captured_at
+FROM archive_memory_versions
+WHERE path = %(path)s
+ORDER BY version;
+
+-- name: search_terms
+SELECT numnode(websearch_to_tsquery('english', %(query)s)) AS terms;
+
+-- name: search_messages
+WITH query AS (SELECT websearch_to_tsquery('english', %(query)s) AS q),
+hits AS (
+    SELECT m.id, s.harness, s.external_id AS session, s.project, m.occurred_at, m.kind, m.tool_name,
+           left(m.text, 100000) AS text, ts_rank_cd(m.search, query.q) AS rank, query.q
+    FROM archive_messages m
+    JOIN archive_sessions s ON s.id = m.session_id
+    CROSS JOIN query
+    WHERE m.search @@ query.q
+      AND (%(harness)s::text IS NULL OR s.harness = %(harness)s)
+    ORDER BY m.occurred_at DESC NULLS LAST, rank DESC, m.id DESC
+    LIMIT %(limit)s
+)
+-- The snippet is made for the returned rows only: ts_headline re-parses the whole text.
+SELECT harness, session, project, occurred_at, kind, tool_name, rank,
+       ts_headline('english', coalesce(text, ''), q,
+                   'MaxFragments=2, MaxWords=20, MinWords=6, StartSel=«, StopSel=», FragmentDelimiter=" ... "')
+           AS snippet
+FROM hits
+ORDER BY occurred_at DESC NULLS LAST, rank DESC, id DESC;

@@ -1,0 +1,118 @@
+"""Memory-file versions: a copy per content change, and the history with diffs."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from cli_org.archive.memory_versions import capture, expand, history, source_of
+from cli_org.errors import InputError, NotFound
+
+TRANSCRIPTS = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "transcripts"
+
+
+def _capture(org, *paths):
+    with org.admin() as conn:
+        return capture(conn, list(paths))
+
+
+def _history(org, name):
+    with org.admin() as conn:
+        return history(conn, name)
+
+
+def test_three_edits_make_three_versions_and_unchanged_none(org, tmp_path):
+    memory = tmp_path / ".claude" / "projects" / "-w-app" / "memory" / "MEMORY.md"
+    memory.parent.mkdir(parents=True)
+    texts = ["- uses pytest\n", "- uses pytest\n- CI has 2 cores\n", "- CI has 2 cores\n- deploys at 02:00\n"]
+    for n, text in enumerate(texts, start=1):
+        memory.write_text(text)
+        (result,) = _capture(org, memory).files
+        assert (result.version, result.new, result.source) == (n, True, "claude-memory")
+    (same,) = _capture(org, memory).files
+    assert (same.version, same.new) == (3, False)
+    found = _history(org, "MEMORY.md")
+    assert found.path == str(memory.resolve()) and [v.version for v in found.versions] == [1, 2, 3]
+    assert [(v.added, v.removed) for v in found.versions] == [(1, 0), (1, 0), (1, 1)]
+    assert "-- uses pytest\n" in found.versions[2].diff and "+- deploys at 02:00\n" in found.versions[2].diff
+    assert [v.size for v in found.versions] == [len(t) for t in texts]
+
+
+def test_reverting_is_a_change_too(org, tmp_path):
+    note = tmp_path / "USER.md"
+    for text in ("a\n", "b\n", "a\n"):
+        note.write_text(text)
+        _capture(org, note)
+    assert [v.version for v in _history(org, str(note)).versions] == [1, 2, 3]
+
+
+def test_folders_give_md_files_and_skip_lock_temp_backup(tmp_path):
+    folder = tmp_path / "memories"
+    folder.mkdir()
+    for name in ("MEMORY.md", "USER.md", "MEMORY.md.lock", "MEMORY.md~", ".MEMORY.md.swp", "USER.bak.md", "x.tmp"):
+        (folder / name).write_text("x")
+    (folder / ".git").mkdir()
+    (folder / ".git" / "HEAD.md").write_text("x")
+    files, skipped = expand([folder])
+    assert [f.name for f in files] == ["MEMORY.md", "USER.md"]
+    assert {Path(s).name for s in skipped} == {"USER.bak.md", "HEAD.md"}
+    files, skipped = expand([folder / "MEMORY.md.lock"])
+    assert files == [] and len(skipped) == 1
+
+
+def test_sources_by_place(tmp_path):
+    assert source_of(Path("/h/.claude/projects/-w/memory/topic/build.md")) == "claude-memory"
+    assert source_of(Path("/h/.hermes/memories/USER.md")) == "hermes-memory"
+    assert source_of(Path("/w/app/.agents/org/memory/bot.md")) == "org-memory"
+    assert source_of(Path("/w/notes.md")) == "file"
+
+
+def test_history_errors(org, tmp_path):
+    with pytest.raises(NotFound, match="no archived versions"):
+        _history(org, "MEMORY.md")
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "MEMORY.md").write_text(folder)
+        _capture(org, tmp_path / folder / "MEMORY.md")
+    with pytest.raises(InputError, match="matches 2 archived files"):
+        _history(org, "MEMORY.md")
+    assert _history(org, "b/MEMORY.md").path.endswith("/b/MEMORY.md")
+    with pytest.raises(NotFound, match="does not exist"):
+        _capture(org, tmp_path / "missing.md")
+
+
+@pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason=f"real transcripts not found at {TRANSCRIPTS}")
+def test_cli_memory_and_history_on_hermes_files(cli, tmp_path):
+    memories = TRANSCRIPTS / "hermes" / "memories"
+    code, out, _ = cli("archive", "memory", str(memories))
+    assert code == 0 and out.splitlines()[-1] == "2 files: 2 new versions, 0 unchanged; 0 ignored"
+    assert cli("archive", "memory", str(memories))[1].strip() == "2 files: 0 new versions, 2 unchanged; 0 ignored"
+    code, out, _ = cli("archive", "history", "memories/USER.md", "--json")
+    found = json.loads(out)
+    assert found["source"] == "hermes-memory" and len(found["versions"]) == 1
+    assert found["versions"][0]["size"] == (memories / "USER.md").stat().st_size
+
+
+def test_cli_history_text_and_default_paths(cli, tmp_path, monkeypatch):
+    bots = tmp_path / ".agents" / "org" / "memory"
+    bots.mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for var in ("CLAUDE_CONFIG_DIR", "HERMES_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    (bots / "bot.md").write_text("one\n")
+    code, out, _ = cli("archive", "memory")
+    assert code == 0 and "(org-memory, 4 bytes)" in out
+    (bots / "bot.md").write_text("one\ntwo\n")
+    os.utime(bots / "bot.md", (1_800_000_000, 1_800_000_000))
+    cli("archive", "memory")
+    code, out, _ = cli("archive", "history", "bot.md")
+    lines = out.splitlines()
+    assert code == 0 and lines[0].endswith("bot.md (org-memory): 2 versions")
+    # 1.8e9 is 2027-01-15 08:00 UTC: the same day in any server time zone from -08 to +15.
+    assert lines[2].startswith("v2  2027-01-15 ") and "  8 bytes  +1 -0  captured " in lines[2]
+    assert "+two" in out and "--- v1" in out
+    assert "+two" not in cli("archive", "history", "bot.md", "--no-diff")[1]
+    code, _, err = cli("archive", "history", "ghost.md")
+    assert code == 1 and err.startswith("cli-org: no archived versions of ghost.md")
