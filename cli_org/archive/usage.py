@@ -52,7 +52,5 @@ def usage(conn: psycopg.Connection, days: int = 30) -> Usage:
     params = {"window": f"{days} days"}
     with translated(conn):
         harnesses = [HarnessUsage(**_plain(r)) for r in conn.execute(sql("usage.by_harness"), params)]
-        log = None
-        if conn.execute(sql("usage.has_recall_events")).fetchone()["present"]:
-            log = LogUsage(**_plain(conn.execute(sql("usage.from_log"), params).fetchone()))
+        log = LogUsage(**_plain(conn.execute(sql("usage.from_log"), params).fetchone()))
     return Usage(days, harnesses, log)

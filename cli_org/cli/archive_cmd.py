@@ -168,14 +168,11 @@ def usage(days: int, as_json: bool) -> None:
     ]
     click.echo(f"last {days} days, from archived sessions:")
     click.echo(table(rows, headers) if rows else "no archived sessions in the window")
-    if found.log is None:
-        click.echo("cli-org's recall log: not kept in this database yet")
-    else:
-        log = found.log
-        rate = f"{log.adoption_pct:.1f}%" if log.adoption_pct is not None else "n/a"
-        click.echo(
-            f"cli-org's own log: {log.recall_calls} recalls, {log.remember_calls} remembers; "
-            f"{log.agents_using} of {log.agents} agents used memory ({rate})"
+    log = found.log
+    rate = f"{log.adoption_pct:.1f}%" if log.adoption_pct is not None else "n/a"
+    click.echo(
+        f"cli-org's own log: {log.recall_calls} recalls, {log.remember_calls} remembers; "
+        f"{log.agents_using} of {log.agents} agents used memory ({rate})"
         )
 
 

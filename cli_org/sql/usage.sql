@@ -42,9 +42,6 @@ LEFT JOIN calls c ON c.root = r.id AND (c.is_recall OR c.is_remember)
 GROUP BY r.harness
 ORDER BY r.harness;
 
--- name: has_recall_events
-SELECT to_regclass('recall_events') IS NOT NULL AS present;
-
 -- name: from_log
 WITH recalls AS (
     SELECT agent FROM recall_events WHERE created_at >= now() - %(window)s::interval
@@ -53,8 +50,10 @@ remembers AS (
     SELECT author AS agent FROM memory_facts WHERE created_at >= now() - %(window)s::interval
 )
 SELECT (SELECT count(*) FROM org_agents) AS agents,
-       (SELECT count(*) FROM (SELECT agent FROM recalls UNION SELECT agent FROM remembers) u) AS agents_using,
+       (SELECT count(*) FROM (SELECT agent FROM recalls UNION SELECT agent FROM remembers) u
+        WHERE agent IS NOT NULL) AS agents_using,
        (SELECT count(*) FROM recalls) AS recall_calls,
        (SELECT count(*) FROM remembers) AS remember_calls,
-       round(100.0 * (SELECT count(*) FROM (SELECT agent FROM recalls UNION SELECT agent FROM remembers) u)
+       round(100.0 * (SELECT count(*) FROM (SELECT agent FROM recalls UNION SELECT agent FROM remembers) u
+                      WHERE agent IS NOT NULL)
              / nullif((SELECT count(*) FROM org_agents), 0), 1) AS adoption_pct;
