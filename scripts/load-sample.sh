@@ -10,11 +10,13 @@ for bot in builder reviewer ops; do
   grep -q "\"name\": \"$bot\"" <<<"$existing" || cli-org agents add "$bot" --lead mara >/dev/null
 done
 n=0
-while IFS=$'\t' read -r agent subject claim source project kind; do
+# Tabs become \037 first: `read` folds runs of whitespace separators, which would shift
+# every field after an empty one.
+while IFS=$'\037' read -r agent subject claim source project kind; do
   [[ -z "$agent" || "$agent" == \#* ]] && continue
   ORG_AGENT="$agent" cli-org remember "$subject" "$claim" --source "$source" \
     ${project:+--project "$project"} --kind "${kind:-fact}" >/dev/null
   n=$((n + 1))
-done <"$sample/facts.tsv"
+done < <(tr '\t' '\037' <"$sample/facts.tsv")
 echo "facts: $n loaded"
 cli-org vault scan "$sample/vault" --embed --replace

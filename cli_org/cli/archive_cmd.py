@@ -173,7 +173,7 @@ def usage(days: int, as_json: bool) -> None:
     click.echo(
         f"cli-org's own log: {log.recall_calls} recalls, {log.remember_calls} remembers; "
         f"{log.agents_using} of {log.agents} agents used memory ({rate})"
-        )
+    )
 
 
 @click.group()

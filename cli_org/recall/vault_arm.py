@@ -26,8 +26,8 @@ def exclusions(extra: list[str]) -> tuple[str, ...]:
 
 
 def has_keyword_support(hit: Hit) -> bool:
-    """Found by BM25 with at least half of the query's words: one shared common word is noise."""
-    return hit.keyword_rank is not None and hit.matched_terms >= needed(hit.query_terms)
+    """The note shares at least half of the query's words: one shared common word is noise."""
+    return hit.matched_terms > 0 and hit.matched_terms >= needed(hit.query_terms)
 
 
 def recall_vault(

@@ -19,7 +19,8 @@ WITH q AS (
     FROM p JOIN df USING (term) CROSS JOIN s
     GROUP BY p.file_id
 )
-SELECT sc.file_id, sc.score, sc.matched, (SELECT count(*) FROM q) AS terms
+SELECT sc.file_id, sc.score, sc.matched, (SELECT count(*) FROM q) AS terms,
+       (SELECT json_object_agg(term, df) FROM df) AS dfs, (SELECT n FROM s) AS n, (SELECT avgdl FROM s) AS avgdl
 FROM scored sc JOIN vault_files f ON f.id = sc.file_id
 WHERE NOT (f.path LIKE ANY (%(exclude)s))
 ORDER BY sc.score DESC, sc.file_id
@@ -50,3 +51,22 @@ ORDER BY c.file_id,
 SELECT c.id AS chunk_id, f.id AS file_id, f.path, f.title, c.heading, c.content
 FROM vault_chunks c JOIN vault_files f ON f.id = c.file_id
 WHERE c.id = ANY (%(ids)s);
+
+-- name: bm25_for
+-- BM25 of given notes (those only the dense side found), with the document frequencies the
+-- ranked query already counted: a few index probes, not another pass over the postings.
+SELECT p.file_id,
+       sum(ln(1 + (%(n)s - d.df + 0.5) / (d.df + 0.5))
+           * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / %(avgdl)s))) AS score,
+       count(*) AS matched
+FROM vault_postings p
+JOIN unnest(%(terms)s::text[], %(dfs)s::float8[]) AS d (term, df) ON d.term = p.term
+WHERE p.file_id = ANY (%(ids)s)
+GROUP BY p.file_id;
+
+-- name: dense_for
+-- Best chunk similarity of the given notes (those the keyword side found).
+SELECT DISTINCT ON (file_id) file_id, id AS chunk_id, 1 - (embedding <=> %(vector)s::vector) AS similarity
+FROM vault_chunks
+WHERE file_id = ANY (%(ids)s) AND embedding IS NOT NULL
+ORDER BY file_id, embedding <=> %(vector)s::vector;

@@ -20,10 +20,12 @@ if TYPE_CHECKING:
 MODES = ("keyword", "semantic", "hybrid")
 # BM25 constants as in common IR toolkits' defaults for short documents.
 K1, B = 0.9, 0.4
-# Fusion constants, chosen by measurement (benchmarks/RESULTS.md): reciprocal rank fusion
-# with the dense ranking weighted above the keyword ranking.
-RRF_K = 60
-KEYWORD_WEIGHT, SEMANTIC_WEIGHT = 1.0, 1.0
+# Hybrid = a * z(BM25) + (1 - a) * z(cosine): each score standardised over the union of both
+# sides' candidates, every candidate scored by both sides. The keyword weight a is
+# KEYWORD_WEIGHT times the share of the query's words the best-matching note contains: BM25
+# is trusted as far as it explains the query, so a paraphrase (few shared words) leans on
+# meaning. Chosen by measurement on SciFact and paraphrased questions (benchmarks/RESULTS.md).
+KEYWORD_WEIGHT = 0.7
 MAX_QUERY = 2000  # characters; a longer query is cut, not refused
 SNIPPET = 180
 
@@ -81,15 +83,20 @@ def search(
             if embedder is None:
                 result.used = "keyword"
         keyword = _keyword(conn, query, depth, patterns) if result.used != "semantic" else []
-        semantic = []
-        if result.used != "keyword":
+        semantic, vector = [], None
+        if result.used != "keyword" and query.strip():
             try:
-                semantic = _semantic(conn, embedder, query, depth, patterns)
+                vector = vector_literal(embedder.embed([query])[0])
             except ConfigError as exc:  # a broken query model must not break keyword search
                 result.notice, result.used = f"{exc}; showing keyword results", "keyword"
                 if mode == "semantic":
                     keyword = _keyword(conn, query, depth, patterns)
-        result.hits = _fuse(keyword, semantic, result.used)[:limit]
+            else:
+                semantic = _semantic(conn, vector, depth, patterns)
+        hits = _candidates(keyword, semantic)
+        if result.used == "hybrid":
+            _complete(conn, hits, keyword, vector)
+        result.hits = _rank(hits, result.used)[:limit]
         _fill(conn, query, result.hits)
     result.ms = (time.perf_counter() - started) * 1000
     return result
@@ -121,10 +128,7 @@ def _keyword(conn, query: str, depth: int, exclude: list[str]) -> list[dict]:
     ).fetchall()
 
 
-def _semantic(conn, embedder: Embedder, query: str, depth: int, exclude: list[str]) -> list[dict]:
-    if not query.strip():
-        return []
-    vector = vector_literal(embedder.embed([query])[0])
+def _semantic(conn, vector: str, depth: int, exclude: list[str]) -> list[dict]:
     with conn.transaction():
         # Chunks, not notes, come back from the index: ask for more so enough notes remain.
         conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(1000, max(100, depth * 3))),))
@@ -137,7 +141,7 @@ def _semantic(conn, embedder: Embedder, query: str, depth: int, exclude: list[st
     return sorted(best.values(), key=lambda r: -r["similarity"])[:depth]
 
 
-def _fuse(keyword: list[dict], semantic: list[dict], used: str) -> list[Hit]:
+def _candidates(keyword: list[dict], semantic: list[dict]) -> dict[int, Hit]:
     hits: dict[int, Hit] = {}
     for rank, row in enumerate(keyword, 1):
         hits[row["file_id"]] = Hit(
@@ -155,16 +159,64 @@ def _fuse(keyword: list[dict], semantic: list[dict], used: str) -> list[Hit]:
     for rank, row in enumerate(semantic, 1):
         hit = hits.setdefault(row["file_id"], Hit("", "", "", "", 0.0, file_id=row["file_id"]))
         hit.semantic_score, hit.semantic_rank, hit.chunk_id = float(row["similarity"]), rank, row["chunk_id"]
-    for hit in hits.values():
+    return hits
+
+
+def _complete(conn, hits: dict[int, Hit], keyword: list[dict], vector: str | None) -> None:
+    """Score every candidate on both sides, so fusion never has to guess a missing score."""
+    only_dense = [fid for fid, h in hits.items() if h.keyword_score is None]
+    found = {}
+    if only_dense and keyword:
+        first = keyword[0]
+        terms = sorted(first["dfs"])
+        found = {
+            r["file_id"]: r
+            for r in conn.execute(
+                sql("search.bm25_for"),
+                {
+                    "terms": terms,
+                    "dfs": [float(first["dfs"][t]) for t in terms],
+                    "n": first["n"],
+                    "avgdl": first["avgdl"],
+                    "k1": K1,
+                    "b": B,
+                    "ids": only_dense,
+                },
+            )
+        }
+    for fid in only_dense:
+        row = found.get(fid)
+        hits[fid].keyword_score = float(row["score"]) if row else 0.0
+        hits[fid].matched_terms = row["matched"] if row else 0
+        hits[fid].query_terms = keyword[0]["terms"] if keyword else 0
+    only_keyword = [fid for fid, h in hits.items() if h.semantic_score is None]
+    if only_keyword and vector:
+        for row in conn.execute(sql("search.dense_for"), {"vector": vector, "ids": only_keyword}):
+            hit = hits[row["file_id"]]
+            hit.semantic_score, hit.chunk_id = float(row["similarity"]), row["chunk_id"]
+
+
+def _rank(hits: dict[int, Hit], used: str) -> list[Hit]:
+    if used == "hybrid":
+        kw = _standardise({f: h.keyword_score or 0.0 for f, h in hits.items()})
+        se = _standardise({f: h.semantic_score or 0.0 for f, h in hits.items()})
+        coverage = max((h.matched_terms / h.query_terms for h in hits.values() if h.query_terms), default=0.0)
+        weight = KEYWORD_WEIGHT * coverage
+    for fid, hit in hits.items():
         if used == "keyword":
             hit.score = hit.keyword_score or 0.0
         elif used == "semantic":
             hit.score = hit.semantic_score or 0.0
         else:
-            hit.score = (KEYWORD_WEIGHT / (RRF_K + hit.keyword_rank) if hit.keyword_rank else 0.0) + (
-                SEMANTIC_WEIGHT / (RRF_K + hit.semantic_rank) if hit.semantic_rank else 0.0
-            )
+            hit.score = weight * kw[fid] + (1 - weight) * se[fid]
     return sorted(hits.values(), key=lambda h: (-h.score, h.file_id))
+
+
+def _standardise(scores: dict[int, float]) -> dict[int, float]:
+    values = list(scores.values())
+    mean = sum(values) / len(values) if values else 0.0
+    spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5 if values else 0.0
+    return {k: (v - mean) / spread if spread else 0.0 for k, v in scores.items()}
 
 
 def _fill(conn, query: str, hits: list[Hit]) -> None:

@@ -1,0 +1,79 @@
+"""Measure what separates noise from answers in the vault arm of recall.
+
+For the TIL golden set (answers) and the TIL noise set (no answer), takes the hybrid
+candidates recall sees, then replays the shaping rules with different keyword-support
+thresholds and similarity floors: how many noise queries still return something, and what
+hit@8 and MRR the answers keep.
+
+    python -m benchmarks.recall_floor
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from cli_org.db.connect import connect
+from cli_org.evaluation import parse_queries
+from cli_org.golden import load_golden
+from cli_org.recall import vault_arm
+from cli_org.recall.vault_arm import exclusions
+from cli_org.vault.embedders import query_embedder
+from cli_org.vault.search import search
+
+from .common import ROOT, bench_settings
+
+LIMIT = 8
+
+
+def shaped_paths(hits, fraction: float, floor: float) -> list[str]:
+    original = vault_arm.needed
+    vault_arm.needed = lambda n: max(1, math.ceil(n * fraction))
+    try:
+        return [v.hit.path for v in vault_arm.shape(hits, limit=LIMIT, min_similarity=floor)]
+    finally:
+        vault_arm.needed = original
+
+
+def main() -> None:
+    settings = bench_settings("til")
+    embedder, _ = query_embedder(settings)
+    golden = load_golden(ROOT / "eval" / "til-golden.txt")
+    noise = parse_queries((ROOT / "eval" / "til-noise.txt").read_text())
+    with connect(settings) as conn:
+
+        def candidates(q):
+            return search(conn, q, mode="hybrid", limit=LIMIT * 2, embedder=embedder, exclude=exclusions([])).hits
+
+        pos = [(c, candidates(c.question)) for c in golden]
+        neg = [(q, candidates(q)) for q in noise]
+    print("noise queries, best candidates (matched/terms, similarity):")
+    for q, hits in neg:
+        best = max(hits, key=lambda h: h.matched_terms / max(1, h.query_terms), default=None)
+        top_sim = max((h.semantic_score or 0 for h in hits), default=0)
+        print(
+            f"  {q[:60]:<60} kw {best.matched_terms if best else 0}/{best.query_terms if best else 0}"
+            f"  max sim {top_sim:.3f}"
+        )
+    rows = []
+    for fraction in (0.01, 0.34, 0.5, 0.67):
+        for floor in (0.25, 0.35, 0.4, 0.45, 0.5, 0.55):
+            noisy = sum(1 for _, hits in neg if shaped_paths(hits, fraction, floor))
+            ranks = []
+            for case, hits in pos:
+                paths = shaped_paths(hits, fraction, floor)
+                ranks.append(next((i for i, p in enumerate(paths, 1) if case.expected in p), None))
+            rows.append(
+                {
+                    "keyword_fraction": fraction,
+                    "floor": floor,
+                    "noise_answered": f"{noisy}/{len(neg)}",
+                    "hit@8": round(sum(1 for r in ranks if r) / len(ranks), 3),
+                    "mrr": round(sum(1 / r for r in ranks if r) / len(ranks), 3),
+                }
+            )
+    print(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
