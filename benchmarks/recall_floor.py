@@ -26,11 +26,14 @@ from .common import ROOT, bench_settings
 LIMIT = 8
 
 
-def shaped_paths(hits, fraction: float, floor: float) -> list[str]:
+def shaped_paths(hits, fraction: float, floor: float, keyword_floor: float) -> list[str]:
     original = vault_arm.needed
     vault_arm.needed = lambda n: max(1, math.ceil(n * fraction))
     try:
-        return [v.hit.path for v in vault_arm.shape(hits, limit=LIMIT, min_similarity=floor)]
+        return [
+            v.hit.path
+            for v in vault_arm.shape(hits, limit=LIMIT, min_similarity=floor, keyword_similarity=keyword_floor)
+        ]
     finally:
         vault_arm.needed = original
 
@@ -55,24 +58,25 @@ def main() -> None:
             f"  {q[:60]:<60} kw {best.matched_terms if best else 0}/{best.query_terms if best else 0}"
             f"  max sim {top_sim:.3f}"
         )
-    rows = []
-    for fraction in (0.01, 0.34, 0.5, 0.67):
-        for floor in (0.25, 0.35, 0.4, 0.45, 0.5, 0.55):
-            noisy = sum(1 for _, hits in neg if shaped_paths(hits, fraction, floor))
-            ranks = []
-            for case, hits in pos:
-                paths = shaped_paths(hits, fraction, floor)
-                ranks.append(next((i for i, p in enumerate(paths, 1) if case.expected in p), None))
-            rows.append(
+    grid = [(f, v, k) for f in (0.34, 0.4, 0.5) for v in (0.3, 0.35, 0.4, 0.45) for k in (0.0, 0.3, 0.33, 0.36, 0.45)]
+    for fraction, floor, keyword_floor in grid:
+        noisy = sum(1 for _, hits in neg if shaped_paths(hits, fraction, floor, keyword_floor))
+        ranks = []
+        for case, hits in pos:
+            paths = shaped_paths(hits, fraction, floor, keyword_floor)
+            ranks.append(next((i for i, p in enumerate(paths, 1) if case.expected in p), None))
+        print(
+            json.dumps(
                 {
                     "keyword_fraction": fraction,
-                    "floor": floor,
+                    "vector_only_floor": floor,
+                    "keyword_floor": keyword_floor,
                     "noise_answered": f"{noisy}/{len(neg)}",
                     "hit@8": round(sum(1 for r in ranks if r) / len(ranks), 3),
                     "mrr": round(sum(1 / r for r in ranks if r) / len(ranks), 3),
                 }
             )
-    print(json.dumps(rows, indent=1))
+        )
 
 
 if __name__ == "__main__":

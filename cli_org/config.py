@@ -45,9 +45,10 @@ class Settings:
     vault_ignore: list[str] = field(default_factory=list)
     root: str | None = None
     recall_exclude: list[str] = field(default_factory=list)
-    # Measured on MiniLM (benchmarks/RESULTS.md): nonsense queries' best vector-only hits
-    # stay below this, answers' are above it.
-    recall_min_similarity: float = 0.45
+    # Measured with MiniLM on the TIL golden and noise sets (benchmarks/RESULTS.md): the
+    # pair that kept every noise query out and the most answers in.
+    recall_min_similarity: float = 0.35  # a vector-only vault hit needs this much
+    recall_keyword_similarity: float = 0.30  # a keyword-supported hit needs this much too
 
     def __post_init__(self) -> None:
         if not _DB_NAME.match(self.database_name):
@@ -71,7 +72,8 @@ class Settings:
             vault_ignore=_list(env.get("ORG_VAULT_IGNORE")),
             root=env.get("ORG_ROOT") or None,
             recall_exclude=_list(env.get("ORG_RECALL_EXCLUDE")),
-            recall_min_similarity=_float(env, "ORG_RECALL_MIN_SIMILARITY", 0.45),
+            recall_min_similarity=_float(env, "ORG_RECALL_MIN_SIMILARITY", 0.35),
+            recall_keyword_similarity=_float(env, "ORG_RECALL_KEYWORD_SIMILARITY", 0.30),
         )
 
     @property

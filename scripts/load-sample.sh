@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Load the shipped sample (eval/sample): agents, facts, and the vault, scanned and embedded.
 # Safe to run again: existing agents are kept and identical facts are not duplicated.
+# --facts-only loads agents and facts beside a vault indexed elsewhere.
 set -euo pipefail
 sample="$(cd "$(dirname "$0")/.." && pwd)/eval/sample"
 
@@ -19,4 +20,4 @@ while IFS=$'\037' read -r agent subject claim source project kind; do
   n=$((n + 1))
 done < <(tr '\t' '\037' <"$sample/facts.tsv")
 echo "facts: $n loaded"
-cli-org vault scan "$sample/vault" --embed --replace
+[[ "${1:-}" == "--facts-only" ]] || cli-org vault scan "$sample/vault" --embed --replace

@@ -194,8 +194,13 @@ def test_vault_vector_only_hits_need_keyword_company(vault_env):
     supports = {h.data["path"]: h.data["support"] for h in result.hits}
     assert supports["git/squash.md" if "git/squash.md" in supports else "copy/squash.md"] == "keyword"
     assert supports.get("cooking/bread.md") == "vector-only"
+    # Shared words and close meaning: supported.
+    bread = vault_env("knead dough", arms=("vault",), embedder=embedder).hits[0]
+    assert bread.data["path"] == "cooking/bread.md" and bread.data["support"] == "keyword"
+    # Shared words but far in meaning (this embedder reads the words differently): not support.
+    far = HashEmbedder({"knead": "xx", "dough": "yy"})
+    assert vault_env("knead dough", arms=("vault",), embedder=far).hits == []
     # No keyword support at all: the arm returns nothing, however similar the vectors.
-    assert vault_env("knead dough", arms=("vault",), embedder=HashEmbedder({"knead": "xx", "dough": "yy"})).hits
     lonely = vault_env("zzkq wwvx", arms=("vault",), embedder=HashEmbedder({"zzkq": "squash", "wwvx": "commits"}))
     assert lonely.hits == [] and lonely.text == NOTHING
 
@@ -216,12 +221,14 @@ def _hit(path, kw_rank=None, matched=0, terms_=2, sim=None, snippet=None):
 
 def test_shape_floor_and_half_limit_cap():
     hits = [_hit("k1", 1, 2), *[_hit(f"v{i}", sim=0.9 - i / 100) for i in range(8)], _hit("low", sim=0.2)]
-    kept = shape(hits, limit=8, min_similarity=0.3)
+    kept = shape(hits, limit=8, min_similarity=0.3, keyword_similarity=0.3)
     assert [k.hit.path for k in kept] == ["k1", "v0", "v1", "v2", "v3"]  # vector-only: at most 4 of 8
-    assert "low" not in [k.hit.path for k in shape(hits, limit=20, min_similarity=0.3)]
+    assert "low" not in [k.hit.path for k in shape(hits, limit=20, min_similarity=0.3, keyword_similarity=0.3)]
     # One shared word of a three-word query is not keyword support.
-    assert shape([_hit("weak", 1, 1, 3, 0.9)], limit=8, min_similarity=0.3) == []
-    assert shape([_hit("ok", 1, 2, 3)], limit=8, min_similarity=0.3)[0].support == "keyword"
+    assert shape([_hit("weak", 1, 1, 3, 0.9)], limit=8, min_similarity=0.3, keyword_similarity=0.3) == []
+    assert shape([_hit("ok", 1, 2, 3)], limit=8, min_similarity=0.3, keyword_similarity=0.3)[0].support == "keyword"
+    # Shared words with a vector far in meaning are not support; without vectors, words suffice.
+    assert shape([_hit("far", 1, 2, 3, 0.1)], limit=8, min_similarity=0.3, keyword_similarity=0.3) == []
 
 
 # --- merge, output, logging --------------------------------------------------------------

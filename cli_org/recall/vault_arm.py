@@ -25,9 +25,11 @@ def exclusions(extra: list[str]) -> tuple[str, ...]:
     return tuple(prefix_pattern(p) for p in (*ALWAYS_EXCLUDED, *extra)) + ENV_PATTERNS
 
 
-def has_keyword_support(hit: Hit) -> bool:
-    """The note shares at least half of the query's words: one shared common word is noise."""
-    return hit.matched_terms > 0 and hit.matched_terms >= needed(hit.query_terms)
+def has_keyword_support(hit: Hit, min_similarity: float) -> bool:
+    """The note shares at least half of the query's words (one shared common word is noise)
+    and, where vectors exist, is also close in meaning: off-topic questions share words too."""
+    shares = hit.matched_terms > 0 and hit.matched_terms >= needed(hit.query_terms)
+    return shares and (hit.semantic_score is None or hit.semantic_score >= min_similarity)
 
 
 def recall_vault(
@@ -38,15 +40,18 @@ def recall_vault(
     embedder: Embedder | None,
     exclude: list[str],
     min_similarity: float,
+    keyword_similarity: float,
 ) -> tuple[list[VaultHit], str | None]:
     result = search(conn, query, mode="hybrid", limit=limit * 2, embedder=embedder, exclude=exclusions(exclude))
-    return shape(result.hits, limit=limit, min_similarity=min_similarity), result.notice
+    return shape(
+        result.hits, limit=limit, min_similarity=min_similarity, keyword_similarity=keyword_similarity
+    ), result.notice
 
 
-def shape(hits: list[Hit], *, limit: int, min_similarity: float) -> list[VaultHit]:
+def shape(hits: list[Hit], *, limit: int, min_similarity: float, keyword_similarity: float) -> list[VaultHit]:
     """Keyword-supported hits stay; vector-only hits need one beside them, a similarity
     floor, and fill at most half the slots. Same title and snippet twice take one slot."""
-    if not any(has_keyword_support(h) for h in hits):
+    if not any(has_keyword_support(h, keyword_similarity) for h in hits):
         return []
     kept: list[VaultHit] = []
     seen: set[tuple[str, str]] = set()
@@ -55,7 +60,7 @@ def shape(hits: list[Hit], *, limit: int, min_similarity: float) -> list[VaultHi
         key = (hit.title.strip().lower(), hit.snippet.strip().lower())
         if key in seen:
             continue
-        if has_keyword_support(hit):
+        if has_keyword_support(hit, keyword_similarity):
             support = "keyword"
         elif (hit.semantic_score or 0.0) >= min_similarity and vector_only < limit // 2:
             support = "vector-only"

@@ -26,6 +26,7 @@ K1, B = 0.9, 0.4
 # is trusted as far as it explains the query, so a paraphrase (few shared words) leans on
 # meaning. Chosen by measurement on SciFact and paraphrased questions (benchmarks/RESULTS.md).
 KEYWORD_WEIGHT = 0.7
+STATS_DEPTH = 30
 MAX_QUERY = 2000  # characters; a longer query is cut, not refused
 SNIPPET = 180
 
@@ -198,8 +199,15 @@ def _complete(conn, hits: dict[int, Hit], keyword: list[dict], vector: str | Non
 
 def _rank(hits: dict[int, Hit], used: str) -> list[Hit]:
     if used == "hybrid":
-        kw = _standardise({f: h.keyword_score or 0.0 for f, h in hits.items()})
-        se = _standardise({f: h.semantic_score or 0.0 for f, h in hits.items()})
+        # Standardise with the statistics of each side's top STATS_DEPTH candidates, so a
+        # deeper search (a bigger --limit) does not reorder the top of the list.
+        basis = {
+            f
+            for f, h in hits.items()
+            if (h.keyword_rank or STATS_DEPTH + 1) <= STATS_DEPTH or (h.semantic_rank or STATS_DEPTH + 1) <= STATS_DEPTH
+        }
+        kw = _standardise({f: h.keyword_score or 0.0 for f, h in hits.items()}, basis)
+        se = _standardise({f: h.semantic_score or 0.0 for f, h in hits.items()}, basis)
         coverage = max((h.matched_terms / h.query_terms for h in hits.values() if h.query_terms), default=0.0)
         weight = KEYWORD_WEIGHT * coverage
     for fid, hit in hits.items():
@@ -212,8 +220,8 @@ def _rank(hits: dict[int, Hit], used: str) -> list[Hit]:
     return sorted(hits.values(), key=lambda h: (-h.score, h.file_id))
 
 
-def _standardise(scores: dict[int, float]) -> dict[int, float]:
-    values = list(scores.values())
+def _standardise(scores: dict[int, float], basis: set[int]) -> dict[int, float]:
+    values = [scores[k] for k in basis]
     mean = sum(values) / len(values) if values else 0.0
     spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5 if values else 0.0
     return {k: (v - mean) / spread if spread else 0.0 for k, v in scores.items()}
