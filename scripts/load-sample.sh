@@ -7,8 +7,10 @@ sample="$(cd "$(dirname "$0")/.." && pwd)/eval/sample"
 
 cli-org init --owner mara >/dev/null
 existing=$(cli-org agents list --json)
+has() { grep -q "\"name\": \"$1\"" <<<"$existing"; }
+has mara || cli-org agents add mara --person --owner >/dev/null
 for bot in builder reviewer ops; do
-  grep -q "\"name\": \"$bot\"" <<<"$existing" || cli-org agents add "$bot" --lead mara >/dev/null
+  has "$bot" || cli-org agents add "$bot" --lead mara >/dev/null
 done
 n=0
 # Tabs become \037 first: `read` folds runs of whitespace separators, which would shift
