@@ -160,7 +160,7 @@ class OnnxEmbedder:
             import onnxruntime as ort
             from tokenizers import Tokenizer
 
-            tokenizer = Tokenizer.from_file(str(_model_dir() / "tokenizer.json"))
+            tokenizer = Tokenizer.from_file(str(model_file.parent / "tokenizer.json"))
             tokenizer.enable_truncation(MAX_TOKENS)
             tokenizer.enable_padding()
             options = ort.SessionOptions()
