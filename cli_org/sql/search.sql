@@ -1,26 +1,34 @@
 -- name: bm25
--- Okapi BM25 over whole notes, from the postings the scan keeps. Document frequencies are
--- counted from the same postings rows the scoring reads, so they are never stale.
+-- Okapi BM25 over whole notes, from the postings the scan keeps. A term in more than
+-- %(per_term)s notes is scored on its %(per_term)s densest postings only (its weight in the
+-- others is small); every other term, and every document frequency, is exact.
 WITH q AS (
     SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', %(query)s))
 ), s AS (
     SELECT (value::json ->> 'n')::float8 AS n,
            greatest((value::json ->> 'avgdl')::float8, 1) AS avgdl
     FROM vault_meta WHERE key = 'bm25_stats'
-), p AS MATERIALIZED (
-    SELECT p.term, p.file_id, p.tf, p.dl FROM vault_postings p JOIN q ON p.term = q.term
 ), df AS (
-    SELECT term, count(*) AS df FROM p GROUP BY term
+    SELECT q.term, (SELECT count(*) FROM vault_postings p WHERE p.term = q.term) AS df FROM q
+), p AS (
+    SELECT d.term, d.df, t.file_id, t.tf, t.dl
+    FROM df d CROSS JOIN LATERAL (
+        SELECT p.file_id, p.tf, p.dl FROM vault_postings p
+        WHERE p.term = d.term
+        ORDER BY p.tf::real / p.dl DESC
+        LIMIT %(per_term)s
+    ) t
 ), scored AS (
     SELECT p.file_id,
-           sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
+           sum(ln(1 + (s.n - p.df + 0.5) / (p.df + 0.5))
                * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / s.avgdl))) AS score,
            count(*) AS matched
-    FROM p JOIN df USING (term) CROSS JOIN s
+    FROM p CROSS JOIN s
     GROUP BY p.file_id
 )
 SELECT sc.file_id, sc.score, sc.matched, (SELECT count(*) FROM q) AS terms,
-       (SELECT json_object_agg(term, df) FROM df) AS dfs, (SELECT n FROM s) AS n, (SELECT avgdl FROM s) AS avgdl
+       (SELECT json_object_agg(term, df) FROM df WHERE df > 0) AS dfs, (SELECT n FROM s) AS n,
+       (SELECT avgdl FROM s) AS avgdl
 FROM scored sc JOIN vault_files f ON f.id = sc.file_id
 WHERE NOT (f.path LIKE ANY (%(exclude)s))
 ORDER BY sc.score DESC, sc.file_id

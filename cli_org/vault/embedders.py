@@ -132,6 +132,8 @@ class SentenceTransformerEmbedder:
                 location="weights.bin",
             )
             (staging / "graph.onnx").unlink()
+            # The tokenizer travels with the model: queries need neither torch nor the model package.
+            shutil.copy(_model_dir() / "tokenizer.json", staging / "tokenizer.json")
             staging.rename(target.parent)  # atomic: a reader never sees half a model
         except OSError:
             if not target.exists():

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 MODES = ("keyword", "semantic", "hybrid")
 # BM25 constants as in common IR toolkits' defaults for short documents.
 K1, B = 0.9, 0.4
+# A term in more notes than this is scored on its densest postings only; it bounds the work
+# of queries made of common words (benchmarks/RESULTS.md measures what it costs in ranking).
+PER_TERM = 3000
 # Hybrid = a * z(BM25) + (1 - a) * z(cosine): each score standardised over the union of both
 # sides' candidates, every candidate scored by both sides. The keyword weight a is
 # KEYWORD_WEIGHT times the share of the query's words the best-matching note contains: BM25
@@ -125,7 +128,8 @@ def _usable_embedder(conn, embedder, settings) -> tuple[Embedder | None, str | N
 
 def _keyword(conn, query: str, depth: int, exclude: list[str]) -> list[dict]:
     return conn.execute(
-        sql("search.bm25"), {"query": query, "k1": K1, "b": B, "limit": depth, "exclude": exclude}
+        sql("search.bm25"),
+        {"query": query, "k1": K1, "b": B, "limit": depth, "exclude": exclude, "per_term": PER_TERM},
     ).fetchall()
 
 
