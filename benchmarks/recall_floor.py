@@ -26,16 +26,17 @@ from .common import ROOT, bench_settings
 LIMIT = 8
 
 
-def shaped_paths(hits, fraction: float, floor: float, keyword_floor: float) -> list[str]:
-    original = vault_arm.needed
+def shaped_paths(hits, fraction: float, floor: float, keyword_floor: float, cap: int = 99) -> list[str]:
+    original, saved_cap = vault_arm.needed, vault_arm.MAX_SHARED_WORDS
     vault_arm.needed = lambda n: max(1, math.ceil(n * fraction))
+    vault_arm.MAX_SHARED_WORDS = cap
     try:
         return [
             v.hit.path
             for v in vault_arm.shape(hits, limit=LIMIT, min_similarity=floor, keyword_similarity=keyword_floor)
         ]
     finally:
-        vault_arm.needed = original
+        vault_arm.needed, vault_arm.MAX_SHARED_WORDS = original, saved_cap
 
 
 def main() -> None:
@@ -58,12 +59,15 @@ def main() -> None:
             f"  {q[:60]:<60} kw {best.matched_terms if best else 0}/{best.query_terms if best else 0}"
             f"  max sim {top_sim:.3f}"
         )
-    grid = [(f, v, k) for f in (0.34, 0.4, 0.5) for v in (0.3, 0.35, 0.4, 0.45) for k in (0.0, 0.3, 0.33, 0.36, 0.45)]
-    for fraction, floor, keyword_floor in grid:
-        noisy = sum(1 for _, hits in neg if shaped_paths(hits, fraction, floor, keyword_floor))
+    grid = [
+        (f, v, k, 99) for f in (0.34, 0.4, 0.5) for v in (0.3, 0.35, 0.4, 0.45) for k in (0.0, 0.3, 0.33, 0.36, 0.45)
+    ]
+    grid += [(0.5, v, k, cap) for cap in (2, 3, 4) for v in (0.35, 0.4) for k in (0.3, 0.35, 0.4)]
+    for fraction, floor, keyword_floor, cap in grid:
+        noisy = sum(1 for _, hits in neg if shaped_paths(hits, fraction, floor, keyword_floor, cap))
         ranks = []
         for case, hits in pos:
-            paths = shaped_paths(hits, fraction, floor, keyword_floor)
+            paths = shaped_paths(hits, fraction, floor, keyword_floor, cap)
             ranks.append(next((i for i, p in enumerate(paths, 1) if case.expected in p), None))
         print(
             json.dumps(

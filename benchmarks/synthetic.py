@@ -131,8 +131,17 @@ def main() -> None:
             finally:
                 search_module.PER_TERM = saved
             overlaps.append(len(set(bounded) & set(exact)) / max(1, len(exact)))
-    print(json.dumps({"notes": args.notes, "chunks": chunks, "rows": rows,
-                      "keyword_top10_overlap_with_exact": round(sum(overlaps) / len(overlaps), 3)}, indent=2))
+    print(
+        json.dumps(
+            {
+                "notes": args.notes,
+                "chunks": chunks,
+                "rows": rows,
+                "keyword_top10_overlap_with_exact": round(sum(overlaps) / len(overlaps), 3),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

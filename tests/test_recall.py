@@ -227,6 +227,9 @@ def test_shape_floor_and_half_limit_cap():
     # One shared word of a three-word query is not keyword support.
     assert shape([_hit("weak", 1, 1, 3, 0.9)], limit=8, min_similarity=0.3, keyword_similarity=0.3) == []
     assert shape([_hit("ok", 1, 2, 3)], limit=8, min_similarity=0.3, keyword_similarity=0.3)[0].support == "keyword"
+    # A long question: three shared words are enough, two are not.
+    assert shape([_hit("long", 1, 3, 8, 0.5)], limit=8, min_similarity=0.3, keyword_similarity=0.3)
+    assert shape([_hit("long", 1, 2, 8, 0.5)], limit=8, min_similarity=0.3, keyword_similarity=0.3) == []
     # Shared words with a vector far in meaning are not support; without vectors, words suffice.
     assert shape([_hit("far", 1, 2, 3, 0.1)], limit=8, min_similarity=0.3, keyword_similarity=0.3) == []
 

@@ -25,10 +25,16 @@ def exclusions(extra: list[str]) -> tuple[str, ...]:
     return tuple(prefix_pattern(p) for p in (*ALWAYS_EXCLUDED, *extra)) + ENV_PATTERNS
 
 
+# A long question shares three words with its answer far more often than half of them.
+MAX_SHARED_WORDS = 3
+
+
 def has_keyword_support(hit: Hit, min_similarity: float) -> bool:
-    """The note shares at least half of the query's words (one shared common word is noise)
-    and, where vectors exist, is also close in meaning: off-topic questions share words too."""
-    shares = hit.matched_terms > 0 and hit.matched_terms >= needed(hit.query_terms)
+    """The note shares half of the query's words, or three of a long query's (one shared
+    common word is noise), and, where vectors exist, is close in meaning too: off-topic
+    questions share words as well."""
+    need = min(MAX_SHARED_WORDS, needed(hit.query_terms))
+    shares = hit.matched_terms > 0 and hit.matched_terms >= need
     return shares and (hit.semantic_score is None or hit.semantic_score >= min_similarity)
 
 

@@ -67,9 +67,14 @@ SELECT p.file_id,
        sum(ln(1 + (%(n)s - d.df + 0.5) / (d.df + 0.5))
            * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / %(avgdl)s))) AS score,
        count(*) AS matched
-FROM vault_postings p
-JOIN unnest(%(terms)s::text[], %(dfs)s::float8[]) AS d (term, df) ON d.term = p.term
-WHERE p.file_id = ANY (%(ids)s)
+FROM unnest(%(terms)s::text[], %(dfs)s::float8[]) AS d (term, df)
+CROSS JOIN unnest(%(ids)s::bigint[]) AS i (file_id)
+-- One primary-key probe per (term, note); LIMIT 1 keeps the planner from turning the probes
+-- into scans of every posting of a common term.
+CROSS JOIN LATERAL (
+    SELECT q.file_id, q.tf, q.dl FROM vault_postings q
+    WHERE q.term = d.term AND q.file_id = i.file_id LIMIT 1
+) p
 GROUP BY p.file_id;
 
 -- name: dense_for
