@@ -73,6 +73,7 @@ def main() -> None:
             json.dumps(
                 {
                     "keyword_fraction": fraction,
+                    "at_most_words": cap,
                     "vector_only_floor": floor,
                     "keyword_floor": keyword_floor,
                     "noise_answered": f"{noisy}/{len(neg)}",

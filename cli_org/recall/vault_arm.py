@@ -13,6 +13,8 @@ from .terms import needed
 # Never recalled: today's scratch notes, money, and anything that looks like an env file.
 ALWAYS_EXCLUDED = ("CURRENT/", "Areas/Finance/")
 ENV_PATTERNS = ("%.env", "%.env/%", "%.env.%", ".env%", "%/.env%")
+# A long question shares three words with its answer far more often than half of them.
+MAX_SHARED_WORDS = 3
 
 
 @dataclass
@@ -23,10 +25,6 @@ class VaultHit:
 
 def exclusions(extra: list[str]) -> tuple[str, ...]:
     return tuple(prefix_pattern(p) for p in (*ALWAYS_EXCLUDED, *extra)) + ENV_PATTERNS
-
-
-# A long question shares three words with its answer far more often than half of them.
-MAX_SHARED_WORDS = 3
 
 
 def has_keyword_support(hit: Hit, min_similarity: float) -> bool:
