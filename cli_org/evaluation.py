@@ -230,7 +230,7 @@ def compare(a: SavedRun, b: SavedRun) -> Comparison:
     elif chars == "worse":
         verdict = "hit@k held, but answers got longer"
     else:
-        verdict = "no change in hit@k or characters"
+        verdict = "no change in hit@k or median characters"
     return Comparison(a, b, rows, now_hit, now_miss, verdict)
 
 
