@@ -116,3 +116,15 @@ def test_init_is_idempotent(cli):
     code, out, _ = cli("init", "--json")
     result = json.loads(out)
     assert code == 0 and result["applied"] == [] and result["owner"] is None and not result["created"]
+
+
+def test_help_imports_nothing_heavy():
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "cli_org", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0 and "recall" in out.stdout
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in out.stderr.splitlines() if "|" in line}
+    assert not imported & {"psycopg", "numpy", "onnxruntime", "torch", "transformers", "yaml"}
