@@ -87,7 +87,7 @@ def main() -> None:
     print(f"generated in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     settings = bench_settings(f"synthetic_{args.notes}")
     index_embedder(settings)  # makes sure the ONNX query model exists
-    with connect(settings) as conn, connect(settings) as side:
+    with connect(settings) as conn:
         summary = scan(conn, WORK / f"synthetic-{args.notes}", replace=True)
         print("scan:", summary.line(), file=sys.stderr)
         started = time.perf_counter()
@@ -103,21 +103,19 @@ def main() -> None:
             ],
         }
         rows = []
-        variants = [("keyword", None), ("semantic", None), ("hybrid", None), ("hybrid, two connections", side)]
         for kind, queries in kinds.items():
-            for label, second in variants:
-                mode = label.split(",")[0]
+            for mode in ("keyword", "semantic", "hybrid"):
                 for q in queries:  # a first pass reads the index from disk; time the warm one
-                    search(conn, q, mode=mode, limit=10, embedder=embedder, side=second)
+                    search(conn, q, mode=mode, limit=10, embedder=embedder)
                 times = []
                 for q in queries:
                     t = time.perf_counter()
-                    search(conn, q, mode=mode, limit=10, embedder=embedder, side=second)
+                    search(conn, q, mode=mode, limit=10, embedder=embedder)
                     times.append((time.perf_counter() - t) * 1000)
                 rows.append(
                     {
                         "queries": kind,
-                        "mode": label,
+                        "mode": mode,
                         "n": len(queries),
                         "p50_ms": round(median(times), 1),
                         "p95_ms": round(percentile(times, 0.95), 1),

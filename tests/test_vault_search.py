@@ -143,16 +143,3 @@ def test_embedding_is_incremental_and_model_change_detected(conn, tmp_path):
     assert embed_pending(conn, Other(), reset=True).embedded == 7
     models = conn.execute("SELECT DISTINCT embed_model FROM vault_chunks").fetchall()
     assert models == [{"embed_model": "test/another-model"}]
-
-
-def test_side_connection_gives_the_same_answer(conn, org):
-    embedder = HashEmbedder({"merge": "squash"})
-    embed_pending(conn, embedder)
-    with connect(org.settings) as side:
-        for query in ("merge commits", "rows", "", "vacuum dead rows"):
-            alone = search(conn, query, mode="hybrid", embedder=embedder)
-            paired = search(conn, query, mode="hybrid", embedder=embedder, side=side)
-            assert [(h.path, round(h.score, 9)) for h in paired.hits] == [
-                (h.path, round(h.score, 9)) for h in alone.hits
-            ]
-            assert paired.used == alone.used

@@ -71,15 +71,9 @@ def search(
     embedder: Embedder | None = None,
     exclude: tuple[str, ...] = (),
     depth: int | None = None,
-    side: psycopg.Connection | None = None,
 ) -> SearchResult:
     """Search the vault; semantic and hybrid fall back to keyword, with a notice, when no
-    vectors or no query model are available. `exclude` holds LIKE patterns on the path.
-
-    `side`, a second connection to the same database, lets a hybrid search run its vector
-    query there while the keyword query runs on `conn`: a long-lived process (a server)
-    answers in about the time of the slower of the two instead of their sum.
-    """
+    vectors or no query model are available. `exclude` holds LIKE patterns on the path."""
     started = time.perf_counter()
     if mode not in MODES:
         raise InputError(f"mode must be one of {', '.join(MODES)}")
@@ -92,29 +86,17 @@ def search(
             embedder, result.notice = _usable_embedder(conn, embedder, settings)
             if embedder is None:
                 result.used = "keyword"
-        parallel = side is not None and result.used == "hybrid" and bool(query.strip())
-        if not parallel:
-            # Cold process: the keyword query runs while the query model is still loading.
-            keyword = _keyword(conn, query, depth, patterns) if result.used != "semantic" else []
+        keyword = _keyword(conn, query, depth, patterns) if result.used != "semantic" else []
         semantic, vector = [], None
         if result.used != "keyword" and query.strip():
             try:
                 vector = vector_literal(embedder.embed([query])[0])
             except ConfigError as exc:  # a broken query model must not break keyword search
                 result.notice, result.used = f"{exc}; showing keyword results", "keyword"
-                if mode == "semantic" or parallel:
+                if mode == "semantic":
                     keyword = _keyword(conn, query, depth, patterns)
             else:
-                if parallel:
-                    from concurrent.futures import ThreadPoolExecutor
-
-                    pool = ThreadPoolExecutor(1)
-                    vector_side = pool.submit(_semantic, side, vector, depth, patterns)
-                    pool.shutdown(wait=False)
-                    keyword = _keyword(conn, query, depth, patterns)
-                    semantic = vector_side.result()
-                else:
-                    semantic = _semantic(conn, vector, depth, patterns)
+                semantic = _semantic(conn, vector, depth, patterns)
         hits = _candidates(keyword, semantic)
         if result.used == "hybrid":
             _complete(conn, hits, keyword, vector)
