@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import statistics
+import tempfile
 from pathlib import Path
 
 import psycopg
@@ -16,7 +17,7 @@ from cli_org.db.connect import admin_conninfo
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "corpora"
-WORK = Path(os.environ.get("BENCH_WORK", "/tmp/cli-org-bench"))
+WORK = Path(os.environ.get("BENCH_WORK") or Path(tempfile.gettempdir()) / "cli-org-bench")
 
 
 def bench_settings(name: str, fresh: bool = False) -> Settings:
