@@ -68,6 +68,16 @@ def rows(conn, query, params=None):
     return conn.execute(query, params).fetchall()
 
 
+def term_counts_are_exact(conn) -> bool:
+    """vault_terms agrees with a fresh count of the postings, term by term."""
+    bad = conn.execute("""
+        SELECT count(*) AS n FROM vault_terms t
+        FULL JOIN (SELECT term, count(*) AS df FROM vault_postings GROUP BY term) p USING (term)
+        WHERE coalesce(t.df, 0) <> coalesce(p.df, 0) OR t.df = 0
+    """).fetchone()["n"]
+    return bad == 0
+
+
 def test_walk_skips_hidden_git_and_ignored(vault):
     assert markdown_files(vault) == [
         "drafts/wip.md",
@@ -145,6 +155,7 @@ def test_rescan_is_incremental(conn, vault):
             conn, f"SELECT count(*) AS n FROM {table} t LEFT JOIN vault_files f ON f.id = t.file_id WHERE f.id IS NULL"
         )
         assert orphans[0]["n"] == 0, table
+    assert term_counts_are_exact(conn)
     assert search(conn, "scheduler", mode="keyword").hits[0].path == "ops/runbook.md"
     assert search(conn, "worker", mode="keyword").hits == []
 
@@ -220,6 +231,7 @@ def test_kill_mid_scan_then_rescan_finishes_cleanly(org, tmp_path):
                    (SELECT count(*) FROM vault_files f WHERE length <> (
                         SELECT coalesce(sum(tf), 0) FROM vault_postings p WHERE p.file_id = f.id)) AS bad_lengths
         """).fetchone()
+        assert term_counts_are_exact(conn)
     assert check == {"files": 3000, "chunks": 6000, "distinct_chunks": 6000, "bad_lengths": 0}
 
 

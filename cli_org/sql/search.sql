@@ -1,7 +1,8 @@
 -- name: bm25
 -- Okapi BM25 over whole notes, from the postings the scan keeps. A term in more than
 -- %(per_term)s notes is scored on its %(per_term)s densest postings only (its weight in the
--- others is small); every other term, and every document frequency, is exact.
+-- others is small); every other term, and every document frequency (kept by the scan in
+-- vault_terms), is exact.
 WITH q AS (
     SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', %(query)s))
 ), s AS (
@@ -9,7 +10,7 @@ WITH q AS (
            greatest((value::json ->> 'avgdl')::float8, 1) AS avgdl
     FROM vault_meta WHERE key = 'bm25_stats'
 ), df AS (
-    SELECT q.term, (SELECT count(*) FROM vault_postings p WHERE p.term = q.term) AS df FROM q
+    SELECT q.term, coalesce(t.df, 0) AS df FROM q LEFT JOIN vault_terms t ON t.term = q.term
 ), p AS (
     SELECT d.term, d.df, t.file_id, t.tf, t.dl
     FROM df d CROSS JOIN LATERAL (

@@ -22,7 +22,21 @@ DELETE FROM vault_links WHERE file_id = %(id)s;
 DELETE FROM vault_tags WHERE file_id = %(id)s;
 
 -- name: drop_postings
-DELETE FROM vault_postings WHERE file_id = %(id)s;
+-- A note holds each term once, so each removed posting lowers that term's count by one.
+WITH gone AS (
+    DELETE FROM vault_postings WHERE file_id = ANY (%(ids)s) RETURNING term
+), counted AS (
+    SELECT term, count(*) AS n FROM gone GROUP BY term
+)
+UPDATE vault_terms t SET df = t.df - c.n FROM counted c WHERE t.term = c.term;
+
+-- name: count_terms
+INSERT INTO vault_terms (term, df)
+SELECT term, count(*) FROM vault_postings WHERE file_id = ANY (%(ids)s) GROUP BY term
+ON CONFLICT (term) DO UPDATE SET df = vault_terms.df + EXCLUDED.df;
+
+-- name: forget_unused_terms
+DELETE FROM vault_terms WHERE df = 0;
 
 -- name: insert_chunk
 INSERT INTO vault_chunks (file_id, ord, heading, content, hash, tsv, embedding, embed_model)

@@ -161,6 +161,7 @@ def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: P
         with conn.transaction():
             ids = [_store(conn, item, resolver) for item in batch]
             conn.execute(sql("vault.build_postings"), {"ids": ids})
+            conn.execute(sql("vault.count_terms"), {"ids": ids})
         conn.commit()
         for item in batch:
             summary.chunks += len(item.note.chunks)
@@ -175,7 +176,9 @@ def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: P
         if touched:
             conn.cursor().executemany(sql("vault.touch_file"), touched)
         if gone:
+            conn.execute(sql("vault.drop_postings"), {"ids": gone})  # keeps the term counts right
             conn.execute(sql("vault.remove_files"), {"ids": gone})
+        conn.execute(sql("vault.forget_unused_terms"))
         conn.execute(sql("vault.refresh_stats"))
     conn.commit()
     summary.removed = len(gone)
@@ -196,8 +199,9 @@ def _store(conn: psycopg.Connection, item: _Pending, resolver: _LinkResolver) ->
     ).fetchone()["id"]
     # Keep the vectors of chunks whose text did not change: re-embedding is the slow part.
     old = {r["hash"]: r for r in conn.execute(sql("vault.drop_chunks"), {"id": file_id})}
-    for name in ("vault.drop_links", "vault.drop_tags", "vault.drop_postings"):
+    for name in ("vault.drop_links", "vault.drop_tags"):
         conn.execute(sql(name), {"id": file_id})
+    conn.execute(sql("vault.drop_postings"), {"ids": [file_id]})
     rows = []
     for chunk in note.chunks:
         embed_text = chunk_embed_text(note.title, chunk.heading, chunk.content)
