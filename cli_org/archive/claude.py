@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .jsonl import files  # noqa: F401  (the importer reads each harness module's files())
 from .records import Message, Parsed, SessionInfo, clean, compact, shell_command, timestamp
 
 HARNESS = "claude-code"
@@ -11,10 +12,6 @@ SHELL_TOOLS = ("Bash",)
 # Lines that are not conversation: hook and tool progress (which repeats a subagent's own
 # lines), file-history snapshots (no sessionId), queue operations, summaries.
 _MESSAGE_TYPES = ("user", "assistant", "system")
-
-
-def files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*.jsonl") if p.is_file())
 
 
 class TranscriptFile:

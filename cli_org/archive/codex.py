@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .jsonl import files  # noqa: F401  (the importer reads each harness module's files())
 from .records import Message, Parsed, SessionInfo, arguments, argv_command, clean, compact, shell_command, timestamp
 
 HARNESS = "codex"
@@ -26,10 +27,6 @@ _ITEM_TYPES = {
     "local_shell_call",
     "web_search_call",
 }
-
-
-def files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*.jsonl") if p.is_file())
 
 
 class TranscriptFile:

@@ -37,3 +37,8 @@ def batches(path: Path, offset: int, size: int) -> Iterator[Batch]:
             yield Batch(lines, offset)
         if pending:
             yield Batch([], offset, pending)
+
+
+def files(root: Path) -> list[Path]:
+    """Every JSON-lines file under root, in a stable order."""
+    return sorted(p for p in root.rglob("*.jsonl") if p.is_file())
