@@ -200,3 +200,21 @@ def test_members_read_the_archive_but_never_write_it(org, bot, tmp_path):
         with pytest.raises(pgerr.InsufficientPrivilege):
             bot.execute(statement)
         bot.rollback()
+
+
+def test_member_without_a_grant_is_told_so_not_called_a_stranger(org, tmp_path):
+    from cli_org.vault.scan import scan
+
+    (tmp_path / "a.md").write_text("# A\n")
+    with org.login(f"{org.name}_bot", "bot-pw") as bot, pytest.raises(AccessDenied) as info:
+        scan(bot, tmp_path)  # indexing is the admin's job
+    assert "agents may not do this" in str(info.value) and "not a cli-org member" not in str(info.value)
+
+
+def test_agent_may_save_an_eval_run(org):
+    from cli_org.evaluation import CaseResult, GoldenRun, figures, load_run, save_run
+
+    cases = [CaseResult("q", "x", "-", 1, 10, 1.0)]
+    with org.login(f"{org.name}_bot", "bot-pw") as bot:
+        save_run(bot, "by-bot", GoldenRun(8, figures(cases), {}, cases), golden_file="g", project=None)
+        assert load_run(bot, "by-bot").overall.hit_rate == 1.0

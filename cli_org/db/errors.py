@@ -26,12 +26,14 @@ def translated(conn: psycopg.Connection | None = None):
     except pgerr.InsufficientPrivilege as exc:
         msg = _first_line(exc)
         if "row-level security" in msg:
-            raise AccessDenied("an agent may write facts only as itself") from None
+            raise AccessDenied(f"an agent may write only as itself ({msg})") from None
         if msg.startswith("permission denied for"):
-            who = _current_user(conn)
-            raise AccessDenied(
-                f"role {who} is not a cli-org member ({msg}); an admin adds agents with `cli-org agents add`"
-            ) from None
+            who, member = _whoami(conn)
+            if not member:
+                raise AccessDenied(
+                    f"role {who} is not a cli-org member ({msg}); an admin adds agents with `cli-org agents add`"
+                ) from None
+            raise AccessDenied(f"{msg}: agents may not do this") from None
         raise AccessDenied(msg) from None
     except pgerr.NoDataFound as exc:
         raise NotFound(_first_line(exc)) from None
@@ -43,12 +45,15 @@ def translated(conn: psycopg.Connection | None = None):
         raise DatabaseError(_first_line(exc)) from None
 
 
-def _current_user(conn: psycopg.Connection | None) -> str:
+def _whoami(conn: psycopg.Connection | None) -> tuple[str, bool]:
+    """The connected role, and whether it belongs to the member group."""
     if conn is None:
-        return "the connected role"
+        return "the connected role", False
     try:
         conn.rollback()
-        row = conn.execute("SELECT current_user AS u").fetchone()
-        return row["u"] if isinstance(row, dict) else row[0]
+        row = conn.execute(
+            "SELECT current_user AS u, pg_has_role(current_user, org_member_role(), 'member') AS member"
+        ).fetchone()
+        return (row["u"], row["member"]) if isinstance(row, dict) else (row[0], row[1])
     except psycopg.Error:
-        return "the connected role"
+        return "the connected role", False

@@ -18,5 +18,5 @@ CREATE TABLE eval_runs (
 REVOKE ALL ON eval_runs FROM PUBLIC;
 DO $$
 BEGIN
-    EXECUTE format('GRANT SELECT ON eval_runs TO %I', org_member_role());
+    EXECUTE format('GRANT SELECT, INSERT ON eval_runs TO %I', org_member_role());
 END $$;
