@@ -10,9 +10,13 @@ WITH q AS (
            greatest((value::json ->> 'avgdl')::float8, 1) AS avgdl
     FROM vault_meta WHERE key = 'bm25_stats'
 ), df AS (
-    SELECT q.term, coalesce(t.df, 0) AS df FROM q LEFT JOIN vault_terms t ON t.term = q.term
+    -- Per term, once: its document frequency, its idf, and the length-normalisation terms.
+    SELECT q.term, coalesce(t.df, 0) AS df,
+           ln(1 + (s.n - coalesce(t.df, 0) + 0.5) / (coalesce(t.df, 0) + 0.5)) AS idf,
+           %(k1)s * (1 - %(b)s) AS k_base, %(k1)s * %(b)s / s.avgdl AS k_len
+    FROM q CROSS JOIN s LEFT JOIN vault_terms t ON t.term = q.term
 ), p AS (
-    SELECT d.term, d.df, t.file_id, t.tf, t.dl
+    SELECT t.file_id, d.idf * t.tf * (%(k1)s + 1) / (t.tf + d.k_base + d.k_len * t.dl) AS w
     FROM df d CROSS JOIN LATERAL (
         SELECT p.file_id, p.tf, p.dl FROM vault_postings p
         WHERE p.term = d.term
@@ -20,19 +24,14 @@ WITH q AS (
         LIMIT %(per_term)s
     ) t
 ), scored AS (
-    SELECT p.file_id,
-           sum(ln(1 + (s.n - p.df + 0.5) / (p.df + 0.5))
-               * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / s.avgdl))) AS score,
-           count(*) AS matched
-    FROM p CROSS JOIN s
-    GROUP BY p.file_id
+    SELECT file_id, sum(w) AS score, count(*) AS matched FROM p GROUP BY file_id
 )
 SELECT sc.file_id, sc.score, sc.matched, (SELECT count(*) FROM q) AS terms,
        (SELECT json_object_agg(term, df) FROM df WHERE df > 0) AS dfs, (SELECT n FROM s) AS n,
        (SELECT avgdl FROM s) AS avgdl
-FROM scored sc JOIN vault_files f ON f.id = sc.file_id
-WHERE NOT (f.path LIKE ANY (%(exclude)s))
-ORDER BY sc.score DESC, sc.file_id
+-- Best first, and only as many notes looked up for the path exclusions as the limit needs.
+FROM (SELECT * FROM scored ORDER BY score DESC, file_id) sc
+WHERE NOT EXISTS (SELECT 1 FROM vault_files f WHERE f.id = sc.file_id AND f.path LIKE ANY (%(exclude)s))
 LIMIT %(limit)s;
 
 -- name: dense
