@@ -120,3 +120,14 @@ def list_facts(
     params = {"all": include_retired, "subject": subject, "project": project, "author": author, "kind": kind}
     with translated(conn):
         return [Fact(**row) for row in conn.execute(sql("facts.list"), params)]
+
+
+def age(moment: datetime | None) -> str:
+    """How long ago, in the largest whole unit: 3d, 5h, 12m, now."""
+    if moment is None:
+        return ""
+    seconds = (datetime.now(moment.tzinfo) - moment).total_seconds()
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return "now"

@@ -42,16 +42,6 @@ def table(rows: list[dict], headers: list[str]) -> str:
     return tabulate([[r.get(h) for h in headers] for r in rows], headers=headers, tablefmt="plain")
 
 
-def age(moment: datetime | None) -> str:
-    if moment is None:
-        return ""
-    seconds = (datetime.now(moment.tzinfo) - moment).total_seconds()
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return "now"
-
-
 class Progress:
     """A one-line progress counter on stderr, drawn only when stderr is a terminal."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import age, as_option, emit_json, json_option, settings
+from .common import as_option, emit_json, json_option, settings
 
 _KINDS = ["fact", "decision", "failure", "workflow", "rule", "preference", "model_note"]
 
@@ -79,7 +79,7 @@ def forget(fact_id: int, why: str, agent: str | None, as_json: bool) -> None:
 def facts(include_retired, subject, project, author, kind, agent, as_json) -> None:
     """List current facts (with --all, retired ones too, with when, who and why)."""
     from ..db.connect import connect
-    from ..facts import list_facts
+    from ..facts import age, list_facts
 
     with connect(settings(), agent) as conn:
         found = list_facts(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import psycopg
@@ -12,6 +11,7 @@ import psycopg
 from ..db.errors import translated
 from ..db.queries import sql
 from ..errors import InputError
+from ..facts import age
 from .facts_arm import FactHit, recall_facts
 from .memory_arm import MemoryHit, project_root, recall_memory
 from .merge import merge
@@ -117,9 +117,9 @@ def recall(
 def _render(item) -> RecallHit:
     if isinstance(item, FactHit):
         claim = _clip(item.claim, CLAIM_CHARS)
-        line = f"[fact #{item.id}] {item.subject}: {claim} ({item.source}; {item.author}; {_age(item.created_at)})"
+        line = f"[fact #{item.id}] {item.subject}: {claim} ({item.source}; {item.author}; {age(item.created_at)})"
         why = "every word matched" if item.match == "strict" else f"loose: {item.score:.0%} of terms at word starts"
-        return RecallHit("fact", line, why, {**asdict(item), "age": _age(item.created_at)})
+        return RecallHit("fact", line, why, {**asdict(item), "age": age(item.created_at)})
     if isinstance(item, MemoryHit):
         line = f"[memory] {item.file}:{item.line} {_clip(item.text, MEMORY_CHARS)}"
         return RecallHit("memory", line, f"{item.matched} of {item.terms} terms at word starts", asdict(item))
@@ -153,11 +153,3 @@ def _render(item) -> RecallHit:
 def _clip(text: str, n: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def _age(moment: datetime) -> str:
-    seconds = (datetime.now(UTC) - moment).total_seconds()
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return "just now"
