@@ -256,3 +256,14 @@ def test_cli_search_without_embeddings_falls_back(cli, vault):
     code, out, _ = cli("search", "rollback", "--mode", "keyword")
     assert code == 0 and "ops/runbook.md" in out
     assert cli("search", "zzzqqq-nothing", "--mode", "keyword")[1].strip() == "no matches"
+
+
+def test_chunks_never_exceed_the_bound_and_lose_nothing():
+    from cli_org.vault.markdown import parse_note
+
+    one_line = "x" * (2 * MAX_CHUNK + 17)
+    sentences = " ".join(f"Sentence number {i} says a little." for i in range(200))
+    note = parse_note(f"# T\n\n{one_line}\n\n{sentences}\n\nshort tail\n", "t.md")
+    assert all(len(c.content) <= MAX_CHUNK for c in note.chunks)
+    text = "".join(c.content for c in note.chunks)
+    assert text.count("x") == len(one_line) and text.count("Sentence number") == 200 and "short tail" in text

@@ -149,18 +149,7 @@ def _pack(block: str) -> list[str]:
     line, then sentence boundaries; a code block is split only when it alone is too long."""
     if len(block) <= MAX_CHUNK:
         return [block]
-    pieces: list[str] = []
-    current = ""
-    for para in _paragraphs(block):
-        for part in _split_long(para):
-            if current and len(current) + 2 + len(part) > MAX_CHUNK:
-                pieces.append(current)
-                current = part
-            else:
-                current = f"{current}\n\n{part}" if current else part
-    if current:
-        pieces.append(current)
-    return pieces
+    return _greedy([part for para in _paragraphs(block) for part in _split_long(para)], "\n\n")
 
 
 def _paragraphs(block: str) -> list[str]:
@@ -186,18 +175,20 @@ def _split_long(text: str) -> list[str]:
     if len(text) <= MAX_CHUNK:
         return [text]
     units = text.split("\n") if text.count("\n") > 1 else _SENTENCE.split(text)
-    out, current = [], ""
+    # A single unit longer than a chunk (one enormous line) is cut where it must be.
+    cut = [unit[i : i + MAX_CHUNK] for unit in units for i in range(0, max(len(unit), 1), MAX_CHUNK)]
+    return _greedy(cut, "\n")
+
+
+def _greedy(units: list[str], sep: str) -> list[str]:
+    """Join units in order into pieces of at most MAX_CHUNK characters."""
+    pieces, current = [], ""
     for unit in units:
-        while len(unit) > MAX_CHUNK:  # one enormous line: cut it
-            out.extend([current] if current else [])
-            current = ""
-            out.append(unit[:MAX_CHUNK])
-            unit = unit[MAX_CHUNK:]
-        if current and len(current) + 1 + len(unit) > MAX_CHUNK:
-            out.append(current)
+        if current and len(current) + len(sep) + len(unit) > MAX_CHUNK:
+            pieces.append(current)
             current = unit
         else:
-            current = f"{current}\n{unit}" if current else unit
+            current = f"{current}{sep}{unit}" if current else unit
     if current:
-        out.append(current)
-    return out
+        pieces.append(current)
+    return pieces
