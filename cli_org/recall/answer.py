@@ -116,10 +116,14 @@ def recall(
 
 def _render(item) -> RecallHit:
     if isinstance(item, FactHit):
-        claim = _clip(item.claim, CLAIM_CHARS)
-        line = f"[fact #{item.id}] {item.subject}: {claim} ({item.source}; {item.author}; {age(item.created_at)})"
+        f = item.fact
+        line = (
+            f"[fact #{f.id}] {f.subject}: {_clip(f.claim, CLAIM_CHARS)} ({f.source}; {f.author}; {age(f.created_at)})"
+        )
         why = "every word matched" if item.match == "strict" else f"loose: {item.score:.0%} of terms at word starts"
-        return RecallHit("fact", line, why, {**asdict(item), "age": age(item.created_at)})
+        return RecallHit(
+            "fact", line, why, {**asdict(f), "match": item.match, "score": item.score, "age": age(f.created_at)}
+        )
     if isinstance(item, MemoryHit):
         line = f"[memory] {item.file}:{item.line} {_clip(item.text, MEMORY_CHARS)}"
         return RecallHit("memory", line, f"{item.matched} of {item.terms} terms at word starts", asdict(item))

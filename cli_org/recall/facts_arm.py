@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, fields
 
 import psycopg
 
 from ..db.queries import sql
+from ..facts import Fact
 from .terms import needed, terms, word_start_patterns
 
 
 @dataclass
 class FactHit:
-    id: int
-    subject: str
-    claim: str
-    source: str
-    author: str
-    project: str | None
-    kind: str
-    confidence: str
-    created_at: datetime
+    fact: Fact
     match: str  # strict | loose
     score: float
 
@@ -41,7 +33,7 @@ def recall_facts(conn: psycopg.Connection, query: str, *, project: str | None, l
         },
     ).fetchall()
     if rows:
-        return [FactHit(**_fields(r), match="strict", score=float(r["rank"])) for r in rows]
+        return [FactHit(_fact(r), "strict", float(r["rank"])) for r in rows]
     words = terms(query)
     if not words:
         return []
@@ -54,10 +46,8 @@ def recall_facts(conn: psycopg.Connection, query: str, *, project: str | None, l
             "limit": limit,
         },
     ).fetchall()
-    return [FactHit(**_fields(r), match="loose", score=r["matched"] / len(words)) for r in rows]
+    return [FactHit(_fact(r), "loose", r["matched"] / len(words)) for r in rows]
 
 
-def _fields(row: dict) -> dict:
-    return {
-        k: row[k] for k in ("id", "subject", "claim", "source", "author", "project", "kind", "confidence", "created_at")
-    }
+def _fact(row: dict) -> Fact:
+    return Fact(**{f.name: row[f.name] for f in fields(Fact)})
