@@ -28,8 +28,7 @@ class Agent:
 
 def role_for(conn: psycopg.Connection, name: str) -> str:
     """The default role of an agent: the database name, then the agent name."""
-    db = conn.execute("SELECT current_database() AS d").fetchone()["d"]
-    return f"{db}_{name}"
+    return f"{conn.info.dbname}_{name}"
 
 
 def add_agent(

@@ -48,11 +48,10 @@ class Fact:
 
 
 def _require_agent(conn: psycopg.Connection) -> str:
-    me = conn.execute(sql("facts.me")).fetchone()["name"]
-    if me is None:
-        user = conn.execute("SELECT current_user AS u").fetchone()["u"]
-        raise AccessDenied(f"role {user} is not a cli-org agent: set ORG_AGENT or pass --as NAME")
-    return me
+    me = conn.execute(sql("facts.me")).fetchone()
+    if me["name"] is None:
+        raise AccessDenied(f"role {me['role']} is not a cli-org agent: set ORG_AGENT or pass --as NAME")
+    return me["name"]
 
 
 def remember(

@@ -128,3 +128,13 @@ def test_help_imports_nothing_heavy():
     assert out.returncode == 0 and "recall" in out.stdout
     imported = {line.split("|")[-1].strip().split(".")[0] for line in out.stderr.splitlines() if "|" in line}
     assert not imported & {"psycopg", "numpy", "onnxruntime", "torch", "transformers", "yaml"}
+
+
+def test_via_from_the_environment(cli, monkeypatch):
+    monkeypatch.setenv("ORG_VIA", "codex@laptop-7")
+    fact_id = int(cli("remember", "ci", "Runners are ephemeral", "--source", "#ops-9", agent="bot")[1])
+    (fact,) = [f for f in json.loads(cli("facts", "--json")[1]) if f["id"] == fact_id]
+    assert fact["via"] == "codex@laptop-7"
+    monkeypatch.setenv("ORG_VIA", "no at sign")
+    code, _, err = cli("remember", "ci", "Another claim", "--source", "#ops-9", agent="bot")
+    assert code == 1 and "runtime@host" in err

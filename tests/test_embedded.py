@@ -45,8 +45,10 @@ def test_start_reuse_status_stop(data_dir):
     assert embedded.ensure_running(data_dir).pid == pid  # reused, not restarted
     status = runner.invoke(group, ["db", "status", "--json"])
     assert f'"pid": {pid}' in status.stdout and '"running": true' in status.stdout
+    assert "not initialised" in runner.invoke(group, ["db", "status"]).stdout
     result = runner.invoke(group, ["init", "--owner", "ada"])
     assert result.exit_code == 0 and "owner: ada" in result.stdout
+    assert "org: 0 notes, 0 chunks, 0 with vectors; schema up to date" in runner.invoke(group, ["db", "status"]).stdout
     assert runner.invoke(group, ["db", "stop"]).stdout.strip() == "stopped"
     assert embedded.running(data_dir) is None
     assert not _alive(pid)

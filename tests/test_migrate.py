@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 from cli_org.db.connect import connect
-from cli_org.db.migrate import available, current_version, migrate
+from cli_org.db.migrate import available, migrate, pending
 
 
 def _tables(conn):
@@ -14,12 +14,12 @@ def _tables(conn):
 
 def test_from_empty_database_then_again(blank_db):
     with connect(blank_db.settings) as conn:
-        assert current_version(conn) is None
+        assert pending(conn) is None
         conn.commit()
         applied = migrate(conn)
         assert [m.version for m in applied] == [m.version for m in available()]
         assert {"org_agents", "memory_facts", "schema_migrations"} <= set(_tables(conn))
-        assert current_version(conn) == available()[-1].version
+        assert pending(conn) == []
         assert migrate(conn) == []
         count = conn.execute("SELECT count(*) AS n FROM schema_migrations").fetchone()["n"]
         assert count == len(available())

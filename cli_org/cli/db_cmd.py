@@ -42,12 +42,14 @@ def db() -> None:
 @db.command()
 @json_option
 def status(as_json: bool) -> None:
-    """Say whether the embedded server runs, where, and its schema version."""
+    """Say whether the embedded server runs and where, whether the database is up to date,
+    and how big its vault index is."""
     from ..db import embedded
+    from ..db.bootstrap import state
 
     cfg = settings()
     if cfg.database_url:
-        info = {"embedded": False, "running": None, "database_url_set": True}
+        info = {"embedded": False, "running": None, **state(cfg.database_url)}
     else:
         server = embedded.running(cfg.data_dir)
         info = {
@@ -57,15 +59,26 @@ def status(as_json: bool) -> None:
             "port": server.port if server else None,
             "data_dir": str(cfg.data_dir),
             "database": cfg.database_name,
+            **(state(server.conninfo(cfg.database_name)) if server else {}),
         }
     if as_json:
         emit_json(info)
-    elif not info["embedded"]:
+        return
+    if not info["embedded"]:
         click.echo("using CLI_ORG_DATABASE_URL; no embedded server")
     elif info["running"]:
         click.echo(f"embedded server running: pid {info['pid']}, port {info['port']}, data {info['data_dir']}")
     else:
         click.echo(f"embedded server not running (data {info['data_dir']})")
+    if info.get("initialised"):
+        todo = info["pending_migrations"]
+        click.echo(
+            f"database {cfg.database_name if info['embedded'] else '(URL)'}: {info['files']} notes, "
+            f"{info['chunks']} chunks, {info['vectors']} with vectors; "
+            + (f"{len(todo)} migration(s) pending: run `cli-org init`" if todo else "schema up to date")
+        )
+    elif info["running"] is not False:
+        click.echo(f"database: {info.get('error') or 'not initialised'}; run `cli-org init`")
 
 
 @db.command()

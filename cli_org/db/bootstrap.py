@@ -13,7 +13,8 @@ from ..config import Settings
 from ..errors import DatabaseError
 from .connect import admin_conninfo, connect
 from .errors import translated
-from .migrate import migrate
+from .migrate import migrate, pending
+from .queries import sql
 
 
 @dataclass
@@ -44,8 +45,8 @@ def init(settings: Settings, owner: str | None = None) -> InitResult:
     with connect(settings) as conn:
         with translated(conn):
             applied = [f"{m.version:04d}_{m.name}" for m in migrate(conn)]
-            database = conn.execute("SELECT current_database() AS d").fetchone()["d"]
-            has_owner = conn.execute("SELECT count(*) AS n FROM org_agents WHERE is_owner").fetchone()["n"]
+            database = conn.info.dbname
+            has_owner = conn.execute(sql("agents.owner_count")).fetchone()["n"]
         made = None
         if owner and not has_owner:
             from ..agents import add_agent
@@ -57,3 +58,17 @@ def init(settings: Settings, owner: str | None = None) -> InitResult:
         elif not has_owner and owner is None:
             raise DatabaseError("the database has no owner yet; pass --owner NAME")
     return InitResult(database, created, applied, made)
+
+
+def state(conninfo: str) -> dict:
+    """Whether a database is initialised, its pending migrations and index size; changes nothing."""
+    try:
+        with psycopg.connect(conninfo, row_factory=dict_row, connect_timeout=5) as conn:
+            todo = pending(conn)
+            if todo is None:
+                return {"initialised": False}
+            counts = conn.execute(sql("vault.counts")).fetchone()
+    except psycopg.OperationalError as exc:
+        reason = str(exc).strip().splitlines()[0].rsplit("failed: ", 1)[-1]
+        return {"initialised": False, **({} if "does not exist" in reason else {"error": reason})}
+    return {"initialised": True, "pending_migrations": [f"{m.version:04d}_{m.name}" for m in todo], **counts}

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import psycopg
 from psycopg import errors as pgerr
-from psycopg import sql
+from psycopg import sql as pgsql
 from psycopg.rows import dict_row
 
 from ..config import Settings
 from ..errors import ConfigError, DatabaseError, NotFound
 from . import embedded
+from .queries import sql
 
 
 def admin_conninfo(settings: Settings, dbname: str | None = None) -> str:
@@ -44,13 +45,13 @@ def connect(settings: Settings, agent: str | None = None, *, autocommit: bool = 
 def become(conn: psycopg.Connection, agent: str) -> None:
     """SET ROLE to the agent's role; PostgreSQL refuses if the login may not become it."""
     try:
-        row = conn.execute("SELECT role_name FROM org_agents WHERE name = %s", (agent,)).fetchone()
+        row = conn.execute(sql("agents.get"), {"name": agent}).fetchone()
     except pgerr.UndefinedTable:
         raise ConfigError("the database is not initialised; run `cli-org init`") from None
     if row is None:
         raise NotFound(f"unknown agent {agent!r}; see `cli-org agents list`")
     try:
-        conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(row["role_name"])))
+        conn.execute(pgsql.SQL("SET ROLE {}").format(pgsql.Identifier(row["role_name"])))
     except pgerr.InsufficientPrivilege:
         raise DatabaseError(
             f"this login may not act as agent {agent!r}; on a shared server each agent logs in as itself"

@@ -45,11 +45,8 @@ def migrate(conn: psycopg.Connection) -> list[Migration]:
             " version integer PRIMARY KEY, name text NOT NULL,"
             " applied_at timestamptz NOT NULL DEFAULT now())"
         )
-        done = {row[0] for row in conn.cursor(row_factory=tuple_row).execute("SELECT version FROM schema_migrations")}
         applied = []
-        for mig in available():
-            if mig.version in done:
-                continue
+        for mig in pending(conn):
             with conn.transaction():
                 conn.execute(mig.sql.encode())
                 conn.execute(
@@ -62,8 +59,10 @@ def migrate(conn: psycopg.Connection) -> list[Migration]:
         conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
 
 
-def current_version(conn: psycopg.Connection) -> int | None:
-    row = conn.cursor(row_factory=tuple_row).execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
-    if not row[0]:
+def pending(conn: psycopg.Connection) -> list[Migration] | None:
+    """Migrations not yet applied; None when the database was never migrated."""
+    cur = conn.cursor(row_factory=tuple_row)
+    if not cur.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()[0]:
         return None
-    return conn.cursor(row_factory=tuple_row).execute("SELECT max(version) FROM schema_migrations").fetchone()[0]
+    done = {row[0] for row in cur.execute("SELECT version FROM schema_migrations")}
+    return [m for m in available() if m.version not in done]

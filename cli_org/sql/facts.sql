@@ -1,5 +1,5 @@
 -- name: me
-SELECT org_me() AS name;
+SELECT org_me() AS name, current_user AS role;
 
 -- name: find_current
 SELECT id FROM memory_facts

@@ -83,4 +83,4 @@ ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
 -- name: counts
 SELECT (SELECT count(*) FROM vault_files) AS files,
        (SELECT count(*) FROM vault_chunks) AS chunks,
-       (SELECT count(*) FROM vault_chunks WHERE embedding IS NOT NULL) AS embedded;
+       (SELECT count(*) FROM vault_chunks WHERE embedding IS NOT NULL) AS vectors;
