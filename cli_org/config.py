@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import ConfigError
+from .limits import LOCK_WAIT, STATEMENT_TIMEOUT
 
 # A plain dataclass rather than a validation library: a cold `cli-org search` has about
 # half a second in all, and importing one cost a fifth of it.
@@ -26,6 +27,13 @@ def _float(env: dict[str, str], key: str, default: float) -> float:
         return float(raw) if raw else default
     except ValueError:
         raise ConfigError(f"{key} must be a number, not {raw!r}") from None
+
+
+def _seconds(env: dict[str, str], key: str, default: float) -> float:
+    value = _float(env, key, default)
+    if not 0 < value <= 86400:
+        raise ConfigError(f"{key} must be a number of seconds above 0 and at most 86400, not {env.get(key)!r}")
+    return value
 
 
 def _list(raw: str | None) -> list[str]:
@@ -49,6 +57,8 @@ class Settings:
     # pair that kept every noise query out and the most answers in.
     recall_min_similarity: float = 0.35  # a vector-only vault hit needs this much
     recall_keyword_similarity: float = 0.30  # a keyword-supported hit needs this much too
+    statement_timeout: float = STATEMENT_TIMEOUT  # seconds; see limits.py
+    lock_wait: float = LOCK_WAIT  # seconds
 
     def __post_init__(self) -> None:
         if not _DB_NAME.match(self.database_name):
@@ -74,6 +84,8 @@ class Settings:
             recall_exclude=_list(env.get("ORG_RECALL_EXCLUDE")),
             recall_min_similarity=_float(env, "ORG_RECALL_MIN_SIMILARITY", 0.35),
             recall_keyword_similarity=_float(env, "ORG_RECALL_KEYWORD_SIMILARITY", 0.30),
+            statement_timeout=_seconds(env, "CLI_ORG_STATEMENT_TIMEOUT", STATEMENT_TIMEOUT),
+            lock_wait=_seconds(env, "CLI_ORG_LOCK_WAIT", LOCK_WAIT),
         )
 
     @property

@@ -163,9 +163,13 @@ def test_non_member_gets_a_clear_error_not_an_empty_list(org):
 
 def test_duplicate_returns_existing_id(org):
     first = _fact_by(org, "bot")
-    with org.as_agent("other") as conn:
+    with org.as_agent("bot") as conn:
         again = facts.remember(conn, "build", "The build takes four minutes", source="docs/other.md")
         assert again.duplicate and again.id == first
+    with org.as_agent("other") as conn:
+        # Another agent's copy of the same claim is its own assertion (claim squatting).
+        theirs = facts.remember(conn, "build", "The build takes four minutes", source="docs/other.md")
+        assert not theirs.duplicate and theirs.id != first
         # Same claim in another project is a different fact.
         other = facts.remember(conn, "build", "The build takes four minutes", source="docs/build.md", project="web")
         assert not other.duplicate and other.id != first

@@ -12,9 +12,11 @@ from pathlib import Path
 import psycopg
 from psycopg.types.json import Jsonb
 
+from ..db import locks
 from ..db.errors import translated
 from ..db.queries import sql
 from ..errors import InputError, NotFound
+from ..limits import LOCK_WAIT
 from . import claude, codex, hermes
 from .jsonl import batches
 from .records import Message, Parsed, SessionInfo
@@ -39,6 +41,7 @@ def import_sessions(
     conn: psycopg.Connection,
     stores: dict[str, Path],
     progress: Progress | None = None,
+    lock_wait: float = LOCK_WAIT,
 ) -> list[Summary]:
     """Import each harness's store (a folder of transcripts, or Hermes' state.db).
 
@@ -49,32 +52,25 @@ def import_sessions(
         if not path.exists():
             raise NotFound(f"{harness}: {path} does not exist")
     summaries = []
-    with translated(conn):
-        conn.execute(sql("archive.lock"))
-        conn.commit()
-        try:
-            for harness, path in stores.items():
-                summary = Summary(harness)
-                if harness == "hermes":
-                    _import_hermes(conn, hermes.store_path(path), summary, progress)
-                else:
-                    module = claude if harness == "claude-code" else codex
-                    found = [path] if path.is_file() else module.files(path)
-                    summary.sources = len(found)
-                    for n, file in enumerate(found, start=1):
-                        try:
-                            _import_file(conn, module.TranscriptFile(file), summary)
-                        except FileNotFoundError:
-                            conn.rollback()  # removed since it was listed: nothing to import
-                        except OSError as exc:
-                            raise InputError(f"cannot read {file}: {exc.strerror or exc}") from None
-                        if progress:
-                            progress(harness, n, len(found))
-                summaries.append(summary)
-        finally:
-            conn.rollback()
-            conn.execute(sql("archive.unlock"))
-            conn.commit()
+    with translated(conn), locks.held(conn, locks.ARCHIVE, "archive imports", lock_wait):
+        for harness, path in stores.items():
+            summary = Summary(harness)
+            if harness == "hermes":
+                _import_hermes(conn, hermes.store_path(path), summary, progress)
+            else:
+                module = claude if harness == "claude-code" else codex
+                found = [path] if path.is_file() else module.files(path)
+                summary.sources = len(found)
+                for n, file in enumerate(found, start=1):
+                    try:
+                        _import_file(conn, module.TranscriptFile(file), summary)
+                    except FileNotFoundError:
+                        conn.rollback()  # removed since it was listed: nothing to import
+                    except OSError as exc:
+                        raise InputError(f"cannot read {file}: {exc.strerror or exc}") from None
+                    if progress:
+                        progress(harness, n, len(found))
+            summaries.append(summary)
     return summaries
 
 

@@ -11,6 +11,7 @@ import psycopg
 from ..db.errors import translated
 from ..db.queries import sql
 from ..errors import InputError
+from ..limits import check_query
 from .records import HARNESSES
 
 MAX_LIMIT = 50
@@ -36,6 +37,7 @@ def search(conn: psycopg.Connection, query: str, *, limit: int = 10, harness: st
         raise InputError(f"harness {harness!r} is not one of {', '.join(HARNESSES)}")
     if not query.strip():
         raise InputError("give at least one keyword")
+    check_query(query)
     params = {"query": query, "limit": limit, "harness": harness}
     with translated(conn):
         if not conn.execute(sql("archive.search_terms"), params).fetchone()["terms"]:

@@ -62,8 +62,9 @@ def import_cmd(claude: Path | None, hermes: Path | None, codex: Path | None, as_
             err=True,
         )
         return
-    with connect(settings()) as conn:
-        summaries = import_sessions(conn, stores, progress=_progress())
+    cfg = settings()
+    with connect(cfg, bounded=False) as conn:
+        summaries = import_sessions(conn, stores, progress=_progress(), lock_wait=cfg.lock_wait)
     if as_json:
         emit_json(summaries)
         return
@@ -95,7 +96,7 @@ def memory_cmd(paths: tuple[Path, ...], as_json: bool) -> None:
             emit_json({"files": [], "ignored": []})
         click.echo("no memory files found; pass files or folders", err=True)
         return
-    with connect(settings()) as conn:
+    with connect(settings(), bounded=False) as conn:
         result = capture(conn, targets)
     if as_json:
         emit_json(result)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..render import one_line
 from .common import Progress, as_option, emit_json, json_option, settings
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -85,14 +86,17 @@ def golden(
 @eval_group.command()
 @click.argument("a")
 @click.argument("b")
+@as_option
 @json_option
-def compare(a: str, b: str, as_json: bool) -> None:
-    """Two saved runs side by side, with deltas and the cases that flipped."""
+def compare(a: str, b: str, agent: str | None, as_json: bool) -> None:
+    """Two saved runs side by side, with deltas and the cases that flipped.
+
+    A and B are run names (your own first) or AUTHOR/NAME."""
     from ..db.connect import connect
     from ..evaluation import compare as run_compare
     from ..evaluation import load_run
 
-    with connect(settings()) as conn:
+    with connect(settings(), agent) as conn:
         result = run_compare(load_run(conn, a), load_run(conn, b))
     if as_json:
         emit_json(
@@ -123,13 +127,14 @@ def compare(a: str, b: str, as_json: bool) -> None:
 
 @eval_group.command()
 @click.option("--png", type=click.Path(dir_okay=False, path_type=Path), help="Also draw the chart to a PNG file.")
+@as_option
 @json_option
-def history(png: Path | None, as_json: bool) -> None:
+def history(png: Path | None, agent: str | None, as_json: bool) -> None:
     """Saved runs over time, with a chart of hit@k and characters per run."""
     from ..db.connect import connect
     from ..evaluation import history as load_history
 
-    with connect(settings()) as conn:
+    with connect(settings(), agent) as conn:
         runs = load_history(conn)
     if as_json:
         emit_json(runs)
@@ -137,17 +142,22 @@ def history(png: Path | None, as_json: bool) -> None:
     if not runs:
         click.echo("no saved runs; use `cli-org eval golden FILE --save NAME`")
         return
-    widest = max(r["summary"]["overall"]["chars_median"] for r in runs) or 1
+    good = [r for r in runs if r.overall]
+    widest = max((r.overall.chars_median for r in good), default=1) or 1
     for r in runs:
-        o = r["summary"]["overall"]
-        hit_bar = "#" * round(o["hit_rate"] * 20)
-        chars_bar = "=" * round(o["chars_median"] / widest * 20)
+        when = f"{r.created_at:%Y-%m-%d %H:%M} {one_line(r.name):<16}"
+        if r.overall is None:
+            click.echo(f"{when} {r.problem}")
+            continue
+        o = r.overall
+        hit_bar = "#" * round(o.hit_rate * 20)
+        chars_bar = "=" * round(o.chars_median / widest * 20)
         click.echo(
-            f"{r['created_at']:%Y-%m-%d %H:%M} {r['name']:<16} hit@{r['k']} {o['hit_rate']:.3f} "
-            f"{hit_bar:<20} chars {o['chars_median']:>6,.0f} {chars_bar:<20} {r['git_commit'] or ''}"
+            f"{when} hit@{r.k} {o.hit_rate:.3f} "
+            f"{hit_bar:<20} chars {o.chars_median:>6,.0f} {chars_bar:<20} {one_line(r.git_commit)}"
         )
     if png:
-        _plot(runs, png)
+        _plot(good, png)
         click.echo(f"chart written to {png}")
 
 
@@ -161,13 +171,13 @@ def _plot(runs: list[dict], png: Path) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise ConfigError("--png needs matplotlib: pip install matplotlib") from None
-    names = [r["name"] for r in runs]
+    names = [r.name for r in runs]
     fig, left = plt.subplots(figsize=(max(6, len(runs) * 0.9), 4))
-    left.plot(names, [r["summary"]["overall"]["hit_rate"] for r in runs], "o-", color="tab:blue")
+    left.plot(names, [r.overall.hit_rate for r in runs], "o-", color="tab:blue")
     left.set_ylabel("hit@k", color="tab:blue")
     left.set_ylim(0, 1.05)
     right = left.twinx()
-    right.plot(names, [r["summary"]["overall"]["chars_median"] for r in runs], "s--", color="tab:orange")
+    right.plot(names, [r.overall.chars_median for r in runs], "s--", color="tab:orange")
     right.set_ylabel("median characters", color="tab:orange")
     fig.autofmt_xdate()
     fig.tight_layout()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import Progress, emit_json, json_option, settings
+from .common import Progress, as_option, emit_json, json_option, settings
 
 
 @click.group()
@@ -31,8 +31,16 @@ def scan(path: Path | None, then_embed: bool, replace: bool, as_json: bool) -> N
     cfg = settings()
     root = path or cfg.vault or Path.cwd()
     progress = Progress("scan")
-    with connect(cfg) as conn:
-        summary = run_scan(conn, root, ignore=cfg.vault_ignore, replace=replace, progress=progress)
+    with connect(cfg, bounded=False) as conn:
+        summary = run_scan(
+            conn,
+            root,
+            ignore=cfg.vault_ignore,
+            private=cfg.recall_exclude,
+            replace=replace,
+            progress=progress,
+            lock_wait=cfg.lock_wait,
+        )
         progress.done()
         embedded = _embed(conn, cfg, reset=False) if then_embed else None
     if as_json:
@@ -54,7 +62,7 @@ def embed(reset: bool, batch: int, as_json: bool) -> None:
     from ..db.connect import connect
 
     cfg = settings()
-    with connect(cfg) as conn:
+    with connect(cfg, bounded=False) as conn:
         summary = _embed(conn, cfg, reset=reset, batch=batch)
     if as_json:
         emit_json(summary)
@@ -76,9 +84,13 @@ def _embed(conn, cfg, *, reset: bool, batch: int = 64):
 @click.argument("query")
 @click.option("--mode", type=click.Choice(["keyword", "semantic", "hybrid"]), default="hybrid", show_default=True)
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000), help="Notes to return.")
+@click.option("--private", is_flag=True, help="Include private notes (CURRENT/, Areas/Finance/, ...): owners only.")
+@as_option
 @json_option
-def search(query: str, mode: str, limit: int, as_json: bool) -> None:
-    """Search the vault: one hit per note (its best chunk), with per-mode scores."""
+def search(query: str, mode: str, limit: int, private: bool, agent: str | None, as_json: bool) -> None:
+    """Search the vault: one hit per note (its best chunk), with per-mode scores.
+
+    Private notes never show unless --private is given by an owner (or the admin)."""
     from ..db.connect import connect
     from ..vault.search import search as run_search
 
@@ -89,8 +101,10 @@ def search(query: str, mode: str, limit: int, as_json: bool) -> None:
 
         embedder, _ = query_embedder(cfg)  # starts loading now, beside the connection
     try:
-        with connect(cfg) as conn:
-            result = run_search(conn, query, mode=mode, limit=limit, settings=cfg, embedder=embedder)
+        with connect(cfg, agent) as conn:
+            result = run_search(
+                conn, query, mode=mode, limit=limit, settings=cfg, embedder=embedder, private=private
+            )
     finally:
         if embedder is not None:
             embedder.close()

@@ -42,9 +42,9 @@ def create_database(settings: Settings) -> bool:
 
 def init(settings: Settings, owner: str | None = None) -> InitResult:
     created = create_database(settings)
-    with connect(settings) as conn:
+    with connect(settings, bounded=False) as conn:
         with translated(conn):
-            applied = [f"{m.version:04d}_{m.name}" for m in migrate(conn)]
+            applied = [f"{m.version:04d}_{m.name}" for m in migrate(conn, lock_wait=settings.lock_wait)]
             database = conn.info.dbname
             has_owner = conn.execute(sql("agents.owner_count")).fetchone()["n"]
         made = None

@@ -5,10 +5,12 @@ from __future__ import annotations
 import psycopg
 from psycopg import errors as pgerr
 from psycopg import sql as pgsql
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 
 from ..config import Settings
 from ..errors import ConfigError, DatabaseError, NotFound
+from ..limits import CLIENT_CHECK_MS
 from . import embedded
 from .queries import sql
 
@@ -23,14 +25,23 @@ def admin_conninfo(settings: Settings, dbname: str | None = None) -> str:
     return info.conninfo(dbname or settings.database_name)
 
 
-def connect(settings: Settings, agent: str | None = None, *, autocommit: bool = False) -> psycopg.Connection:
+def connect(
+    settings: Settings, agent: str | None = None, *, autocommit: bool = False, bounded: bool = True
+) -> psycopg.Connection:
     """A connection whose current role is the agent's, so row-level security applies.
 
     With no agent named, the login role is the identity (on a shared server, each agent
-    logs in as its own role).
+    logs in as its own role). Every statement is bounded by settings.statement_timeout
+    unless `bounded` is false (long admin jobs), and the server stops a query whose client
+    went away either way (limits.py).
     """
     try:
-        conn = psycopg.connect(admin_conninfo(settings), row_factory=dict_row, autocommit=autocommit)
+        conn = psycopg.connect(
+            admin_conninfo(settings),
+            row_factory=dict_row,
+            autocommit=autocommit,
+            options=_options(settings, bounded),
+        )
     except psycopg.OperationalError as exc:
         raise _connect_error(settings, exc) from None
     if agent:
@@ -40,6 +51,18 @@ def connect(settings: Settings, agent: str | None = None, *, autocommit: bool = 
             conn.close()
             raise
     return conn
+
+
+def _options(settings: Settings, bounded: bool) -> str:
+    """Server settings for the connection, after any the URL itself carries."""
+    try:
+        own = conninfo_to_dict(settings.database_url).get("options", "") if settings.database_url else ""
+    except psycopg.ProgrammingError as exc:
+        raise ConfigError(f"CLI_ORG_DATABASE_URL is not a valid connection string: {exc}") from None
+    ours = f"-c client_connection_check_interval={CLIENT_CHECK_MS}"
+    if bounded:
+        ours += f" -c statement_timeout={round(settings.statement_timeout * 1000)}"
+    return f"{own} {ours}".strip()
 
 
 def become(conn: psycopg.Connection, agent: str) -> None:

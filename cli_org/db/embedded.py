@@ -5,8 +5,10 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import pwd
 import shutil
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -166,13 +168,29 @@ def _initdb(pgdata: Path) -> None:
 
 
 def _socket_dir(pgdata: Path) -> Path:
-    # A Unix socket path is limited to about 100 bytes.
+    """Where the server's socket lives: the data folder, or for a long path (a Unix socket
+    path is limited to about 100 bytes) a folder in the temporary folder that only the
+    server's user can enter. The local socket trusts whoever reaches it, so a folder that
+    others can reach (or that someone else made) is refused, never used."""
     if len(str(pgdata)) < 80:
         return pgdata
     digest = hashlib.sha256(str(pgdata).encode()).hexdigest()[:12]
-    path = Path(tempfile.gettempdir()) / f"cli-org-{digest}"
-    path.mkdir(exist_ok=True)
-    path.chmod(0o777)
+    path = Path(tempfile.gettempdir()) / f"cli-org-{os.geteuid()}-{digest}"
+    user = _run_as()
+    uid = pwd.getpwnam(user).pw_uid if user else os.geteuid()
+    try:
+        path.mkdir(mode=0o700)
+        path.chmod(0o700)  # whatever the umask
+        if user:
+            shutil.chown(path, user, user)
+    except FileExistsError:
+        pass
+    st = path.lstat()
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid or st.st_mode & 0o077:
+        raise DatabaseError(
+            f"the socket folder {path} is not private (mode {stat.S_IMODE(st.st_mode):o}, owner uid {st.st_uid}); "
+            "remove it or use a shorter CLI_ORG_DATA_DIR"
+        )
     return path
 
 

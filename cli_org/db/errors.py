@@ -39,6 +39,14 @@ def translated(conn: psycopg.Connection | None = None):
         raise NotFound(_first_line(exc)) from None
     except (pgerr.ObjectNotInPrerequisiteState, pgerr.InvalidParameterValue, pgerr.CheckViolation) as exc:
         raise InputError(_first_line(exc)) from None
+    except pgerr.QueryCanceled as exc:
+        msg = _first_line(exc)
+        if "statement timeout" in msg:
+            raise DatabaseError(
+                f"the database stopped a statement that ran past CLI_ORG_STATEMENT_TIMEOUT ({msg}); "
+                "ask a narrower question or raise the limit"
+            ) from None
+        raise DatabaseError(msg) from None
     except pgerr.UndefinedTable as exc:
         raise DatabaseError(f"{_first_line(exc)}; run `cli-org init`") from None
     except psycopg.Error as exc:

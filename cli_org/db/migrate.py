@@ -7,10 +7,14 @@ from dataclasses import dataclass
 from importlib import resources
 
 import psycopg
-from psycopg.rows import tuple_row
+from psycopg import errors as pgerr
+from psycopg.rows import dict_row, tuple_row
 
-# Any constant works; it only has to be the same for every cli-org process.
-_LOCK_KEY = 0x0C11_0A6E
+from ..errors import DatabaseError
+from ..limits import LOCK_WAIT
+from . import locks
+from .queries import sql
+
 _FILE = re.compile(r"^(\d{4})_(\w+)\.sql$")
 
 
@@ -31,15 +35,15 @@ def available() -> list[Migration]:
     return found
 
 
-def migrate(conn: psycopg.Connection) -> list[Migration]:
+def migrate(conn: psycopg.Connection, lock_wait: float = LOCK_WAIT) -> list[Migration]:
     """Apply what is missing; returns the migrations applied by this call.
 
     A session advisory lock serialises concurrent runners: the second waits, then finds
-    nothing left to do. Needs a connection with no transaction open.
+    nothing left to do. Waiting (for that lock, or for a table another session holds) is
+    bounded by `lock_wait` seconds. Needs a connection with no transaction open.
     """
     conn.autocommit = True
-    conn.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))
-    try:
+    with locks.held(conn, locks.MIGRATIONS, "migrations", lock_wait):
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations ("
             " version integer PRIMARY KEY, name text NOT NULL,"
@@ -47,16 +51,22 @@ def migrate(conn: psycopg.Connection) -> list[Migration]:
         )
         applied = []
         for mig in pending(conn):
-            with conn.transaction():
-                conn.execute(mig.sql.encode())
-                conn.execute(
-                    "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
-                    (mig.version, mig.name),
-                )
+            try:
+                with conn.transaction():
+                    conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{round(lock_wait * 1000)}ms",))
+                    conn.execute(mig.sql.encode())
+                    conn.execute(
+                        "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+                        (mig.version, mig.name),
+                    )
+            except pgerr.LockNotAvailable:
+                who = locks.describe(conn.cursor(row_factory=dict_row).execute(sql("locks.table_holders")).fetchall())
+                raise DatabaseError(
+                    f"migration {mig.version:04d}_{mig.name} waited {lock_wait:g} s (CLI_ORG_LOCK_WAIT) for tables "
+                    f"held by {who}"
+                ) from None
             applied.append(mig)
         return applied
-    finally:
-        conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
 
 
 def pending(conn: psycopg.Connection) -> list[Migration] | None:

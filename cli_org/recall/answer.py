@@ -12,6 +12,8 @@ from ..db.errors import translated
 from ..db.queries import sql
 from ..errors import InputError
 from ..facts import age
+from ..limits import check_query
+from ..render import one_line
 from .facts_arm import FactHit, recall_facts
 from .memory_arm import MemoryHit, project_root, recall_memory
 from .merge import merge
@@ -75,6 +77,7 @@ def recall(
     started = time.perf_counter()
     if limit < 1:
         raise InputError("--limit must be at least 1")
+    check_query(query, "question")
     result = RecallResult(query, project, limit)
     facts: list[FactHit] = []
     memory: list[MemoryHit] = []
@@ -103,7 +106,7 @@ def recall(
                 sql("recall.log"),
                 {
                     "project": project,
-                    "query": query[:2000],
+                    "query": query,
                     "arms": result.arms,
                     "hits": len(result.hits),
                     "chars": result.chars,
@@ -117,19 +120,24 @@ def recall(
 def _render(item) -> RecallHit:
     if isinstance(item, FactHit):
         f = item.fact
+        authors = ", ".join(item.authors or [f.author])
         line = (
-            f"[fact #{f.id}] {f.subject}: {_clip(f.claim, CLAIM_CHARS)} ({f.source}; {f.author}; {age(f.created_at)})"
+            f"[fact #{f.id}] {one_line(f.subject)}: {one_line(f.claim, CLAIM_CHARS)} "
+            f"({one_line(f.source)}; {authors}; {age(f.created_at)})"
         )
         why = "every word matched" if item.match == "strict" else f"loose: {item.score:.0%} of terms at word starts"
         return RecallHit(
-            "fact", line, why, {**asdict(f), "match": item.match, "score": item.score, "age": age(f.created_at)}
+            "fact",
+            line,
+            why,
+            {**asdict(f), "authors": item.authors, "match": item.match, "score": item.score, "age": age(f.created_at)},
         )
     if isinstance(item, MemoryHit):
-        line = f"[memory] {item.file}:{item.line} {_clip(item.text, MEMORY_CHARS)}"
+        line = f"[memory] {one_line(item.file)}:{item.line} {one_line(item.text, MEMORY_CHARS)}"
         return RecallHit("memory", line, f"{item.matched} of {item.terms} terms at word starts", asdict(item))
     hit = item.hit
     where = hit.path if not hit.heading or hit.heading == hit.title else f"{hit.path} # {hit.heading}"
-    line = f"[vault] {where}: {hit.snippet}"
+    line = f"[vault] {one_line(where)}: {one_line(hit.snippet)}"
     scores = {
         k: getattr(hit, k)
         for k in (
@@ -153,7 +161,3 @@ def _render(item) -> RecallHit:
     why = "keyword-supported" if item.support == "keyword" else f"vector-only, similarity {hit.semantic_score:.2f}"
     return RecallHit("vault", line, why, data)
 
-
-def _clip(text: str, n: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import psycopg
 
@@ -16,6 +16,20 @@ class FactHit:
     fact: Fact
     match: str  # strict | loose
     score: float
+    # Everyone who asserts this claim now: each author's copy is its own row (claim
+    # squatting, migration 0008), shown once.
+    authors: list[str] = field(default_factory=list)
+
+
+def _once(hits: list[FactHit], limit: int) -> list[FactHit]:
+    """One hit per claim (subject, claim, project), naming every author, best first."""
+    kept: dict[tuple, FactHit] = {}
+    for hit in hits:
+        f = hit.fact
+        first = kept.setdefault((f.subject, f.claim, f.project), hit)
+        if f.author not in first.authors:
+            first.authors.append(f.author)
+    return list(kept.values())[:limit]
 
 
 def recall_facts(conn: psycopg.Connection, query: str, *, project: str | None, limit: int) -> list[FactHit]:
@@ -27,13 +41,13 @@ def recall_facts(conn: psycopg.Connection, query: str, *, project: str | None, l
         {
             "query": query,
             "project": project,
-            "limit": limit,
+            "limit": limit * 2,  # room for copies of one claim by several authors
             # A substring of two letters matches almost anything.
             "substring": len(query) >= 3,
         },
     ).fetchall()
     if rows:
-        return [FactHit(_fact(r), "strict", float(r["rank"])) for r in rows]
+        return _once([FactHit(_fact(r), "strict", float(r["rank"])) for r in rows], limit)
     words = terms(query)
     if not words:
         return []
@@ -43,10 +57,10 @@ def recall_facts(conn: psycopg.Connection, query: str, *, project: str | None, l
             "patterns": word_start_patterns(words),
             "need": needed(len(words)),
             "project": project,
-            "limit": limit,
+            "limit": limit * 2,
         },
     ).fetchall()
-    return [FactHit(_fact(r), "loose", r["matched"] / len(words)) for r in rows]
+    return _once([FactHit(_fact(r), "loose", r["matched"] / len(words)) for r in rows], limit)
 
 
 def _fact(row: dict) -> Fact:

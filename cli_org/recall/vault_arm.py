@@ -10,9 +10,6 @@ from ..vault.embedders import Embedder
 from ..vault.search import Hit, prefix_pattern, search
 from .terms import needed
 
-# Never recalled: today's scratch notes, money, and anything that looks like an env file.
-ALWAYS_EXCLUDED = ("CURRENT/", "Areas/Finance/")
-ENV_PATTERNS = ("%.env", "%.env/%", "%.env.%", ".env%", "%/.env%")
 # A long question shares three words with its answer far more often than half of them.
 MAX_SHARED_WORDS = 3
 
@@ -24,7 +21,9 @@ class VaultHit:
 
 
 def exclusions(extra: list[str]) -> tuple[str, ...]:
-    return tuple(prefix_pattern(p) for p in (*ALWAYS_EXCLUDED, *extra)) + ENV_PATTERNS
+    """The caller's own ORG_RECALL_EXCLUDE prefixes, on top of the private notes that search
+    always leaves out (the rule is org_vault_private, migration 0008)."""
+    return tuple(prefix_pattern(p) for p in extra)
 
 
 def has_keyword_support(hit: Hit, min_similarity: float) -> bool:

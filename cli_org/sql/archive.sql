@@ -1,9 +1,3 @@
--- name: lock
-SELECT pg_advisory_lock(726170003);
-
--- name: unlock
-SELECT pg_advisory_unlock(726170003);
-
 -- name: upsert_session
 INSERT INTO archive_sessions AS s
     (harness, external_id, parent_session, project, cwd, git_branch, model, title, started_at, ended_at)

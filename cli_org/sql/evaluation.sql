@@ -6,10 +6,21 @@ VALUES (%(name)s, %(git_commit)s, %(embedder)s, %(vault_files)s, %(vault_chunks)
 RETURNING id, created_at;
 
 -- name: get_run
-SELECT * FROM eval_runs WHERE name = %(name)s;
+-- By AUTHOR/NAME, or by NAME: the caller's own run (the admin's, for the admin) if there
+-- is one, else every run of that name.
+WITH named AS (
+    SELECT * FROM eval_runs
+    WHERE name = %(name)s AND (%(author)s::text IS NULL OR author = %(author)s)
+)
+SELECT * FROM named
+WHERE %(author)s::text IS NOT NULL
+   OR author IS NOT DISTINCT FROM org_me()
+   OR NOT EXISTS (SELECT 1 FROM named WHERE author IS NOT DISTINCT FROM org_me())
+ORDER BY created_at, id;
 
 -- name: runs
-SELECT id, name, created_at, git_commit, embedder, vault_files, vault_chunks, golden_file, k, project, summary
+SELECT id, name, author, created_at, git_commit, embedder, vault_files, vault_chunks, golden_file, k, project,
+       summary
 FROM eval_runs ORDER BY created_at, id;
 
 -- name: vault_size

@@ -2,8 +2,11 @@
 SELECT org_me() AS name, current_user AS role;
 
 -- name: find_current
+-- The agent's own current copy of a claim: another author's copy never counts (migration
+-- 0008, claim squatting).
 SELECT id FROM memory_facts
 WHERE valid_to IS NULL
+  AND author = org_me()
   AND subject = %(subject)s
   AND claim = %(claim)s
   AND project IS NOT DISTINCT FROM %(project)s;

@@ -29,15 +29,18 @@ WITH q AS (
 SELECT sc.file_id, sc.score, sc.matched, (SELECT count(*) FROM q) AS terms,
        (SELECT json_object_agg(term, df) FROM df WHERE df > 0) AS dfs, (SELECT n FROM s) AS n,
        (SELECT avgdl FROM s) AS avgdl
--- Best first, and only as many notes looked up for the path exclusions as the limit needs.
+-- Best first, and only as many notes looked up for the path rules as the limit needs: a
+-- note shows if it is visible to the caller (row-level security), not private (unless
+-- asked for) and not under an excluded prefix.
 FROM (SELECT * FROM scored ORDER BY score DESC, file_id) sc
-WHERE NOT EXISTS (SELECT 1 FROM vault_files f WHERE f.id = sc.file_id AND f.path LIKE ANY (%(exclude)s))
+WHERE EXISTS (SELECT 1 FROM vault_files f WHERE f.id = sc.file_id AND (%(private)s OR NOT f.private)
+              AND NOT f.path LIKE ANY (%(exclude)s))
 LIMIT %(limit)s;
 
 -- name: dense
 SELECT c.id AS chunk_id, c.file_id, 1 - (c.embedding <=> %(vector)s::vector) AS similarity
 FROM vault_chunks c JOIN vault_files f ON f.id = c.file_id
-WHERE c.embedding IS NOT NULL AND NOT (f.path LIKE ANY (%(exclude)s))
+WHERE c.embedding IS NOT NULL AND (%(private)s OR NOT f.private) AND NOT (f.path LIKE ANY (%(exclude)s))
 ORDER BY c.embedding <=> %(vector)s::vector
 LIMIT %(limit)s;
 
@@ -83,3 +86,7 @@ SELECT DISTINCT ON (file_id) file_id, id AS chunk_id, 1 - (embedding <=> %(vecto
 FROM vault_chunks
 WHERE file_id = ANY (%(ids)s) AND embedding IS NOT NULL
 ORDER BY file_id, embedding <=> %(vector)s::vector;
+
+-- name: may_see_private
+-- Owners and the admin connection (no agent) may; row-level security decides for members.
+SELECT org_is_owner() OR org_caller() IS NULL AS yes;

@@ -2,11 +2,11 @@
 SELECT id, path, hash, size, mtime FROM vault_files;
 
 -- name: upsert_file
-INSERT INTO vault_files (path, title, hash, size, mtime, frontmatter)
-VALUES (%(path)s, %(title)s, %(hash)s, %(size)s, %(mtime)s, %(frontmatter)s)
+INSERT INTO vault_files (path, title, hash, size, mtime, frontmatter, private)
+VALUES (%(path)s, %(title)s, %(hash)s, %(size)s, %(mtime)s, %(frontmatter)s, org_vault_private(%(path)s))
 ON CONFLICT (path) DO UPDATE
 SET title = EXCLUDED.title, hash = EXCLUDED.hash, size = EXCLUDED.size, mtime = EXCLUDED.mtime,
-    frontmatter = EXCLUDED.frontmatter, scanned_at = now()
+    frontmatter = EXCLUDED.frontmatter, private = EXCLUDED.private, scanned_at = now()
 RETURNING id;
 
 -- name: touch_file
@@ -84,3 +84,15 @@ ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
 SELECT (SELECT count(*) FROM vault_files) AS files,
        (SELECT count(*) FROM vault_chunks) AS chunks,
        (SELECT count(*) FROM vault_chunks WHERE embedding IS NOT NULL) AS vectors;
+
+-- name: private_prefixes
+SELECT prefix FROM vault_private_prefixes ORDER BY prefix;
+
+-- name: clear_private_prefixes
+DELETE FROM vault_private_prefixes;
+
+-- name: add_private_prefix
+INSERT INTO vault_private_prefixes (prefix) VALUES (%(prefix)s) ON CONFLICT DO NOTHING;
+
+-- name: mark_private
+UPDATE vault_files SET private = org_vault_private(path) WHERE private <> org_vault_private(path);

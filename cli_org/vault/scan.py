@@ -15,14 +15,15 @@ from urllib.parse import unquote
 
 import psycopg
 
+from ..db import locks
 from ..db.errors import translated
 from ..db.queries import sql
 from ..errors import InputError
+from ..limits import LOCK_WAIT
 from .markdown import Note, parse_note
 
 SUFFIXES = (".md", ".markdown")
 BATCH = 200  # files per transaction: an interrupted scan loses at most one batch
-_SCAN_LOCK = 0x0C11_5CA9
 
 Progress = Callable[[int, int, str], None]
 
@@ -86,10 +87,16 @@ def scan(
     root: Path,
     *,
     ignore: Iterable[str] = (),
+    private: Iterable[str] = (),
     replace: bool = False,
     progress: Progress | None = None,
+    lock_wait: float = LOCK_WAIT,
 ) -> ScanSummary:
-    """Bring the index in line with the folder; unchanged files cost a stat call."""
+    """Bring the index in line with the folder; unchanged files cost a stat call.
+
+    `private` holds path prefixes (ORG_RECALL_EXCLUDE) that join the built-in private ones
+    (the rule is org_vault_private in migration 0008): recall and search never show those
+    notes and members cannot read them."""
     started = time.perf_counter()
     root = root.resolve()
     if not root.is_dir():
@@ -97,17 +104,26 @@ def scan(
     summary = ScanSummary(str(root))
     with translated(conn):
         conn.execute("SET synchronous_commit = off")  # an interrupted scan is redone, not lost
-        if not conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (_SCAN_LOCK,)).fetchone()["ok"]:
-            raise InputError("another vault scan is running on this database")
-        try:
+        with locks.held(conn, locks.SCAN, "vault scans", lock_wait):
             _check_root(conn, root, replace)
+            _set_private(conn, private)
             _scan(conn, root, list(ignore), summary, progress)
-        finally:
-            conn.rollback()
-            conn.execute("SELECT pg_advisory_unlock(%s)", (_SCAN_LOCK,))
-            conn.commit()
+        conn.execute("RESET synchronous_commit")
+        conn.commit()
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _set_private(conn: psycopg.Connection, prefixes: Iterable[str]) -> None:
+    """Store the scan's private prefixes and re-mark every note if they changed."""
+    wanted = sorted({p.strip() for p in prefixes if p.strip()})
+    have = [r["prefix"] for r in conn.execute(sql("vault.private_prefixes"))]
+    if wanted != have:
+        conn.execute(sql("vault.clear_private_prefixes"))
+        for prefix in wanted:
+            conn.execute(sql("vault.add_private_prefix"), {"prefix": prefix})
+        conn.execute(sql("vault.mark_private"))
+    conn.commit()
 
 
 def _check_root(conn: psycopg.Connection, root: Path, replace: bool) -> None:

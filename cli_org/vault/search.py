@@ -11,7 +11,8 @@ import psycopg
 
 from ..db.errors import translated
 from ..db.queries import sql
-from ..errors import ConfigError, InputError
+from ..errors import AccessDenied, ConfigError, InputError
+from ..limits import check_query
 from .embedders import Embedder, query_embedder, vector_literal
 
 if TYPE_CHECKING:
@@ -30,7 +31,6 @@ PER_TERM = 3000
 # meaning. Chosen by measurement on SciFact and paraphrased questions (benchmarks/RESULTS.md).
 KEYWORD_WEIGHT = 0.7
 STATS_DEPTH = 30
-MAX_QUERY = 2000  # characters; a longer query is cut, not refused
 SNIPPET = 180
 
 
@@ -71,22 +71,28 @@ def search(
     embedder: Embedder | None = None,
     exclude: tuple[str, ...] = (),
     depth: int | None = None,
+    private: bool = False,
 ) -> SearchResult:
     """Search the vault; semantic and hybrid fall back to keyword, with a notice, when no
-    vectors or no query model are available. `exclude` holds LIKE patterns on the path."""
+    vectors or no query model are available. `exclude` holds LIKE patterns on the path.
+
+    Private notes (org_vault_private, migration 0008) are left out unless `private` is
+    asked for by an owner or the admin; row-level security hides them from members anyway."""
     started = time.perf_counter()
     if mode not in MODES:
         raise InputError(f"mode must be one of {', '.join(MODES)}")
-    query = query[:MAX_QUERY]
+    check_query(query)
     result = SearchResult(query, mode, mode)
     depth = depth or max(limit * 3, 30)
     patterns = list(exclude)
     with translated(conn):
+        if private and not conn.execute(sql("search.may_see_private")).fetchone()["yes"]:
+            raise AccessDenied("private notes are for owners; search without --private")
         if mode != "keyword":
             embedder, result.notice = _usable_embedder(conn, embedder, settings)
             if embedder is None:
                 result.used = "keyword"
-        keyword = _keyword(conn, query, depth, patterns) if result.used != "semantic" else []
+        keyword = _keyword(conn, query, depth, patterns, private) if result.used != "semantic" else []
         semantic, vector = [], None
         if result.used != "keyword" and query.strip():
             try:
@@ -94,9 +100,9 @@ def search(
             except ConfigError as exc:  # a broken query model must not break keyword search
                 result.notice, result.used = f"{exc}; showing keyword results", "keyword"
                 if mode == "semantic":
-                    keyword = _keyword(conn, query, depth, patterns)
+                    keyword = _keyword(conn, query, depth, patterns, private)
             else:
-                semantic = _semantic(conn, vector, depth, patterns)
+                semantic = _semantic(conn, vector, depth, patterns, private)
         hits = _candidates(keyword, semantic)
         if result.used == "hybrid":
             _complete(conn, hits, keyword, vector)
@@ -126,19 +132,28 @@ def _usable_embedder(conn, embedder, settings) -> tuple[Embedder | None, str | N
     return embedder, None
 
 
-def _keyword(conn, query: str, depth: int, exclude: list[str]) -> list[dict]:
+def _keyword(conn, query: str, depth: int, exclude: list[str], private: bool) -> list[dict]:
     return conn.execute(
         sql("search.bm25"),
-        {"query": query, "k1": K1, "b": B, "limit": depth, "exclude": exclude, "per_term": PER_TERM},
+        {
+            "query": query,
+            "k1": K1,
+            "b": B,
+            "limit": depth,
+            "exclude": exclude,
+            "private": private,
+            "per_term": PER_TERM,
+        },
     ).fetchall()
 
 
-def _semantic(conn, vector: str, depth: int, exclude: list[str]) -> list[dict]:
+def _semantic(conn, vector: str, depth: int, exclude: list[str], private: bool) -> list[dict]:
     with conn.transaction():
         # Chunks, not notes, come back from the index: ask for more so enough notes remain.
         conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(1000, max(100, depth * 3))),))
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        rows = conn.execute(sql("search.dense"), {"vector": vector, "limit": depth * 3, "exclude": exclude}).fetchall()
+        params = {"vector": vector, "limit": depth * 3, "exclude": exclude, "private": private}
+        rows = conn.execute(sql("search.dense"), params).fetchall()
     best: dict[int, dict] = {}
     for row in rows:
         if row["file_id"] not in best or row["similarity"] > best[row["file_id"]]["similarity"]:

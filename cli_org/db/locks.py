@@ -1,0 +1,53 @@
+"""Admin work serialised by advisory locks, waiting a bounded time and naming who blocks it.
+
+Members cannot take these locks (migration 0008 revokes the functions where the admin is a
+superuser); elsewhere a member, or a stuck admin job, could hold one forever, so nobody
+waits unboundedly: after `wait` seconds the command fails and says who holds the lock.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+
+import psycopg
+from psycopg.rows import dict_row
+
+from ..errors import DatabaseError
+from .queries import sql
+
+# Any constants work; they only have to be the same for every cli-org process.
+MIGRATIONS = 0x0C11_0A6E
+SCAN = 0x0C11_5CA9
+ARCHIVE = 726170003
+
+
+@contextmanager
+def held(conn: psycopg.Connection, key: int, what: str, wait: float):
+    """Hold the session lock `key` for the block; `what` names the work in messages."""
+    cur = conn.cursor(row_factory=dict_row)
+    deadline = time.monotonic() + wait
+    while not cur.execute(sql("locks.try"), {"key": key}).fetchone()["ok"]:
+        if time.monotonic() >= deadline:
+            who = describe(cur.execute(sql("locks.holders"), {"key": key}).fetchall())
+            raise DatabaseError(f"{what} are locked by {who}; waited {wait:g} s (CLI_ORG_LOCK_WAIT)")
+        time.sleep(min(0.2, wait / 10))
+    try:
+        yield
+    finally:
+        if not conn.autocommit:
+            conn.rollback()  # the block commits what it keeps; anything left open is unfinished
+        cur.execute(sql("locks.release"), {"key": key})
+        if not conn.autocommit:
+            conn.commit()
+
+
+def describe(holders: list[dict]) -> str:
+    """One phrase per session: pid, role, application, since when, and what it is doing."""
+    if not holders:
+        return "a session that has just let go (try again)"
+    return "; ".join(
+        f"pid {h['pid']} (role {h['role']}, application {h['application'] or '-'!r}, "
+        f"connected {h['backend_start']:%Y-%m-%d %H:%M:%S}, {h['state'] or 'unknown state'})"
+        for h in holders
+    ) + f"; the admin can end it with SELECT pg_terminate_backend({holders[0]['pid']})"

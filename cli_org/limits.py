@@ -1,0 +1,32 @@
+"""Bounds on what one call may cost the database: query size, statement time, lock waits."""
+
+from __future__ import annotations
+
+from .errors import InputError
+
+# A question is a sentence, not a document. The longest question of the golden sets is
+# under 200 characters and 30 words, and SciFact's longest claim is 255 characters; the
+# review's 400 negated terms (2.7 KB) kept the fact arm busy past 100 s.
+MAX_QUERY_CHARS = 1000
+MAX_QUERY_WORDS = 64
+
+# Every statement of a connection cli-org opens ends within this many seconds (override
+# with CLI_ORG_STATEMENT_TIMEOUT); a recall takes tens of milliseconds, a scan batch a few
+# seconds. Long admin jobs (scan, embed, import, init) open their connections unbounded.
+STATEMENT_TIMEOUT = 30.0
+# How often the server checks that the client is still there while a query runs, so a
+# killed client's query stops instead of running on (PostgreSQL 14+).
+CLIENT_CHECK_MS = 1000
+# How long admin work waits for a lock another session holds before naming the holder
+# (override with CLI_ORG_LOCK_WAIT).
+LOCK_WAIT = 30.0
+
+
+def check_query(query: str, what: str = "query") -> str:
+    """Refuse a query too long or with too many words to be a question."""
+    if len(query) > MAX_QUERY_CHARS:
+        raise InputError(f"the {what} is {len(query)} characters; ask in at most {MAX_QUERY_CHARS}")
+    words = len(query.split())
+    if words > MAX_QUERY_WORDS:
+        raise InputError(f"the {what} has {words} words; ask in at most {MAX_QUERY_WORDS}")
+    return query
