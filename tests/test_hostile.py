@@ -123,6 +123,22 @@ def test_a_long_negated_query_is_refused_with_a_clear_line(org):
             sessions.search(conn, attack)
 
 
+def test_a_query_of_exclusions_only_asks_for_nothing(org):
+    from cli_org.archive import sessions
+    from cli_org.db.connect import connect
+    from cli_org.recall.answer import recall
+
+    _fact_by(org, "bot")
+    cfg = _member_settings(org)
+    only_not = " ".join(f"-zz{i}" for i in range(60))
+    with connect(cfg) as conn:
+        assert recall(conn, only_not, settings=cfg, arms=("fact",)).hits == []
+        # One real word among them still finds its fact.
+        assert len(recall(conn, "build " + only_not, settings=cfg, arms=("fact",)).hits) == 1
+        with pytest.raises(InputError, match="not excluded"):
+            sessions.search(conn, only_not)
+
+
 def test_every_statement_of_a_member_connection_is_bounded(org):
     from cli_org.db.connect import connect
 

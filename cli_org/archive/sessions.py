@@ -12,6 +12,7 @@ from ..db.errors import translated
 from ..db.queries import sql
 from ..errors import InputError
 from ..limits import check_query
+from ..recall.terms import positive_words
 from .records import HARNESSES
 
 MAX_LIMIT = 50
@@ -38,6 +39,8 @@ def search(conn: psycopg.Connection, query: str, *, limit: int = 10, harness: st
     if not query.strip():
         raise InputError("give at least one keyword")
     check_query(query)
+    if not positive_words(query):
+        raise InputError("give at least one keyword that is not excluded with '-'")
     params = {"query": query, "limit": limit, "harness": harness}
     with translated(conn):
         if not conn.execute(sql("archive.search_terms"), params).fetchone()["terms"]:

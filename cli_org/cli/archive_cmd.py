@@ -194,6 +194,7 @@ def search_cmd(query: str, limit: int, harness: str | None, as_json: bool) -> No
     """
     from ..archive.sessions import search
     from ..db.connect import connect
+    from ..render import one_line
 
     with connect(settings()) as conn:
         hits = search(conn, query, limit=limit, harness=harness)
@@ -206,7 +207,7 @@ def search_cmd(query: str, limit: int, harness: str | None, as_json: bool) -> No
     for h in hits:
         when = f"{h.occurred_at:%Y-%m-%d %H:%M}" if h.occurred_at else "?"
         role = f"{h.kind}:{h.tool_name}" if h.tool_name else h.kind
-        click.echo(f"{when}  {h.harness}  {h.session}  {role}  {h.snippet}")
+        click.echo(f"{when}  {h.harness}  {one_line(h.session)}  {role}  {one_line(h.snippet)}")
 
 
 COMMANDS = [archive, usage, sessions]

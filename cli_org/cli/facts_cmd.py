@@ -80,6 +80,7 @@ def facts(include_retired, subject, project, author, kind, agent, as_json) -> No
     """List current facts (with --all, retired ones too, with when, who and why)."""
     from ..db.connect import connect
     from ..facts import age, list_facts
+    from ..render import one_line
 
     with connect(settings(), agent) as conn:
         found = list_facts(
@@ -102,14 +103,14 @@ def facts(include_retired, subject, project, author, kind, agent, as_json) -> No
             if x
         )
         click.echo(
-            f"#{f.id} {f.subject}: {f.claim}  [{f.source}; {f.author}; {age(f.created_at)}"
-            f"{'; ' + tags if tags else ''}]"
+            f"#{f.id} {one_line(f.subject)}: {one_line(f.claim)}  [{one_line(f.source)}; {f.author}; "
+            f"{age(f.created_at)}{'; ' + tags if tags else ''}]"
         )
         if f.supersedes:
             click.echo(f"    supersedes #{f.supersedes}")
         if not f.current:
             click.echo(
-                f"    retired {f.valid_to:%Y-%m-%d %H:%M} by {f.retired_by}: {f.retired_reason}"
+                f"    retired {f.valid_to:%Y-%m-%d %H:%M} by {f.retired_by}: {one_line(f.retired_reason)}"
                 + (f" (-> #{f.superseded_by})" if f.superseded_by else "")
             )
 

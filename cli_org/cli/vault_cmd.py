@@ -92,6 +92,7 @@ def search(query: str, mode: str, limit: int, private: bool, agent: str | None, 
 
     Private notes never show unless --private is given by an owner (or the admin)."""
     from ..db.connect import connect
+    from ..render import one_line
     from ..vault.search import search as run_search
 
     cfg = settings()
@@ -117,7 +118,7 @@ def search(query: str, mode: str, limit: int, private: bool, agent: str | None, 
         click.echo("no matches")
     for hit in result.hits:
         where = f"{hit.path} # {hit.heading}" if hit.heading and hit.heading != hit.title else hit.path
-        click.echo(f"{hit.score:.3f}  {where}\n       {hit.snippet}")
+        click.echo(f"{hit.score:.3f}  {one_line(where)}\n       {one_line(hit.snippet)}")
 
 
 COMMANDS = [vault, search]

@@ -8,7 +8,7 @@ import psycopg
 
 from ..db.queries import sql
 from ..facts import Fact
-from .terms import needed, terms, word_start_patterns
+from .terms import needed, positive_words, terms, word_start_patterns
 
 
 @dataclass
@@ -34,7 +34,9 @@ def _once(hits: list[FactHit], limit: int) -> list[FactHit]:
 
 def recall_facts(conn: psycopg.Connection, query: str, *, project: str | None, limit: int) -> list[FactHit]:
     query = query.strip()
-    if not query:
+    if not positive_words(query):
+        # Only exclusions ("-a -b"): they ask for nothing, and as a full-text query they
+        # match every fact, each ranked (the review's 400-term attack).
         return []
     rows = conn.execute(
         sql("recall.facts_strict"),
@@ -48,7 +50,7 @@ def recall_facts(conn: psycopg.Connection, query: str, *, project: str | None, l
     ).fetchall()
     if rows:
         return _once([FactHit(_fact(r), "strict", float(r["rank"])) for r in rows], limit)
-    words = terms(query)
+    words = terms(" ".join(positive_words(query)))
     if not words:
         return []
     rows = conn.execute(

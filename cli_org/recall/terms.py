@@ -28,6 +28,11 @@ def terms(query: str) -> list[str]:
     return list(seen)
 
 
+def positive_words(query: str) -> list[str]:
+    """The words of a web-search style query that are not exclusions (`-word`)."""
+    return [w for w in query.split() if not w.startswith("-")]
+
+
 def needed(n_terms: int) -> int:
     """At least half of the terms: 1 of 1, 1 of 2, 2 of 3, 2 of 4, 3 of 5."""
     return max(1, math.ceil(n_terms / 2))
