@@ -1,11 +1,20 @@
 """Adversarial input: one bad line, file, note or argument never aborts or hangs a whole job."""
 
 import json
+import os
+import resource
 import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from cli_org.archive.importer import import_sessions
+from cli_org.db.connect import connect
+from cli_org.vault.scan import MAX_FILE_BYTES, scan
+
+WORKTREE = Path(__file__).resolve().parents[1]
 
 
 def _claude(uuid: str, text: str, session: str = "s-1", **extra) -> str:
@@ -144,3 +153,133 @@ def test_cli_import_reports_skipped_lines_and_failed_files(cli, tmp_path):
     assert f"hermes: {hermes}" in err and "Traceback" not in err
     data = json.loads(cli("archive", "import", "--hermes", str(hermes), "--json")[1])
     assert data[0]["failed"] and data[0]["failed"][0].startswith(str(hermes))
+
+
+# --- vault scan ----------------------------------------------------------------------------
+
+
+def _note(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def _good_notes(root: Path, n: int = 3) -> None:
+    for i in range(n):
+        _note(root, f"good/n{i}.md", f"# Good {i}\n\nplain note number {i} about walruses\n")
+
+
+def _scan(org, root: Path):
+    with connect(org.settings) as conn:
+        summary = scan(conn, root)
+        paths = sorted(r["path"] for r in conn.execute("SELECT path FROM vault_files"))
+    return summary, paths
+
+
+def _warning(summary, start: str) -> str:
+    found = [w for w in summary.warnings if w.startswith(start)]
+    assert found, summary.warnings
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    "front, expect",
+    [
+        ("score: .nan\nbest: .inf\nworst: -.inf\n", "not a finite number"),
+        ('title: "bad \\ud800 escape"\nnul: "a\\0b"\n', None),
+        ("a: &a [*a]\n", "aliases"),
+        ("a: &x 1\nb: *x\n", "aliases"),
+        ("deep: " + "[" * 5000 + "\n", "nested"),
+        ("deep: " + "[" * 80 + "]" * 80 + "\n", "nested"),
+        ("big: " + "x" * 70_000 + "\n", "larger than"),
+    ],
+    ids=["nan", "surrogate", "recursive-alias", "alias", "deep-unclosed", "deep", "big"],
+)
+def test_bad_front_matter_is_dropped_with_a_named_warning(org, tmp_path, front, expect):
+    root = tmp_path / "vault"
+    _good_notes(root)
+    _note(root, "bad.md", f"---\n{front}---\n# Bad front\n\nthe body is still indexed\n")
+    summary, paths = _scan(org, root)
+    assert paths == ["bad.md", "good/n0.md", "good/n1.md", "good/n2.md"]
+    if expect:
+        assert expect in _warning(summary, "bad.md: ")
+    with connect(org.settings) as conn:
+        row = conn.execute("SELECT title, frontmatter FROM vault_files WHERE path = 'bad.md'").fetchone()
+    if expect == "not a finite number":
+        assert row["frontmatter"] == {"score": None, "best": None, "worst": None}
+    if expect is None:
+        assert row["title"] == "bad \ufffd escape" and row["frontmatter"]["nul"] == "ab"
+
+
+def test_invalid_utf8_file_name_is_skipped_and_named(org, tmp_path):
+    root = tmp_path / "vault"
+    _good_notes(root)
+    with open(os.path.join(os.fsencode(root), b"caf\xe9.md"), "wb") as fh:
+        fh.write(b"# Cafe\n")
+    os.mkdir(os.path.join(os.fsencode(root), b"dir\xff"))
+    with open(os.path.join(os.fsencode(root), b"dir\xff", b"inner.md"), "wb") as fh:
+        fh.write(b"# Inner\n")
+    summary, paths = _scan(org, root)
+    assert paths == ["good/n0.md", "good/n1.md", "good/n2.md"]
+    assert "not valid UTF-8" in _warning(summary, "caf\\xe9.md: ")
+    assert "not valid UTF-8" in _warning(summary, "dir\\xff: ")
+    assert summary.skipped == 2
+
+
+def test_outside_symlink_big_file_and_device_are_skipped(org, tmp_path):
+    root = tmp_path / "vault"
+    _good_notes(root)
+    (tmp_path / "secret.md").write_text("# Secret\n\noutside the vault\n")
+    (root / "leak.md").symlink_to(tmp_path / "secret.md")
+    (root / "inside.md").symlink_to(root / "good" / "n0.md")  # a link within the vault is followed
+    with open(root / "huge.md", "wb") as fh:
+        fh.truncate(MAX_FILE_BYTES + 1)
+    summary, paths = _scan(org, root)
+    assert paths == ["good/n0.md", "good/n1.md", "good/n2.md", "inside.md"]
+    assert "outside the vault" in _warning(summary, "leak.md: ")
+    assert "larger than" in _warning(summary, "huge.md: ")
+    assert summary.skipped == 2
+
+
+def _scan_process(org, root: Path) -> subprocess.CompletedProcess:
+    """`cli-org vault scan` in a child with bounded memory and time, for inputs that once
+    hung the scan or ate all memory."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    env = {**os.environ, **org.env, "ORG_AGENT": ""}
+    return subprocess.run(
+        [sys.executable, "-m", "cli_org", "vault", "scan", str(root)],
+        cwd=WORKTREE,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=limit,
+    )
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "billion-laughs"])
+def test_hostile_files_neither_hang_nor_exhaust_the_scan(org, tmp_path, kind):
+    root = tmp_path / "vault"
+    _good_notes(root)
+    if kind == "fifo":
+        os.mkfifo(root / "pipe.md")
+        expect = "pipe.md: not a regular file"
+    elif kind == "dev-zero":
+        (root / "x.md").symlink_to("/dev/zero")
+        expect = "x.md: "
+    else:
+        levels = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+        levels += [f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)]
+        _note(root, "laughs.md", "---\n" + "\n".join(levels) + "\n---\n# Laughs\n")
+        expect = "laughs.md: frontmatter uses YAML aliases"
+    try:
+        done = _scan_process(org, root)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the scan hung")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and expect in done.stderr
+    assert "added 3" in done.stdout or "added 4" in done.stdout

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import shlex
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from ..errors import InputError
+from ..pgtext import pg_text
 
 HARNESSES = ("claude-code", "hermes", "codex")
 KINDS = ("user", "assistant", "tool", "system")
 # Real transcript lines nest about ten levels (a tool's input inside a content block inside
 # a message); anything far deeper is hostile or broken, and would overflow recursive code.
 MAX_DEPTH = 64
-_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 class BadRecord(InputError):
@@ -97,11 +96,7 @@ def timestamp(value) -> datetime | None:
     return None
 
 
-def text(value: str) -> str:
-    """A string PostgreSQL accepts: no NUL, and lone surrogates (from a JSON escape such as
-    "\\ud800", which UTF-8 cannot encode) replaced by U+FFFD."""
-    value = value.replace("\x00", "")
-    return value if value.isascii() else _SURROGATES.sub("\ufffd", value)
+text = pg_text  # a string PostgreSQL accepts: no NUL, lone surrogates replaced
 
 
 def clean(value, depth: int = 0):
