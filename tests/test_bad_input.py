@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from cli_org.archive.importer import import_sessions
+from cli_org.config import Settings
 from cli_org.db.connect import connect
+from cli_org.errors import ConfigError
 from cli_org.vault.scan import MAX_FILE_BYTES, scan
 
 WORKTREE = Path(__file__).resolve().parents[1]
@@ -283,3 +285,49 @@ def test_hostile_files_neither_hang_nor_exhaust_the_scan(org, tmp_path, kind):
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and expect in done.stderr
     assert "added 3" in done.stdout or "added 4" in done.stdout
+
+
+# --- command-line arguments and environment values that are not UTF-8 ------------------------
+
+
+def _cli_process(org, *args, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "cli_org", *args],
+        cwd=WORKTREE,
+        env={**os.environ, **org.env, **(env or {})},
+        capture_output=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        ([b"recall", b"deploy \xff freeze"], b"argument 2"),
+        ([b"remember", b"subj", b"claim \xfe", b"--source", b"a.md"], b"argument 3"),
+        ([b"facts", b"--as", b"bo\xfft"], b"--as"),
+        ([b"facts", b"--as=bo\xfft"], b"--as"),
+        ([b"vault", b"search", b"caf\xe9"], b"argument 3"),
+    ],
+)
+def test_argument_that_is_not_utf8_is_a_usage_error(org, args, named):
+    done = _cli_process(org, *args)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count(b"\n") == 1 and b"Traceback" not in done.stderr
+    assert done.stderr.startswith(b"cli-org: ") and named in done.stderr and b"not valid UTF-8" in done.stderr
+
+
+def test_environment_value_that_is_not_utf8_is_a_usage_error(org):
+    done = _cli_process(org, "facts", env={"ORG_AGENT": os.fsdecode(b"bo\xfft")})
+    assert done.returncode == 2 and done.stderr.count(b"\n") == 1, done.stderr
+    assert b"ORG_AGENT" in done.stderr and b"not valid UTF-8" in done.stderr
+
+
+def test_in_process_surrogate_argument(cli):
+    code, out, err = cli("recall", "deploy \udcff freeze", agent="bot")
+    assert code == 2 and err.count("\n") == 1 and "argument 2" in err
+
+
+def test_settings_refuse_an_environment_value_that_is_not_utf8():
+    with pytest.raises(ConfigError, match="ORG_VAULT is not valid UTF-8"):
+        Settings.from_env({"ORG_VAULT": os.fsdecode(b"/v\xff")})

@@ -14,6 +14,7 @@ from psycopg.types.json import Jsonb
 from ..db.errors import first_line, translated
 from ..db.queries import sql
 from ..errors import NotFound, OrgError
+from ..pgtext import pg_text, shown
 from . import claude, codex, hermes
 from .jsonl import batches
 from .records import BadRecord, Message, Parsed, SessionInfo, check, load_line
@@ -35,6 +36,9 @@ class Summary:
     malformed: int = 0  # lines skipped as unreadable (a cut-short last line is retried next time)
     skipped: dict[str, int] = field(default_factory=dict)  # the malformed lines (or rows) by reason
     failed: list[str] = field(default_factory=list)  # "path: reason" for each file that could not be imported
+
+    def fail(self, path: Path, reason: str) -> None:
+        self.failed.append(f"{shown(str(path))}: {pg_text(reason)}")
 
     def skip(self, reason: str, n: int = 1) -> None:
         self.malformed += n
@@ -94,20 +98,20 @@ def _isolated(conn: psycopg.Connection, path: Path, summary: Summary, work: Call
         conn.rollback()  # removed since it was listed: nothing to import
     except OSError as exc:
         conn.rollback()
-        summary.failed.append(f"{path}: cannot read ({exc.strerror or exc})")
+        summary.fail(path, f"cannot read ({exc.strerror or exc})")
     except OrgError as exc:
         conn.rollback()
-        summary.failed.append(f"{path}: {exc}")
+        summary.fail(path, f"{exc}")
     except psycopg.Error as exc:
         if conn.broken:
             raise
         conn.rollback()
-        summary.failed.append(f"{path}: the database refused it ({first_line(exc)})")
+        summary.fail(path, f"the database refused it ({first_line(exc)})")
     except Exception as exc:  # noqa: BLE001  (one file's unforeseen failure must not stop the others)
         if conn.broken:
             raise
         conn.rollback()
-        summary.failed.append(f"{path}: {type(exc).__name__}: {str(exc)[:200]}")
+        summary.fail(path, f"{type(exc).__name__}: {str(exc)[:200]}")
 
 
 def _import_file(conn: psycopg.Connection, transcript, summary: Summary) -> None:
