@@ -13,7 +13,9 @@ import pytest
 from cli_org.archive.importer import import_sessions
 from cli_org.config import Settings
 from cli_org.db.connect import connect
-from cli_org.errors import ConfigError
+from cli_org.errors import ConfigError, InputError
+from cli_org.evaluation import parse_queries
+from cli_org.golden import parse_golden
 from cli_org.vault.scan import MAX_FILE_BYTES, scan
 
 WORKTREE = Path(__file__).resolve().parents[1]
@@ -331,3 +333,42 @@ def test_in_process_surrogate_argument(cli):
 def test_settings_refuse_an_environment_value_that_is_not_utf8():
     with pytest.raises(ConfigError, match="ORG_VAULT is not valid UTF-8"):
         Settings.from_env({"ORG_VAULT": os.fsdecode(b"/v\xff")})
+
+
+# --- golden and noise files ---------------------------------------------------------------------
+
+
+def test_noise_file_not_utf8_is_one_line_naming_file_and_line(cli, tmp_path):
+    noise = tmp_path / "noise.txt"
+    noise.write_bytes(b"# header\nqqzx vvwy\nbad \xff query\n")
+    code, out, err = cli("eval", "noise", str(noise), agent="bot")
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert str(noise) in err and "line 3" in err and "UTF-8" in err
+
+
+def test_noise_file_with_nul_is_refused_naming_the_line(cli, tmp_path):
+    noise = tmp_path / "noise.txt"
+    noise.write_text("qqzx vvwy\nnul \x00 here\n")
+    code, out, err = cli("eval", "noise", str(noise), agent="bot")
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert str(noise) in err and "line 2" in err and "NUL" in err
+
+
+def test_golden_nul_and_bad_utf8_name_the_line_and_nothing_runs(cli, org, tmp_path):
+    golden = tmp_path / "g.txt"
+    golden.write_text("fine question|fine.md\nque\x00stion|x.md\n")
+    code, out, err = cli("eval", "golden", str(golden), agent="bot")
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert str(golden) in err and "line 2" in err and "NUL" in err
+    golden.write_bytes(b"fine question|fine.md\n\nq|caf\xe9.md\n")
+    code, out, err = cli("eval", "golden", str(golden), agent="bot")
+    assert code == 1 and out == "" and str(golden) in err and "line 3" in err and "UTF-8" in err
+    with org.admin() as conn:
+        assert conn.execute("SELECT count(*) AS n FROM recall_events").fetchone()["n"] == 0
+
+
+def test_golden_parser_names_a_lone_surrogate_line():
+    with pytest.raises(InputError, match="line 1: .*UTF-8"):
+        parse_golden("q\ud800|x\n", "g.txt")
+    with pytest.raises(InputError, match="line 2"):
+        parse_queries("fine\nbad \x00\n", "n.txt")
