@@ -6,9 +6,13 @@ import resource
 import sqlite3
 import subprocess
 import sys
+import threading
+import uuid
 from pathlib import Path
 
+import psycopg
 import pytest
+from psycopg import sql as pgsql
 
 from cli_org.archive.importer import import_sessions
 from cli_org.config import Settings
@@ -372,3 +376,66 @@ def test_golden_parser_names_a_lone_surrogate_line():
         parse_golden("q\ud800|x\n", "g.txt")
     with pytest.raises(InputError, match="line 2"):
         parse_queries("fine\nbad \x00\n", "n.txt")
+
+
+# --- two `cli-org init` at once on a fresh data folder ---------------------------------------
+
+
+def test_create_database_race_has_no_loser(server):
+    if server.data_dir is None:
+        pytest.skip("CLI_ORG_TEST_DATABASE_URL is set: cli-org creates no database there")
+    from cli_org.db.bootstrap import create_database
+
+    for attempt in range(4):
+        name = f"race_{uuid.uuid4().hex[:10]}"
+        settings = Settings.from_env({"CLI_ORG_DATA_DIR": str(server.data_dir), "CLI_ORG_DATABASE": name})
+        barrier = threading.Barrier(3)
+        results: list = []
+
+        def create(settings: Settings, barrier: threading.Barrier, results: list) -> None:
+            barrier.wait()
+            try:
+                results.append(create_database(settings))
+            except Exception as exc:  # noqa: BLE001  (the failure under test)
+                results.append(exc)
+
+        threads = [threading.Thread(target=create, args=(settings, barrier, results)) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        with psycopg.connect(server.admin_url, autocommit=True) as conn:
+            conn.execute(pgsql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(pgsql.Identifier(name)))
+        assert sorted(results, key=str) == [False, False, True], f"attempt {attempt}: {results}"
+
+
+def test_two_inits_at_once_on_a_fresh_data_folder(tmp_path):
+    data = tmp_path / "data"
+    env = {**os.environ, "CLI_ORG_DATA_DIR": str(data), "CLI_ORG_DATABASE_URL": "", "CLI_ORG_DATABASE": "org"}
+    try:
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "cli_org", "init", "--owner", "ada"],
+                cwd=WORKTREE,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        outputs = [p.communicate(timeout=120) for p in procs]
+        assert [p.returncode for p in procs] == [0, 0], outputs
+        assert not any("Traceback" in err for _, err in outputs)
+        listed = subprocess.run(
+            [sys.executable, "-m", "cli_org", "agents", "list", "--json"],
+            cwd=WORKTREE,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        owners = [a["name"] for a in json.loads(listed.stdout) if a.get("is_owner")]
+        assert owners == ["ada"], listed.stdout
+    finally:
+        subprocess.run([sys.executable, "-m", "cli_org", "db", "stop"], cwd=WORKTREE, env=env, timeout=60)
