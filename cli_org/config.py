@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .errors import ConfigError
 from .limits import LOCK_WAIT, STATEMENT_TIMEOUT
+from .pgtext import is_utf8, shown
 
 # A plain dataclass rather than a validation library: a cold `cli-org search` has about
 # half a second in all, and importing one cost a fifth of it.
@@ -72,6 +73,10 @@ class Settings:
         if env is None:
             _load_dotenv()
             env = dict(os.environ)
+        for key, value in env.items():
+            # Bytes that are not UTF-8 become lone surrogates, which no query can send.
+            if key.startswith(("ORG_", "CLI_ORG_")) and not is_utf8(value):
+                raise ConfigError(f'{key} is not valid UTF-8: "{shown(value)}"')
         return cls(
             database_url=env.get("CLI_ORG_DATABASE_URL") or None,
             database_name=env.get("CLI_ORG_DATABASE") or "org",

@@ -18,7 +18,7 @@ from .checks import source_form
 from .db.errors import translated
 from .db.queries import sql
 from .errors import InputError, NotFound
-from .golden import Case
+from .golden import Case, line_problem, read_text
 from .recall.answer import recall
 from .recall.memory_arm import MEMORY_DIR
 
@@ -306,11 +306,27 @@ def run_noise(conn, queries: list[str], *, settings: Settings, limit: int = 8, e
     return out
 
 
-def parse_queries(text: str) -> list[str]:
-    queries = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
+def parse_queries(text: str, source: str = "the noise file") -> list[str]:
+    """One query a line, comments (#) and blank lines aside; a line that cannot be a query
+    refuses the whole file, naming it."""
+    queries, problems = [], []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        problem = line_problem(line)
+        if problem:
+            problems.append(f"line {number}: {problem}")
+        queries.append(line)
+    if problems:
+        raise InputError(f"{source}: " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
     if not queries:
-        raise InputError("the noise file holds no queries")
+        raise InputError(f"{source} holds no queries")
     return queries
+
+
+def load_queries(path: Path) -> list[str]:
+    return parse_queries(read_text(path), str(path))
 
 
 # --- what memory costs the context ------------------------------------------------------

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError
+from .pgtext import is_utf8
 
 
 @dataclass(frozen=True)
@@ -16,6 +17,30 @@ class Case:
     line: int
 
 
+def line_problem(line: str) -> str | None:
+    """Why a line of a golden or noise file cannot become a query, if it cannot:
+    PostgreSQL refuses NUL, and UTF-8 cannot encode a lone surrogate."""
+    if "\x00" in line:
+        return "holds a NUL character"
+    if not is_utf8(line):
+        return "is not valid UTF-8"
+    return None
+
+
+def read_text(path: Path) -> str:
+    """A golden or noise file as text; one error naming the file and the first line that
+    is not UTF-8."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"{path}: line {line}: not valid UTF-8 (byte 0x{data[exc.start]:02x})") from None
+
+
 def parse_golden(text: str, source: str = "golden file") -> list[Case]:
     """Parse every case; refuse the whole file, naming each bad line, if any is malformed."""
     cases, problems = [], []
@@ -24,7 +49,10 @@ def parse_golden(text: str, source: str = "golden file") -> list[Case]:
         if not line or line.startswith("#"):
             continue
         parts = [p.strip() for p in line.split("|")]
-        if len(parts) not in (2, 3):
+        problem = line_problem(line)
+        if problem:
+            problems.append(f"line {number}: {problem}")
+        elif len(parts) not in (2, 3):
             problems.append(f"line {number}: expected 'question|expected substring[|tag]', got {len(parts)} fields")
         elif not parts[0] or not parts[1]:
             problems.append(f"line {number}: empty {'question' if not parts[0] else 'expected substring'}")
@@ -38,8 +66,4 @@ def parse_golden(text: str, source: str = "golden file") -> list[Case]:
 
 
 def load_golden(path: Path) -> list[Case]:
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from None
-    return parse_golden(text, str(path))
+    return parse_golden(read_text(path), str(path))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .jsonl import files  # noqa: F401  (the importer reads each harness module's files())
-from .records import Message, Parsed, SessionInfo, clean, compact, shell_command, timestamp
+from .records import BadRecord, Message, Parsed, SessionInfo, clean, compact, shell_command, timestamp
 
 HARNESS = "claude-code"
 SHELL_TOOLS = ("Bash",)
@@ -26,7 +26,9 @@ class TranscriptFile:
     def parse(self, record: dict, line_no: int) -> Parsed:
         if record.get("type") not in _MESSAGE_TYPES or not record.get("sessionId"):
             return Parsed()
-        session_id = str(record["sessionId"])
+        session_id = record["sessionId"]
+        if not isinstance(session_id, str):
+            raise BadRecord("sessionId is not a string")
         at = timestamp(record.get("timestamp"))
         info = SessionInfo(
             external_id=session_id,

@@ -12,7 +12,18 @@ import re
 from pathlib import Path
 
 from .jsonl import files  # noqa: F401  (the importer reads each harness module's files())
-from .records import Message, Parsed, SessionInfo, arguments, argv_command, clean, compact, shell_command, timestamp
+from .records import (
+    BadRecord,
+    Message,
+    Parsed,
+    SessionInfo,
+    arguments,
+    argv_command,
+    clean,
+    compact,
+    shell_command,
+    timestamp,
+)
 
 HARNESS = "codex"
 SHELL_TOOLS = ("exec_command", "shell", "shell_command", "container.exec", "local_shell")
@@ -53,6 +64,8 @@ class TranscriptFile:
                 return Parsed()
         if kind == "session_meta":
             git = payload.get("git") if isinstance(payload.get("git"), dict) else {}
+            if not isinstance(payload.get("id"), str | None):
+                raise BadRecord("session id is not a string")
             self.session = self.session or payload.get("id")
             started = timestamp(payload.get("timestamp")) or at
             return Parsed(

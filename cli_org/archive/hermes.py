@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
-from .records import Message, SessionInfo, arguments, clean, compact, shell_command, timestamp
+from .records import BadRecord, Message, Parsed, SessionInfo, arguments, check, clean, compact, shell_command, timestamp
 
 HARNESS = "hermes"
 SHELL_TOOLS = ("terminal",)
@@ -26,6 +26,7 @@ class Store:
     sessions: list[SessionInfo]
     messages: list[Message]
     last_row_id: int | None
+    skipped: dict[str, int] = field(default_factory=dict)  # rows left out, by reason
 
 
 def store_path(path: Path) -> Path:
@@ -38,33 +39,76 @@ def read(path: Path, after: int = 0) -> Store:
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:
-        raise InputError(f"cannot open Hermes store {path}: {exc}") from None
+        raise InputError(f"cannot open the Hermes store: {exc}") from None
     db.row_factory = sqlite3.Row
+    # SQLite does not check that TEXT is UTF-8; one bad row must not stop the read.
+    db.text_factory = lambda data: data.decode("utf-8", "replace")
     try:
-        _check_columns(db, path)
-        sessions = [_session(dict(row)) for row in db.execute("SELECT * FROM sessions")]
+        _check_columns(db)
+        session_rows = [dict(row) for row in db.execute("SELECT * FROM sessions")]
         rows = [dict(r) for r in db.execute("SELECT * FROM messages WHERE id > ? ORDER BY id", (after,))]
         last = db.execute("SELECT max(id) FROM messages").fetchone()[0]
     except sqlite3.DatabaseError as exc:
-        raise InputError(f"cannot read Hermes store {path}: {exc}") from None
+        raise InputError(f"cannot read the Hermes store: {exc}") from None
     finally:
         db.close()
-    messages = [m for row in rows for m in _messages(row)]
-    return Store(sessions, messages, last)
+    store = Store([], [], last if isinstance(last, int) else None)
+    for row in session_rows:
+        parsed = _isolated(store, session_row, row)
+        store.sessions.extend(parsed.sessions if parsed else [])
+    for row in rows:
+        parsed = _isolated(store, message_row, row)
+        store.messages.extend(parsed.messages if parsed else [])
+    return store
 
 
-def _check_columns(db: sqlite3.Connection, path: Path) -> None:
+def session_row(row: dict) -> Parsed:
+    """One row of the sessions table, checked; BadRecord when it cannot be imported."""
+    try:
+        return check(Parsed([_session(clean(row))]))
+    except BadRecord:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise BadRecord(f"unexpected shape ({type(exc).__name__})") from None
+
+
+def message_row(row: dict) -> Parsed:
+    """One row of the messages table as its messages, checked; BadRecord when it cannot be imported."""
+    try:
+        return check(Parsed([], _messages(clean(row))))
+    except BadRecord:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise BadRecord(f"unexpected shape ({type(exc).__name__})") from None
+
+
+def _isolated(store: Store, parse, row: dict) -> Parsed | None:
+    """One row parsed; a row that cannot be read is counted by its reason and left out."""
+    try:
+        return parse(row)
+    except BadRecord as exc:
+        store.skipped[str(exc)] = store.skipped.get(str(exc), 0) + 1
+        return None
+
+
+def _check_columns(db: sqlite3.Connection) -> None:
     for table, needed in _REQUIRED.items():
         have = {row["name"] for row in db.execute(f"PRAGMA table_info({table})")}
         missing = needed - have
         if missing:
-            raise InputError(f"{path} is not a Hermes store: table {table} lacks {', '.join(sorted(missing))}")
+            raise InputError(f"not a Hermes store: table {table} lacks {', '.join(sorted(missing))}")
+
+
+def _id(value) -> str:
+    if isinstance(value, str | int) and not isinstance(value, bool) and value != "":
+        return str(value)
+    raise BadRecord("session id is not a string")
 
 
 def _session(row: dict) -> SessionInfo:
     return SessionInfo(
-        external_id=str(row["id"]),
-        parent=str(row["parent_session_id"]) if row.get("parent_session_id") else None,
+        external_id=_id(row["id"]),
+        parent=_id(row["parent_session_id"]) if row.get("parent_session_id") else None,
         cwd=row.get("cwd"),
         model=row.get("model"),
         title=row.get("title"),
@@ -74,7 +118,7 @@ def _session(row: dict) -> SessionInfo:
 
 
 def _messages(row: dict) -> list[Message]:
-    session = str(row["session_id"])
+    session = _id(row["session_id"])
     key = f"m{row['id']}"
     at = timestamp(row.get("timestamp"))
     raw = clean(row)
@@ -118,7 +162,7 @@ def _calls(value) -> list[dict]:
     if not value:
         return []
     try:
-        calls = json.loads(value) if isinstance(value, str) else value
-    except ValueError:
+        calls = clean(json.loads(value)) if isinstance(value, str) else value
+    except (ValueError, RecursionError, BadRecord):
         return []
     return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []

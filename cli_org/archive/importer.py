@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,16 +12,18 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from ..db import locks
-from ..db.errors import translated
+from ..db.errors import first_line, translated
 from ..db.queries import sql
-from ..errors import InputError, NotFound
+from ..errors import NotFound, OrgError
 from ..limits import LOCK_WAIT
+from ..pgtext import pg_text, shown
 from . import claude, codex, hermes
 from .jsonl import batches
-from .records import Message, Parsed, SessionInfo
+from .records import BadRecord, Message, Parsed, SessionInfo, check, load_line
 
 Progress = Callable[[str, int, int], None]
-_PARSE_ERRORS = (KeyError, TypeError, ValueError, AttributeError)
+# What a parser raises on a record of a shape it did not expect: the line is skipped.
+_SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, RecursionError)
 
 
 @dataclass
@@ -35,6 +36,15 @@ class Summary:
     sessions: int = 0  # sessions added
     messages: int = 0  # messages added
     malformed: int = 0  # lines skipped as unreadable (a cut-short last line is retried next time)
+    skipped: dict[str, int] = field(default_factory=dict)  # the malformed lines (or rows) by reason
+    failed: list[str] = field(default_factory=list)  # "path: reason" for each file that could not be imported
+
+    def fail(self, path: Path, reason: str) -> None:
+        self.failed.append(f"{shown(str(path))}: {pg_text(reason)}")
+
+    def skip(self, reason: str, n: int = 1) -> None:
+        self.malformed += n
+        self.skipped[reason] = self.skipped.get(reason, 0) + n
 
 
 def import_sessions(
@@ -56,22 +66,48 @@ def import_sessions(
         for harness, path in stores.items():
             summary = Summary(harness)
             if harness == "hermes":
-                _import_hermes(conn, hermes.store_path(path), summary, progress)
+                store = hermes.store_path(path)
+                summary.sources = 1
+                _isolated(conn, store, summary, _import_hermes, store)
+                if progress:
+                    progress(harness, 1, 1)
             else:
                 module = claude if harness == "claude-code" else codex
                 found = [path] if path.is_file() else module.files(path)
                 summary.sources = len(found)
                 for n, file in enumerate(found, start=1):
-                    try:
-                        _import_file(conn, module.TranscriptFile(file), summary)
-                    except FileNotFoundError:
-                        conn.rollback()  # removed since it was listed: nothing to import
-                    except OSError as exc:
-                        raise InputError(f"cannot read {file}: {exc.strerror or exc}") from None
+                    _isolated(conn, file, summary, _import_file, module.TranscriptFile(file))
                     if progress:
                         progress(harness, n, len(found))
             summaries.append(summary)
     return summaries
+
+
+def _isolated(conn: psycopg.Connection, path: Path, summary: Summary, work: Callable, target) -> None:
+    """Import one file; if it fails, roll back its unfinished part, name it, and go on.
+
+    Only a lost connection stops the whole run: every later file would fail the same way.
+    """
+    try:
+        work(conn, target, summary)
+    except FileNotFoundError:
+        conn.rollback()  # removed since it was listed: nothing to import
+    except OSError as exc:
+        conn.rollback()
+        summary.fail(path, f"cannot read ({exc.strerror or exc})")
+    except OrgError as exc:
+        conn.rollback()
+        summary.fail(path, f"{exc}")
+    except psycopg.Error as exc:
+        if conn.broken:
+            raise
+        conn.rollback()
+        summary.fail(path, f"the database refused it ({first_line(exc)})")
+    except Exception as exc:  # noqa: BLE001  (one file's unforeseen failure must not stop the others)
+        if conn.broken:
+            raise
+        conn.rollback()
+        summary.fail(path, f"{type(exc).__name__}: {str(exc)[:200]}")
 
 
 def _import_file(conn: psycopg.Connection, transcript, summary: Summary) -> None:
@@ -110,23 +146,31 @@ def _import_file(conn: psycopg.Connection, transcript, summary: Summary) -> None
         conn.commit()
 
 
+def parse_line(transcript, line: bytes, line_no: int) -> Parsed:
+    """One transcript line as sessions and messages whose fields the database accepts;
+    BadRecord (an OrgError) says why a line cannot be imported."""
+    record = load_line(line)
+    try:
+        return check(transcript.parse(record, line_no))
+    except BadRecord:
+        raise
+    except _SHAPE_ERRORS as exc:
+        raise BadRecord(f"unexpected shape ({type(exc).__name__})") from None
+
+
 def _parse_line(transcript, line: bytes, line_no: int, parsed: Parsed, summary: Summary) -> None:
     if not line.strip():
         return
     try:
-        record = json.loads(line)
-        if not isinstance(record, dict):
-            raise ValueError("not an object")
-        result = transcript.parse(record, line_no)
-    except _PARSE_ERRORS:
-        summary.malformed += 1
+        result = parse_line(transcript, line, line_no)
+    except BadRecord as exc:
+        summary.skip(str(exc))
         return
     parsed.sessions += result.sessions
     parsed.messages += result.messages
 
 
-def _import_hermes(conn: psycopg.Connection, path: Path, summary: Summary, progress: Progress | None) -> None:
-    summary.sources = 1
+def _import_hermes(conn: psycopg.Connection, path: Path, summary: Summary) -> None:
     key = {"harness": hermes.HARNESS, "path": str(path.resolve())}
     saved = conn.execute(sql("archive.source_get"), key).fetchone()
     after = (saved["last_row_id"] or 0) if saved else 0
@@ -134,6 +178,8 @@ def _import_hermes(conn: psycopg.Connection, path: Path, summary: Summary, progr
     if store.last_row_id is not None and store.last_row_id < after:
         after = 0  # a different store now lives at this path
         store = hermes.read(path, 0)
+    for reason, n in store.skipped.items():
+        summary.skip(reason, n)
     if store.messages or not saved:
         summary.read = 1
     _write(conn, hermes.HARNESS, Parsed(store.sessions, store.messages), summary)
@@ -150,8 +196,6 @@ def _import_hermes(conn: psycopg.Connection, path: Path, summary: Summary, progr
         },
     )
     conn.commit()
-    if progress:
-        progress(hermes.HARNESS, 1, 1)
 
 
 def _write(conn: psycopg.Connection, harness: str, parsed: Parsed, summary: Summary) -> None:

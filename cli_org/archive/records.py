@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import json
+import math
 import shlex
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from ..errors import InputError
+from ..pgtext import pg_text
+
 HARNESSES = ("claude-code", "hermes", "codex")
 KINDS = ("user", "assistant", "tool", "system")
+# Real transcript lines nest about ten levels (a tool's input inside a content block inside
+# a message); anything far deeper is hostile or broken, and would overflow recursive code.
+MAX_DEPTH = 64
+
+
+class BadRecord(InputError):
+    """One line or row that cannot be imported; the importer skips it and counts the reason."""
 
 
 @dataclass
@@ -68,6 +79,8 @@ def timestamp(value) -> datetime | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int | float):
+        if not math.isfinite(value):
+            return None
         try:
             return datetime.fromtimestamp(value, tz=UTC)
         except (OverflowError, OSError, ValueError):
@@ -75,23 +88,95 @@ def timestamp(value) -> datetime | None:
     if isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value)
-        except ValueError:
+            # In UTC, so that an offset at the edge of year 1 or 9999 fails here, not when
+            # the stored value is read back into Python.
+            return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+        except (ValueError, OverflowError):
             return None
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     return None
 
 
-def clean(value):
-    """Drop NUL characters, which PostgreSQL refuses in text and jsonb; describe raw bytes."""
+text = pg_text  # a string PostgreSQL accepts: no NUL, lone surrogates replaced
+
+
+def clean(value, depth: int = 0):
+    """A value jsonb and text columns accept: strings as `text()` makes them, NaN and
+    infinities as null, raw bytes described; deeper than MAX_DEPTH raises BadRecord."""
     if isinstance(value, str):
-        return value.replace("\x00", "")
+        return text(value)
+    if depth >= MAX_DEPTH and isinstance(value, dict | list | tuple):
+        raise BadRecord(f"nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, dict):
-        return {clean(k): clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [clean(v) for v in value]
+        return {text(str(k)): clean(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean(v, depth + 1) for v in value]
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
     if isinstance(value, bytes):
         return f"<{len(value)} bytes>"
-    return value
+    if value is None or isinstance(value, bool | int):
+        return value
+    return text(str(value))
+
+
+def load_line(line: bytes) -> dict:
+    """One JSON-lines record, cleaned; BadRecord names why a line cannot be read."""
+    try:
+        record = json.loads(line)
+    except RecursionError:
+        raise BadRecord(f"nested deeper than {MAX_DEPTH} levels") from None
+    except UnicodeDecodeError:
+        raise BadRecord("not valid UTF-8") from None
+    except ValueError:
+        raise BadRecord("not JSON") from None
+    if not isinstance(record, dict):
+        raise BadRecord("not a JSON object")
+    return clean(record)
+
+
+_SESSION_TEXT = ("parent", "cwd", "git_branch", "model", "title")
+_MESSAGE_TEXT = ("text", "tool_name", "tool_call_id", "command")
+
+
+def check(parsed: Parsed) -> Parsed:
+    """Refuse a record whose fields have the wrong types, before any of it reaches the
+    database: strings where strings belong, whole numbers for positions, datetimes."""
+    for info in parsed.sessions:
+        if not isinstance(info.external_id, str) or not info.external_id:
+            raise BadRecord("session id is not a string")
+        info.external_id = text(info.external_id)
+        for name in _SESSION_TEXT:
+            _check_text(info, name)
+        for name in ("started_at", "ended_at"):
+            if not isinstance(getattr(info, name), datetime | None):
+                raise BadRecord(f"{name} is not a time")
+    for m in parsed.messages:
+        for name in ("session", "source_key"):
+            if not isinstance(getattr(m, name), str):
+                raise BadRecord(f"message {name} is not a string")
+            setattr(m, name, text(getattr(m, name)))
+        for name in ("position", "part"):
+            value = getattr(m, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not -(2**63) <= value < 2**63:
+                raise BadRecord(f"message {name} is not a whole number")
+        if m.kind not in KINDS:
+            raise BadRecord(f"message kind {m.kind!r} is unknown")
+        if not isinstance(m.occurred_at, datetime | None):
+            raise BadRecord("message time is not a time")
+        if not isinstance(m.raw, dict):
+            raise BadRecord("message record is not an object")
+        for name in _MESSAGE_TEXT:
+            _check_text(m, name)
+    return parsed
+
+
+def _check_text(obj, name: str) -> None:
+    value = getattr(obj, name)
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise BadRecord(f"{name} is not a string")
+    setattr(obj, name, text(value))
 
 
 def arguments(value) -> dict:
@@ -100,8 +185,8 @@ def arguments(value) -> dict:
         return value
     if isinstance(value, str):
         try:
-            parsed = json.loads(value)
-        except ValueError:
+            parsed = clean(json.loads(value))
+        except (ValueError, RecursionError, BadRecord):
             return {}
         return parsed if isinstance(parsed, dict) else {}
     return {}

@@ -65,15 +65,24 @@ def import_cmd(claude: Path | None, hermes: Path | None, codex: Path | None, as_
     cfg = settings()
     with connect(cfg, bounded=False) as conn:
         summaries = import_sessions(conn, stores, progress=_progress(), lock_wait=cfg.lock_wait)
+    failed = [(s.harness, entry) for s in summaries for entry in s.failed]
     if as_json:
         emit_json(summaries)
-        return
-    for s in summaries:
-        click.echo(
-            f"{s.harness}: {_count(s.sources, 'store' if s.harness == 'hermes' else 'file')}, "
-            f"{s.read} with new lines; {_count(s.sessions, 'session')} and {_count(s.messages, 'message')} "
-            f"added; {_count(s.malformed, 'malformed line')} skipped"
-        )
+    else:
+        for s in summaries:
+            noun = "store" if s.harness == "hermes" else "file"
+            reasons = ", ".join(f"{reason}: {n}" for reason, n in sorted(s.skipped.items()))
+            click.echo(
+                f"{s.harness}: {_count(s.sources, noun)}, "
+                f"{s.read} with new lines; {_count(s.sessions, 'session')} and {_count(s.messages, 'message')} "
+                f"added; {_count(s.malformed, 'malformed line')} skipped"
+                + (f" ({reasons})" if reasons else "")
+                + (f"; {_count(len(s.failed), noun)} failed" if s.failed else "")
+            )
+    for harness, entry in failed:
+        click.echo(f"cli-org: {harness}: {entry}", err=True)
+    if failed:
+        sys.exit(1)  # the other files were imported; exit 1 says that some were not
 
 
 @archive.command("memory")

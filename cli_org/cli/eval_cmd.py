@@ -192,9 +192,9 @@ def _plot(runs: list[dict], png: Path) -> None:
 def noise(file: Path, limit: int, agent: str | None, as_json: bool) -> None:
     """Queries that must find nothing: each one's hits and bytes; exit 1 if any finds something."""
     from ..db.connect import connect
-    from ..evaluation import parse_queries, run_noise
+    from ..evaluation import load_queries, run_noise
 
-    queries = parse_queries(file.read_text("utf-8"))
+    queries = load_queries(file)
     cfg = settings()
     with connect(cfg, agent) as conn:
         results = run_noise(conn, queries, settings=cfg, limit=limit, embedder=_embedder(cfg))

@@ -16,6 +16,8 @@ from .errors import translated
 from .migrate import migrate, pending
 from .queries import sql
 
+_CREATE_LOCK = 0x0C11_1417  # advisory lock key for creating the database and its owner
+
 
 @dataclass
 class InitResult:
@@ -30,14 +32,22 @@ def create_database(settings: Settings) -> bool:
     if settings.database_url:
         return False
     with psycopg.connect(admin_conninfo(settings, "postgres"), autocommit=True, row_factory=dict_row) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (settings.database_name,)).fetchone()
-        if exists:
-            return False
+        # Two `cli-org init` at once: CREATE DATABASE cannot run in a transaction, so a
+        # session lock makes the second wait and then find the database made.
+        conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (_CREATE_LOCK, settings.database_name))
         try:
-            conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(settings.database_name)))
-        except pgerr.DuplicateDatabase:
-            return False  # another process created it first
-        return True
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (settings.database_name,)).fetchone()
+            if exists:
+                return False
+            try:
+                conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(settings.database_name)))
+            except (pgerr.DuplicateDatabase, pgerr.UniqueViolation):
+                # Created meanwhile by someone not holding the lock; racing CREATE DATABASE
+                # statements fail on pg_database's unique index rather than as a duplicate.
+                return False
+            return True
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (_CREATE_LOCK, settings.database_name))
 
 
 def init(settings: Settings, owner: str | None = None) -> InitResult:
@@ -52,9 +62,15 @@ def init(settings: Settings, owner: str | None = None) -> InitResult:
             from ..agents import add_agent
 
             conn.autocommit = False
-            add_agent(conn, owner, owner=True, person=True)
+            with translated(conn):
+                # A concurrent init may be adding the owner too: the lock lets one of
+                # them do it and the other find it done.
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CREATE_LOCK,))
+                has_owner = conn.execute(sql("agents.owner_count")).fetchone()["n"]
+            if not has_owner:
+                add_agent(conn, owner, owner=True, person=True)
+                made = owner
             conn.commit()
-            made = owner
         elif not has_owner and owner is None:
             raise DatabaseError("the database has no owner yet; pass --owner NAME")
     return InitResult(database, created, applied, made)

@@ -10,7 +10,8 @@ from psycopg import errors as pgerr
 from ..errors import AccessDenied, DatabaseError, InputError, NotFound, OrgError
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """The server's primary message, or the exception's first line."""
     diag = getattr(exc, "diag", None)
     primary = getattr(diag, "message_primary", None)
     return primary or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
@@ -24,7 +25,7 @@ def translated(conn: psycopg.Connection | None = None):
     except OrgError:
         raise
     except pgerr.InsufficientPrivilege as exc:
-        msg = _first_line(exc)
+        msg = first_line(exc)
         if "row-level security" in msg:
             raise AccessDenied(f"an agent may write only as itself ({msg})") from None
         if msg.startswith("permission denied for"):
@@ -36,11 +37,11 @@ def translated(conn: psycopg.Connection | None = None):
             raise AccessDenied(f"{msg}: agents may not do this") from None
         raise AccessDenied(msg) from None
     except pgerr.NoDataFound as exc:
-        raise NotFound(_first_line(exc)) from None
+        raise NotFound(first_line(exc)) from None
     except (pgerr.ObjectNotInPrerequisiteState, pgerr.InvalidParameterValue, pgerr.CheckViolation) as exc:
-        raise InputError(_first_line(exc)) from None
+        raise InputError(first_line(exc)) from None
     except pgerr.QueryCanceled as exc:
-        msg = _first_line(exc)
+        msg = first_line(exc)
         if "statement timeout" in msg:
             raise DatabaseError(
                 f"the database stopped a statement that ran past CLI_ORG_STATEMENT_TIMEOUT ({msg}); "
@@ -48,9 +49,9 @@ def translated(conn: psycopg.Connection | None = None):
             ) from None
         raise DatabaseError(msg) from None
     except pgerr.UndefinedTable as exc:
-        raise DatabaseError(f"{_first_line(exc)}; run `cli-org init`") from None
+        raise DatabaseError(f"{first_line(exc)}; run `cli-org init`") from None
     except psycopg.Error as exc:
-        raise DatabaseError(_first_line(exc)) from None
+        raise DatabaseError(first_line(exc)) from None
 
 
 def _whoami(conn: psycopg.Connection | None) -> tuple[str, bool]:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import PurePosixPath
+
+from ..pgtext import pg_text
 
 # A chunk stays under this many characters; MiniLM reads about 256 word pieces, so longer
 # text would be cut off before the embedder sees it.
@@ -44,38 +48,104 @@ class Note:
     warnings: list[str] = field(default_factory=list)
 
 
-def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
-    """Frontmatter as a dict, the body, and a warning when the block is broken."""
+# Bounds on the YAML front matter, which is parsed on every scan of every changed note:
+# real front matter is a few hundred bytes and two or three levels deep. Aliases are
+# refused outright, which is what stops "billion laughs" (a 484-byte block that expanded
+# to 445 MB in 6.8 s) and self-referencing anchors (`a: &a [*a]`, an endless structure).
+MAX_FRONTMATTER = 64 << 10  # characters
+MAX_FRONTMATTER_DEPTH = 32
+
+
+class _Refused(Exception):
+    """Front matter the bounded loader will not build; the message is the warning."""
+
+
+@cache
+def _loader():
+    import yaml
+    from yaml.events import AliasEvent
+
+    class BoundedLoader(yaml.SafeLoader):
+        depth = 0
+
+        def compose_node(self, parent, index):
+            if self.check_event(AliasEvent):
+                raise _Refused("frontmatter uses YAML aliases; indexed without it")
+            self.depth += 1
+            try:
+                if self.depth > MAX_FRONTMATTER_DEPTH:
+                    raise _Refused(
+                        f"frontmatter is nested deeper than {MAX_FRONTMATTER_DEPTH} levels; indexed without it"
+                    )
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+    return yaml, BoundedLoader
+
+
+def _load_yaml(raw: str):
+    yaml, loader_class = _loader()
+    loader = loader_class(raw)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+def split_frontmatter(text: str) -> tuple[dict, str, list[str]]:
+    """Frontmatter as a dict jsonb accepts, the body, and warnings about what was dropped."""
     if not text.startswith("---"):
-        return {}, text, None
+        return {}, text, []
     lines = text.split("\n")
     if lines[0].strip() != "---":
-        return {}, text, None
+        return {}, text, []
     for i, line in enumerate(lines[1:], start=1):
         if line.strip() in ("---", "..."):
             raw, body = "\n".join(lines[1:i]), "\n".join(lines[i + 1 :])
-            import yaml
-
+            if len(raw) > MAX_FRONTMATTER:
+                return {}, body, [f"frontmatter larger than {MAX_FRONTMATTER >> 10} KiB; indexed without it"]
+            yaml, _ = _loader()
             try:
-                data = yaml.safe_load(raw) if raw.strip() else {}
+                data = _load_yaml(raw) if raw.strip() else {}
+            except _Refused as exc:
+                return {}, body, [str(exc)]
+            except RecursionError:
+                return {}, body, ["frontmatter is nested too deeply; indexed without it"]
             except yaml.YAMLError as exc:
                 mark = getattr(exc, "problem_mark", None)
                 where = f" at line {mark.line + 2}" if mark else ""
-                return {}, body, f"broken frontmatter{where}; indexed without it"
+                return {}, body, [f"broken frontmatter{where}; indexed without it"]
+            except (ValueError, TypeError, OverflowError) as exc:
+                # A value the YAML constructors reject: a date such as 2024-13-01, an
+                # integer of more than 4300 digits.
+                return (
+                    {},
+                    body,
+                    [f"frontmatter holds an unreadable value ({pg_text(str(exc))[:80]}); indexed without it"],
+                )
             if not isinstance(data, dict):
-                return {}, body, "frontmatter is not a mapping; indexed without it"
-            return _jsonable(data), body, None
-    return {}, text, "frontmatter block is never closed; indexed as text"
+                return {}, body, ["frontmatter is not a mapping; indexed without it"]
+            warnings: list[str] = []
+            return _jsonable(data, warnings, ""), body, warnings
+    return {}, text, ["frontmatter block is never closed; indexed as text"]
 
 
-def _jsonable(value):
+def _jsonable(value, warnings: list[str], where: str):
+    """The YAML value as JSON that jsonb accepts: NaN and infinities become null (with a
+    warning), strings lose NUL and lone surrogates, dates and the like become strings."""
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {pg_text(str(k)): _jsonable(v, warnings, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, bool | int | float | str):
+        return [_jsonable(v, warnings, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, float) and not math.isfinite(value):
+        warnings.append(f"frontmatter value {pg_text(where)} is not a finite number; stored as null")
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        return str(value)  # beyond what a reader of the JSON can hold as a number
+    if value is None or isinstance(value, bool | int | float):
         return value
-    return str(value)  # dates and the like
+    return pg_text(str(value))  # strings, dates and the like
 
 
 def _frontmatter_tags(front: dict) -> list[str]:
@@ -88,7 +158,8 @@ def _frontmatter_tags(front: dict) -> list[str]:
 
 
 def parse_note(text: str, path: str) -> Note:
-    front, body, warning = split_frontmatter(text)
+    text = pg_text(text)
+    front, body, warnings = split_frontmatter(text)
     sections, links, tags = _walk(body)
     title = str(front.get("title") or "").strip() or _first_heading(sections) or PurePosixPath(path).stem
     chunks = []
@@ -99,7 +170,7 @@ def parse_note(text: str, path: str) -> Note:
         chunks.append(Chunk(0, title, title))
     seen = set()
     all_tags = [t for t in [*_frontmatter_tags(front), *tags] if not (t.lower() in seen or seen.add(t.lower()))]
-    return Note(title, front, chunks, links, all_tags, [warning] if warning else [])
+    return Note(title, front, chunks, links, all_tags, warnings)
 
 
 def _first_heading(sections) -> str | None:

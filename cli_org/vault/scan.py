@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import posixpath
+import stat
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -16,14 +17,18 @@ from urllib.parse import unquote
 import psycopg
 
 from ..db import locks
-from ..db.errors import translated
+from ..db.errors import first_line, translated
 from ..db.queries import sql
 from ..errors import InputError
 from ..limits import LOCK_WAIT
+from ..pgtext import is_utf8, pg_text, shown
 from .markdown import Note, parse_note
 
 SUFFIXES = (".md", ".markdown")
 BATCH = 200  # files per transaction: an interrupted scan loses at most one batch
+# A note larger than this is not a note (an export, a log, a base64 dump); reading it
+# whole would cost memory for nothing. The largest real note in the TIL vault is ~40 KB.
+MAX_FILE_BYTES = 8 << 20
 
 Progress = Callable[[int, int, str], None]
 
@@ -39,6 +44,11 @@ class ScanSummary:
     chunks: int = 0
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+
+    def warn(self, rel: str, message: str, *, skipped: bool = False) -> None:
+        """A warning that names the file, printable whatever bytes its name holds."""
+        self.warnings.append(f"{shown(rel)}: {pg_text(message)}")
+        self.skipped += skipped
 
     def line(self) -> str:
         return (
@@ -57,18 +67,79 @@ class _Pending:
     is_new: bool
 
 
-def markdown_files(root: Path, ignore: Iterable[str] = ()) -> list[str]:
-    """Vault-relative posix paths of markdown files, skipping hidden folders and ignores."""
+def markdown_files(root: Path, ignore: Iterable[str] = (), refused: list[str] | None = None) -> list[str]:
+    """Vault-relative posix paths of markdown files, skipping hidden folders and ignores.
+
+    A file or folder whose name is not UTF-8 cannot be stored; it is left out and, when
+    `refused` is given, its path is added there.
+    """
     patterns = [p for p in ignore if p]
     found = []
     for folder, dirs, files in os.walk(root):
         rel_dir = Path(folder).relative_to(root).as_posix()
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not _ignored(_join(rel_dir, d), patterns))
+        keep = []
+        for d in sorted(dirs):
+            if d.startswith(".") or _ignored(_join(rel_dir, d), patterns):
+                continue
+            if not is_utf8(d):
+                if refused is not None:
+                    refused.append(_join(rel_dir, d))
+                continue
+            keep.append(d)
+        dirs[:] = keep
         for name in sorted(files):
             rel = _join(rel_dir, name)
             if name.lower().endswith(SUFFIXES) and not name.startswith(".") and not _ignored(rel, patterns):
-                found.append(rel)
+                if is_utf8(name):
+                    found.append(rel)
+                elif refused is not None:
+                    refused.append(rel)
     return sorted(found)
+
+
+class _Skip(Exception):
+    """A file the scan will not read; the message is the warning."""
+
+
+_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device"}
+_KINDS |= {stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}
+
+
+def _regular_file(root: Path, rel: str) -> os.stat_result:
+    """The stat of a note the scan may read: a regular file, inside the vault (a symlink
+    is followed only when it resolves inside), no larger than MAX_FILE_BYTES."""
+    path = root / rel
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        if not Path(os.path.realpath(path)).is_relative_to(root):
+            raise _Skip("a symlink to outside the vault; not followed")
+        st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise _Skip(f"not a regular file ({_KINDS.get(stat.S_IFMT(st.st_mode), 'special')}); skipped")
+    if st.st_size > MAX_FILE_BYTES:
+        raise _Skip(f"larger than {MAX_FILE_BYTES >> 20} MiB; skipped")
+    return st
+
+
+def _read(path: Path) -> bytes:
+    """The file's bytes; opened without blocking and checked again once open, so a file
+    swapped for a FIFO or device after the stat can neither hang nor flood the scan."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _Skip("not a regular file; skipped")
+        parts, total = [], 0
+        while total <= MAX_FILE_BYTES:
+            part = os.read(fd, min(1 << 20, MAX_FILE_BYTES + 1 - total))
+            if not part:
+                break
+            parts.append(part)
+            total += len(part)
+        if total > MAX_FILE_BYTES:
+            raise _Skip(f"larger than {MAX_FILE_BYTES >> 20} MiB; skipped")
+        return b"".join(parts)
+    finally:
+        os.close(fd)
 
 
 def _join(folder: str, name: str) -> str:
@@ -136,7 +207,10 @@ def _check_root(conn: psycopg.Connection, root: Path, replace: bool) -> None:
 
 def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: Progress | None) -> None:
     known = {r["path"]: r for r in conn.execute(sql("vault.known_files"))}
-    paths = markdown_files(root, ignore)
+    refused: list[str] = []
+    paths = markdown_files(root, ignore, refused)
+    for rel in refused:
+        summary.warn(rel, "name is not valid UTF-8; skipped", skipped=True)
     on_disk = set(paths)
     pending: list[_Pending] = []
     touched: list[dict] = []
@@ -145,14 +219,16 @@ def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: P
             progress(i, len(paths), rel)
         row = known.get(rel)
         try:
-            st = (root / rel).stat()
+            st = _regular_file(root, rel)
             if row and row["size"] == st.st_size and row["mtime"] == st.st_mtime:
                 summary.unchanged += 1
                 continue
-            data = (root / rel).read_bytes()
+            data = _read(root / rel)
+        except _Skip as exc:
+            summary.warn(rel, str(exc), skipped=True)
+            continue
         except OSError as exc:
-            summary.skipped += 1
-            summary.warnings.append(f"{rel}: unreadable ({exc.strerror or exc})")
+            summary.warn(rel, f"unreadable ({exc.strerror or exc})", skipped=True)
             continue
         digest = hashlib.blake2b(data, digest_size=16).hexdigest()
         if row and row["hash"] == digest:
@@ -162,11 +238,15 @@ def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: P
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            summary.skipped += 1
-            summary.warnings.append(f"{rel}: not valid UTF-8 (byte {exc.start}); skipped")
+            summary.warn(rel, f"not valid UTF-8 (byte {exc.start}); skipped", skipped=True)
             continue
-        note = parse_note(text.replace("\r\n", "\n").replace("\x00", ""), rel)
-        summary.warnings.extend(f"{rel}: {w}" for w in note.warnings)
+        try:
+            note = parse_note(text.replace("\r\n", "\n"), rel)
+        except Exception as exc:  # noqa: BLE001  (one note the parser trips on must not stop the scan)
+            summary.warn(rel, f"could not be parsed ({type(exc).__name__}); skipped", skipped=True)
+            continue
+        for warning in note.warnings:
+            summary.warn(rel, warning)
         pending.append(_Pending(rel, digest, st.st_size, st.st_mtime, note, row is None))
     if progress:
         progress(len(paths), len(paths), "")
@@ -174,12 +254,18 @@ def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: P
     resolver = _LinkResolver(on_disk)
     for start in range(0, len(pending), BATCH):
         batch = pending[start : start + BATCH]
+        stored = []
         with conn.transaction():
-            ids = [_store(conn, item, resolver) for item in batch]
+            ids = []
+            for item in batch:
+                file_id = _store_isolated(conn, item, resolver, summary)
+                if file_id is not None:
+                    ids.append(file_id)
+                    stored.append(item)
             conn.execute(sql("vault.build_postings"), {"ids": ids})
             conn.execute(sql("vault.count_terms"), {"ids": ids})
         conn.commit()
-        for item in batch:
+        for item in stored:
             summary.chunks += len(item.note.chunks)
             if item.is_new:
                 summary.added += 1
@@ -200,6 +286,20 @@ def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: P
     summary.removed = len(gone)
 
 
+def _store_isolated(conn: psycopg.Connection, item: _Pending, resolver: _LinkResolver, summary: ScanSummary):
+    """Store one note under a savepoint: a note the database refuses is named and left
+    out, and the rest of its batch is kept. Only a lost connection stops the scan."""
+    try:
+        with conn.transaction():
+            return _store(conn, item, resolver)
+    except (psycopg.Error, ValueError) as exc:
+        if conn.broken:
+            raise
+        reason = first_line(exc) if isinstance(exc, psycopg.Error) else str(exc)
+        summary.warn(item.path, f"the database refused it ({reason[:120]}); skipped", skipped=True)
+        return None
+
+
 def _store(conn: psycopg.Connection, item: _Pending, resolver: _LinkResolver) -> int:
     note = item.note
     file_id = conn.execute(
@@ -210,7 +310,7 @@ def _store(conn: psycopg.Connection, item: _Pending, resolver: _LinkResolver) ->
             "hash": item.file_hash,
             "size": item.size,
             "mtime": item.mtime,
-            "frontmatter": json.dumps(note.frontmatter),
+            "frontmatter": json.dumps(note.frontmatter, allow_nan=False),
         },
     ).fetchone()["id"]
     # Keep the vectors of chunks whose text did not change: re-embedding is the slow part.

@@ -1,0 +1,299 @@
+"""Property tests for every parser of outside input: whatever the bytes (malformed, deeply
+nested, not UTF-8, lone surrogates, NaN), a parser returns something the database accepts or
+raises the project's own error; never another exception, never a hang.
+
+Kept small (150 examples each, a few seconds in all) because they run on every change.
+"""
+
+import contextlib
+import json
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cli_org.archive import claude, codex, hermes
+from cli_org.archive.importer import parse_line
+from cli_org.archive.records import Parsed
+from cli_org.errors import OrgError
+from cli_org.evaluation import load_queries, parse_queries
+from cli_org.golden import load_golden, parse_golden
+from cli_org.vault.markdown import parse_note
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# Every code point, lone surrogates and NUL included.
+any_char = st.characters(exclude_categories=())
+any_text = st.text(any_char, max_size=30)
+scalars = st.none() | st.booleans() | st.integers() | st.floats() | any_text
+json_values = st.recursive(
+    scalars, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(any_text, kids, max_size=4), max_leaves=20
+)
+
+
+def nested(n: int) -> list:
+    value: list = []
+    for _ in range(n):
+        value = [value]
+    return value
+
+
+def either(*likely):
+    """A field's usual values or anything at all."""
+    return st.one_of(*likely, json_values)
+
+
+def deep_text(n: int) -> str:
+    return "[" * n + "]" * n
+
+
+def lines_of(records) -> st.SearchStrategy[bytes]:
+    """Records as JSON lines, plus the ways a line goes wrong."""
+    as_json = records.map(lambda r: json.dumps(r, allow_nan=True).encode())  # surrogates as \\ud800 escapes
+    return st.one_of(
+        as_json,
+        as_json.flatmap(lambda b: st.integers(0, len(b)).map(lambda k: b[:k])),  # cut short
+        st.binary(max_size=200),
+        st.integers(1, 100_000).map(lambda n: deep_text(n).encode()),
+        st.integers(1, 3000).map(
+            lambda n: b'{"type": "user", "sessionId": "s", "message": ' + deep_text(n).encode() + b"}"
+        ),
+        st.builds(lambda a, b: a + b"\xff\xfe" + b, as_json, as_json),
+    )
+
+
+def storable(value) -> bool:
+    """A string PostgreSQL stores as text: it encodes to UTF-8 and holds no NUL."""
+    value.encode("utf-8")  # raises on a lone surrogate
+    return isinstance(value, str) and "\x00" not in value
+
+
+def assert_storable(parsed: Parsed) -> None:
+    """What the importer hands PostgreSQL: UTF-8 strings without NUL, JSON without NaN."""
+    assert isinstance(parsed, Parsed)
+    for info in parsed.sessions:
+        for name in ("external_id", "parent", "cwd", "git_branch", "model", "title"):
+            value = getattr(info, name)
+            assert value is None or storable(value)
+        assert all(isinstance(t, datetime | None) for t in (info.started_at, info.ended_at))
+    for m in parsed.messages:
+        for name in ("session", "source_key", "text", "tool_name", "tool_call_id", "command"):
+            value = getattr(m, name)
+            assert value is None or storable(value)
+        assert (
+            isinstance(m.position, int)
+            and isinstance(m.part, int)
+            and m.kind in ("user", "assistant", "tool", "system")
+        )
+        assert storable(json.dumps(m.raw, allow_nan=False, ensure_ascii=False))
+
+
+def parse_all(transcript, lines: list[bytes]) -> None:
+    for n, line in enumerate(lines, start=1):
+        with contextlib.suppress(OrgError):
+            assert_storable(parse_line(transcript, line, n))
+
+
+block = st.fixed_dictionaries(
+    {"type": either(st.sampled_from(["text", "thinking", "tool_use", "tool_result", "image"]))},
+    optional={
+        "text": either(any_text),
+        "thinking": either(any_text),
+        "name": either(st.just("Bash"), any_text),
+        "id": either(any_text),
+        "input": either(st.fixed_dictionaries({"command": either(any_text)})),
+        "tool_use_id": either(any_text),
+        "content": either(any_text, st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": any_text}))),
+    },
+)
+claude_records = st.fixed_dictionaries(
+    {"type": either(st.sampled_from(["user", "assistant", "system", "progress"]))},
+    optional={
+        "sessionId": either(any_text),
+        "uuid": either(any_text),
+        "agentId": either(any_text),
+        "cwd": either(any_text),
+        "gitBranch": either(any_text),
+        "timestamp": either(any_text, st.just("2026-11-01T10:00:00Z"), st.floats()),
+        "isMeta": json_values,
+        "content": either(any_text),
+        "subtype": json_values,
+        "message": either(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "model": either(any_text),
+                    "content": either(any_text, st.lists(block, max_size=3)),
+                },
+            )
+        ),
+    },
+)
+
+
+@FUZZ
+@given(st.lists(lines_of(claude_records), max_size=4), st.booleans())
+def test_claude_line_parser(lines, subagent):
+    path = Path("/p/-w/s/subagents/agent-a1.jsonl" if subagent else "/p/-w/s.jsonl")
+    parse_all(claude.TranscriptFile(path), lines)
+
+
+item = st.fixed_dictionaries(
+    {
+        "type": either(
+            st.sampled_from(["message", "reasoning", "function_call", "function_call_output", "local_shell_call"])
+        )
+    },
+    optional={
+        "role": either(st.sampled_from(["user", "assistant"])),
+        "content": either(st.lists(st.fixed_dictionaries({"text": either(any_text)}), max_size=3)),
+        "summary": either(st.lists(st.fixed_dictionaries({"text": either(any_text)}), max_size=3)),
+        "name": either(st.sampled_from(["shell", "exec_command"]), any_text),
+        "arguments": either(any_text, json_values.map(json.dumps), st.integers(1, 5000).map(deep_text)),
+        "call_id": either(any_text),
+        "output": json_values,
+        "action": either(st.fixed_dictionaries({"command": either(st.lists(any_text, max_size=3))})),
+    },
+)
+codex_records = st.fixed_dictionaries(
+    {"type": either(st.sampled_from(["session_meta", "turn_context", "response_item", "event_msg"]))},
+    optional={
+        "timestamp": either(any_text, st.floats()),
+        "payload": either(
+            item,
+            st.fixed_dictionaries(
+                {}, optional={"id": either(any_text), "cwd": either(any_text), "model": either(any_text)}
+            ),
+        ),
+        "id": json_values,
+    },
+)
+
+
+@FUZZ
+@given(st.lists(lines_of(codex_records), max_size=4), st.booleans())
+def test_codex_line_parser(lines, named):
+    stem = "rollout-2026-11-01T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b" if named else "rollout-x"
+    parse_all(codex.TranscriptFile(Path(f"/s/{stem}.jsonl")), lines)
+
+
+sqlite_values = st.none() | st.integers() | st.floats() | any_text | st.binary(max_size=20)
+tool_calls = st.one_of(
+    sqlite_values,
+    st.lists(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "id": json_values,
+                "function": either(
+                    st.fixed_dictionaries({"name": either(st.just("terminal")), "arguments": either(any_text)})
+                ),
+            },
+        ),
+        max_size=3,
+    ).map(json.dumps),
+    st.integers(1, 5000).map(deep_text),
+)
+
+
+@FUZZ
+@given(
+    st.fixed_dictionaries(
+        {"id": sqlite_values, "session_id": sqlite_values, "role": sqlite_values},
+        optional={
+            "content": sqlite_values,
+            "tool_calls": tool_calls,
+            "tool_name": sqlite_values,
+            "tool_call_id": sqlite_values,
+            "timestamp": sqlite_values,
+        },
+    ),
+    st.fixed_dictionaries(
+        {"id": sqlite_values},
+        optional={
+            "parent_session_id": sqlite_values,
+            "cwd": sqlite_values,
+            "model": sqlite_values,
+            "title": sqlite_values,
+            "started_at": sqlite_values,
+            "ended_at": sqlite_values,
+        },
+    ),
+)
+def test_hermes_row_parsers(message, session):
+    for parse, row in ((hermes.message_row, message), (hermes.session_row, session)):
+        with contextlib.suppress(OrgError):
+            assert_storable(parse(row))
+
+
+# --- markdown notes and their front matter ----------------------------------------------------
+
+yaml_tokens = list("ab1.:-&*[]{}!|>'\"%@`#,? \n\t\\") + ["\x00", "\ud800", "é", ".nan", "~", "\\ud800", "\\0"]
+yaml_text = st.lists(st.sampled_from(yaml_tokens), max_size=60).map("".join)
+
+
+def laughs(levels: int, width: int) -> str:
+    rows = [f"l0: &l0 [{','.join(['lol'] * width)}]"]
+    rows += [f"l{i}: &l{i} [{','.join([f'*l{i - 1}'] * width)}]" for i in range(1, levels)]
+    return "\n".join(rows)
+
+
+front_matter = st.one_of(
+    yaml_text,
+    st.builds(laughs, st.integers(1, 12), st.integers(1, 12)),
+    st.just("a: &a [*a]"),
+    st.integers(1, 20_000).map(lambda n: "k: " + "[" * n),
+    st.integers(1, 200).map(lambda n: "k: " + deep_text(n)),
+    st.sampled_from(["n: .nan", "n: -.inf", "d: 2024-13-01", "i: " + "9" * 5000, "b: !!binary aGk=", "s: !!set {a}"]),
+)
+notes = st.one_of(
+    st.text(any_char, max_size=300),
+    st.builds(lambda f, b: f"---\n{f}\n---\n{b}", front_matter, st.text(any_char, max_size=200)),
+)
+
+
+@FUZZ
+@given(notes)
+def test_markdown_parser(text):
+    try:
+        note = parse_note(text, "fuzz/note.md")
+    except OrgError:
+        return
+    assert storable(json.dumps(note.frontmatter, allow_nan=False, ensure_ascii=False))
+    for value in (note.title, *(c.content for c in note.chunks), *(c.heading for c in note.chunks), *note.tags):
+        assert storable(value)
+    for link in note.links:
+        assert storable(link.target)
+
+
+# --- golden and noise files ---------------------------------------------------------------------
+
+golden_text = st.one_of(
+    st.text(any_char, max_size=200),
+    st.lists(st.tuples(any_text, any_text, any_text).map("|".join), max_size=5).map("\n".join),
+)
+
+
+@FUZZ
+@given(golden_text)
+def test_golden_and_noise_text_parsers(text):
+    with contextlib.suppress(OrgError):
+        for case in parse_golden(text, "g.txt"):
+            assert storable(case.question) and storable(case.expected) and case.line >= 1
+    with contextlib.suppress(OrgError):
+        assert all(storable(q) for q in parse_queries(text, "n.txt"))
+
+
+@FUZZ
+@given(st.binary(max_size=300) | golden_text.map(lambda t: t.encode("utf-8", "surrogatepass")))
+def test_golden_and_noise_file_loaders(data):
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "file.txt"
+        path.write_bytes(data)
+        for load in (load_golden, load_queries):
+            try:
+                load(path)
+            except OrgError as exc:
+                assert str(path) in str(exc) or "cannot read" in str(exc)
