@@ -210,21 +210,38 @@ def test_members_may_not_take_advisory_locks(bot):
         bot.rollback()
 
 
-def test_admin_work_waits_with_a_bound_and_names_the_holder(org):
+@pytest.mark.parametrize("job", ["init", "scan", "import"])
+def test_admin_work_waits_with_a_bound_and_names_the_holder(org, tmp_path, job):
+    from cli_org.archive.importer import import_sessions
     from cli_org.db import locks
     from cli_org.db.bootstrap import init
+    from cli_org.db.connect import connect
+    from cli_org.vault.scan import scan
 
+    key, what = {
+        "init": (locks.MIGRATIONS, "migrations"),
+        "scan": (locks.SCAN, "vault scans"),
+        "import": (locks.ARCHIVE, "archive imports"),
+    }[job]
+    (tmp_path / "a.md").write_text("# A\n")
     with org.admin() as holder:
         holder.execute("SET application_name = 'stuck-admin-job'")
-        holder.execute("SELECT pg_advisory_lock(%s)", (locks.MIGRATIONS,))
+        holder.execute("SELECT pg_advisory_lock(%s)", (key,))
         holder.commit()
         cfg = Settings.from_env({**org.env, "CLI_ORG_LOCK_WAIT": "1"})
         started = time.monotonic()
         with pytest.raises(DatabaseError) as info:
-            init(cfg)
+            if job == "init":
+                init(cfg)
+            else:
+                with connect(cfg, bounded=False) as conn:
+                    if job == "scan":
+                        scan(conn, tmp_path, lock_wait=cfg.lock_wait)
+                    else:
+                        import_sessions(conn, {"claude-code": tmp_path}, lock_wait=cfg.lock_wait)
         assert time.monotonic() - started < 15
     msg = str(info.value)
-    assert "migrations" in msg and "stuck-admin-job" in msg and "pid" in msg and "1 s" in msg
+    assert what in msg and "stuck-admin-job" in msg and "pid" in msg and "1 s" in msg
 
 
 # --- 6. evaluation runs ------------------------------------------------------------------
