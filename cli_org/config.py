@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .errors import ConfigError
 from .limits import LOCK_WAIT, STATEMENT_TIMEOUT
-from .pgtext import is_utf8, shown
+from .text import is_utf8, shown
 
 # A plain dataclass rather than a validation library: a cold `cli-org search` has about
 # half a second in all, and importing one cost a fifth of it.

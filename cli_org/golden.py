@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError
-from .pgtext import is_utf8
+from .text import is_utf8
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from ..db.errors import first_line, translated
 from ..db.queries import sql
 from ..errors import NotFound, OrgError
 from ..limits import LOCK_WAIT
-from ..pgtext import pg_text, shown
+from ..text import pg_text, shown
 from . import claude, codex, hermes
 from .jsonl import batches
 from .records import BadRecord, Message, Parsed, SessionInfo, check, load_line

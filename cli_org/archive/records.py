@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from ..errors import InputError
-from ..pgtext import pg_text
+from ..text import pg_text
 
 HARNESSES = ("claude-code", "hermes", "codex")
 KINDS = ("user", "assistant", "tool", "system")

@@ -9,7 +9,7 @@ import click
 
 from .. import __version__
 from ..errors import OrgError
-from ..pgtext import is_utf8, shown
+from ..text import is_utf8, shown
 
 
 class OrgGroup(click.Group):

@@ -203,7 +203,7 @@ def search_cmd(query: str, limit: int, harness: str | None, as_json: bool) -> No
     """
     from ..archive.sessions import search
     from ..db.connect import connect
-    from ..render import one_line
+    from ..text import one_line
 
     with connect(settings()) as conn:
         hits = search(conn, query, limit=limit, harness=harness)

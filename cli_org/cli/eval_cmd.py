@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..render import one_line
+from ..text import one_line
 from .common import Progress, as_option, emit_json, json_option, settings
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)

@@ -80,7 +80,7 @@ def facts(include_retired, subject, project, author, kind, agent, as_json) -> No
     """List current facts (with --all, retired ones too, with when, who and why)."""
     from ..db.connect import connect
     from ..facts import age, list_facts
-    from ..render import one_line
+    from ..text import one_line
 
     with connect(settings(), agent) as conn:
         found = list_facts(

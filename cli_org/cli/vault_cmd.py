@@ -92,7 +92,7 @@ def search(query: str, mode: str, limit: int, private: bool, agent: str | None, 
 
     Private notes never show unless --private is given by an owner (or the admin)."""
     from ..db.connect import connect
-    from ..render import one_line
+    from ..text import one_line
     from ..vault.search import search as run_search
 
     cfg = settings()

@@ -13,7 +13,7 @@ from ..db.queries import sql
 from ..errors import InputError
 from ..facts import age
 from ..limits import check_query
-from ..render import one_line
+from ..text import one_line
 from .facts_arm import FactHit, recall_facts
 from .memory_arm import MemoryHit, project_root, recall_memory
 from .merge import merge

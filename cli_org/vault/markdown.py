@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import PurePosixPath
 
-from ..pgtext import pg_text
+from ..text import pg_text
 
 # A chunk stays under this many characters; MiniLM reads about 256 word pieces, so longer
 # text would be cut off before the embedder sees it.

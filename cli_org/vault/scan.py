@@ -21,7 +21,7 @@ from ..db.errors import first_line, translated
 from ..db.queries import sql
 from ..errors import InputError
 from ..limits import LOCK_WAIT
-from ..pgtext import is_utf8, pg_text, shown
+from ..text import is_utf8, pg_text, shown
 from .markdown import Note, parse_note
 
 SUFFIXES = (".md", ".markdown")
