@@ -26,6 +26,8 @@ from cli_org.errors import InputError
 from .common import ROOT, bench_settings, median
 from .write_scan_data import HALVES, load
 
+# Written by someone who had not seen the checks, measured once and never tuned on.
+BLIND = ROOT / "tests" / "data" / "write_scan_blind.tsv"
 CLASSES = {"secret": "looks like it contains", "injection": "prompt-injection"}
 
 
@@ -51,9 +53,9 @@ def db_verdict(conn: psycopg.Connection, text: str) -> str | None:
     return None
 
 
-def report(layer: str, examples, verdicts, show_misses: bool) -> None:
-    for half in HALVES:
-        rows = [e for e in examples if e.half == half]
+def report(layer: str, examples, verdicts, show_misses: bool, whole: bool = False) -> None:
+    for half in ("all",) if whole else HALVES:
+        rows = examples if whole else [e for e in examples if e.half == half]
         benign = [e for e in rows if e.label == "benign"]
         for label, marker in CLASSES.items():
             positives = [e for e in rows if e.label == label]
@@ -109,14 +111,17 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cold", type=int, default=10, help="cold remember runs (0 to skip)")
     parser.add_argument("--misses", action="store_true", help="list misses and false positives")
+    parser.add_argument(
+        "--blind", action="store_true", help=f"the blind set ({BLIND.name}, written without seeing the checks), whole"
+    )
     args = parser.parse_args()
-    examples = load()
+    examples = load(BLIND) if args.blind else load()
     client = {e.line: client_verdict(e.text) for e in examples}
-    report("client", examples, client, args.misses)
+    report("client", examples, client, args.misses, args.blind)
     settings = bench_settings("write_scan", fresh=True)
     with connect(settings, "bench") as conn:
         db = {e.line: db_verdict(conn, e.text) for e in examples}
-    report("database", examples, db, args.misses)
+    report("database", examples, db, args.misses, args.blind)
     stricter = [e.line for e in examples if db[e.line] and not client[e.line]]
     print(f"refused by the database but not by the client: {len(stricter)}")
     if args.cold:
