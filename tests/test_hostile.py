@@ -244,6 +244,26 @@ def test_admin_work_waits_with_a_bound_and_names_the_holder(org, tmp_path, job):
     assert what in msg and "stuck-admin-job" in msg and "pid" in msg and "1 s" in msg
 
 
+def test_a_member_holding_a_table_cannot_hang_a_migration(org, bot, monkeypatch):
+    """A member's open transaction holds its table; a migration that alters it waits
+    CLI_ORG_LOCK_WAIT, then names the member's session instead of hanging."""
+    from cli_org.db import migrate as migrations
+    from cli_org.db.bootstrap import init
+
+    extra = migrations.Migration(9999, "alter_facts", "ALTER TABLE memory_facts ADD COLUMN extra integer;")
+    real = migrations.available
+    monkeypatch.setattr(migrations, "available", lambda: [*real(), extra])
+    bot.execute("SET application_name = 'member-reading-facts'")
+    bot.execute("SELECT count(*) FROM memory_facts")  # the transaction stays open
+    with pytest.raises(DatabaseError) as info:
+        init(Settings.from_env({**org.env, "CLI_ORG_LOCK_WAIT": "1"}))
+    msg = str(info.value)
+    assert "9999_alter_facts" in msg and "member-reading-facts" in msg and f"{org.name}_bot" in msg
+    bot.rollback()
+    with org.admin() as admin:
+        assert admin.execute("SELECT count(*) AS n FROM schema_migrations WHERE version = 9999").fetchone()["n"] == 0
+
+
 # --- 6. evaluation runs ------------------------------------------------------------------
 
 
