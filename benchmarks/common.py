@@ -11,8 +11,8 @@ from pathlib import Path
 import psycopg
 from psycopg import sql as pgsql
 
+from cli_org.bootstrap import init
 from cli_org.config import Settings
-from cli_org.db.bootstrap import init
 from cli_org.db.connect import admin_conninfo
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,6 +11,7 @@ from psycopg import sql as pgsql
 
 from .db.errors import translated
 from .db.queries import sql
+from .db.session import owns_transaction
 from .errors import InputError, NotFound
 
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
@@ -31,6 +32,7 @@ def role_for(conn: psycopg.Connection, name: str) -> str:
     return f"{conn.info.dbname}_{name}"
 
 
+@owns_transaction
 def add_agent(
     conn: psycopg.Connection,
     name: str,
@@ -65,6 +67,7 @@ def add_agent(
         return Agent(**conn.execute(sql("agents.get"), {"name": name}).fetchone())
 
 
+@owns_transaction
 def list_agents(conn: psycopg.Connection) -> list[Agent]:
     with translated(conn):
         return [Agent(**row) for row in conn.execute(sql("agents.list"))]

@@ -11,6 +11,7 @@ from psycopg import errors as pgerr
 from .checks import check_fact
 from .db.errors import translated
 from .db.queries import sql
+from .db.session import owns_transaction
 from .errors import AccessDenied, InputError
 
 KINDS = ("fact", "decision", "failure", "workflow", "rule", "preference", "model_note")
@@ -54,6 +55,7 @@ def _require_agent(conn: psycopg.Connection) -> str:
     return me["name"]
 
 
+@owns_transaction
 def remember(
     conn: psycopg.Connection,
     subject: str,
@@ -96,6 +98,7 @@ def remember(
     return Remembered(new_id, superseded=supersedes)
 
 
+@owns_transaction
 def forget(conn: psycopg.Connection, fact_id: int, why: str) -> None:
     """Retire a fact: only its author, the author's team lead or an owner may."""
     if not why or not why.strip():
@@ -107,6 +110,7 @@ def forget(conn: psycopg.Connection, fact_id: int, why: str) -> None:
         conn.commit()
 
 
+@owns_transaction
 def list_facts(
     conn: psycopg.Connection,
     *,

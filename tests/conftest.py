@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import os
 import uuid
+
+# Every library call in the suite checks the connection rule (cli_org/db/session.py): it
+# leaves the connection idle and its settings as it found them. Set before cli_org loads,
+# and inherited by the CLI processes tests start.
+os.environ["CLI_ORG_CHECK_CONNECTIONS"] = "1"
+
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,7 +109,7 @@ def blank_db(server):
 def org(blank_db) -> OrgDb:
     """A migrated database with an owner `boss`, a lead `lead`, and bots `bot` (led by lead) and `other`."""
     from cli_org.agents import add_agent
-    from cli_org.db.bootstrap import init
+    from cli_org.bootstrap import init
 
     init(blank_db.settings, "boss")
     with blank_db.admin() as conn:

@@ -213,8 +213,8 @@ def test_members_may_not_take_advisory_locks(bot):
 @pytest.mark.parametrize("job", ["init", "scan", "import"])
 def test_admin_work_waits_with_a_bound_and_names_the_holder(org, tmp_path, job):
     from cli_org.archive.importer import import_sessions
+    from cli_org.bootstrap import init
     from cli_org.db import locks
-    from cli_org.db.bootstrap import init
     from cli_org.db.connect import connect
     from cli_org.vault.scan import scan
 
@@ -247,8 +247,8 @@ def test_admin_work_waits_with_a_bound_and_names_the_holder(org, tmp_path, job):
 def test_a_member_holding_a_table_cannot_hang_a_migration(org, bot, monkeypatch):
     """A member's open transaction holds its table; a migration that alters it waits
     CLI_ORG_LOCK_WAIT, then names the member's session instead of hanging."""
+    from cli_org.bootstrap import init
     from cli_org.db import migrate as migrations
-    from cli_org.db.bootstrap import init
 
     extra = migrations.Migration(9999, "alter_facts", "ALTER TABLE memory_facts ADD COLUMN extra integer;")
     real = migrations.available
@@ -407,6 +407,7 @@ def test_owners_may_read_private_notes_but_recall_never_shows_them(org, private_
     with org.as_agent("boss") as boss:
         paths = {r["path"] for r in boss.execute("SELECT path FROM vault_files")}
         assert "Areas/Finance/budget.md" in paths and "secret-plans/x.md" in paths
+        boss.rollback()
         assert [h.path for h in search(boss, "budget", mode="keyword").hits] == ["ops.md"]
         found = {h.path for h in search(boss, "budget", mode="keyword", private=True).hits}
         assert "Areas/Finance/budget.md" in found

@@ -9,6 +9,7 @@ from cli_org.db.migrate import available, migrate, pending
 
 def _tables(conn):
     rows = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1").fetchall()
+    conn.rollback()  # library calls take an idle connection (cli_org/db/session.py)
     return [r["tablename"] for r in rows]
 
 

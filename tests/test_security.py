@@ -194,6 +194,7 @@ def test_members_read_the_archive_but_never_write_it(org, bot, tmp_path):
         import_sessions(admin, {"claude-code": tmp_path / "p"})
     for table in ("archive_sessions", "archive_messages", "archive_sources", "archive_memory_versions"):
         bot.execute(f"SELECT count(*) FROM {table}")
+    bot.rollback()
     assert [h.session for h in sessions.search(bot, "deploying")] == ["s"]
     assert usage.usage(bot, 3650).harnesses[0].sessions == 1
     for statement in (

@@ -65,16 +65,20 @@ def conn(org):
 
 
 def rows(conn, query, params=None):
-    return conn.execute(query, params).fetchall()
+    """Read, and end the read: library calls take an idle connection (cli_org/db/session.py)."""
+    found = conn.execute(query, params).fetchall()
+    conn.rollback()
+    return found
 
 
 def term_counts_are_exact(conn) -> bool:
     """vault_terms agrees with a fresh count of the postings, term by term."""
-    bad = conn.execute("""
-        SELECT count(*) AS n FROM vault_terms t
-        FULL JOIN (SELECT term, count(*) AS df FROM vault_postings GROUP BY term) p USING (term)
-        WHERE coalesce(t.df, 0) <> coalesce(p.df, 0) OR t.df = 0
-    """).fetchone()["n"]
+    bad = rows(
+        conn,
+        """SELECT count(*) AS n FROM vault_terms t
+           FULL JOIN (SELECT term, count(*) AS df FROM vault_postings GROUP BY term) p USING (term)
+           WHERE coalesce(t.df, 0) <> coalesce(p.df, 0) OR t.df = 0""",
+    )[0]["n"]
     return bad == 0
 
 

@@ -139,6 +139,7 @@ def test_embedding_is_incremental_and_model_change_detected(conn, tmp_path):
     scan(conn, vault)
     # Only the changed note's chunks need vectors; the others kept theirs.
     assert conn.execute("SELECT count(*) AS n FROM vault_chunks WHERE embedding IS NULL").fetchone()["n"] == 2
+    conn.rollback()
     assert embed_pending(conn, embedder).embedded == 2
 
     class Other(HashEmbedder):

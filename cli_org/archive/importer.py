@@ -14,6 +14,7 @@ from psycopg.types.json import Jsonb
 from ..db import locks
 from ..db.errors import first_line, translated
 from ..db.queries import sql
+from ..db.session import owns_transaction
 from ..errors import NotFound, OrgError
 from ..limits import LOCK_WAIT
 from ..text import pg_text, shown
@@ -47,6 +48,7 @@ class Summary:
         self.skipped[reason] = self.skipped.get(reason, 0) + n
 
 
+@owns_transaction
 def import_sessions(
     conn: psycopg.Connection,
     stores: dict[str, Path],

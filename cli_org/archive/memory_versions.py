@@ -13,6 +13,7 @@ import psycopg
 
 from ..db.errors import translated
 from ..db.queries import sql
+from ..db.session import owns_transaction
 from ..errors import InputError, NotFound
 
 # Editors' and harnesses' lock, temp and backup files are never memory.
@@ -83,6 +84,7 @@ def expand(paths: list[Path]) -> tuple[list[Path], list[str]]:
     return list(dict.fromkeys(files)), skipped
 
 
+@owns_transaction
 def capture(conn: psycopg.Connection, paths: list[Path]) -> CaptureResult:
     """Store a new version of each file whose content differs from its latest version."""
     files, skipped = expand(paths)
@@ -122,6 +124,7 @@ def _capture_one(conn: psycopg.Connection, path: Path) -> Captured:
     raise InputError(f"{path} is being captured by another run; try again")
 
 
+@owns_transaction
 def history(conn: psycopg.Connection, name: str) -> History:
     """Every stored version of one file, each with its diff from the one before."""
     given = Path(name).expanduser()

@@ -10,6 +10,7 @@ import psycopg
 
 from ..db.errors import translated
 from ..db.queries import sql
+from ..db.session import owns_transaction
 from ..errors import InputError
 from ..limits import check_query
 from ..recall.terms import positive_words
@@ -30,6 +31,7 @@ class Hit:
     snippet: str
 
 
+@owns_transaction
 def search(conn: psycopg.Connection, query: str, *, limit: int = 10, harness: str | None = None) -> list[Hit]:
     """Messages matching every keyword (web-search syntax: "phrase", -word, or)."""
     if not 1 <= limit <= MAX_LIMIT:

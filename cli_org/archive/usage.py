@@ -9,6 +9,7 @@ import psycopg
 
 from ..db.errors import translated
 from ..db.queries import sql
+from ..db.session import owns_transaction
 from ..errors import InputError
 
 MAX_DAYS = 3650
@@ -46,6 +47,7 @@ def _plain(row: dict) -> dict:
     return {k: float(v) if isinstance(v, Decimal) else v for k, v in row.items()}
 
 
+@owns_transaction
 def usage(conn: psycopg.Connection, days: int = 30) -> Usage:
     if not 1 <= days <= MAX_DAYS:
         raise InputError(f"--days must be between 1 and {MAX_DAYS}, not {days}")

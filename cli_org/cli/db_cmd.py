@@ -20,7 +20,7 @@ def _default_owner() -> str:
 @json_option
 def init(owner: str | None, as_json: bool) -> None:
     """Create or migrate the database and its first owner. Safe to run again."""
-    from ..db.bootstrap import init as run_init
+    from ..bootstrap import init as run_init
 
     result = run_init(settings(), owner or _default_owner())
     if as_json:
@@ -44,8 +44,8 @@ def db() -> None:
 def status(as_json: bool) -> None:
     """Say whether the embedded server runs and where, whether the database is up to date,
     and how big its vault index is."""
+    from ..bootstrap import state
     from ..db import embedded
-    from ..db.bootstrap import state
 
     cfg = settings()
     if cfg.database_url:

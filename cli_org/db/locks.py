@@ -20,6 +20,7 @@ from .queries import sql
 MIGRATIONS = 0x0C11_0A6E
 SCAN = 0x0C11_5CA9
 ARCHIVE = 726170003
+CREATE = 0x0C11_1417  # creating a database (with its name's hash) and adding its first owner
 
 
 @contextmanager
@@ -30,8 +31,10 @@ def held(conn: psycopg.Connection, key: int, what: str, wait: float):
     while not cur.execute(sql("locks.try"), {"key": key}).fetchone()["ok"]:
         if time.monotonic() >= deadline:
             who = describe(cur.execute(sql("locks.holders"), {"key": key}).fetchall())
-            raise DatabaseError(f"{what} are locked by {who}; waited {wait:g} s (CLI_ORG_LOCK_WAIT)")
+            raise DatabaseError(f"{what}: waited {wait:g} s (CLI_ORG_LOCK_WAIT) for a lock held by {who}")
         time.sleep(min(0.2, wait / 10))
+    if not conn.autocommit:
+        conn.commit()  # the lock is the session's: the block starts with an idle connection
     try:
         yield
     finally:

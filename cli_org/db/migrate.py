@@ -14,6 +14,7 @@ from ..errors import DatabaseError
 from ..limits import LOCK_WAIT
 from . import locks
 from .queries import sql
+from .session import owns_transaction
 
 _FILE = re.compile(r"^(\d{4})_(\w+)\.sql$")
 
@@ -35,6 +36,7 @@ def available() -> list[Migration]:
     return found
 
 
+@owns_transaction
 def migrate(conn: psycopg.Connection, lock_wait: float = LOCK_WAIT) -> list[Migration]:
     """Apply what is missing; returns the migrations applied by this call.
 
@@ -42,33 +44,39 @@ def migrate(conn: psycopg.Connection, lock_wait: float = LOCK_WAIT) -> list[Migr
     nothing left to do. Waiting (for that lock, or for a table another session holds) is
     bounded by `lock_wait` seconds. Needs a connection with no transaction open.
     """
+    was = conn.autocommit
     conn.autocommit = True
-    with locks.held(conn, locks.MIGRATIONS, "migrations", lock_wait):
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            " version integer PRIMARY KEY, name text NOT NULL,"
-            " applied_at timestamptz NOT NULL DEFAULT now())"
-        )
-        applied = []
-        for mig in pending(conn):
-            try:
-                with conn.transaction():
-                    conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{round(lock_wait * 1000)}ms",))
-                    conn.execute(mig.sql.encode())
-                    conn.execute(
-                        "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
-                        (mig.version, mig.name),
-                    )
-            except pgerr.LockNotAvailable:
-                who = locks.describe(conn.cursor(row_factory=dict_row).execute(sql("locks.table_holders")).fetchall())
-                raise DatabaseError(
-                    f"migration {mig.version:04d}_{mig.name} waited {lock_wait:g} s (CLI_ORG_LOCK_WAIT) for tables "
-                    f"held by {who}"
-                ) from None
-            applied.append(mig)
-        return applied
+    try:
+        with locks.held(conn, locks.MIGRATIONS, "migrations", lock_wait):
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " version integer PRIMARY KEY, name text NOT NULL,"
+                " applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            applied = []
+            for mig in pending(conn):
+                try:
+                    with conn.transaction():
+                        conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{round(lock_wait * 1000)}ms",))
+                        conn.execute(mig.sql.encode())
+                        conn.execute(
+                            "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+                            (mig.version, mig.name),
+                        )
+                except pgerr.LockNotAvailable:
+                    holders = conn.cursor(row_factory=dict_row).execute(sql("locks.table_holders")).fetchall()
+                    who = locks.describe(holders)
+                    raise DatabaseError(
+                        f"migration {mig.version:04d}_{mig.name} waited {lock_wait:g} s (CLI_ORG_LOCK_WAIT) for tables "
+                        f"held by {who}"
+                    ) from None
+                applied.append(mig)
+            return applied
+    finally:
+        conn.autocommit = was
 
 
+@owns_transaction
 def pending(conn: psycopg.Connection) -> list[Migration] | None:
     """Migrations not yet applied; None when the database was never migrated."""
     cur = conn.cursor(row_factory=tuple_row)

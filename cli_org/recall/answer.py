@@ -10,6 +10,7 @@ import psycopg
 
 from ..db.errors import translated
 from ..db.queries import sql
+from ..db.session import owns_transaction
 from ..errors import InputError
 from ..facts import age
 from ..limits import check_query
@@ -63,6 +64,7 @@ def parse_arms(spec: str | None) -> tuple[str, ...]:
     return arms
 
 
+@owns_transaction
 def recall(
     conn: psycopg.Connection,
     query: str,

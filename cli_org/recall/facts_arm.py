@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, fields
 import psycopg
 
 from ..db.queries import sql
+from ..db.session import owns_transaction
 from ..facts import Fact
 from .terms import needed, positive_words, terms, word_start_patterns
 
@@ -32,6 +33,7 @@ def _once(hits: list[FactHit], limit: int) -> list[FactHit]:
     return list(kept.values())[:limit]
 
 
+@owns_transaction
 def recall_facts(conn: psycopg.Connection, query: str, *, project: str | None, limit: int) -> list[FactHit]:
     query = query.strip()
     if not positive_words(query):

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import psycopg
 
+from ..db.session import owns_transaction
 from ..vault.embedders import Embedder
 from ..vault.search import Hit, prefix_pattern, search
 from .terms import needed
@@ -35,6 +36,7 @@ def has_keyword_support(hit: Hit, min_similarity: float) -> bool:
     return shares and (hit.semantic_score is None or hit.semantic_score >= min_similarity)
 
 
+@owns_transaction
 def recall_vault(
     conn: psycopg.Connection,
     query: str,

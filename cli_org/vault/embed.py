@@ -10,6 +10,7 @@ import psycopg
 
 from ..db.errors import translated
 from ..db.queries import sql
+from ..db.session import owns_transaction
 from ..errors import InputError
 from .embedders import Embedder, vector_literal
 from .scan import chunk_embed_text
@@ -29,6 +30,7 @@ class EmbedSummary:
         return f"{self.embedded} chunks embedded with {self.model} in {self.seconds:.1f} s ({rate:.0f}/s)"
 
 
+@owns_transaction
 def embed_pending(
     conn: psycopg.Connection,
     embedder: Embedder,

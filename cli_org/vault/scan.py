@@ -19,6 +19,7 @@ import psycopg
 from ..db import locks
 from ..db.errors import first_line, translated
 from ..db.queries import sql
+from ..db.session import owns_transaction
 from ..errors import InputError
 from ..limits import LOCK_WAIT
 from ..text import is_utf8, pg_text, shown
@@ -153,6 +154,7 @@ def _ignored(rel: str, patterns: list[str]) -> bool:
     )
 
 
+@owns_transaction
 def scan(
     conn: psycopg.Connection,
     root: Path,
@@ -173,14 +175,10 @@ def scan(
     if not root.is_dir():
         raise InputError(f"vault folder {root} does not exist")
     summary = ScanSummary(str(root))
-    with translated(conn):
-        conn.execute("SET synchronous_commit = off")  # an interrupted scan is redone, not lost
-        with locks.held(conn, locks.SCAN, "vault scans", lock_wait):
-            _check_root(conn, root, replace)
-            _set_private(conn, private)
-            _scan(conn, root, list(ignore), summary, progress)
-        conn.execute("RESET synchronous_commit")
-        conn.commit()
+    with translated(conn), locks.held(conn, locks.SCAN, "vault scans", lock_wait):
+        _check_root(conn, root, replace)
+        _set_private(conn, private)
+        _scan(conn, root, list(ignore), summary, progress)
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -256,6 +254,7 @@ def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: P
         batch = pending[start : start + BATCH]
         stored = []
         with conn.transaction():
+            _no_wait_for_disk(conn)
             ids = []
             for item in batch:
                 file_id = _store_isolated(conn, item, resolver, summary)
@@ -275,6 +274,7 @@ def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: P
             progress(start + len(batch), len(pending), "indexing")
     gone = [row["id"] for path, row in known.items() if path not in on_disk]
     with conn.transaction():
+        _no_wait_for_disk(conn)
         if touched:
             conn.cursor().executemany(sql("vault.touch_file"), touched)
         if gone:
@@ -284,6 +284,12 @@ def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: P
         conn.execute(sql("vault.refresh_stats"))
     conn.commit()
     summary.removed = len(gone)
+
+
+def _no_wait_for_disk(conn: psycopg.Connection) -> None:
+    """This transaction's commit does not wait for the disk: an interrupted scan is redone,
+    not lost. Local to the transaction, so the connection keeps its own setting."""
+    conn.execute("SELECT set_config('synchronous_commit', 'off', true)")
 
 
 def _store_isolated(conn: psycopg.Connection, item: _Pending, resolver: _LinkResolver, summary: ScanSummary):

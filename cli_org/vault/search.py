@@ -11,6 +11,7 @@ import psycopg
 
 from ..db.errors import translated
 from ..db.queries import sql
+from ..db.session import owns_transaction
 from ..errors import AccessDenied, ConfigError, InputError
 from ..limits import check_query
 from .embedders import Embedder, query_embedder, vector_literal
@@ -61,6 +62,7 @@ class SearchResult:
     ms: float = 0.0
 
 
+@owns_transaction
 def search(
     conn: psycopg.Connection,
     query: str,

@@ -9,14 +9,14 @@ from psycopg import errors as pgerr
 from psycopg import sql as pgsql
 from psycopg.rows import dict_row
 
-from ..config import Settings
-from ..errors import DatabaseError
-from .connect import admin_conninfo, connect
-from .errors import translated
-from .migrate import migrate, pending
-from .queries import sql
-
-_CREATE_LOCK = 0x0C11_1417  # advisory lock key for creating the database and its owner
+from .agents import add_agent
+from .config import Settings
+from .db import locks
+from .db.connect import admin_conninfo, connect
+from .db.errors import translated
+from .db.migrate import migrate, pending
+from .db.queries import sql
+from .errors import DatabaseError
 
 
 @dataclass
@@ -34,7 +34,7 @@ def create_database(settings: Settings) -> bool:
     with psycopg.connect(admin_conninfo(settings, "postgres"), autocommit=True, row_factory=dict_row) as conn:
         # Two `cli-org init` at once: CREATE DATABASE cannot run in a transaction, so a
         # session lock makes the second wait and then find the database made.
-        conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (_CREATE_LOCK, settings.database_name))
+        conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (locks.CREATE, settings.database_name))
         try:
             exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (settings.database_name,)).fetchone()
             if exists:
@@ -47,33 +47,25 @@ def create_database(settings: Settings) -> bool:
                 return False
             return True
         finally:
-            conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (_CREATE_LOCK, settings.database_name))
+            conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (locks.CREATE, settings.database_name))
 
 
 def init(settings: Settings, owner: str | None = None) -> InitResult:
     created = create_database(settings)
-    with connect(settings, bounded=False) as conn:
-        with translated(conn):
-            applied = [f"{m.version:04d}_{m.name}" for m in migrate(conn, lock_wait=settings.lock_wait)]
-            database = conn.info.dbname
-            has_owner = conn.execute(sql("agents.owner_count")).fetchone()["n"]
+    with connect(settings, bounded=False) as conn, translated(conn):
+        applied = [f"{m.version:04d}_{m.name}" for m in migrate(conn, lock_wait=settings.lock_wait)]
         made = None
-        if owner and not has_owner:
-            from ..agents import add_agent
-
-            conn.autocommit = False
-            with translated(conn):
-                # A concurrent init may be adding the owner too: the lock lets one of
-                # them do it and the other find it done.
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CREATE_LOCK,))
-                has_owner = conn.execute(sql("agents.owner_count")).fetchone()["n"]
-            if not has_owner:
+        # A concurrent init may be adding the owner too: the lock lets one of them do it
+        # and the other find it done.
+        with locks.held(conn, locks.CREATE, "adding the first owner", settings.lock_wait):
+            has_owner = conn.execute(sql("agents.owner_count")).fetchone()["n"]
+            conn.commit()
+            if owner and not has_owner:
                 add_agent(conn, owner, owner=True, person=True)
                 made = owner
-            conn.commit()
-        elif not has_owner and owner is None:
-            raise DatabaseError("the database has no owner yet; pass --owner NAME")
-    return InitResult(database, created, applied, made)
+            elif not has_owner:
+                raise DatabaseError("the database has no owner yet; pass --owner NAME")
+        return InitResult(conn.info.dbname, created, applied, made)
 
 
 def state(conninfo: str) -> dict:
