@@ -11,9 +11,18 @@ import pytest
 from cli_org import facts
 from cli_org.db.connect import connect
 from cli_org.errors import InputError
-from cli_org.evaluation import CaseResult, GoldenRun, compare, context_cost, figures, load_run, run_golden, save_run
+from cli_org.evaluation import (
+    CaseResult,
+    GoldenRun,
+    compare,
+    context_cost,
+    figures,
+    load_run,
+    parse_golden,
+    run_golden,
+    save_run,
+)
 from cli_org.evaluation import stale as find_stale
-from cli_org.golden import parse_golden
 from cli_org.vault.scan import scan
 
 
@@ -80,13 +89,13 @@ def test_compare_two_hand_made_runs(org):
             save_run(conn, "before", _run([1], [1]), golden_file="g", project=None)
         a, b, c = (load_run(conn, n) for n in ("before", "after", "better"))
     result = compare(a, b)
-    rows = {r["metric"]: r for r in result.rows}
-    assert rows["hit@k"]["delta"] == 0 and rows["chars median"]["delta"] == -500
+    rows = {r.metric: r for r in result.rows}
+    assert rows["hit@k"].delta == 0 and rows["chars median"].delta == -500
     assert result.now_hit == ["q1"] and result.now_miss == ["q2"]
-    assert "clear win" in result.verdict and "held" in result.verdict
+    assert result.verdict == "a clear win: hit@8 held at 0.750; median characters fell from 2,000 to 1,500 (-500)"
     win = compare(a, c)
-    assert win.rows[0]["change"] == "better" and win.verdict.startswith("a clear win: hit@k rose")
-    assert compare(c, a).verdict == "a regression: hit@k fell"
+    assert win.rows[0].change == "better" and win.verdict.startswith("a clear win: hit@8 rose")
+    assert compare(c, a).verdict.startswith("a regression: hit@8 fell from 1.000 to 0.750 (-0.250)")
 
 
 def test_cli_golden_save_compare_history(cli, sample, tmp_path, monkeypatch):
@@ -102,7 +111,7 @@ def test_cli_golden_save_compare_history(cli, sample, tmp_path, monkeypatch):
     data = json.loads(cli("eval", "golden", str(golden), "--json", "--save", "r2")[1])
     assert data["overall"]["hit_rate"] == 0.75 and [c["position"] for c in data["cases"]] == [1, 2, 1, None]
     code, out, _ = cli("eval", "compare", "r1", "r2")
-    assert code == 0 and "hit@k" in out and "no change in hit@k or median characters" in out
+    assert code == 0 and "hit@k" in out and "no change: hit@8 held at 0.750; median characters held at" in out
     assert cli("eval", "compare", "r1", "nope")[0] == 1
     code, out, _ = cli("eval", "history")
     assert code == 0 and "r1" in out and "r2" in out and "hit@8 0.750" in out
@@ -178,7 +187,7 @@ def test_stale_paths_and_fact_sources(org, tmp_path):
     (tmp_path / "src/app.py").write_text("print('changed')\n")
     os.utime(tmp_path / "docs/notes.md", (1, 1))
     with connect(org.settings) as conn:
-        items = find_stale(conn, tmp_path)
+        items = find_stale(conn, tmp_path).items
     found = {(i.where, i.cited, i.problem) for i in items}
     assert found == {
         (".agents/org/memory/bot.md:2", "src/old_helper.py", "missing"),
