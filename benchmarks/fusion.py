@@ -12,7 +12,7 @@ import json
 import sys
 
 from cli_org.db.connect import connect
-from cli_org.golden import load_golden
+from cli_org.evaluation import load_golden
 from cli_org.vault import search as vs
 from cli_org.vault.embedders import query_embedder
 

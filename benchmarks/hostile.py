@@ -20,7 +20,7 @@ from cli_org.archive import sessions
 from cli_org.archive.importer import import_sessions
 from cli_org.db.connect import connect
 from cli_org.errors import InputError
-from cli_org.golden import load_golden
+from cli_org.evaluation import load_golden
 from cli_org.recall.answer import recall
 from cli_org.vault.scan import scan
 from cli_org.vault.search import search

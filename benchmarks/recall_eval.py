@@ -15,8 +15,7 @@ import time
 from pathlib import Path
 
 from cli_org.db.connect import connect
-from cli_org.evaluation import parse_queries, run_golden, run_noise
-from cli_org.golden import load_golden
+from cli_org.evaluation import load_golden, parse_queries, run_golden, run_noise
 from cli_org.vault.embedders import query_embedder
 from cli_org.vault.scan import scan
 
@@ -63,7 +62,7 @@ def measure(name: str, settings, golden: Path, noise_files: list[Path]) -> dict:
     with connect(settings) as conn:
         run_golden(conn, cases[:5], settings=settings, embedder=embedder)  # warm up
         run = run_golden(conn, cases, settings=settings, embedder=embedder)
-        noise = run_noise(conn, queries, settings=settings, embedder=embedder)
+        noise = run_noise(conn, queries, settings=settings, embedder=embedder).queries
     misses = [(c.question, c.expected) for c in run.cases if not c.position]
     return {
         "set": name,

@@ -14,8 +14,7 @@ import json
 import math
 
 from cli_org.db.connect import connect
-from cli_org.evaluation import parse_queries
-from cli_org.golden import load_golden
+from cli_org.evaluation import load_golden, parse_queries
 from cli_org.recall import vault_arm
 from cli_org.recall.vault_arm import exclusions
 from cli_org.vault.embedders import query_embedder

@@ -12,7 +12,7 @@ import sys
 from collections import defaultdict
 
 from cli_org.db.connect import connect
-from cli_org.golden import load_golden
+from cli_org.evaluation import load_golden
 from cli_org.vault import search as vs
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.embedders import index_embedder, query_embedder

@@ -25,3 +25,8 @@ class ConfigError(OrgError):
 
 class DatabaseError(OrgError):
     """The database could not be reached or answered with an unexpected error."""
+
+
+class ThresholdNotMet(OrgError):
+    """A measurement ran and its result fails the check asked for (a `--min-hit` floor, a
+    noise query that found something): the output stands, and the exit code says it failed."""

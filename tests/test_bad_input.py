@@ -18,8 +18,7 @@ from cli_org.archive.importer import import_sessions
 from cli_org.config import Settings
 from cli_org.db.connect import connect
 from cli_org.errors import ConfigError, InputError
-from cli_org.evaluation import parse_queries
-from cli_org.golden import parse_golden
+from cli_org.evaluation import parse_golden, parse_queries
 from cli_org.vault.scan import MAX_FILE_BYTES, scan
 
 WORKTREE = Path(__file__).resolve().parents[1]

@@ -11,9 +11,18 @@ import pytest
 from cli_org import facts
 from cli_org.db.connect import connect
 from cli_org.errors import InputError
-from cli_org.evaluation import CaseResult, GoldenRun, compare, context_cost, figures, load_run, run_golden, save_run
+from cli_org.evaluation import (
+    CaseResult,
+    GoldenRun,
+    compare,
+    context_cost,
+    figures,
+    load_run,
+    parse_golden,
+    run_golden,
+    save_run,
+)
 from cli_org.evaluation import stale as find_stale
-from cli_org.golden import parse_golden
 from cli_org.vault.scan import scan
 
 
@@ -80,13 +89,13 @@ def test_compare_two_hand_made_runs(org):
             save_run(conn, "before", _run([1], [1]), golden_file="g", project=None)
         a, b, c = (load_run(conn, n) for n in ("before", "after", "better"))
     result = compare(a, b)
-    rows = {r["metric"]: r for r in result.rows}
-    assert rows["hit@k"]["delta"] == 0 and rows["chars median"]["delta"] == -500
+    rows = {r.metric: r for r in result.rows}
+    assert rows["hit@k"].delta == 0 and rows["chars median"].delta == -500
     assert result.now_hit == ["q1"] and result.now_miss == ["q2"]
-    assert "clear win" in result.verdict and "held" in result.verdict
+    assert result.verdict == "a clear win: hit@8 held at 0.750; median characters fell from 2,000 to 1,500 (-500)"
     win = compare(a, c)
-    assert win.rows[0]["change"] == "better" and win.verdict.startswith("a clear win: hit@k rose")
-    assert compare(c, a).verdict == "a regression: hit@k fell"
+    assert win.rows[0].change == "better" and win.verdict.startswith("a clear win: hit@8 rose")
+    assert compare(c, a).verdict.startswith("a regression: hit@8 fell from 1.000 to 0.750 (-0.250)")
 
 
 def test_cli_golden_save_compare_history(cli, sample, tmp_path, monkeypatch):
@@ -102,7 +111,7 @@ def test_cli_golden_save_compare_history(cli, sample, tmp_path, monkeypatch):
     data = json.loads(cli("eval", "golden", str(golden), "--json", "--save", "r2")[1])
     assert data["overall"]["hit_rate"] == 0.75 and [c["position"] for c in data["cases"]] == [1, 2, 1, None]
     code, out, _ = cli("eval", "compare", "r1", "r2")
-    assert code == 0 and "hit@k" in out and "no change in hit@k or median characters" in out
+    assert code == 0 and "hit@k" in out and "no change: hit@8 held at 0.750; median characters held at" in out
     assert cli("eval", "compare", "r1", "nope")[0] == 1
     code, out, _ = cli("eval", "history")
     assert code == 0 and "r1" in out and "r2" in out and "hit@8 0.750" in out
@@ -178,7 +187,7 @@ def test_stale_paths_and_fact_sources(org, tmp_path):
     (tmp_path / "src/app.py").write_text("print('changed')\n")
     os.utime(tmp_path / "docs/notes.md", (1, 1))
     with connect(org.settings) as conn:
-        items = find_stale(conn, tmp_path)
+        items = find_stale(conn, tmp_path).items
     found = {(i.where, i.cited, i.problem) for i in items}
     assert found == {
         (".agents/org/memory/bot.md:2", "src/old_helper.py", "missing"),
@@ -199,3 +208,106 @@ def test_cli_cost_and_stale(cli, tmp_path):
     assert data["chars_per_token"] == 4 and data["rows"][0]["files"] == 3
     code, out, _ = cli("eval", "stale", "--root", str(tmp_path))
     assert code == 0 and "`src/old_helper.py` missing" in out and "2 item(s)" in out
+
+
+def _saved(name: str, hit_rate: float, chars_median: float, k: int = 8):
+    from datetime import UTC, datetime
+
+    from cli_org.evaluation import Figures, SavedRun
+
+    overall = Figures(4, hit_rate, hit_rate, chars_median, chars_median, 10.0, 12.0)
+    return SavedRun(name, None, datetime.now(UTC), None, None, None, k, overall, [])
+
+
+HIT = {"rose": (0.5, 0.75), "fell": (0.75, 0.5), "held": (0.5, 0.5)}
+CHARS = {"rose": (1000, 1500), "fell": (1500, 1000), "held": (1000, 1000)}
+JUDGEMENT = {
+    ("rose", "fell"): "a clear win",
+    ("rose", "held"): "a clear win",
+    ("rose", "rose"): "a trade-off",
+    ("held", "fell"): "a clear win",
+    ("held", "held"): "no change",
+    ("held", "rose"): "a regression",
+    ("fell", "fell"): "a regression",
+    ("fell", "held"): "a regression",
+    ("fell", "rose"): "a regression",
+}
+SAID = {
+    "rose": "{name} rose from {a} to {b} ({d})",
+    "fell": "{name} fell from {a} to {b} ({d})",
+    "held": "{name} held at {b}",
+}
+
+
+@pytest.mark.parametrize("hit", ["rose", "fell", "held"])
+@pytest.mark.parametrize("chars", ["rose", "fell", "held"])
+def test_compare_verdict_says_what_changed(hit, chars):
+    (ha, hb), (ca, cb) = HIT[hit], CHARS[chars]
+    result = compare(_saved("a", ha, ca), _saved("b", hb, cb))
+    said_hit = SAID[hit].format(name="hit@8", a=f"{ha:.3f}", b=f"{hb:.3f}", d=f"{hb - ha:+.3f}")
+    said_chars = SAID[chars].format(name="median characters", a=f"{ca:,}", b=f"{cb:,}", d=f"{cb - ca:+,}")
+    assert result.verdict == f"{JUDGEMENT[hit, chars]}: {said_hit}; {said_chars}"
+
+
+def test_compare_held_means_held_at_the_precision_shown():
+    result = compare(_saved("a", 0.5, 1000.0), _saved("b", 0.5, 1000.4))
+    assert result.chars == "held" and result.rows[2].change == "same" and "held at 1,000" in result.verdict
+
+
+def test_cli_compare_formats_per_metric_and_warns_on_different_k(org, cli):
+    slow = _run([1, None, 2, 1], [2000, 2171, 1900, 2000])
+    fast = _run([1, 1, None, 1], [1500, 1500, 1329, 1500])
+    fast.k = 5
+    with connect(org.settings) as conn:
+        save_run(conn, "slow", slow, golden_file="g", project=None)
+        save_run(conn, "fast", fast, golden_file="g", project=None)
+    code, out, err = cli("eval", "compare", "slow", "fast")
+    assert code == 0
+    lines = {line.split("  ")[0]: line.split() for line in out.splitlines()}
+    assert lines["hit@k"][-4:] == ["0.750", "0.750", "+0.000", "same"]
+    assert lines["chars median"][-4:] == ["2,000", "1,500", "-500", "better"]
+    assert lines["ms median"][-2:] == ["+0", "same"]
+    assert ".000" not in out.split("chars median")[1].split("miss -> hit")[0]
+    assert "different --limit (k=8 for slow, k=5 for fast)" in err and err.startswith("warning: ")
+    data = json.loads(cli("eval", "compare", "slow", "fast", "--json")[1])
+    assert data["k_a"] == 8 and data["k_b"] == 5 and "different --limit" in data["warnings"][0]
+    assert data["hit"] == "held" and data["chars"] == "fell" and data["rows"][2]["unit"] == "chars"
+    code, out, err = cli("eval", "compare", "slow", "slow")
+    assert code == 0 and err == ""
+
+
+def test_golden_table_has_a_header_and_noise_says_characters(cli, sample, tmp_path, monkeypatch):
+    monkeypatch.setenv("ORG_ROOT", str(sample[1]))
+    golden = tmp_path / "g.txt"
+    golden.write_text(GOLDEN)
+    out = cli("eval", "golden", str(golden))[1].splitlines()
+    assert out[0].split() == ["#", "pos", "chars", "ms", "tag", "question"]
+    assert out[1].split()[:2] == ["1", "1"] and out[4].split()[:2] == ["4", "MISS"]
+    loud = tmp_path / "loud.txt"
+    loud.write_text("zulu yankee\n")
+    code, out, _ = cli("eval", "noise", str(loud))
+    assert "chars" in out and "bytes" not in out
+    assert "bytes" not in cli("eval", "noise", "--help")[1]
+
+
+def test_threshold_failures_are_an_error_type(cli, sample, tmp_path, monkeypatch):
+    from cli_org.errors import OrgError, ThresholdNotMet
+    from cli_org.evaluation import require_hit_rate, require_quiet, run_noise
+
+    settings, root = sample
+    monkeypatch.setenv("ORG_ROOT", str(root))
+    assert issubclass(ThresholdNotMet, OrgError) and ThresholdNotMet.exit_code == 1
+    run = _run([1, None], [10, 10])
+    require_hit_rate(run, 0.5)
+    with pytest.raises(ThresholdNotMet, match=r"hit@8 0\.500 is below --min-hit 0\.6"):
+        require_hit_rate(run, 0.6)
+    with connect(settings) as conn:
+        noisy = run_noise(conn, ["qqzx vvwy", "zulu yankee"], settings=settings)
+    assert (noisy.passed, noisy.failed) == (1, 1)
+    with pytest.raises(ThresholdNotMet, match="1 of 2 noise queries found something"):
+        require_quiet(noisy)
+    loud = tmp_path / "loud.txt"
+    loud.write_text("zulu yankee\n")
+    code, out, err = cli("eval", "noise", str(loud), "--json")
+    assert code == 1 and json.loads(out)["failed"] == 1
+    assert err.strip() == "cli-org: 1 of 1 noise queries found something"

@@ -18,8 +18,7 @@ from cli_org.archive import claude, codex, hermes
 from cli_org.archive.importer import parse_line
 from cli_org.archive.records import Parsed
 from cli_org.errors import OrgError
-from cli_org.evaluation import load_queries, parse_queries
-from cli_org.golden import load_golden, parse_golden
+from cli_org.evaluation import load_golden, load_queries, parse_golden, parse_queries
 from cli_org.vault.markdown import parse_note
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -222,3 +222,14 @@ def test_readme_psql_command_runs_the_usage_sql(archive):
     rows = [re.split(r"\s*\|\s*", line.strip()) for line in out.splitlines() if "|" in line]
     assert rows[0] == ["harness", "sessions", "sessions_using", "recall_calls", "remember_calls", "adoption_pct"]
     assert ["claude-code", "2", "1", "4", "3", "50.0"] in rows and ["hermes", "3", "1", "2", "2", "33.3"] in rows
+
+
+def test_cli_usage_on_an_empty_window_says_how_to_widen_it(cli):
+    code, out, _ = cli("usage", "--days", "7")
+    assert code == 0
+    assert out.splitlines()[1] == (
+        "no archived sessions in the last 7 days; widen the window (--days 28) or "
+        "import sessions with `cli-org archive import`"
+    )
+    out = cli("usage", "--days", "3650")[1]
+    assert "widen" not in out and "no archived sessions in the last 3650 days" in out

@@ -156,6 +156,7 @@ def usage(days: int, as_json: bool) -> None:
     Counted from archived transcripts (run `cli-org archive import` first) and, beside them,
     from cli-org's own recall log where it exists.
     """
+    from ..archive.usage import MAX_DAYS
     from ..archive.usage import usage as adoption
     from ..db.connect import connect
 
@@ -177,7 +178,15 @@ def usage(days: int, as_json: bool) -> None:
         for h in found.harnesses
     ]
     click.echo(f"last {days} days, from archived sessions:")
-    click.echo(table(rows, headers) if rows else "no archived sessions in the window")
+    if rows:
+        click.echo(table(rows, headers))
+    else:
+        wider = f"--days {min(days * 4, MAX_DAYS)}" if days < MAX_DAYS else None
+        click.echo(
+            f"no archived sessions in the last {days} days; "
+            + (f"widen the window ({wider}) or " if wider else "")
+            + "import sessions with `cli-org archive import`"
+        )
     log = found.log
     rate = f"{log.adoption_pct:.1f}%" if log.adoption_pct is not None else "n/a"
     click.echo(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -19,6 +18,7 @@ def eval_group() -> None:
 
 
 def _embedder(cfg):
+    """The query embedder, or None (no vectors yet); the caller closes it."""
     from ..vault.embedders import query_embedder
 
     return query_embedder(cfg)[0]
@@ -55,32 +55,37 @@ def golden(
     per case, then hit@k, MRR, median and p95 characters and milliseconds, per tag too.
     """
     from ..db.connect import connect
-    from ..evaluation import run_golden, save_run
-    from ..golden import load_golden
+    from ..evaluation import load_golden, require_hit_rate, run_golden, save_run
 
     cases = load_golden(file)  # a malformed file is refused before anything runs
     cfg = settings()
     embedder = _embedder(cfg)
     progress = Progress("golden")
-    with connect(cfg, agent) as conn:
-        run = run_golden(conn, cases, settings=cfg, limit=limit, project=project, embedder=embedder, progress=progress)
-        progress.done()
-        if save_as:
-            save_run(conn, save_as, run, golden_file=str(file), project=project)
+    try:
+        with connect(cfg, agent) as conn:
+            run = run_golden(
+                conn, cases, settings=cfg, limit=limit, project=project, embedder=embedder, progress=progress
+            )
+            progress.done()
+            if save_as:
+                save_run(conn, save_as, run, golden_file=str(file), project=project)
+    finally:
+        if embedder is not None:
+            embedder.close()
     if as_json:
         emit_json(run)
     else:
+        click.echo(f"{'#':>3} {'pos':>4} {'chars':>6} {'ms':>8}  {'tag':<18} question")
         for i, c in enumerate(run.cases, 1):
             pos = str(c.position) if c.position else "MISS"
-            click.echo(f"{i:3d} {pos:>4} {c.chars:6d} {c.ms:6.0f}ms  {c.tag:<18} {c.question}")
+            click.echo(f"{i:3d} {pos:>4} {c.chars:6d} {c.ms:6.0f}ms  {one_line(c.tag):<18} {one_line(c.question)}")
         click.echo(_fmt(run.overall, limit))
         for tag, figures in run.by_tag.items():
-            click.echo(f"  {tag:<18} {_fmt(figures, limit)}")
+            click.echo(f"  {one_line(tag):<18} {_fmt(figures, limit)}")
         if save_as:
             click.echo(f"saved as {save_as}")
-    if min_hit is not None and run.overall.hit_rate < min_hit:
-        click.echo(f"cli-org: hit@{limit} {run.overall.hit_rate:.3f} is below --min-hit {min_hit}", err=True)
-        sys.exit(1)
+    if min_hit is not None:
+        require_hit_rate(run, min_hit)
 
 
 @eval_group.command()
@@ -95,33 +100,24 @@ def compare(a: str, b: str, agent: str | None, as_json: bool) -> None:
     from ..db.connect import connect
     from ..evaluation import compare as run_compare
     from ..evaluation import load_run
+    from ..evaluation.compare import format_delta, format_value
 
     with connect(settings(), agent) as conn:
         result = run_compare(load_run(conn, a), load_run(conn, b))
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
     if as_json:
-        emit_json(
-            {
-                "a": a,
-                "b": b,
-                "rows": result.rows,
-                "now_hit": result.now_hit,
-                "now_miss": result.now_miss,
-                "verdict": result.verdict,
-            }
-        )
+        emit_json(result)
         return
-    click.echo(f"{'':14}{a:>14}{b:>14}{'delta':>12}")
+    click.echo(f"{'':14}{one_line(result.a):>14}{one_line(result.b):>14}{'delta':>12}")
     for row in result.rows:
-        fmt = "{:>14.3f}" if row["metric"] in ("hit@k", "MRR") else "{:>14,.0f}"
         click.echo(
-            f"{row['metric']:<14}"
-            + fmt.format(row["a"])
-            + fmt.format(row["b"])
-            + f"{row['delta']:>+12.3f}  {row['change']}"
+            f"{row.metric:<14}{format_value(row.unit, row.a):>14}{format_value(row.unit, row.b):>14}"
+            f"{format_delta(row.unit, row.delta):>12}  {row.change}"
         )
     for label, flipped in (("miss -> hit", result.now_hit), ("hit -> miss", result.now_miss)):
         for question in flipped:
-            click.echo(f"{label}: {question}")
+            click.echo(f"{label}: {one_line(question)}")
     click.echo(result.verdict)
 
 
@@ -136,13 +132,17 @@ def history(png: Path | None, agent: str | None, as_json: bool) -> None:
 
     with connect(settings(), agent) as conn:
         runs = load_history(conn)
+    good = [r for r in runs if r.overall]
+    if png:
+        _plot(good, png)
     if as_json:
         emit_json(runs)
+        if png:
+            click.echo(f"chart written to {png}", err=True)
         return
     if not runs:
         click.echo("no saved runs; use `cli-org eval golden FILE --save NAME`")
         return
-    good = [r for r in runs if r.overall]
     widest = max((r.overall.chars_median for r in good), default=1) or 1
     for r in runs:
         when = f"{r.created_at:%Y-%m-%d %H:%M} {one_line(r.name):<16}"
@@ -157,11 +157,10 @@ def history(png: Path | None, agent: str | None, as_json: bool) -> None:
             f"{hit_bar:<20} chars {o.chars_median:>6,.0f} {chars_bar:<20} {one_line(r.git_commit)}"
         )
     if png:
-        _plot(good, png)
         click.echo(f"chart written to {png}")
 
 
-def _plot(runs: list[dict], png: Path) -> None:
+def _plot(runs: list, png: Path) -> None:
     from ..errors import ConfigError
 
     try:
@@ -190,26 +189,29 @@ def _plot(runs: list[dict], png: Path) -> None:
 @as_option
 @json_option
 def noise(file: Path, limit: int, agent: str | None, as_json: bool) -> None:
-    """Queries that must find nothing: each one's hits and bytes; exit 1 if any finds something."""
+    """Queries that must find nothing: each one's hits and characters; exit 1 if any finds something."""
     from ..db.connect import connect
-    from ..evaluation import load_queries, run_noise
+    from ..evaluation import load_queries, require_quiet, run_noise
 
     queries = load_queries(file)
     cfg = settings()
-    with connect(cfg, agent) as conn:
-        results = run_noise(conn, queries, settings=cfg, limit=limit, embedder=_embedder(cfg))
-    noisy = [r for r in results if r.hits]
+    embedder = _embedder(cfg)
+    try:
+        with connect(cfg, agent) as conn:
+            run = run_noise(conn, queries, settings=cfg, limit=limit, embedder=embedder)
+    finally:
+        if embedder is not None:
+            embedder.close()
     if as_json:
-        emit_json({"queries": results, "failed": len(noisy)})
+        emit_json(run)
     else:
-        for r in results:
+        for r in run.queries:
             click.echo(
-                f"{'FAIL' if r.hits else 'ok':>4} {r.hits:2d} hits {r.chars:5d} bytes  {r.query}"
+                f"{'FAIL' if r.hits else 'ok':>4} {r.hits:2d} hits {r.chars:5d} chars  {one_line(r.query)}"
                 + (f"  ({', '.join(r.arms)})" if r.arms else "")
             )
-        click.echo(f"{len(results) - len(noisy)} of {len(results)} queries found nothing")
-    if noisy:
-        sys.exit(1)
+        click.echo(f"{run.passed} of {len(run.queries)} queries found nothing")
+    require_quiet(run)
 
 
 def _root(root: Path | None) -> Path:
@@ -225,37 +227,34 @@ def cost(root: Path | None, as_json: bool) -> None:
     """What memory costs the context: standing instructions, memory indexes, bot memory,
     long lines, and a typical recall (tokens estimated at 4 characters each)."""
     from ..db.connect import connect
-    from ..evaluation import CHARS_PER_TOKEN, context_cost, typical_recall
+    from ..errors import OrgError
+    from ..evaluation import ContextCost, TypicalRecall, context_cost, typical_recall
 
     base = _root(root)
     rows = context_cost(base)
     try:
         with connect(settings()) as conn:
             recall_size = typical_recall(conn)
-    except Exception as exc:  # the files are still worth reporting without a database
-        recall_size = {"calls": 0, "median_chars": None, "error": str(exc)}
+    except OrgError as exc:  # the files are still worth reporting without a database
+        recall_size = TypicalRecall(0, None, error=str(exc))
+    report = ContextCost(str(base), rows, recall_size)
     if as_json:
-        emit_json(
-            {
-                "root": str(base),
-                "rows": [{**r.__dict__, "tokens_estimate": r.tokens_estimate} for r in rows],
-                "recall": recall_size,
-                "chars_per_token": CHARS_PER_TOKEN,
-            }
-        )
+        emit_json(report)
         return
-    click.echo(f"{'':24}{'files':>6}{'chars':>10}{'~tokens':>9}{'lines>200':>11}   (root {base})")
-    for r in rows:
+    click.echo(f"{'':24}{'files':>6}{'chars':>10}{'~tokens':>9}{'lines>200':>11}   (root {one_line(report.root)})")
+    for r in report.rows:
         click.echo(f"{r.kind:<24}{r.files:>6}{r.chars:>10,}{r.tokens_estimate:>9,}{r.long_lines:>11}")
-    if recall_size.get("median_chars") is not None:
-        med = recall_size["median_chars"]
+    typical = report.recall
+    if typical.median_chars is not None:
         click.echo(
-            f"{'typical recall':<24}{'':>6}{med:>10,.0f}{med / CHARS_PER_TOKEN:>9,.0f}{'':>11}"
-            f"   (median of {recall_size['calls']} calls, 30 days)"
+            f"{'typical recall':<24}{'':>6}{typical.median_chars:>10,.0f}{typical.tokens_estimate:>9,}{'':>11}"
+            f"   (median of {typical.calls} calls, {typical.days} days)"
         )
+    elif typical.error:
+        click.echo(f"typical recall: unknown ({one_line(typical.error)})")
     else:
-        click.echo("typical recall: no recall logged in 30 days")
-    click.echo("tokens are estimates: characters / 4")
+        click.echo(f"typical recall: no recall logged in {typical.days} days")
+    click.echo(f"tokens are estimates: characters / {report.chars_per_token}")
 
 
 @eval_group.command()
@@ -269,13 +268,15 @@ def stale(root: Path | None, as_json: bool) -> None:
 
     base = _root(root)
     with connect(settings()) as conn:
-        items = find_stale(conn, base)
+        report = find_stale(conn, base)
     if as_json:
-        emit_json({"root": str(base), "items": items})
+        emit_json(report)
         return
-    for item in items:
-        click.echo(f"{item.where}: `{item.cited}` {item.problem}")
-    click.echo(f"{len(items)} item(s) to review under {base}" if items else f"nothing stale under {base}")
+    for item in report.items:
+        click.echo(f"{one_line(item.where)}: `{one_line(item.cited)}` {item.problem}")
+    where = one_line(report.root)
+    count = len(report.items)
+    click.echo(f"{count} item(s) to review under {where}" if count else f"nothing stale under {where}")
 
 
 COMMANDS = [eval_group]

@@ -1,12 +1,13 @@
-"""Golden-set files: one `question|expected substring[|tag]` case a line."""
+"""The files an evaluation reads: golden sets (one `question|expected substring[|tag]` case
+a line) and noise sets (one query a line that must find nothing)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputError
-from .text import is_utf8
+from ..errors import InputError
+from ..text import is_utf8
 
 
 @dataclass(frozen=True)
@@ -67,3 +68,26 @@ def parse_golden(text: str, source: str = "golden file") -> list[Case]:
 
 def load_golden(path: Path) -> list[Case]:
     return parse_golden(read_text(path), str(path))
+
+
+def parse_queries(text: str, source: str = "the noise file") -> list[str]:
+    """One query a line, comments (#) and blank lines aside; a line that cannot be a query
+    refuses the whole file, naming it."""
+    queries, problems = [], []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        problem = line_problem(line)
+        if problem:
+            problems.append(f"line {number}: {problem}")
+        queries.append(line)
+    if problems:
+        raise InputError(f"{source}: " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
+    if not queries:
+        raise InputError(f"{source} holds no queries")
+    return queries
+
+
+def load_queries(path: Path) -> list[str]:
+    return parse_queries(read_text(path), str(path))

@@ -1,0 +1,123 @@
+"""Two saved runs side by side: per-metric deltas, the cases that flipped, and a verdict
+that says what changed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .runs import SavedRun
+
+# (label, attribute of Figures, unit, higher is better)
+METRICS = [
+    ("hit@k", "hit_rate", "rate", True),
+    ("MRR", "mrr", "rate", True),
+    ("chars median", "chars_median", "chars", False),
+    ("chars p95", "chars_p95", "chars", False),
+    ("ms median", "ms_median", "ms", False),
+    ("ms p95", "ms_p95", "ms", False),
+]
+
+# A change smaller than the precision a metric is shown with is no change: the words of the
+# verdict never contradict the numbers printed beside them.
+_RESOLUTION = {"rate": 0.0005, "chars": 0.5, "ms": 0.5}
+
+
+def format_value(unit: str, value: float) -> str:
+    """Rates with three decimals; characters and milliseconds as whole numbers."""
+    return f"{value:.3f}" if unit == "rate" else f"{value:,.0f}"
+
+
+def format_delta(unit: str, delta: float) -> str:
+    """Like format_value, always signed."""
+    return f"{delta:+.3f}" if unit == "rate" else f"{delta:+,.0f}"
+
+
+def direction(unit: str, delta: float) -> str:
+    """rose, fell or held, at the precision the metric is shown with."""
+    if abs(delta) < _RESOLUTION[unit]:
+        return "held"
+    return "rose" if delta > 0 else "fell"
+
+
+@dataclass
+class MetricRow:
+    metric: str
+    unit: str  # rate | chars | ms
+    a: float
+    b: float
+    delta: float  # b - a
+    direction: str  # rose | fell | held
+    change: str  # better | worse | same
+
+
+@dataclass
+class Comparison:
+    a: str  # the runs' names (AUTHOR/NAME when an agent saved them)
+    b: str
+    k_a: int
+    k_b: int
+    rows: list[MetricRow]
+    now_hit: list[str]  # miss in A, hit in B
+    now_miss: list[str]  # hit in A, miss in B
+    hit: str  # rose | fell | held: hit@k from A to B
+    chars: str  # rose | fell | held: median characters from A to B
+    verdict: str
+    warnings: list[str]
+
+
+def _row(label: str, attr: str, unit: str, higher_is_better: bool, a: SavedRun, b: SavedRun) -> MetricRow:
+    va, vb = getattr(a.overall, attr), getattr(b.overall, attr)
+    delta = vb - va
+    moved = direction(unit, delta)
+    change = "same" if moved == "held" else ("better" if (moved == "rose") == higher_is_better else "worse")
+    return MetricRow(label, unit, va, vb, delta, moved, change)
+
+
+def _said(name: str, row: MetricRow) -> str:
+    if row.direction == "held":
+        return f"{name} held at {format_value(row.unit, row.b)}"
+    return (
+        f"{name} {row.direction} from {format_value(row.unit, row.a)} to {format_value(row.unit, row.b)} "
+        f"({format_delta(row.unit, row.delta)})"
+    )
+
+
+def verdict(hit: MetricRow, chars: MetricRow, k: int | None = None) -> str:
+    """One line: a judgement, then what hit@k and the median characters actually did.
+
+    hit@k comes first: a fall is a regression whatever the length did; a rise that costs
+    characters is a trade-off; with hit@k held, shorter answers win and longer ones lose."""
+    if hit.direction == "fell":
+        judgement = "a regression"
+    elif hit.direction == "rose":
+        judgement = "a trade-off" if chars.direction == "rose" else "a clear win"
+    else:
+        judgement = {"fell": "a clear win", "rose": "a regression", "held": "no change"}[chars.direction]
+    return f"{judgement}: {_said(f'hit@{k}' if k else 'hit@k', hit)}; {_said('median characters', chars)}"
+
+
+def compare(a: SavedRun, b: SavedRun) -> Comparison:
+    rows = [_row(label, attr, unit, better, a, b) for label, attr, unit, better in METRICS]
+    hit, chars = rows[0], rows[2]
+    before = {c.question: c for c in a.cases}
+    now_hit = [c.question for c in b.cases if c.position and c.question in before and not before[c.question].position]
+    now_miss = [c.question for c in b.cases if not c.position and c.question in before and before[c.question].position]
+    warnings = []
+    if a.k != b.k:
+        warnings.append(
+            f"the runs used different --limit (k={a.k} for {a.name}, k={b.k} for {b.name}): "
+            "hit@k and characters are not comparable"
+        )
+    return Comparison(
+        a.name,
+        b.name,
+        a.k,
+        b.k,
+        rows,
+        now_hit,
+        now_miss,
+        hit.direction,
+        chars.direction,
+        verdict(hit, chars, a.k if a.k == b.k else None),
+        warnings,
+    )

@@ -1,0 +1,147 @@
+"""Saved runs: store a golden run in eval_runs, load one back by name, list them all."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+
+import psycopg
+from psycopg import errors as pgerr
+
+from ..db.errors import translated
+from ..db.queries import sql
+from ..errors import InputError, NotFound
+from .golden import CaseResult, Figures, GoldenRun
+
+
+def git_commit(start: Path | None = None) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=start or Path.cwd(), capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def save_run(conn: psycopg.Connection, name: str, run: GoldenRun, *, golden_file: str, project: str | None) -> int:
+    with translated(conn):
+        size = conn.execute(sql("evaluation.vault_size")).fetchone()
+        try:
+            with conn.transaction():
+                row = conn.execute(
+                    sql("evaluation.save_run"),
+                    {
+                        "name": name,
+                        "git_commit": git_commit(),
+                        "embedder": size["embedder"],
+                        "vault_files": size["files"],
+                        "vault_chunks": size["chunks"],
+                        "golden_file": golden_file,
+                        "k": run.k,
+                        "project": project,
+                        "summary": json.dumps(
+                            {"overall": asdict(run.overall), "by_tag": {t: asdict(f) for t, f in run.by_tag.items()}}
+                        ),
+                        "cases": json.dumps([asdict(c) for c in run.cases]),
+                    },
+                ).fetchone()
+        except pgerr.UniqueViolation:
+            raise InputError(f"a run of yours named {name!r} exists already; pick another name") from None
+        except pgerr.CheckViolation:
+            raise InputError(f"run name {name!r}: letters, digits and . _ : @ + - only") from None
+        conn.commit()
+    return row["id"]
+
+
+@dataclass
+class SavedRun:
+    name: str  # AUTHOR/NAME when an agent saved it
+    author: str | None
+    created_at: datetime
+    git_commit: str | None
+    embedder: str | None
+    vault_files: int | None
+    k: int
+    overall: Figures
+    cases: list[CaseResult]
+
+
+def _label(row: dict) -> str:
+    return f"{row['author']}/{row['name']}" if row["author"] else row["name"]
+
+
+def load_run(conn: psycopg.Connection, name: str) -> SavedRun:
+    """A saved run by NAME (yours first, else the one run of that name) or AUTHOR/NAME.
+
+    Names are unique per author (migration 0008), so a name another agent chose never
+    hides or replaces yours; a run that is not what a run should be is refused by name."""
+    author, _, plain = name.rpartition("/")
+    with translated(conn):
+        rows = conn.execute(sql("evaluation.get_run"), {"name": plain, "author": author or None}).fetchall()
+    if not rows:
+        raise NotFound(f"no saved run named {name!r}; see `cli-org eval history`")
+    if len(rows) > 1:
+        names = ", ".join(_label(r) for r in rows)
+        raise InputError(f"several agents saved a run named {name!r}: {names}; name one as AUTHOR/NAME")
+    row = rows[0]
+    try:
+        return SavedRun(
+            _label(row),
+            row["author"],
+            row["created_at"],
+            row["git_commit"],
+            row["embedder"],
+            row["vault_files"],
+            row["k"],
+            Figures(**row["summary"]["overall"]),
+            [CaseResult(**c) for c in row["cases"]],
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"saved run {_label(row)!r} is malformed ({type(exc).__name__}: {exc})") from None
+
+
+@dataclass
+class HistoryRow:
+    name: str  # AUTHOR/NAME when an agent saved it
+    author: str | None
+    created_at: datetime
+    git_commit: str | None
+    embedder: str | None
+    vault_files: int | None
+    golden_file: str
+    k: int
+    overall: Figures | None  # None when the saved run is malformed
+    problem: str | None = None
+
+
+def history(conn: psycopg.Connection) -> list[HistoryRow]:
+    """Every saved run, oldest first; a malformed one is listed with what is wrong."""
+    with translated(conn):
+        rows = conn.execute(sql("evaluation.runs")).fetchall()
+    out = []
+    for r in rows:
+        overall, problem = None, None
+        try:
+            overall = Figures(**r["summary"]["overall"])
+            float(overall.hit_rate), float(overall.chars_median)
+        except (KeyError, TypeError, ValueError) as exc:
+            overall, problem = None, f"malformed ({type(exc).__name__}: {exc})"
+        out.append(
+            HistoryRow(
+                _label(r),
+                r["author"],
+                r["created_at"],
+                r["git_commit"],
+                r["embedder"],
+                r["vault_files"],
+                r["golden_file"],
+                r["k"],
+                overall,
+                problem,
+            )
+        )
+    return out

@@ -1,0 +1,71 @@
+"""Stale memory: cited paths that are gone, fact sources gone or changed since."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+
+from ..checks import source_form
+from ..db.errors import translated
+from ..db.queries import sql
+from ..errors import InputError
+from ..recall.memory_arm import MEMORY_DIR
+
+_BACKTICK = re.compile(r"`([^`\s]{2,200})`")
+_PATHLIKE = re.compile(r"^(?:\.{0,2}/)?[\w@.+-]+(?:/[\w@.+-]+)*(?:\.[A-Za-z0-9]{1,8}|/)$")
+
+
+@dataclass
+class StaleItem:
+    where: str  # file:line or fact #id
+    cited: str
+    problem: str
+
+
+@dataclass
+class StaleReport:
+    root: str
+    items: list[StaleItem]
+
+
+def cited_paths(text: str) -> list[str]:
+    return [m for m in _BACKTICK.findall(text) if _PATHLIKE.match(m) and ("/" in m or "." in m.strip("."))]
+
+
+def _exists(root: Path, cited: str) -> bool:
+    clean = cited.split(":", 1)[0].rstrip("/")
+    if (root / clean).exists():
+        return True
+    # A bare file name may live anywhere in the tree.
+    return "/" not in clean and any(True for _ in root.rglob(clean))
+
+
+def stale(conn: psycopg.Connection | None, root: Path) -> StaleReport:
+    if not root.is_dir():
+        raise InputError(f"{root} is not a folder")
+    items = []
+    memory_dir = root / MEMORY_DIR
+    for path in sorted(memory_dir.rglob("*.md")) if memory_dir.is_dir() else []:
+        for number, line in enumerate(path.read_text("utf-8", errors="replace").splitlines(), 1):
+            for cited in cited_paths(line):
+                if not _exists(root, cited):
+                    items.append(StaleItem(f"{path.relative_to(root)}:{number}", cited, "missing"))
+    if conn is not None:
+        with translated(conn):
+            fact_rows = conn.execute(sql("evaluation.facts_for_stale")).fetchall()
+        for row in fact_rows:
+            where = f"fact #{row['id']}"
+            for cited in cited_paths(row["claim"]):
+                if not _exists(root, cited):
+                    items.append(StaleItem(where, cited, "missing"))
+            if source_form(row["source"]) == "path" and not row["source"].startswith(("~", "/")):
+                target = root / row["source"].split(":", 1)[0]
+                if not target.exists():
+                    items.append(StaleItem(where, row["source"], "source missing"))
+                elif datetime.fromtimestamp(target.stat().st_mtime, UTC) > row["created_at"]:
+                    items.append(StaleItem(where, row["source"], "source changed after the fact was written"))
+    return StaleReport(str(root), items)

@@ -1,0 +1,310 @@
+"""Every command that has --json prints JSON carrying its documented fields, on every path.
+
+The commands are found by walking the click tree, so a new command with --json fails
+`test_every_json_command_is_documented_here` until its fields are written down below. The
+fields are the ones the README describes for each command (for the eval commands the
+README lists them by name; `test_readme_lists_the_eval_json_fields` keeps the two in step).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import click
+import pytest
+from fakes import HashEmbedder
+
+from cli_org.cli import cli as root_group
+from cli_org.db.connect import connect
+from cli_org.evaluation import CaseResult, GoldenRun, figures, save_run
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def json_commands(group: click.Group = root_group, prefix: tuple[str, ...] = ()) -> list[str]:
+    found = []
+    for name, command in sorted(group.commands.items()):
+        path = (*prefix, name)
+        if isinstance(command, click.Group):
+            found += json_commands(command, path)
+        elif any(p.name == "as_json" for p in command.params):
+            found.append(" ".join(path))
+    return found
+
+
+# A field spec: an object's keys (F), some of them with a spec of their own for a nested
+# object, or [spec] for a list whose every item matches spec (the full setup below makes
+# each such list non-empty).
+
+
+def F(*keys: str, **nested) -> dict:
+    return {**dict.fromkeys(keys), **nested}
+
+
+FIGURES = F("n", "hit_rate", "mrr", "chars_median", "chars_p95", "ms_median", "ms_p95")
+AGENT = F("name", "kind", "team_lead", "is_owner", "role_name")
+FIELDS: dict[str, object] = {
+    # "database ... created ... migrations applied ... the first owner"
+    "init": F("database", "created", "applied", "owner"),
+    # "pid, port, data dir ... initialised ... migrations pending ... notes, chunks, chunks with vectors"
+    "db status": F(
+        "embedded",
+        "running",
+        "pid",
+        "port",
+        "data_dir",
+        "initialised",
+        "pending_migrations",
+        "files",
+        "chunks",
+        "vectors",
+    ),
+    "agents add": AGENT,
+    "agents list": [AGENT],
+    # "prints its id"; an identical claim "returns the existing id and says so"; --supersedes
+    "remember": F("id", "duplicate", "superseded"),
+    "forget": F("id", "retired", "why"),
+    # current and, with --all, retired facts "with when, who and why"
+    "facts": [
+        F(
+            "id",
+            "subject",
+            "claim",
+            "source",
+            "author",
+            "project",
+            "kind",
+            "confidence",
+            "via",
+            "valid_to",
+            "retired_by",
+            "retired_reason",
+            "supersedes",
+            "superseded_by",
+            "created_at",
+        )
+    ],
+    # "--json adds every hit's arm, scores and why it qualified"; the log's arms, characters, milliseconds
+    "recall": F("query", "project", "limit", "arms", "chars", "ms", "notice", hits=[F("arm", "why")]),
+    # "added, changed, removed, unchanged and seconds"
+    "vault scan": F("embed", scan=F("root", "added", "changed", "removed", "unchanged", "seconds", "warnings")),
+    "vault embed": F("model", "embedded", "total", "seconds"),
+    # "path, title, heading, a snippet and the per-mode scores"
+    "search": F(
+        "query",
+        "mode",
+        "notice",
+        hits=[F("path", "title", "heading", "snippet", "score", "keyword_score", "semantic_score")],
+    ),
+    "eval golden": F(
+        "k", "by_tag", overall=FIGURES, cases=[F("question", "expected", "tag", "position", "chars", "ms")]
+    ),
+    "eval compare": F(
+        "a",
+        "b",
+        "k_a",
+        "k_b",
+        "now_hit",
+        "now_miss",
+        "hit",
+        "chars",
+        "verdict",
+        "warnings",
+        rows=[F("metric", "unit", "a", "b", "delta", "direction", "change")],
+    ),
+    "eval history": [
+        F(
+            "name",
+            "author",
+            "created_at",
+            "git_commit",
+            "embedder",
+            "vault_files",
+            "golden_file",
+            "k",
+            "problem",
+            overall=FIGURES,
+        )
+    ],
+    "eval noise": F("k", "passed", "failed", queries=[F("query", "hits", "chars", "arms")]),
+    "eval cost": F(
+        "root",
+        "chars_per_token",
+        rows=[F("kind", "files", "chars", "tokens_estimate", "long_lines", "paths")],
+        recall=F("calls", "median_chars", "tokens_estimate", "days", "error"),
+    ),
+    "eval stale": F("root", items=[F("where", "cited", "problem")]),
+    # "one summary line per harness": files, sessions, messages, malformed lines per reason, failures
+    "archive import": [F("harness", "sources", "read", "sessions", "messages", "malformed", "skipped", "failed")],
+    "archive memory": F("ignored", files=[F("path", "source", "size", "version", "new")]),
+    # "when it was edited, its size, lines added and removed, and the diff"
+    "archive history": F(
+        "path", "source", versions=[F("version", "modified_at", "captured_at", "size", "added", "removed", "diff")]
+    ),
+    # "sessions, sessions that used memory, recall calls, remember calls and the adoption rate"; the log, per agent
+    "usage": F(
+        "days",
+        harnesses=[F("harness", "sessions", "sessions_using", "recall_calls", "remember_calls", "adoption_pct")],
+        log=F("agents", "agents_using", "recall_calls", "remember_calls", "adoption_pct"),
+    ),
+    # "its time, harness, session, role and a snippet"
+    "sessions search": [F("occurred_at", "harness", "session", "kind", "tool_name", "snippet")],
+}
+
+ARGS: dict[str, tuple[list[str], str | None]] = {
+    "init": (["init", "--owner", "boss"], None),
+    "db status": (["db", "status"], None),
+    "agents add": (["agents", "add", "newbie"], None),
+    "agents list": (["agents", "list"], None),
+    "remember": (["remember", "deploys", "Deploys run at night", "--source", "docs/deploy.md"], "bot"),
+    "forget": (["forget", "{fact}", "it changed"], "bot"),
+    "facts": (["facts", "--all"], None),
+    "recall": (["recall", "kilo lima"], None),
+    "vault scan": (["vault", "scan", "{vault}"], None),
+    "vault embed": (["vault", "embed"], None),
+    "search": (["search", "kilo", "--mode", "keyword"], None),
+    "eval golden": (["eval", "golden", "{golden}"], None),
+    "eval compare": (["eval", "compare", "r1", "r2"], None),
+    "eval history": (["eval", "history"], None),
+    "eval noise": (["eval", "noise", "{noise}"], None),
+    "eval cost": (["eval", "cost", "--root", "{root}"], None),
+    "eval stale": (["eval", "stale", "--root", "{root}"], None),
+    "archive import": (["archive", "import", "--claude", "{projects}"], None),
+    "archive memory": (["archive", "memory", "{memory}"], None),
+    "archive history": (["archive", "history", "{memory}"], None),
+    "usage": (["usage"], None),
+    "sessions search": (["sessions", "search", "deploy"], None),
+}
+
+
+def check(data, spec, where: str) -> None:
+    if isinstance(spec, list):
+        assert isinstance(data, list) and data, f"{where}: expected a non-empty list, got {data!r:.200}"
+        for n, item in enumerate(data):
+            check(item, spec[0], f"{where}[{n}]")
+        return
+    assert isinstance(data, dict), f"{where}: expected an object, got {data!r:.200}"
+    missing = {k for k in spec if k not in data}
+    assert not missing, f"{where}: missing {sorted(missing)}"
+    for key, inner in spec.items():
+        if inner is not None:
+            check(data[key], inner, f"{where}.{key}")
+
+
+def _files(tmp_path: Path) -> dict[str, str]:
+    """The files the commands read; present in both the empty and the full setup."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "kilo.md").write_text("# Kilo\n\nkilo lima mike\n")
+    (vault / "zulu.md").write_text("# Zulu\n\nzulu yankee\n")
+    root = tmp_path / "root"
+    (root / ".agents/org/memory").mkdir(parents=True)
+    memory = root / ".agents/org/memory/bot.md"
+    memory.write_text("- the old helper lived in `src/gone.py`\n")
+    (root / "AGENTS.md").write_text("rules\n")
+    golden = tmp_path / "golden.txt"
+    golden.write_text("kilo lima|kilo.md|a\nzulu yankee|zulu.md|b\n")
+    noise = tmp_path / "noise.txt"
+    noise.write_text("qqzx vvwy\n")
+    projects = tmp_path / "projects"
+    (projects / "-w").mkdir(parents=True)
+    record = {
+        "type": "user",
+        "sessionId": "S",
+        "uuid": "m1",
+        "timestamp": "2099-01-01T00:00:00+00:00",
+        "message": {"content": "the deploy failed"},
+    }
+    (projects / "-w" / "S.jsonl").write_text(json.dumps(record) + "\n")
+    return {
+        "vault": str(vault),
+        "root": str(root),
+        "memory": str(memory),
+        "golden": str(golden),
+        "noise": str(noise),
+        "projects": str(projects),
+        "fact": "1",
+    }
+
+
+def _fill(org, cli, files: dict[str, str]) -> None:
+    """The data every list in FIELDS needs: a vault, facts, saved runs, an archive."""
+    from cli_org import facts
+    from cli_org.archive.importer import import_sessions
+    from cli_org.archive.memory_versions import capture
+    from cli_org.vault.scan import scan
+
+    with connect(org.settings) as conn:
+        scan(conn, Path(files["vault"]))
+        import_sessions(conn, {"claude-code": Path(files["projects"])})
+        capture(conn, [Path(files["memory"])])
+        for name, positions in (("r1", [1, None]), ("r2", [1, 2])):
+            cases = [CaseResult(f"q{i}", "x", "-", p, 100, 5.0) for i, p in enumerate(positions)]
+            save_run(conn, name, GoldenRun(8, figures(cases), {}, cases), golden_file="g", project=None)
+    with org.as_agent("bot") as conn:
+        files["fact"] = str(facts.remember(conn, "helper", "Helper in `src/gone.py`", source="src/gone.py").id)
+    assert cli("recall", "kilo")[0] == 0  # one logged recall for `eval cost`
+
+
+@pytest.fixture
+def run_json(org, cli, tmp_path, monkeypatch):
+    import cli_org.vault.embedders
+
+    monkeypatch.setattr(cli_org.vault.embedders, "index_embedder", lambda settings: HashEmbedder())
+    files = _files(tmp_path)
+    monkeypatch.setenv("ORG_ROOT", files["root"])
+
+    def run(command: str, *, full: bool):
+        if full:
+            _fill(org, cli, files)
+        args, agent = ARGS[command]
+        return cli(*[a.format(**files) for a in args], "--json", agent=agent)
+
+    return run
+
+
+def test_every_json_command_is_documented_here():
+    walked = json_commands()
+    assert set(walked) == set(FIELDS) == set(ARGS), "write down the fields and arguments of each --json command"
+
+
+@pytest.mark.parametrize("command", json_commands())
+def test_json_output_carries_the_documented_fields(run_json, command):
+    code, out, err = run_json(command, full=True)
+    assert code == 0, err
+    check(json.loads(out), FIELDS[command], command)
+
+
+@pytest.mark.parametrize("command", json_commands())
+def test_json_output_on_an_empty_database_is_json_or_nothing(run_json, command):
+    """With nothing stored, a command prints JSON, or fails with stdout left empty: never
+    plain text where a machine expects JSON."""
+    code, out, err = run_json(command, full=False)
+    if code == 0:
+        json.loads(out)
+    else:
+        assert out == "" and err.startswith("cli-org: "), (code, out, err)
+
+
+def test_eval_commands_emit_their_dataclasses():
+    """The eval commands hand the library's dataclasses to the one emitter, never a dict of their own."""
+    source = (Path(__file__).resolve().parents[1] / "cli_org/cli/eval_cmd.py").read_text()
+    calls = re.findall(r"emit_json\((.*?)\)", source)
+    assert calls and all(re.fullmatch(r"[a-z_]+", c) for c in calls), calls
+
+
+def test_readme_lists_the_eval_json_fields():
+    readme = README.read_text()
+    for command in [c for c in FIELDS if c.startswith("eval ")]:
+        section = readme.split(f"### `cli-org {command} ", 1)[1].split("\n#", 1)[0]
+        (listed,) = re.findall(r"`--json` fields(?:, [^:]+)?: (.+?)\.\n", section, re.S)
+        assert set(re.findall(r"`(\w+)`", listed)) == _keys(FIELDS[command]), command
+
+
+def _keys(spec) -> set[str]:
+    """Every key a spec names, nested ones too."""
+    if isinstance(spec, list):
+        return _keys(spec[0])
+    return set(spec) | {k for inner in spec.values() if inner is not None for k in _keys(inner)}
