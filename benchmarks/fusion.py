@@ -1,7 +1,8 @@
 """Choose the hybrid fusion weight by measurement, through the real search code: SciFact
 (long technical claims, nDCG@10) and the TIL golden set (paraphrased questions, MRR@10).
-KEYWORD_WEIGHT is the keyword share when the best note holds every query word; 0 is
-semantic alone, and 1.0 still leans on meaning when the words are only partly matched.
+`SearchTuning.keyword_weight` is the keyword share when the best note holds every query
+word; 0 is semantic alone, and 1.0 still leans on meaning when the words are only partly
+matched.
 
     python -m benchmarks.fusion
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 
 from cli_org.db.connect import connect
 from cli_org.evaluation import load_golden
@@ -28,37 +30,29 @@ def main() -> None:
     sets = {"scifact": bench_settings("scifact"), "til": bench_settings("til")}
     embedders = {name: query_embedder(s)[0] for name, s in sets.items()}
     rows = []
-    original = vs.KEYWORD_WEIGHT
-    try:
-        for weight in WEIGHTS:
-            vs.KEYWORD_WEIGHT = weight
-            with connect(sets["scifact"]) as conn:
-                nd = [
-                    ndcg_at(
-                        [
-                            h.path.removesuffix(".md")
-                            for h in vs.search(conn, text, mode="hybrid", limit=10, embedder=embedders["scifact"]).hits
-                        ],
-                        qrels[qid],
-                    )
-                    for qid, text in queries.items()
-                ]
-            with connect(sets["til"]) as conn:
-                ranks = []
-                for case in cases:
-                    hits = vs.search(conn, case.question, mode="hybrid", limit=10, embedder=embedders["til"]).hits
-                    ranks.append(next((i for i, h in enumerate(hits, 1) if case.expected in h.path), None))
-            rows.append(
-                {
-                    "keyword_weight": weight,
-                    "scifact_ndcg@10": round(sum(nd) / len(nd), 4),
-                    "til_hit@10": round(sum(1 for r in ranks if r) / len(ranks), 3),
-                    "til_mrr@10": round(sum(1 / r for r in ranks if r) / len(ranks), 3),
-                }
-            )
-            print(rows[-1], file=sys.stderr)
-    finally:
-        vs.KEYWORD_WEIGHT = original
+    for weight in WEIGHTS:
+        tuning = replace(vs.TUNING, keyword_weight=weight)
+        with connect(sets["scifact"]) as conn:
+            nd = []
+            for qid, text in queries.items():
+                hits = vs.search(conn, text, mode="hybrid", limit=10, embedder=embedders["scifact"], tuning=tuning).hits
+                nd.append(ndcg_at([h.path.removesuffix(".md") for h in hits], qrels[qid]))
+        with connect(sets["til"]) as conn:
+            ranks = []
+            for case in cases:
+                hits = vs.search(
+                    conn, case.question, mode="hybrid", limit=10, embedder=embedders["til"], tuning=tuning
+                ).hits
+                ranks.append(next((i for i, h in enumerate(hits, 1) if case.expected in h.path), None))
+        rows.append(
+            {
+                "keyword_weight": weight,
+                "scifact_ndcg@10": round(sum(nd) / len(nd), 4),
+                "til_hit@10": round(sum(1 for r in ranks if r) / len(ranks), 3),
+                "til_mrr@10": round(sum(1 / r for r in ranks if r) / len(ranks), 3),
+            }
+        )
+        print(rows[-1], file=sys.stderr)
     print(json.dumps(rows, indent=1))
 
 

@@ -11,11 +11,11 @@ hit@8 and MRR the answers keep.
 from __future__ import annotations
 
 import json
-import math
 
 from cli_org.db.connect import connect
 from cli_org.evaluation import load_golden, parse_queries
 from cli_org.recall import vault_arm
+from cli_org.recall.shaping import VaultShaping
 from cli_org.recall.vault_arm import exclusions
 from cli_org.vault.embedders import query_embedder
 from cli_org.vault.search import search
@@ -26,16 +26,10 @@ LIMIT = 8
 
 
 def shaped_paths(hits, fraction: float, floor: float, keyword_floor: float, cap: int = 99) -> list[str]:
-    original, saved_cap = vault_arm.needed, vault_arm.MAX_SHARED_WORDS
-    vault_arm.needed = lambda n: max(1, math.ceil(n * fraction))
-    vault_arm.MAX_SHARED_WORDS = cap
-    try:
-        return [
-            v.hit.path
-            for v in vault_arm.shape(hits, limit=LIMIT, min_similarity=floor, keyword_similarity=keyword_floor)
-        ]
-    finally:
-        vault_arm.needed, vault_arm.MAX_SHARED_WORDS = original, saved_cap
+    shaping = VaultShaping(
+        min_similarity=floor, keyword_similarity=keyword_floor, share_needed=fraction, max_shared_words=cap
+    )
+    return [v.hit.path for v in vault_arm.shape(hits, limit=LIMIT, shaping=shaping)]
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ import re
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 
 from cli_org.db.connect import connect
 from cli_org.vault import search as search_module
@@ -125,11 +126,8 @@ def main() -> None:
         overlaps = []
         for q in kinds["1-8 terms"]:
             bounded = [h.file_id for h in search(conn, q, mode="keyword", limit=10).hits]
-            saved, search_module.PER_TERM = search_module.PER_TERM, 10**9
-            try:
-                exact = [h.file_id for h in search(conn, q, mode="keyword", limit=10).hits]
-            finally:
-                search_module.PER_TERM = saved
+            exact_bm25 = replace(search_module.TUNING, per_term=10**9)
+            exact = [h.file_id for h in search(conn, q, mode="keyword", limit=10, tuning=exact_bm25).hits]
             overlaps.append(len(set(bounded) & set(exact)) / max(1, len(exact)))
     print(
         json.dumps(

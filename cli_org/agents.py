@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -13,8 +12,7 @@ from .db.errors import translated
 from .db.queries import sql
 from .db.session import owns_transaction
 from .errors import InputError, NotFound
-
-_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+from .rules import AGENT_NAME
 
 
 @dataclass
@@ -44,7 +42,7 @@ def add_agent(
     role: str | None = None,
 ) -> Agent:
     """Create the role and the agent row in one transaction (run as an admin)."""
-    if not _NAME.match(name):
+    if not AGENT_NAME.match(name):
         raise InputError(f"agent name {name!r}: use lowercase letters, digits, '_' or '-', starting with a letter")
     with translated(conn), conn.transaction():
         if conn.execute(sql("agents.get"), {"name": name}).fetchone():

@@ -20,9 +20,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from .errors import InputError
-
-MAX_CLAIM = 1000
-MAX_SUBJECT = 200
+from .rules import MAX_CLAIM, MAX_SUBJECT
 
 _SOURCE_FORMS = [
     ("url", re.compile(r"^https?://[A-Za-z0-9.-]+(:\d+)?(/\S*)?$")),

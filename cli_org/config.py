@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .errors import ConfigError
 from .limits import LOCK_WAIT, STATEMENT_TIMEOUT
+from .recall.shaping import SHAPING, VaultShaping
 from .text import is_utf8, shown
 
 # A plain dataclass rather than a validation library: a cold `cli-org search` has about
@@ -54,10 +55,7 @@ class Settings:
     vault_ignore: list[str] = field(default_factory=list)
     root: str | None = None
     recall_exclude: list[str] = field(default_factory=list)
-    # Measured with MiniLM on the TIL golden and noise sets (benchmarks/RESULTS.md): the
-    # pair that kept every noise query out and the most answers in.
-    recall_min_similarity: float = 0.35  # a vector-only vault hit needs this much
-    recall_keyword_similarity: float = 0.30  # a keyword-supported hit needs this much too
+    vault_shaping: VaultShaping = SHAPING  # its floors from ORG_RECALL_*_SIMILARITY
     statement_timeout: float = STATEMENT_TIMEOUT  # seconds; see limits.py
     lock_wait: float = LOCK_WAIT  # seconds
 
@@ -87,8 +85,11 @@ class Settings:
             vault_ignore=_list(env.get("ORG_VAULT_IGNORE")),
             root=env.get("ORG_ROOT") or None,
             recall_exclude=_list(env.get("ORG_RECALL_EXCLUDE")),
-            recall_min_similarity=_float(env, "ORG_RECALL_MIN_SIMILARITY", 0.35),
-            recall_keyword_similarity=_float(env, "ORG_RECALL_KEYWORD_SIMILARITY", 0.30),
+            vault_shaping=replace(
+                SHAPING,
+                min_similarity=_float(env, "ORG_RECALL_MIN_SIMILARITY", SHAPING.min_similarity),
+                keyword_similarity=_float(env, "ORG_RECALL_KEYWORD_SIMILARITY", SHAPING.keyword_similarity),
+            ),
             statement_timeout=_seconds(env, "CLI_ORG_STATEMENT_TIMEOUT", STATEMENT_TIMEOUT),
             lock_wait=_seconds(env, "CLI_ORG_LOCK_WAIT", LOCK_WAIT),
         )

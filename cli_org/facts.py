@@ -13,8 +13,7 @@ from .db.errors import translated
 from .db.queries import sql
 from .db.session import owns_transaction
 from .errors import AccessDenied, InputError
-
-KINDS = ("fact", "decision", "failure", "workflow", "rule", "preference", "model_note")
+from .rules import KINDS
 
 
 @dataclass

@@ -7,8 +7,10 @@ import re
 
 import numpy as np
 
+from cli_org.vault.embedders import Closing
 
-class HashEmbedder:
+
+class HashEmbedder(Closing):
     name = "test/hash-bag-of-words"
     dimension = 384
 

@@ -10,6 +10,7 @@ from fakes import HashEmbedder
 from cli_org import facts
 from cli_org.db.connect import connect
 from cli_org.recall.answer import NOTHING, parse_arms, recall
+from cli_org.recall.shaping import VaultShaping
 from cli_org.recall.terms import needed, terms
 from cli_org.recall.vault_arm import shape
 from cli_org.vault.embed import embed_pending
@@ -46,6 +47,9 @@ def arm_hits(result, arm):
 
 
 # --- terms -----------------------------------------------------------------------------
+
+
+SHAPING_03 = VaultShaping(min_similarity=0.3, keyword_similarity=0.3)
 
 
 def test_terms_drop_question_words_and_short_words():
@@ -221,17 +225,17 @@ def _hit(path, kw_rank=None, matched=0, terms_=2, sim=None, snippet=None):
 
 def test_shape_floor_and_half_limit_cap():
     hits = [_hit("k1", 1, 2), *[_hit(f"v{i}", sim=0.9 - i / 100) for i in range(8)], _hit("low", sim=0.2)]
-    kept = shape(hits, limit=8, min_similarity=0.3, keyword_similarity=0.3)
+    kept = shape(hits, limit=8, shaping=SHAPING_03)
     assert [k.hit.path for k in kept] == ["k1", "v0", "v1", "v2", "v3"]  # vector-only: at most 4 of 8
-    assert "low" not in [k.hit.path for k in shape(hits, limit=20, min_similarity=0.3, keyword_similarity=0.3)]
+    assert "low" not in [k.hit.path for k in shape(hits, limit=20, shaping=SHAPING_03)]
     # One shared word of a three-word query is not keyword support.
-    assert shape([_hit("weak", 1, 1, 3, 0.9)], limit=8, min_similarity=0.3, keyword_similarity=0.3) == []
-    assert shape([_hit("ok", 1, 2, 3)], limit=8, min_similarity=0.3, keyword_similarity=0.3)[0].support == "keyword"
+    assert shape([_hit("weak", 1, 1, 3, 0.9)], limit=8, shaping=SHAPING_03) == []
+    assert shape([_hit("ok", 1, 2, 3)], limit=8, shaping=SHAPING_03)[0].support == "keyword"
     # A long question: three shared words are enough, two are not.
-    assert shape([_hit("long", 1, 3, 8, 0.5)], limit=8, min_similarity=0.3, keyword_similarity=0.3)
-    assert shape([_hit("long", 1, 2, 8, 0.5)], limit=8, min_similarity=0.3, keyword_similarity=0.3) == []
+    assert shape([_hit("long", 1, 3, 8, 0.5)], limit=8, shaping=SHAPING_03)
+    assert shape([_hit("long", 1, 2, 8, 0.5)], limit=8, shaping=SHAPING_03) == []
     # Shared words with a vector far in meaning are not support; without vectors, words suffice.
-    assert shape([_hit("far", 1, 2, 3, 0.1)], limit=8, min_similarity=0.3, keyword_similarity=0.3) == []
+    assert shape([_hit("far", 1, 2, 3, 0.1)], limit=8, shaping=SHAPING_03) == []
 
 
 # --- merge, output, logging --------------------------------------------------------------

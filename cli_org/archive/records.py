@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from ..errors import InputError
+from ..rules import HARNESSES as HARNESSES  # the archive's harness names, defined once
+from ..rules import MESSAGE_KINDS as KINDS
 from ..text import pg_text
 
-HARNESSES = ("claude-code", "hermes", "codex")
-KINDS = ("user", "assistant", "tool", "system")
 # Real transcript lines nest about ten levels (a tool's input inside a content block inside
 # a message); anything far deeper is hostile or broken, and would overflow recursive code.
 MAX_DEPTH = 64

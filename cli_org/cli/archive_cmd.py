@@ -7,9 +7,8 @@ from pathlib import Path
 
 import click
 
+from ..rules import HARNESSES
 from .common import emit_json, json_option, settings, table
-
-_HARNESSES = ["claude-code", "hermes", "codex"]
 
 
 def _progress():
@@ -203,7 +202,7 @@ def sessions() -> None:
 @sessions.command("search")
 @click.argument("query")
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="At most this many hits.")
-@click.option("--harness", type=click.Choice(_HARNESSES), help="Only this harness.")
+@click.option("--harness", type=click.Choice(HARNESSES), help="Only this harness.")
 @json_option
 def search_cmd(query: str, limit: int, harness: str | None, as_json: bool) -> None:
     """Full-text search over archived messages, newest matching message first.

@@ -18,10 +18,10 @@ def eval_group() -> None:
 
 
 def _embedder(cfg):
-    """The query embedder, or None (no vectors yet); the caller closes it."""
-    from ..vault.embedders import query_embedder
+    """The query embedder (or nothing, before any vectors), closed when the block ends."""
+    from ..vault.embedders import opened, query_embedder
 
-    return query_embedder(cfg)[0]
+    return opened(query_embedder(cfg)[0])
 
 
 def _fmt(figures, k: int) -> str:
@@ -59,19 +59,12 @@ def golden(
 
     cases = load_golden(file)  # a malformed file is refused before anything runs
     cfg = settings()
-    embedder = _embedder(cfg)
     progress = Progress("golden")
-    try:
-        with connect(cfg, agent) as conn:
-            run = run_golden(
-                conn, cases, settings=cfg, limit=limit, project=project, embedder=embedder, progress=progress
-            )
-            progress.done()
-            if save_as:
-                save_run(conn, save_as, run, golden_file=str(file), project=project)
-    finally:
-        if embedder is not None:
-            embedder.close()
+    with _embedder(cfg) as embedder, connect(cfg, agent) as conn:
+        run = run_golden(conn, cases, settings=cfg, limit=limit, project=project, embedder=embedder, progress=progress)
+        progress.done()
+        if save_as:
+            save_run(conn, save_as, run, golden_file=str(file), project=project)
     if as_json:
         emit_json(run)
     else:
@@ -195,13 +188,8 @@ def noise(file: Path, limit: int, agent: str | None, as_json: bool) -> None:
 
     queries = load_queries(file)
     cfg = settings()
-    embedder = _embedder(cfg)
-    try:
-        with connect(cfg, agent) as conn:
-            run = run_noise(conn, queries, settings=cfg, limit=limit, embedder=embedder)
-    finally:
-        if embedder is not None:
-            embedder.close()
+    with _embedder(cfg) as embedder, connect(cfg, agent) as conn:
+        run = run_noise(conn, queries, settings=cfg, limit=limit, embedder=embedder)
     if as_json:
         emit_json(run)
     else:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import click
 
+from ..rules import KINDS
 from .common import as_option, emit_json, json_option, settings
-
-_KINDS = ["fact", "decision", "failure", "workflow", "rule", "preference", "model_note"]
 
 
 @click.command()
@@ -15,7 +14,7 @@ _KINDS = ["fact", "decision", "failure", "workflow", "rule", "preference", "mode
 @click.option("--source", metavar="SRC", help="Where it comes from: a path, #message, t_card id or URL. Required.")
 @click.option("--project", metavar="P", help="Project the fact belongs to (default: all projects).")
 @click.option("--inferred", is_flag=True, help="Mark as inferred rather than confirmed.")
-@click.option("--kind", type=click.Choice(_KINDS), default="fact", show_default=True)
+@click.option("--kind", type=click.Choice(KINDS), default="fact", show_default=True)
 @click.option("--supersedes", type=int, metavar="ID", help="Retire fact ID and link it to this one.")
 @click.option("--via", metavar="RUNTIME@HOST", envvar="ORG_VIA", help="Where the writer runs (default: $ORG_VIA).")
 @as_option
@@ -73,7 +72,7 @@ def forget(fact_id: int, why: str, agent: str | None, as_json: bool) -> None:
 @click.option("--subject", metavar="S", help="Only this subject (case-insensitive).")
 @click.option("--project", metavar="P", help="Only this project.")
 @click.option("--author", metavar="A", help="Only facts by this agent.")
-@click.option("--kind", type=click.Choice(_KINDS))
+@click.option("--kind", type=click.Choice(KINDS))
 @as_option
 @json_option
 def facts(include_retired, subject, project, author, kind, agent, as_json) -> None:

@@ -26,19 +26,11 @@ def recall(question: str, project: str | None, limit: int, arms: str | None, age
 
     cfg = settings()
     chosen = parse_arms(arms)
-    embedder = None
-    if "vault" in chosen:
-        from ..vault.embedders import query_embedder
+    from ..vault.embedders import opened, query_embedder
 
-        embedder, _ = query_embedder(cfg)  # starts loading now, beside the connection
-    try:
-        with connect(cfg, agent) as conn:
-            result = run_recall(
-                conn, question, settings=cfg, project=project, limit=limit, arms=chosen, embedder=embedder
-            )
-    finally:
-        if embedder is not None:
-            embedder.close()
+    # The model starts loading now, beside the connection.
+    with opened(query_embedder(cfg)[0] if "vault" in chosen else None) as embedder, connect(cfg, agent) as conn:
+        result = run_recall(conn, question, settings=cfg, project=project, limit=limit, arms=chosen, embedder=embedder)
     if as_json:
         emit_json(
             {

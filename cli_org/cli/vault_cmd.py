@@ -75,7 +75,8 @@ def _embed(conn, cfg, *, reset: bool, batch: int = 64):
     from ..vault.embedders import index_embedder
 
     progress = Progress("embed")
-    summary = embed_pending(conn, index_embedder(cfg), batch=batch, reset=reset, progress=progress)
+    with index_embedder(cfg) as embedder:
+        summary = embed_pending(conn, embedder, batch=batch, reset=reset, progress=progress)
     progress.done()
     return summary
 
@@ -96,19 +97,11 @@ def search(query: str, mode: str, limit: int, private: bool, agent: str | None, 
     from ..vault.search import search as run_search
 
     cfg = settings()
-    embedder = None
-    if mode != "keyword":
-        from ..vault.embedders import query_embedder
+    from ..vault.embedders import opened, query_embedder
 
-        embedder, _ = query_embedder(cfg)  # starts loading now, beside the connection
-    try:
-        with connect(cfg, agent) as conn:
-            result = run_search(
-                conn, query, mode=mode, limit=limit, settings=cfg, embedder=embedder, private=private
-            )
-    finally:
-        if embedder is not None:
-            embedder.close()
+    # The model starts loading now, beside the connection.
+    with opened(query_embedder(cfg)[0] if mode != "keyword" else None) as embedder, connect(cfg, agent) as conn:
+        result = run_search(conn, query, mode=mode, limit=limit, embedder=embedder, private=private)
     if result.notice:
         click.echo(f"notice: {result.notice}", err=True)
     if as_json:

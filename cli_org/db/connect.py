@@ -40,20 +40,20 @@ def connect(
             admin_conninfo(settings),
             row_factory=dict_row,
             autocommit=autocommit,
-            options=_options(settings, bounded),
+            options=server_options(settings, bounded),
         )
     except psycopg.OperationalError as exc:
-        raise _connect_error(settings, exc) from None
+        raise connect_error(settings, exc) from None
     if agent:
         try:
             become(conn, agent)
-        except Exception:
+        except BaseException:
             conn.close()
             raise
     return conn
 
 
-def _options(settings: Settings, bounded: bool) -> str:
+def server_options(settings: Settings, bounded: bool) -> str:
     """Server settings for the connection, after any the URL itself carries."""
     try:
         own = conninfo_to_dict(settings.database_url).get("options", "") if settings.database_url else ""
@@ -83,7 +83,7 @@ def become(conn: psycopg.Connection, agent: str) -> None:
         conn.commit()
 
 
-def _connect_error(settings: Settings, exc: Exception) -> Exception:
+def connect_error(settings: Settings, exc: Exception) -> Exception:
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if "does not exist" in first and "database" in first:
         return ConfigError(f"{first}; run `cli-org init`")

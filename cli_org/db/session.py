@@ -43,6 +43,8 @@ def owns_transaction(fn: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         conn = args[0]
+        if conn is None:  # a function that can work without a database was given none
+            return fn(*args, **kwargs)
         if not isinstance(conn, psycopg.Connection):
             raise TypeError(f"{fn.__qualname__} takes a psycopg connection first, not {type(conn).__name__}")
         depth = getattr(conn, _DEPTH, 0)

@@ -11,6 +11,7 @@ import psycopg
 
 from ..db.errors import translated
 from ..db.queries import sql
+from ..db.session import owns_transaction
 from ..errors import InputError
 from ..recall.memory_arm import MEMORY_DIR
 
@@ -89,6 +90,7 @@ def context_cost(root: Path) -> list[CostRow]:
     return rows
 
 
+@owns_transaction
 def typical_recall(conn: psycopg.Connection) -> TypicalRecall:
     with translated(conn):
         row = conn.execute(sql("evaluation.typical_recall")).fetchone()

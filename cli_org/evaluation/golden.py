@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import psycopg
 
+from ..db.session import owns_transaction
 from ..errors import ThresholdNotMet
 from ..recall.answer import recall
 from .cases import Case
@@ -71,6 +72,7 @@ def first_position(lines: list[str], expected: str) -> int | None:
     return next((i for i, line in enumerate(lines, 1) if needle in line.lower()), None)
 
 
+@owns_transaction
 def run_golden(
     conn: psycopg.Connection,
     cases: list[Case],

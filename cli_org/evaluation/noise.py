@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import psycopg
 
+from ..db.session import owns_transaction
 from ..errors import ThresholdNotMet
 from ..recall.answer import recall
 
@@ -31,6 +32,7 @@ class NoiseRun:
     failed: int  # queries that found something
 
 
+@owns_transaction
 def run_noise(
     conn: psycopg.Connection,
     queries: list[str],

@@ -13,6 +13,7 @@ from psycopg import errors as pgerr
 
 from ..db.errors import translated
 from ..db.queries import sql
+from ..db.session import owns_transaction
 from ..errors import InputError, NotFound
 from .golden import CaseResult, Figures, GoldenRun
 
@@ -27,6 +28,7 @@ def git_commit(start: Path | None = None) -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
+@owns_transaction
 def save_run(conn: psycopg.Connection, name: str, run: GoldenRun, *, golden_file: str, project: str | None) -> int:
     with translated(conn):
         size = conn.execute(sql("evaluation.vault_size")).fetchone()
@@ -74,6 +76,7 @@ def _label(row: dict) -> str:
     return f"{row['author']}/{row['name']}" if row["author"] else row["name"]
 
 
+@owns_transaction
 def load_run(conn: psycopg.Connection, name: str) -> SavedRun:
     """A saved run by NAME (yours first, else the one run of that name) or AUTHOR/NAME.
 
@@ -118,6 +121,7 @@ class HistoryRow:
     problem: str | None = None
 
 
+@owns_transaction
 def history(conn: psycopg.Connection) -> list[HistoryRow]:
     """Every saved run, oldest first; a malformed one is listed with what is wrong."""
     with translated(conn):

@@ -12,6 +12,7 @@ import psycopg
 from ..checks import source_form
 from ..db.errors import translated
 from ..db.queries import sql
+from ..db.session import owns_transaction
 from ..errors import InputError
 from ..recall.memory_arm import MEMORY_DIR
 
@@ -44,6 +45,7 @@ def _exists(root: Path, cited: str) -> bool:
     return "/" not in clean and any(True for _ in root.rglob(clean))
 
 
+@owns_transaction
 def stale(conn: psycopg.Connection | None, root: Path) -> StaleReport:
     if not root.is_dir():
         raise InputError(f"{root} is not a folder")

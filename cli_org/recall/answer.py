@@ -96,8 +96,7 @@ def recall(
                 limit=limit,
                 embedder=embedder,
                 exclude=settings.recall_exclude,
-                min_similarity=settings.recall_min_similarity,
-                keyword_similarity=settings.recall_keyword_similarity,
+                shaping=settings.vault_shaping,
             )
         result.hits = [_render(item) for item in merge(facts, memory, vault, limit)]
         result.arms = [arm for arm in ARMS if any(h.arm == arm for h in result.hits)]

@@ -9,10 +9,7 @@ import psycopg
 from ..db.session import owns_transaction
 from ..vault.embedders import Embedder
 from ..vault.search import Hit, prefix_pattern, search
-from .terms import needed
-
-# A long question shares three words with its answer far more often than half of them.
-MAX_SHARED_WORDS = 3
+from .shaping import SHAPING, VaultShaping
 
 
 @dataclass
@@ -27,13 +24,12 @@ def exclusions(extra: list[str]) -> tuple[str, ...]:
     return tuple(prefix_pattern(p) for p in extra)
 
 
-def has_keyword_support(hit: Hit, min_similarity: float) -> bool:
+def has_keyword_support(hit: Hit, shaping: VaultShaping) -> bool:
     """The note shares half of the query's words, or three of a long query's (one shared
     common word is noise), and, where vectors exist, is close in meaning too: off-topic
     questions share words as well."""
-    need = min(MAX_SHARED_WORDS, needed(hit.query_terms))
-    shares = hit.matched_terms > 0 and hit.matched_terms >= need
-    return shares and (hit.semantic_score is None or hit.semantic_score >= min_similarity)
+    shares = hit.matched_terms > 0 and hit.matched_terms >= shaping.words_needed(hit.query_terms)
+    return shares and (hit.semantic_score is None or hit.semantic_score >= shaping.keyword_similarity)
 
 
 @owns_transaction
@@ -44,19 +40,16 @@ def recall_vault(
     limit: int,
     embedder: Embedder | None,
     exclude: list[str],
-    min_similarity: float,
-    keyword_similarity: float,
+    shaping: VaultShaping = SHAPING,
 ) -> tuple[list[VaultHit], str | None]:
     result = search(conn, query, mode="hybrid", limit=limit * 2, embedder=embedder, exclude=exclusions(exclude))
-    return shape(
-        result.hits, limit=limit, min_similarity=min_similarity, keyword_similarity=keyword_similarity
-    ), result.notice
+    return shape(result.hits, limit=limit, shaping=shaping), result.notice
 
 
-def shape(hits: list[Hit], *, limit: int, min_similarity: float, keyword_similarity: float) -> list[VaultHit]:
+def shape(hits: list[Hit], *, limit: int, shaping: VaultShaping = SHAPING) -> list[VaultHit]:
     """Keyword-supported hits stay; vector-only hits need one beside them, a similarity
     floor, and fill at most half the slots. Same title and snippet twice take one slot."""
-    if not any(has_keyword_support(h, keyword_similarity) for h in hits):
+    if not any(has_keyword_support(h, shaping) for h in hits):
         return []
     kept: list[VaultHit] = []
     seen: set[tuple[str, str]] = set()
@@ -65,9 +58,9 @@ def shape(hits: list[Hit], *, limit: int, min_similarity: float, keyword_similar
         key = (hit.title.strip().lower(), hit.snippet.strip().lower())
         if key in seen:
             continue
-        if has_keyword_support(hit, keyword_similarity):
+        if has_keyword_support(hit, shaping):
             support = "keyword"
-        elif (hit.semantic_score or 0.0) >= min_similarity and vector_only < limit // 2:
+        elif (hit.semantic_score or 0.0) >= shaping.min_similarity and vector_only < limit // 2:
             support = "vector-only"
             vector_only += 1
         else:

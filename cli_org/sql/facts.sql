@@ -22,9 +22,13 @@ SELECT org_supersede(%(old)s, %(new)s);
 -- name: forget
 SELECT org_forget(%(id)s, %(why)s);
 
+-- name: columns
+-- The columns of a fact as the library's Fact holds them (all but the search vector).
+id, subject, claim, source, author, project, confidence, kind, via, valid_from, valid_to,
+retired_by, retired_reason, supersedes, superseded_by, created_at
+
 -- name: list
-SELECT id, subject, claim, source, author, project, confidence, kind, via,
-       valid_from, valid_to, retired_by, retired_reason, supersedes, superseded_by, created_at
+SELECT {facts.columns}
 FROM memory_facts
 WHERE (%(all)s OR valid_to IS NULL)
   AND (%(subject)s::text IS NULL OR lower(subject) = lower(%(subject)s))

@@ -1,7 +1,6 @@
 -- name: facts_strict
 -- Full text with every word ANDed, or the whole query as a substring of subject or claim.
-SELECT id, subject, claim, source, author, project, confidence, kind, via, valid_from, valid_to,
-       retired_by, retired_reason, supersedes, superseded_by, created_at,
+SELECT {facts.columns},
        ts_rank_cd(search, websearch_to_tsquery('english', %(query)s)) AS rank
 FROM memory_facts
 WHERE valid_to IS NULL
@@ -15,8 +14,7 @@ LIMIT %(limit)s;
 -- name: facts_loose
 -- At least %(need)s of the query's terms start a word of the subject or claim.
 SELECT * FROM (
-    SELECT id, subject, claim, source, author, project, confidence, kind, via, valid_from, valid_to,
-           retired_by, retired_reason, supersedes, superseded_by, created_at,
+    SELECT {facts.columns},
            (SELECT count(*) FROM unnest(%(patterns)s::text[]) AS p
             WHERE (subject || ' ' || claim) ~* p) AS matched
     FROM memory_facts

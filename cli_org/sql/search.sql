@@ -35,6 +35,7 @@ SELECT sc.file_id, sc.score, sc.matched, (SELECT count(*) FROM q) AS terms,
 FROM (SELECT * FROM scored ORDER BY score DESC, file_id) sc
 WHERE EXISTS (SELECT 1 FROM vault_files f WHERE f.id = sc.file_id AND (%(private)s OR NOT f.private)
               AND NOT f.path LIKE ANY (%(exclude)s))
+ORDER BY sc.score DESC, sc.file_id
 LIMIT %(limit)s;
 
 -- name: dense

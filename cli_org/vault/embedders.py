@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -25,11 +26,34 @@ MAX_TOKENS = 256
 
 
 class Embedder(Protocol):
+    """Opened by the caller, which closes it (or uses it as a context manager); library
+    functions take one and never build their own."""
+
     name: str
     dimension: int
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""
+
+    def close(self) -> None:
+        """Release the model; the embedder is not used again."""
+
+    def __enter__(self) -> Embedder: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class Closing:
+    """`with embedder:` closes it on the way out."""
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _model_dir() -> Path:
@@ -44,7 +68,7 @@ def onnx_path(settings: Settings) -> Path:
     return settings.data_dir / "models" / "all-MiniLM-L6-v2" / "model.onnx"
 
 
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(Closing):
     """The reference implementation; loads torch."""
 
     name = MODEL_NAME
@@ -70,6 +94,9 @@ class SentenceTransformerEmbedder:
             self._model = SentenceTransformer(str(_model_dir()), device="cpu")
             self._model.max_seq_length = MAX_TOKENS
         return self._model
+
+    def close(self) -> None:
+        self._model = None
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.model.encode(
@@ -142,7 +169,7 @@ class SentenceTransformerEmbedder:
             shutil.rmtree(staging, ignore_errors=True)
 
 
-class OnnxEmbedder:
+class OnnxEmbedder(Closing):
     """The query path: onnxruntime and tokenizers, no torch.
 
     Loading starts in a background thread at construction, so a cold process reads the
@@ -212,11 +239,16 @@ def index_embedder(settings: Settings) -> SentenceTransformerEmbedder:
 
 
 def query_embedder(settings: Settings) -> tuple[Embedder | None, str | None]:
-    """The fast query embedder, or None and the reason it is unavailable."""
+    """The fast query embedder, or None and the reason it is unavailable; the caller closes it."""
     path = onnx_path(settings)
     if not path.exists():
         return None, "no query model yet (run `cli-org vault embed`)"
     return OnnxEmbedder(path), None
+
+
+def opened(embedder: Embedder | None) -> AbstractContextManager[Embedder | None]:
+    """`with opened(query_embedder(cfg)[0]) as embedder:` closes it, or does nothing for None."""
+    return embedder if embedder is not None else nullcontext()
 
 
 def vector_literal(vector) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import psycopg
 
@@ -14,25 +13,35 @@ from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import AccessDenied, ConfigError, InputError
 from ..limits import check_query
-from .embedders import Embedder, query_embedder, vector_literal
-
-if TYPE_CHECKING:
-    from ..config import Settings
+from .embedders import Embedder, vector_literal
 
 MODES = ("keyword", "semantic", "hybrid")
-# BM25 constants as in common IR toolkits' defaults for short documents.
-K1, B = 0.9, 0.4
-# A term in more notes than this is scored on its densest postings only; it bounds the work
-# of queries made of common words (benchmarks/RESULTS.md measures what it costs in ranking).
-PER_TERM = 3000
-# Hybrid = a * z(BM25) + (1 - a) * z(cosine): each score standardised over the union of both
-# sides' candidates, every candidate scored by both sides. The keyword weight a is
-# KEYWORD_WEIGHT times the share of the query's words the best-matching note contains: BM25
-# is trusted as far as it explains the query, so a paraphrase (few shared words) leans on
-# meaning. Chosen by measurement on SciFact and paraphrased questions (benchmarks/RESULTS.md).
-KEYWORD_WEIGHT = 0.7
-STATS_DEPTH = 30
 SNIPPET = 180
+
+
+@dataclass(frozen=True)
+class SearchTuning:
+    """The constants of ranking; benchmarks pass variants, nothing patches them."""
+
+    # BM25 constants as in common IR toolkits' defaults for short documents.
+    k1: float = 0.9
+    b: float = 0.4
+    # A term in more notes than this is scored on its densest postings only; it bounds the
+    # work of queries made of common words (benchmarks/RESULTS.md measures what it costs).
+    per_term: int = 3000
+    # Hybrid = a * z(BM25) + (1 - a) * z(cosine): each score standardised over the union of
+    # both sides' candidates, every candidate scored by both sides. The keyword weight a is
+    # keyword_weight times the share of the query's words the best-matching note contains:
+    # BM25 is trusted as far as it explains the query, so a paraphrase (few shared words)
+    # leans on meaning. Chosen by measurement on SciFact and paraphrased questions
+    # (benchmarks/RESULTS.md, `fusion`).
+    keyword_weight: float = 0.7
+    # Scores are standardised over each side's top this-many candidates, so a deeper search
+    # (a bigger --limit) does not reorder the top of the list.
+    stats_depth: int = 30
+
+
+TUNING = SearchTuning()
 
 
 @dataclass
@@ -69,14 +78,15 @@ def search(
     *,
     mode: str = "hybrid",
     limit: int = 10,
-    settings: Settings | None = None,
     embedder: Embedder | None = None,
     exclude: tuple[str, ...] = (),
     depth: int | None = None,
     private: bool = False,
+    tuning: SearchTuning = TUNING,
 ) -> SearchResult:
     """Search the vault; semantic and hybrid fall back to keyword, with a notice, when no
-    vectors or no query model are available. `exclude` holds LIKE patterns on the path.
+    vectors or no query embedder are available. The caller opens (and closes) the embedder;
+    search never builds one. `exclude` holds LIKE patterns on the path.
 
     Private notes (org_vault_private, migration 0008) are left out unless `private` is
     asked for by an owner or the admin; row-level security hides them from members anyway."""
@@ -85,16 +95,16 @@ def search(
         raise InputError(f"mode must be one of {', '.join(MODES)}")
     check_query(query)
     result = SearchResult(query, mode, mode)
-    depth = depth or max(limit * 3, 30)
+    depth = depth or max(limit * 3, tuning.stats_depth)
     patterns = list(exclude)
     with translated(conn):
         if private and not conn.execute(sql("search.may_see_private")).fetchone()["yes"]:
             raise AccessDenied("private notes are for owners; search without --private")
         if mode != "keyword":
-            embedder, result.notice = _usable_embedder(conn, embedder, settings)
+            embedder, result.notice = _usable_embedder(conn, embedder)
             if embedder is None:
                 result.used = "keyword"
-        keyword = _keyword(conn, query, depth, patterns, private) if result.used != "semantic" else []
+        keyword = _keyword(conn, query, depth, patterns, private, tuning) if result.used != "semantic" else []
         semantic, vector = [], None
         if result.used != "keyword" and query.strip():
             try:
@@ -102,13 +112,13 @@ def search(
             except ConfigError as exc:  # a broken query model must not break keyword search
                 result.notice, result.used = f"{exc}; showing keyword results", "keyword"
                 if mode == "semantic":
-                    keyword = _keyword(conn, query, depth, patterns, private)
+                    keyword = _keyword(conn, query, depth, patterns, private, tuning)
             else:
                 semantic = _semantic(conn, vector, depth, patterns, private)
         hits = _candidates(keyword, semantic)
         if result.used == "hybrid":
-            _complete(conn, hits, keyword, vector)
-        result.hits = _rank(hits, result.used)[:limit]
+            _complete(conn, hits, keyword, vector, tuning)
+        result.hits = _rank(hits, result.used, tuning)[:limit]
         _fill(conn, query, result.hits)
     result.ms = (time.perf_counter() - started) * 1000
     return result
@@ -119,32 +129,28 @@ def prefix_pattern(prefix: str) -> str:
     return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def _usable_embedder(conn, embedder, settings) -> tuple[Embedder | None, str | None]:
+def _usable_embedder(conn, embedder) -> tuple[Embedder | None, str | None]:
     state = conn.execute(sql("search.has_vectors")).fetchone()
     if not state["yes"]:
         return None, "no embeddings yet (run `cli-org vault embed`); showing keyword results"
     if embedder is None:
-        if settings is None:
-            return None, "no query embedder configured; showing keyword results"
-        embedder, reason = query_embedder(settings)
-        if embedder is None:
-            return None, f"{reason}; showing keyword results"
+        return None, "no query model yet (run `cli-org vault embed`); showing keyword results"
     if state["model"] and state["model"] != embedder.name:
         return None, f"vectors were made with {state['model']}, queries use {embedder.name}; showing keyword results"
     return embedder, None
 
 
-def _keyword(conn, query: str, depth: int, exclude: list[str], private: bool) -> list[dict]:
+def _keyword(conn, query: str, depth: int, exclude: list[str], private: bool, tuning: SearchTuning) -> list[dict]:
     return conn.execute(
         sql("search.bm25"),
         {
             "query": query,
-            "k1": K1,
-            "b": B,
+            "k1": tuning.k1,
+            "b": tuning.b,
             "limit": depth,
             "exclude": exclude,
             "private": private,
-            "per_term": PER_TERM,
+            "per_term": tuning.per_term,
         },
     ).fetchall()
 
@@ -184,7 +190,7 @@ def _candidates(keyword: list[dict], semantic: list[dict]) -> dict[int, Hit]:
     return hits
 
 
-def _complete(conn, hits: dict[int, Hit], keyword: list[dict], vector: str | None) -> None:
+def _complete(conn, hits: dict[int, Hit], keyword: list[dict], vector: str | None, tuning: SearchTuning) -> None:
     """Score every candidate on both sides, so fusion never has to guess a missing score."""
     only_dense = [fid for fid, h in hits.items() if h.keyword_score is None]
     found = {}
@@ -200,8 +206,8 @@ def _complete(conn, hits: dict[int, Hit], keyword: list[dict], vector: str | Non
                     "dfs": [float(first["dfs"][t]) for t in terms],
                     "n": first["n"],
                     "avgdl": first["avgdl"],
-                    "k1": K1,
-                    "b": B,
+                    "k1": tuning.k1,
+                    "b": tuning.b,
                     "ids": only_dense,
                 },
             )
@@ -218,19 +224,14 @@ def _complete(conn, hits: dict[int, Hit], keyword: list[dict], vector: str | Non
             hit.semantic_score, hit.chunk_id = float(row["similarity"]), row["chunk_id"]
 
 
-def _rank(hits: dict[int, Hit], used: str) -> list[Hit]:
+def _rank(hits: dict[int, Hit], used: str, tuning: SearchTuning) -> list[Hit]:
     if used == "hybrid":
-        # Standardise with the statistics of each side's top STATS_DEPTH candidates, so a
-        # deeper search (a bigger --limit) does not reorder the top of the list.
-        basis = {
-            f
-            for f, h in hits.items()
-            if (h.keyword_rank or STATS_DEPTH + 1) <= STATS_DEPTH or (h.semantic_rank or STATS_DEPTH + 1) <= STATS_DEPTH
-        }
+        depth = tuning.stats_depth
+        basis = {f for f, h in hits.items() if min(h.keyword_rank or depth + 1, h.semantic_rank or depth + 1) <= depth}
         kw = _standardise({f: h.keyword_score or 0.0 for f, h in hits.items()}, basis)
         se = _standardise({f: h.semantic_score or 0.0 for f, h in hits.items()}, basis)
         coverage = max((h.matched_terms / h.query_terms for h in hits.values() if h.query_terms), default=0.0)
-        weight = KEYWORD_WEIGHT * coverage
+        weight = tuning.keyword_weight * coverage
     for fid, hit in hits.items():
         if used == "keyword":
             hit.score = hit.keyword_score or 0.0

@@ -1,0 +1,44 @@
+"""A connection pool for long-lived callers (the MCP server, the web server); the CLI keeps
+its single connection. Every connection is set up like `connect()`'s: the same server
+settings, the same identity, and the connection rule (db/session.py) on every call."""
+
+from __future__ import annotations
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from ..config import Settings
+from ..errors import DatabaseError
+from .connect import admin_conninfo, become, connect, server_options
+
+
+def open_pool(
+    settings: Settings, agent: str | None = None, *, min_size: int = 1, max_size: int = 4, bounded: bool = True
+) -> ConnectionPool:
+    """Open a pool whose connections act as `agent` (or as the login role). Close it when
+    done (`with open_pool(...) as pool:`); take a connection with `pool.connection()`."""
+
+    connect(settings, agent, bounded=bounded).close()  # a clear error now, not a pool timeout later
+
+    def configure(conn: psycopg.Connection) -> None:
+        conn.row_factory = dict_row
+        if agent:
+            become(conn, agent)
+
+    pool = ConnectionPool(
+        admin_conninfo(settings),
+        kwargs={"options": server_options(settings, bounded)},
+        min_size=min_size,
+        max_size=max_size,
+        configure=configure,
+        check=ConnectionPool.check_connection,
+        open=False,
+        name="cli-org",
+    )
+    try:
+        pool.open(wait=True, timeout=10)
+    except PoolTimeout:
+        pool.close()
+        raise DatabaseError("the connection pool could not open its first connection in 10 s") from None
+    return pool

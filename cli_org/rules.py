@@ -1,0 +1,21 @@
+"""The definitions that the database's CHECK constraints hold too, written once in Python.
+
+tests/test_one_source.py reads the constraints from pg_constraint and compares them with
+these, so the two cannot drift apart. Kept free of heavy imports: the CLI's option choices
+read them while `--help` runs.
+"""
+
+from __future__ import annotations
+
+import re
+
+# memory_facts.kind (migration 0001)
+KINDS = ("fact", "decision", "failure", "workflow", "rule", "preference", "model_note")
+# archive_sessions.harness and archive_messages.kind (migration 0003)
+HARNESSES = ("claude-code", "hermes", "codex")
+MESSAGE_KINDS = ("user", "assistant", "tool", "system")
+# org_agents.name (migration 0001); roles are named after it, so it is short and plain
+AGENT_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+# memory_facts.subject and .claim lengths (migration 0001): one fact, stated briefly
+MAX_SUBJECT = 200
+MAX_CLAIM = 1000

@@ -1,0 +1,86 @@
+"""The connection rule (cli_org/db/session.py) holds for every public library function."""
+
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
+import cli_org
+from cli_org.db.session import ConnectionRuleBroken, owns_transaction
+
+
+def _public_functions_taking_a_connection():
+    for info in pkgutil.walk_packages(cli_org.__path__, "cli_org."):
+        if info.name.startswith("cli_org.cli") or info.name == "cli_org.__main__":
+            continue  # the CLI opens connections; it does not take them
+        module = importlib.import_module(info.name)
+        for name, fn in vars(module).items():
+            if name.startswith("_") or not inspect.isfunction(fn) or fn.__module__ != module.__name__:
+                continue
+            params = list(inspect.signature(inspect.unwrap(fn)).parameters)
+            if params and params[0] == "conn":
+                yield f"{module.__name__}.{name}", fn
+
+
+# Helpers that work inside a caller's transaction by design, and say so.
+INSIDE_A_CALLERS_TRANSACTION = {
+    "cli_org.db.errors.translated",  # a context manager around the caller's statements
+    "cli_org.db.locks.held",  # the same
+    "cli_org.db.connect.become",  # sets up a new connection's identity, before any call
+    "cli_org.agents.role_for",  # reads conn.info only
+}
+
+
+def test_every_public_function_that_takes_a_connection_owns_its_transaction():
+    found = dict(_public_functions_taking_a_connection())
+    assert len(found) > 20
+    missing = [
+        name
+        for name, fn in found.items()
+        if name not in INSIDE_A_CALLERS_TRANSACTION and not getattr(fn, "owns_transaction", False)
+    ]
+    assert missing == []
+
+
+def test_a_call_on_a_busy_connection_is_refused(org):
+    from cli_org.facts import list_facts
+
+    with org.as_agent("bot") as conn:
+        conn.execute("SELECT 1")
+        with pytest.raises(ConnectionRuleBroken, match="needs an idle connection"):
+            list_facts(conn)
+
+
+def test_a_failing_call_rolls_back_and_a_finished_one_commits(org):
+    from cli_org.facts import list_facts
+
+    @owns_transaction
+    def write_then_fail(conn, fail: bool):
+        conn.execute("INSERT INTO memory_facts (subject, claim, source) VALUES ('t', 'kept or not', 'a.md')")
+        if fail:
+            raise ValueError("boom")
+
+    with org.as_agent("bot") as conn:
+        with pytest.raises(ValueError):
+            write_then_fail(conn, True)
+        assert conn.info.transaction_status.name == "IDLE" and list_facts(conn) == []
+        write_then_fail(conn, False)
+        assert conn.info.transaction_status.name == "IDLE"
+    with org.as_agent("other") as conn:
+        assert [f.claim for f in list_facts(conn)] == ["kept or not"]
+
+
+def test_a_call_that_changes_the_session_is_caught(org):
+    @owns_transaction
+    def leaks(conn):
+        conn.execute("SET synchronous_commit = off")
+
+    @owns_transaction
+    def keeps(conn):
+        conn.execute("SELECT set_config('synchronous_commit', 'off', true)")
+
+    with org.as_agent("bot") as conn:
+        keeps(conn)
+        with pytest.raises(ConnectionRuleBroken, match="synchronous_commit"):
+            leaks(conn)

@@ -1,0 +1,123 @@
+"""One source for each rule: the database's CHECK constraints agree with cli_org/rules.py,
+every named query the code asks for exists, and no benchmark patches a module."""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from cli_org import rules
+from cli_org.db.queries import sql
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _check(org, table: str, column: str) -> str:
+    """The text of the CHECK constraint of `table` that mentions `column`."""
+    with org.admin() as conn:
+        defs = [
+            r["def"]
+            for r in conn.execute(
+                "SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = %s::regclass"
+                " AND contype = 'c'",
+                (table,),
+            )
+        ]
+    found = [d for d in defs if re.search(rf"\b{column}\b", d)]
+    assert len(found) == 1, (table, column, defs)
+    return found[0]
+
+
+def _quoted(definition: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"'([^']*)'::text", definition))
+
+
+@pytest.mark.parametrize(
+    "table,column,values",
+    [
+        ("memory_facts", "kind", rules.KINDS),
+        ("archive_sessions", "harness", rules.HARNESSES),
+        ("archive_messages", "kind", rules.MESSAGE_KINDS),
+    ],
+)
+def test_allowed_values_match_the_database(org, table, column, values):
+    assert _quoted(_check(org, table, column)) == values
+
+
+def test_agent_name_rule_matches_the_database(org):
+    assert _quoted(_check(org, "org_agents", "name")) == (rules.AGENT_NAME.pattern,)
+
+
+@pytest.mark.parametrize("column,limit", [("subject", rules.MAX_SUBJECT), ("claim", rules.MAX_CLAIM)])
+def test_length_limits_match_the_database(org, column, limit):
+    assert f"length({column}) <= {limit}" in _check(org, "memory_facts", column)
+
+
+def _sql_names_used() -> set[str]:
+    names = set()
+    for path in (ROOT / "cli_org").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "sql"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                names.add(node.args[0].value)
+    return names
+
+
+def test_every_named_query_the_code_uses_exists():
+    used = _sql_names_used()
+    assert len(used) > 40
+    missing = []
+    for name in sorted(used):
+        try:
+            sql(name)
+        except KeyError:
+            missing.append(name)
+    assert missing == []
+
+
+def test_no_benchmark_patches_a_module():
+    """Benchmarks pass tuning objects (SearchTuning, VaultShaping); they never assign to
+    another module's attributes or call setattr."""
+    offenders = []
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        modules = {
+            alias.asname or alias.name.split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+        }
+        for node in ast.walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            for target in targets:
+                for t in target.elts if isinstance(target, ast.Tuple) else [target]:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in modules:
+                        offenders.append(f"{path.name}:{node.lineno} assigns {t.value.id}.{t.attr}")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+                offenders.append(f"{path.name}:{node.lineno} calls setattr")
+    assert offenders == []
+
+
+def test_the_fact_column_list_is_the_fact_dataclass(org):
+    from dataclasses import fields
+
+    from cli_org.facts import Fact
+
+    with org.admin() as conn:
+        cur = conn.execute(
+            sql("facts.list"), {"all": True, "subject": None, "project": None, "author": None, "kind": None}
+        )
+        assert [c.name for c in cur.description] == [f.name for f in fields(Fact)]
+
+
+def test_an_include_of_a_missing_fragment_names_it():
+    from cli_org.db import queries
+
+    with pytest.raises(KeyError, match="facts.nothing"):
+        queries._body("facts.nothing")
