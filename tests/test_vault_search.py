@@ -1,7 +1,10 @@
 """Keyword (BM25), semantic and hybrid ordering on tiny vaults where the answer is known."""
 
+import math
+import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fakes import HashEmbedder
 
@@ -199,29 +202,111 @@ def test_semantic_ordering_and_hybrid_fusion(conn):
     hybrid = search(conn, "merging commits", mode="hybrid", embedder=embedder)
     top = hybrid.hits[0]
     assert top.path == "git/squash.md" and top.keyword_rank and top.semantic_rank
-    # A note only the vector side found still appears, below those both sides found.
-    assert all(h.semantic_rank for h in hybrid.hits)
+    # The notes only the vector side found (no word of the query) still appear, and below
+    # every note both sides found: they share no word and their vectors are no closer.
+    assert sorted(paths(hybrid)) == PUBLIC
+    vector_only = [h.path for h in hybrid.hits if h.keyword_rank is None]
+    assert sorted(vector_only) == ["postgres/index.md", "postgres/vacuum.md"]
+    assert paths(hybrid)[-2:] == vector_only
 
 
-def test_embedding_is_incremental_and_model_change_detected(conn, tmp_path):
-    embedder = HashEmbedder()
-    assert embed_pending(conn, embedder).embedded == 6
-    assert embed_pending(conn, embedder).embedded == 0
-    vault = tmp_path / "v"
-    (vault / "git/log.md").write_text("# Pretty log\n\nShow the commit graph.\n\n## Colours\n\nAdd --color.\n")
-    scan(conn, vault)
-    # Only the changed note's chunks need vectors; the others kept theirs.
-    assert conn.execute("SELECT count(*) AS n FROM vault_chunks WHERE embedding IS NULL").fetchone()["n"] == 2
-    assert embed_pending(conn, embedder).embedded == 2
+class DialEmbedder:
+    """Cosines set by hand: a chunk holding the word `cosNN` is at cosine NN/100 to any
+    query, which is any text without such a word."""
 
-    class Other(HashEmbedder):
-        name = "test/another-model"
+    name = "test/cosine-dial"
+    dimension = 384
 
-    with pytest.raises(InputError, match="pass --reset"):
-        embed_pending(conn, Other())
-    # Queries with a different model are refused too, falling back to keyword.
-    result = search(conn, "vacuum", mode="hybrid", embedder=Other())
-    assert result.used == "keyword" and "vectors were made with test/hash-bag-of-words" in result.notice
-    assert embed_pending(conn, Other(), reset=True).embedded == 7
-    models = conn.execute("SELECT DISTINCT embed_model FROM vault_chunks").fetchall()
-    assert models == [{"embed_model": "test/another-model"}]
+    def embed(self, texts):
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for i, text in enumerate(texts):
+            dial = re.search(r"\bcos(\d\d)\b", text)
+            cosine = int(dial.group(1)) / 100 if dial else 1.0
+            out[i, 0], out[i, 1] = cosine, math.sqrt(1 - cosine * cosine)
+        return out
+
+
+# Query "vacuum freeze horizon": three terms, no note holds "horizon", so the best note covers
+# two thirds of the query. BM25 and meaning disagree: a.md is the best keyword match and the
+# farthest in meaning; d.md shares no word and is the closest in meaning.
+FUSION_NOTES = {
+    "a.md": "# A\n\nvacuum freeze cos10\n",
+    "b.md": "# B\n\nvacuum cos60\n",
+    "c.md": "# C\n\nfreeze freeze freeze alpha beta cos40\n",
+    "d.md": "# D\n\nwraparound autovacuum cos85\n",
+    "e.md": "# E\n\nvacuum freeze alpha beta gamma delta epsilon zeta eta theta cos30\n",
+    "f.md": "# F\n\nunrelated text cos05\n",
+    "g.md": "# G\n\nnothing here cos00\n",
+}
+
+
+def _z(scores: dict[str, float]) -> dict[str, float]:
+    mean = sum(scores.values()) / len(scores)
+    spread = (sum((v - mean) ** 2 for v in scores.values()) / len(scores)) ** 0.5
+    return {k: (v - mean) / spread for k, v in scores.items()}
+
+
+def _order(scores: dict[str, float]) -> list[str]:
+    return sorted(scores, key=lambda k: -scores[k])
+
+
+def test_hybrid_ranking_is_the_fusion_rule(org, tmp_path):
+    query = "vacuum freeze horizon"
+    with connect(org.settings) as conn:
+        scan(conn, make_vault(tmp_path / "f", FUSION_NOTES))
+        embed_pending(conn, DialEmbedder())
+        keyword = {h.path: h for h in search(conn, query, mode="keyword", limit=50).hits}
+        semantic = {h.path: h for h in search(conn, query, mode="semantic", limit=50, embedder=DialEmbedder()).hits}
+        hybrid = search(conn, query, mode="hybrid", limit=50, embedder=DialEmbedder())
+    # The two sides, each on its own (every note has a vector, so all are candidates).
+    assert list(keyword) == ["a.md", "e.md", "c.md", "b.md"]
+    assert list(semantic) == ["d.md", "b.md", "c.md", "e.md", "a.md", "f.md", "g.md"]
+    bm25 = {path: keyword[path].keyword_score if path in keyword else 0.0 for path in semantic}
+    cosine = {path: hit.semantic_score for path, hit in semantic.items()}
+    coverage = max(h.matched_terms / h.query_terms for h in keyword.values())
+    assert coverage == pytest.approx(2 / 3)
+
+    # The README's rule: a * z(BM25) + (1 - a) * z(cosine), a = 0.7 * coverage.
+    def fused(weight):
+        zk, zc = _z(bm25), _z(cosine)
+        return {p: weight * zk[p] + (1 - weight) * zc[p] for p in bm25}
+
+    rule = fused(0.7 * coverage)
+    # b.md (one word, fairly close) first; d.md (no word, closest) above a.md (both words, far).
+    assert _order(rule) == ["b.md", "d.md", "c.md", "e.md", "a.md", "f.md", "g.md"]
+    assert paths(hybrid) == _order(rule)
+    assert {h.path: h.score for h in hybrid.hits} == pytest.approx(rule)
+
+    # The fixture tells the rule from its likely mistakes: each of these ranks differently.
+    rrf = {p: 1 / (60 + list(semantic).index(p) + 1) for p in semantic}
+    for rank, p in enumerate(keyword, 1):
+        rrf[p] += 1 / (60 + rank)
+    wrong = {
+        "weight without coverage": fused(0.7),
+        "equal weights": fused(0.5),
+        "keyword alone": bm25,
+        "meaning alone": cosine,
+        "reciprocal rank fusion": rrf,
+    }
+    for name, scores in wrong.items():
+        assert _order(scores) != paths(hybrid), name
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="search.bm25 sorts the scored notes in a subquery but applies LIMIT to the outer "
+    "query, which has no ORDER BY: the join with vault_files (a hash join here) returns them in "
+    "table order, so when more notes match than the depth, the LIMIT keeps arbitrary notes "
+    "instead of the best, and keyword_rank is not the BM25 rank",
+)
+def test_keyword_search_beyond_its_depth_keeps_the_best_notes(org, tmp_path):
+    # 34 notes hold both words; a longer note scores lower (BM25 length normalisation).
+    pad = [f"pad{i}" for i in range(40)]
+    notes = {f"k/{i:02}.md": f"# K {i}\n\nvacuum freeze {' '.join(pad[:i])}\n" for i in range(34)}
+    with connect(org.settings) as conn:
+        scan(conn, make_vault(tmp_path / "deep", notes))
+        everything = search(conn, "vacuum freeze", mode="keyword", limit=50)  # depth 150: every match
+        assert paths(everything) == sorted(notes)
+        top = search(conn, "vacuum freeze", mode="keyword", limit=10)  # depth 30 of 34 matches
+    assert paths(top) == sorted(notes)[:10]
+    assert [h.keyword_rank for h in top.hits] == list(range(1, 11))
