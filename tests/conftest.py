@@ -23,7 +23,24 @@ from psycopg.rows import dict_row
 from cli_org.config import Settings
 from cli_org.db import embedded
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+# The real corpora (SciFact, the TIL vault, agent transcripts) live beside the project, not in it.
+CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+
+
+@pytest.fixture(scope="session")
+def corpora():
+    """The one way a test reaches ../shared/corpora: `corpora("transcripts")` is that folder,
+    or the test is skipped saying which folder is missing and where it was looked for."""
+
+    def folder(name: str) -> Path:
+        if not CORPORA.is_dir():
+            pytest.skip(f"../shared/corpora not found: {CORPORA} does not exist (the corpora sit beside the project)")
+        path = CORPORA / name
+        if not path.is_dir():
+            pytest.skip(f"../shared/corpora/{name} not found: {path} does not exist")
+        return path
+
+    return folder
 
 
 @dataclass

@@ -11,11 +11,13 @@ import pytest
 from cli_org.archive.importer import import_sessions
 from cli_org.errors import NotFound
 
-TRANSCRIPTS = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "transcripts"
 MAIN = "4d5611e5-241a-462a-8d15-5122611a9569"
-needs_corpus = pytest.mark.skipif(
-    not TRANSCRIPTS.is_dir(), reason=f"real transcripts not found at {TRANSCRIPTS} (../shared/corpora/transcripts)"
-)
+
+
+@pytest.fixture
+def transcripts(corpora):
+    """The real transcripts, through the one corpora fixture (skipped, saying why, without them)."""
+    return corpora("transcripts")
 
 
 def _import(org, **stores):
@@ -43,9 +45,8 @@ def _bash_uses(org, external_id):
     )["n"]
 
 
-@needs_corpus
-def test_claude_code_counts_and_subagent_linking(org):
-    summary = _import(org, claude_code=TRANSCRIPTS / "claude-code")["claude-code"]
+def test_claude_code_counts_and_subagent_linking(org, transcripts):
+    summary = _import(org, claude_code=transcripts / "claude-code")["claude-code"]
     # Six files: four main sessions, and two subagent files under the 3 MB session.
     assert (summary.sources, summary.sessions, summary.malformed) == (6, 6, 0)
     assert _bash_uses(org, MAIN) == 67
@@ -73,15 +74,14 @@ def test_claude_code_counts_and_subagent_linking(org):
     )["n"]
     assert tree == 72
     # A file-history-snapshot line has no sessionId: it is not a message of any session.
-    snapshot = json.loads((TRANSCRIPTS / "claude-code" / f"{MAIN}.jsonl").open().readline())
+    snapshot = json.loads((transcripts / "claude-code" / f"{MAIN}.jsonl").open().readline())
     assert snapshot["type"] == "file-history-snapshot" and "sessionId" not in snapshot
     stored = _one(org, "SELECT count(*) AS n FROM archive_messages WHERE raw->>'type' = 'file-history-snapshot'")
     assert stored["n"] == 0
 
 
-@needs_corpus
-def test_hermes_counts(org):
-    summary = _import(org, hermes=TRANSCRIPTS / "hermes" / "state.db")["hermes"]
+def test_hermes_counts(org, transcripts):
+    summary = _import(org, hermes=transcripts / "hermes" / "state.db")["hermes"]
     assert (summary.sessions, summary.malformed) == (2, 0)
     row = _one(
         org,
@@ -93,13 +93,12 @@ def test_hermes_counts(org):
     )
     assert row == {"sessions": 2, "messages": 42, "terminal": 15}
     # The folder (HERMES_HOME) works as well as the file, and adds nothing the second time.
-    again = _import(org, hermes=TRANSCRIPTS / "hermes")["hermes"]
+    again = _import(org, hermes=transcripts / "hermes")["hermes"]
     assert (again.sessions, again.messages) == (0, 0)
 
 
-@needs_corpus
-def test_codex_counts(org):
-    summary = _import(org, codex=TRANSCRIPTS / "codex")["codex"]
+def test_codex_counts(org, transcripts):
+    summary = _import(org, codex=transcripts / "codex")["codex"]
     assert (summary.sources, summary.sessions, summary.malformed) == (3, 3, 0)
     row = _one(
         org,
@@ -113,12 +112,11 @@ def test_codex_counts(org):
     assert branches == {"main"}
 
 
-@needs_corpus
-def test_reimport_adds_nothing(org):
+def test_reimport_adds_nothing(org, transcripts):
     stores = {
-        "claude_code": TRANSCRIPTS / "claude-code",
-        "hermes": TRANSCRIPTS / "hermes",
-        "codex": TRANSCRIPTS / "codex",
+        "claude_code": transcripts / "claude-code",
+        "hermes": transcripts / "hermes",
+        "codex": transcripts / "codex",
     }
     first = _import(org, **stores)
     counts = _one(
@@ -356,11 +354,10 @@ def test_missing_store_is_not_found(org, tmp_path):
         _import(org, codex=tmp_path / "nowhere")
 
 
-@needs_corpus
-def test_cli_import_summary_and_json(cli, tmp_path):
+def test_cli_import_summary_and_json(cli, tmp_path, transcripts):
     root = tmp_path / "projects"
-    shutil.copytree(TRANSCRIPTS / "claude-code", root)
-    code, out, err = cli("archive", "import", "--claude", str(root), "--hermes", str(TRANSCRIPTS / "hermes"))
+    shutil.copytree(transcripts / "claude-code", root)
+    code, out, err = cli("archive", "import", "--claude", str(root), "--hermes", str(transcripts / "hermes"))
     assert code == 0 and err == ""
     assert out.splitlines() == [
         "claude-code: 6 files, 6 with new lines; 6 sessions and 577 messages added; 0 malformed lines skipped",

@@ -9,8 +9,6 @@ import pytest
 from cli_org.archive.memory_versions import capture, expand, history, source_of
 from cli_org.errors import InputError, NotFound
 
-TRANSCRIPTS = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "transcripts"
-
 
 def _capture(org, *paths):
     with org.admin() as conn:
@@ -82,9 +80,9 @@ def test_history_errors(org, tmp_path):
         _capture(org, tmp_path / "missing.md")
 
 
-@pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason=f"real transcripts not found at {TRANSCRIPTS}")
-def test_cli_memory_and_history_on_hermes_files(cli, tmp_path):
-    memories = TRANSCRIPTS / "hermes" / "memories"
+def test_cli_memory_and_history_on_hermes_files(cli, tmp_path, corpora):
+    transcripts = corpora("transcripts")
+    memories = transcripts / "hermes" / "memories"
     code, out, _ = cli("archive", "memory", str(memories))
     assert code == 0 and out.splitlines()[-1] == "2 files: 2 new versions, 0 unchanged; 0 ignored"
     assert cli("archive", "memory", str(memories))[1].strip() == "2 files: 0 new versions, 2 unchanged; 0 ignored"

@@ -33,7 +33,10 @@ def test_claim_length_names_the_length():
     "source", [None, "", "see above", "notes", "http:/broken", "#", "t_", "two words.md", "ftp://host/file"]
 )
 def test_bad_sources(source):
-    refused(source=source)
+    if source:
+        assert refused(source=source) == f"source {source!r} is not a path, #message, t_card id or http(s) URL"
+    else:
+        assert refused(source=source) == "--source is required: a path, #message, t_card or URL"
 
 
 @pytest.mark.parametrize(
@@ -158,8 +161,8 @@ def test_visible_unicode_passes():
 
 
 def test_project_and_via_shapes():
-    refused(project="two words")
-    refused(via="no-at-sign")
+    assert refused(project="two words") == "project 'two words' must be letters, digits, '.', '_' or '-'"
+    assert refused(via="no-at-sign") == "via 'no-at-sign' must look like runtime@host"
     check_fact(*OK, project="web-app.v2", via="claude@build-01")
 
 

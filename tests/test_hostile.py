@@ -292,7 +292,7 @@ def test_a_member_cannot_forge_or_squat_an_eval_run(org, bot):
         save_run(boss, "baseline", GoldenRun(8, figures(miss), {}, miss), golden_file="g", project=None)
         assert load_run(boss, "baseline").overall.hit_rate == 0.0
         assert load_run(boss, "bot/baseline").overall.hit_rate == 1.0
-        with pytest.raises(NotFound):
+        with pytest.raises(NotFound, match="ghost/baseline"):
             load_run(boss, "ghost/baseline")
     with (
         org.as_agent("other") as other,

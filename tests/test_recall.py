@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 from fakes import HashEmbedder
+from psycopg import errors as pgerr
 
 from cli_org import facts
 from cli_org.db.connect import connect
+from cli_org.errors import InputError
 from cli_org.recall.answer import NOTHING, parse_arms, recall
 from cli_org.recall.shaping import VaultShaping
 from cli_org.recall.terms import needed, terms
@@ -262,6 +264,16 @@ def test_nothing_found_is_one_line(vault_env):
     assert result.hits == [] and result.text == NOTHING
 
 
+@pytest.fixture
+def hostile_env(org, vault_env):
+    """One fact, one memory line and the vault, all with vectors, for odd questions."""
+    remember(org, "bot", "x", "Some claim about things")
+    memory(vault_env, "m.md", "a line about things\n")
+    with connect(vault_env.settings) as conn:
+        embed_pending(conn, HashEmbedder())
+    return vault_env
+
+
 @pytest.mark.parametrize(
     "query",
     [
@@ -278,13 +290,35 @@ def test_nothing_found_is_one_line(vault_env):
         "%_\\",
         "<->",
         "::",
+        # "%" and "_" are no wildcards for the fact arm's substring rule: "th%ngs" is not "things".
+        "th%ngs",
+        "th_ngs",
+        "%",
     ],
 )
-def test_hostile_queries_never_error(org, vault_env, query):
-    remember(org, "bot", "x", "Some claim about things")
-    memory(vault_env, "m.md", "a line about things\n")
-    result = vault_env(query, embedder=HashEmbedder())
-    assert isinstance(result.hits, list)
+def test_hostile_questions_without_a_stored_word_find_nothing(hostile_env, query):
+    result = hostile_env(query, embedder=HashEmbedder())
+    assert result.hits == [] and result.text == NOTHING and result.arms == []
+
+
+@pytest.mark.parametrize("query", ["things!:*&|()", "'things'", "(((things", "🚀 things 🔥", "things %_\\"])
+def test_hostile_text_around_a_stored_word_still_finds_it(hostile_env, query):
+    result = hostile_env(query, embedder=HashEmbedder())
+    assert sorted(h.arm for h in result.hits) == ["fact", "memory"]
+    assert {h.text for h in result.hits} == {
+        "[memory] .agents/org/memory/m.md:1 a line about things",
+        f"[fact #{arm_hits(result, 'fact')[0].data['id']}] x: Some claim about things (docs/x.md; bot; now)",
+    }
+
+
+def test_a_question_of_exclusions_finds_no_fact(hostile_env):
+    assert arm_hits(hostile_env("-things -claim", embedder=HashEmbedder()), "fact") == []
+    assert arm_hits(hostile_env("things claim", embedder=HashEmbedder()), "fact")
+
+
+@pytest.mark.parametrize("query", ["-things", "-squash -commits"])
+def test_a_question_of_exclusions_finds_nothing_in_any_arm(hostile_env, query):
+    assert hostile_env(query, embedder=HashEmbedder()).hits == []
 
 
 def test_recall_is_logged_as_the_agent(org, vault_env):
@@ -297,7 +331,13 @@ def test_recall_is_logged_as_the_agent(org, vault_env):
         ("other", "nothing here zzq", 0),
     ]
     assert rows[0]["arms"] == ["vault"] and rows[0]["chars"] > 50 and rows[1]["chars"] == len(NOTHING) + 1
-    with org.login(f"{org.name}_bot", "bot-pw") as bot, pytest.raises(Exception, match="row-level security"):
+    with (
+        org.login(f"{org.name}_bot", "bot-pw") as bot,
+        pytest.raises(
+            pgerr.InsufficientPrivilege,
+            match='^new row violates row-level security policy for table "recall_events"$',
+        ),
+    ):
         bot.execute(
             "INSERT INTO recall_events (agent, query, arms, hits, chars, ms) VALUES ('other', 'q', '{}', 0, 0, 0)"
         )
@@ -305,8 +345,10 @@ def test_recall_is_logged_as_the_agent(org, vault_env):
 
 def test_parse_arms():
     assert parse_arms("fact, vault") == ("fact", "vault")
-    with pytest.raises(Exception, match="--arms"):
+    with pytest.raises(InputError, match="^--arms takes a comma-separated list of fact, memory, vault; not 'web'$"):
         parse_arms("fact,web")
+    with pytest.raises(InputError, match="^--arms takes a comma-separated list of fact, memory, vault; not ' , '$"):
+        parse_arms(" , ")
 
 
 def test_cli_recall_text_json_and_nothing(cli, org, tmp_path, monkeypatch):

@@ -1,11 +1,10 @@
 """Row-level security, attacked from the bot's own login (no superuser, no SET ROLE)."""
 
-import psycopg
 import pytest
 from psycopg import errors as pgerr
 
 from cli_org import facts
-from cli_org.errors import AccessDenied, NotFound
+from cli_org.errors import AccessDenied, InputError, NotFound
 
 INSERT = "INSERT INTO memory_facts (subject, claim, source, author) VALUES ('s', %s, 'a.md', %s) RETURNING id"
 
@@ -111,7 +110,7 @@ def test_forget_twice_and_missing(org):
     fact_id = _fact_by(org, "bot")
     with org.as_agent("bot") as conn:
         facts.forget(conn, fact_id, "wrong")
-        with pytest.raises(Exception, match="already retired"):
+        with pytest.raises(InputError, match=rf"^fact {fact_id} is already retired \(by bot: wrong\)$"):
             facts.forget(conn, fact_id, "again")
     with org.as_agent("bot") as conn, pytest.raises(NotFound, match="no fact with id 999999"):
         facts.forget(conn, 999999, "x")
@@ -140,7 +139,7 @@ def test_supersede_function_cannot_be_abused_directly(org, bot):
     mine = _fact_by(org, "bot")
     theirs = _fact_by(org, "other", "Other's claim")
     # A bot may not claim someone else's new fact as its replacement.
-    with pytest.raises(psycopg.Error, match="not a new current fact"):
+    with pytest.raises(pgerr.InvalidParameterValue, match=rf"^fact {theirs} is not a new current fact of bot\n"):
         bot.execute("SELECT org_supersede(%s, %s)", (mine, theirs))
 
 

@@ -2,7 +2,6 @@
 
 import json
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -10,7 +9,6 @@ from cli_org.archive.importer import import_sessions
 from cli_org.archive.sessions import search
 from cli_org.errors import InputError
 
-TRANSCRIPTS = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "transcripts"
 NOW = datetime.now(UTC)
 
 
@@ -98,10 +96,10 @@ def test_cli_search_text_json_and_refusals(cli, archived):
     assert cli("sessions", "search", "deploy", "--harness", "gemini")[0] == 2
 
 
-@pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason=f"real transcripts not found at {TRANSCRIPTS}")
-def test_real_transcripts_are_searchable(org):
+def test_real_transcripts_are_searchable(org, corpora):
+    transcripts = corpora("transcripts")
     with org.admin() as conn:
-        import_sessions(conn, {"claude-code": TRANSCRIPTS / "claude-code", "hermes": TRANSCRIPTS / "hermes"})
+        import_sessions(conn, {"claude-code": transcripts / "claude-code", "hermes": transcripts / "hermes"})
     hits = _search(org, "desktop app", harness="hermes", limit=3)
     assert len(hits) == 3 and all("«desktop»" in h.snippet.lower() for h in hits)
     times = [h.occurred_at for h in hits]

@@ -18,6 +18,7 @@ from ..text import one_line
 from .facts_arm import FactHit, recall_facts
 from .memory_arm import MemoryHit, project_root, recall_memory
 from .merge import merge
+from .terms import positive_words
 from .vault_arm import VaultHit, recall_vault
 
 if TYPE_CHECKING:
@@ -84,15 +85,18 @@ def recall(
     facts: list[FactHit] = []
     memory: list[MemoryHit] = []
     vault: list[VaultHit] = []
+    # Words excluded with `-` narrow the fact arm's full-text query; the memory and vault
+    # arms match words, so they drop them. A question of exclusions only asks for nothing.
+    wanted = " ".join(positive_words(query))
     with translated(conn):
         if "fact" in arms:
             facts = recall_facts(conn, query, project=project, limit=limit)
-        if "memory" in arms:
-            memory = recall_memory(project_root(settings.root), query, limit=max(1, limit // 2))
-        if "vault" in arms:
+        if "memory" in arms and wanted:
+            memory = recall_memory(project_root(settings.root), wanted, limit=max(1, limit // 2))
+        if "vault" in arms and wanted:
             vault, result.notice = recall_vault(
                 conn,
-                query,
+                wanted,
                 limit=limit,
                 embedder=embedder,
                 exclude=settings.recall_exclude,
