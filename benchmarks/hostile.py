@@ -78,7 +78,7 @@ def main() -> None:
             return lambda: recall(conn, q, settings=settings, arms=("fact",), log=False)
 
         def session_search(q):
-            return lambda: sessions.search(conn, q)
+            return lambda: sessions.search_messages(conn, q)
 
         rows = [
             ("recall --arms fact, 400 negated terms (refused)", _refused_ms(fact_arm(attack))),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_org.archive.memory_versions import capture, expand, history, source_of
+from cli_org.archive.memory_versions import capture, expand, file_history, source_of
 from cli_org.errors import InputError, NotFound
 
 
@@ -17,7 +17,7 @@ def _capture(org, *paths):
 
 def _history(org, name):
     with org.admin() as conn:
-        return history(conn, name)
+        return file_history(conn, name)
 
 
 def test_three_edits_make_three_versions_and_unchanged_none(org, tmp_path):

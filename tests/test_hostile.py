@@ -120,7 +120,7 @@ def test_a_long_negated_query_is_refused_with_a_clear_line(org):
         with pytest.raises(InputError, match="at most"):
             recall(conn, attack, settings=cfg, arms=("fact",))
         with pytest.raises(InputError, match="at most"):
-            sessions.search(conn, attack)
+            sessions.search_messages(conn, attack)
 
 
 def test_a_query_of_exclusions_only_asks_for_nothing(org):
@@ -136,7 +136,7 @@ def test_a_query_of_exclusions_only_asks_for_nothing(org):
         # One real word among them still finds its fact.
         assert len(recall(conn, "build " + only_not, settings=cfg, arms=("fact",)).hits) == 1
         with pytest.raises(InputError, match="not excluded"):
-            sessions.search(conn, only_not)
+            sessions.search_messages(conn, only_not)
 
 
 def test_every_statement_of_a_member_connection_is_bounded(org):
@@ -268,7 +268,7 @@ def test_a_member_holding_a_table_cannot_hang_a_migration(org, bot, monkeypatch)
 
 
 def test_a_member_cannot_forge_or_squat_an_eval_run(org, bot):
-    from cli_org.evaluation import CaseResult, GoldenRun, figures, history, load_run, save_run
+    from cli_org.evaluation import CaseResult, GoldenRun, figures, load_run, run_history, save_run
 
     # A malformed run is refused by the database itself.
     with pytest.raises(pgerr.CheckViolation):
@@ -299,7 +299,7 @@ def test_a_member_cannot_forge_or_squat_an_eval_run(org, bot):
         pytest.raises(InputError, match="boss/baseline.*bot/baseline|bot/baseline.*boss/baseline"),
     ):
         load_run(other, "baseline")
-    assert {r.author for r in history(bot)} == {"bot", "boss"}
+    assert {r.author for r in run_history(bot)} == {"bot", "boss"}
     for statement in ("UPDATE eval_runs SET name = 'x'", "DELETE FROM eval_runs"):
         with pytest.raises(pgerr.InsufficientPrivilege):
             bot.execute(statement)

@@ -17,7 +17,7 @@ from cli_org.recall.terms import needed, terms
 from cli_org.recall.vault_arm import shape
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
-from cli_org.vault.search import Hit
+from cli_org.vault.search import NoteHit
 
 
 def remember(org, agent, subject, claim, **kw):
@@ -212,7 +212,7 @@ def test_vault_vector_only_hits_need_keyword_company(vault_env):
 
 
 def _hit(path, kw_rank=None, matched=0, terms_=2, sim=None, snippet=None):
-    return Hit(
+    return NoteHit(
         path,
         path,
         path,

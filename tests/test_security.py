@@ -194,7 +194,7 @@ def test_members_read_the_archive_but_never_write_it(org, bot, tmp_path):
     for table in ("archive_sessions", "archive_messages", "archive_sources", "archive_memory_versions"):
         bot.execute(f"SELECT count(*) FROM {table}")
     bot.rollback()
-    assert [h.session for h in sessions.search(bot, "deploying")] == ["s"]
+    assert [h.session for h in sessions.search_messages(bot, "deploying")] == ["s"]
     assert usage.usage(bot, 3650).harnesses[0].sessions == 1
     for statement in (
         "INSERT INTO archive_sessions (harness, external_id) VALUES ('codex', 'forged')",

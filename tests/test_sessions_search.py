@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cli_org.archive.importer import import_sessions
-from cli_org.archive.sessions import search
+from cli_org.archive.sessions import search_messages
 from cli_org.errors import InputError
 
 NOW = datetime.now(UTC)
@@ -45,7 +45,7 @@ def archived(org, tmp_path):
 
 def _search(org, query, **options):
     with org.admin() as conn:
-        return search(conn, query, **options)
+        return search_messages(conn, query, **options)
 
 
 def test_every_keyword_must_match_newest_first(archived):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,7 +23,7 @@ from . import claude, codex, hermes
 from .jsonl import batches
 from .records import BadRecord, Message, Parsed, SessionInfo, check, load_line
 
-Progress = Callable[[str, int, int], None]
+ImportProgress = Callable[[str, int, int], None]
 # What a parser raises on a record of a shape it did not expect: the line is skipped.
 _SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, RecursionError)
 
@@ -52,7 +53,7 @@ class Summary:
 def import_sessions(
     conn: psycopg.Connection,
     stores: dict[str, Path],
-    progress: Progress | None = None,
+    progress: ImportProgress | None = None,
     lock_wait: float = LOCK_WAIT,
 ) -> list[Summary]:
     """Import each harness's store (a folder of transcripts, or Hermes' state.db).
@@ -105,7 +106,8 @@ def _isolated(conn: psycopg.Connection, path: Path, summary: Summary, work: Call
             raise
         conn.rollback()
         summary.fail(path, f"the database refused it ({first_line(exc)})")
-    except Exception as exc:  # noqa: BLE001  (one file's unforeseen failure must not stop the others)
+    except (ValueError, TypeError, LookupError, AttributeError, RecursionError, sqlite3.Error) as exc:
+        # A shape no parser foresaw: that file is named, the others go on.
         if conn.broken:
             raise
         conn.rollback()

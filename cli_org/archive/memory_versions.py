@@ -125,7 +125,7 @@ def _capture_one(conn: psycopg.Connection, path: Path) -> Captured:
 
 
 @owns_transaction
-def history(conn: psycopg.Connection, name: str) -> History:
+def file_history(conn: psycopg.Connection, name: str) -> History:
     """Every stored version of one file, each with its diff from the one before."""
     given = Path(name).expanduser()
     exact = str(given.resolve()) if given.exists() else name

@@ -20,7 +20,7 @@ MAX_LIMIT = 50
 
 
 @dataclass
-class Hit:
+class MessageHit:
     harness: str
     session: str
     project: str | None
@@ -32,7 +32,9 @@ class Hit:
 
 
 @owns_transaction
-def search(conn: psycopg.Connection, query: str, *, limit: int = 10, harness: str | None = None) -> list[Hit]:
+def search_messages(
+    conn: psycopg.Connection, query: str, *, limit: int = 10, harness: str | None = None
+) -> list[MessageHit]:
     """Messages matching every keyword (web-search syntax: "phrase", -word, or)."""
     if not 1 <= limit <= MAX_LIMIT:
         raise InputError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
@@ -48,4 +50,4 @@ def search(conn: psycopg.Connection, query: str, *, limit: int = 10, harness: st
         if not conn.execute(sql("archive.search_terms"), params).fetchone()["terms"]:
             raise InputError(f"{query!r} has no searchable words (only stop words or punctuation)")
         rows = conn.execute(sql("archive.search_messages"), params).fetchall()
-    return [Hit(**{**r, "snippet": re.sub(r"\s+", " ", r["snippet"]).strip()}) for r in rows]
+    return [MessageHit(**{**r, "snippet": re.sub(r"\s+", " ", r["snippet"]).strip()}) for r in rows]

@@ -128,11 +128,11 @@ def history_cmd(file: str, no_diff: bool, as_json: bool) -> None:
 
     FILE is a path, or the end of an archived path (MEMORY.md, memories/USER.md).
     """
-    from ..archive.memory_versions import history
+    from ..archive.memory_versions import file_history
     from ..db.connect import connect
 
     with connect(settings()) as conn:
-        found = history(conn, file)
+        found = file_history(conn, file)
     if as_json:
         emit_json(found)
         return
@@ -209,12 +209,12 @@ def search_cmd(query: str, limit: int, harness: str | None, as_json: bool) -> No
 
     Every keyword must match; "quoted phrase", -word and OR work as in a web search.
     """
-    from ..archive.sessions import search
+    from ..archive.sessions import search_messages
     from ..db.connect import connect
     from ..text import one_line
 
     with connect(settings()) as conn:
-        hits = search(conn, query, limit=limit, harness=harness)
+        hits = search_messages(conn, query, limit=limit, harness=harness)
     if as_json:
         emit_json(hits)
         return

@@ -121,7 +121,7 @@ def compare(a: str, b: str, agent: str | None, as_json: bool) -> None:
 def history(png: Path | None, agent: str | None, as_json: bool) -> None:
     """Saved runs over time, with a chart of hit@k and characters per run."""
     from ..db.connect import connect
-    from ..evaluation import history as load_history
+    from ..evaluation import run_history as load_history
 
     with connect(settings(), agent) as conn:
         runs = load_history(conn)

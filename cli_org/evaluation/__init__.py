@@ -6,7 +6,7 @@ from .compare import Comparison, MetricRow, compare, verdict
 from .cost import CHARS_PER_TOKEN, ContextCost, CostRow, TypicalRecall, context_cost, typical_recall
 from .golden import CaseResult, Figures, GoldenRun, figures, first_position, require_hit_rate, run_golden
 from .noise import NoiseResult, NoiseRun, require_quiet, run_noise
-from .runs import HistoryRow, SavedRun, git_commit, history, load_run, save_run
+from .runs import HistoryRow, SavedRun, git_commit, load_run, run_history, save_run
 from .stale import StaleItem, StaleReport, cited_paths, stale
 
 __all__ = [
@@ -32,8 +32,7 @@ __all__ = [
     "figures",
     "first_position",
     "git_commit",
-    "history",
-    "line_problem",
+    "run_history", "line_problem",
     "load_golden",
     "load_queries",
     "load_run",

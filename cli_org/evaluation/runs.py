@@ -122,7 +122,7 @@ class HistoryRow:
 
 
 @owns_transaction
-def history(conn: psycopg.Connection) -> list[HistoryRow]:
+def run_history(conn: psycopg.Connection) -> list[HistoryRow]:
     """Every saved run, oldest first; a malformed one is listed with what is wrong."""
     with translated(conn):
         rows = conn.execute(sql("evaluation.runs")).fetchall()

@@ -8,13 +8,13 @@ import psycopg
 
 from ..db.session import owns_transaction
 from ..vault.embedders import Embedder
-from ..vault.search import Hit, prefix_pattern, search
+from ..vault.search import NoteHit, prefix_pattern, search
 from .shaping import SHAPING, VaultShaping
 
 
 @dataclass
 class VaultHit:
-    hit: Hit
+    hit: NoteHit
     support: str  # keyword | vector-only
 
 
@@ -24,7 +24,7 @@ def exclusions(extra: list[str]) -> tuple[str, ...]:
     return tuple(prefix_pattern(p) for p in extra)
 
 
-def has_keyword_support(hit: Hit, shaping: VaultShaping) -> bool:
+def has_keyword_support(hit: NoteHit, shaping: VaultShaping) -> bool:
     """The note shares half of the query's words, or three of a long query's (one shared
     common word is noise), and, where vectors exist, is close in meaning too: off-topic
     questions share words as well."""
@@ -46,7 +46,7 @@ def recall_vault(
     return shape(result.hits, limit=limit, shaping=shaping), result.notice
 
 
-def shape(hits: list[Hit], *, limit: int, shaping: VaultShaping = SHAPING) -> list[VaultHit]:
+def shape(hits: list[NoteHit], *, limit: int, shaping: VaultShaping = SHAPING) -> list[VaultHit]:
     """Keyword-supported hits stay; vector-only hits need one beside them, a similarity
     floor, and fill at most half the slots. Same title and snippet twice take one slot."""
     if not any(has_keyword_support(h, shaping) for h in hits):

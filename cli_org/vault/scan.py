@@ -31,7 +31,7 @@ BATCH = 200  # files per transaction: an interrupted scan loses at most one batc
 # whole would cost memory for nothing. The largest real note in the TIL vault is ~40 KB.
 MAX_FILE_BYTES = 8 << 20
 
-Progress = Callable[[int, int, str], None]
+ScanProgress = Callable[[int, int, str], None]
 
 
 @dataclass
@@ -162,7 +162,7 @@ def scan(
     ignore: Iterable[str] = (),
     private: Iterable[str] = (),
     replace: bool = False,
-    progress: Progress | None = None,
+    progress: ScanProgress | None = None,
     lock_wait: float = LOCK_WAIT,
 ) -> ScanSummary:
     """Bring the index in line with the folder; unchanged files cost a stat call.
@@ -203,7 +203,7 @@ def _check_root(conn: psycopg.Connection, root: Path, replace: bool) -> None:
     conn.commit()
 
 
-def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: Progress | None) -> None:
+def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: ScanProgress | None) -> None:
     known = {r["path"]: r for r in conn.execute(sql("vault.known_files"))}
     refused: list[str] = []
     paths = markdown_files(root, ignore, refused)
@@ -240,7 +240,7 @@ def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: P
             continue
         try:
             note = parse_note(text.replace("\r\n", "\n"), rel)
-        except Exception as exc:  # noqa: BLE001  (one note the parser trips on must not stop the scan)
+        except (ValueError, TypeError, LookupError, RecursionError) as exc:  # one bad note never stops the scan
             summary.warn(rel, f"could not be parsed ({type(exc).__name__}); skipped", skipped=True)
             continue
         for warning in note.warnings:

@@ -45,7 +45,7 @@ TUNING = SearchTuning()
 
 
 @dataclass
-class Hit:
+class NoteHit:
     path: str
     title: str
     heading: str
@@ -66,7 +66,7 @@ class SearchResult:
     query: str
     mode: str
     used: str
-    hits: list[Hit] = field(default_factory=list)
+    hits: list[NoteHit] = field(default_factory=list)
     notice: str | None = None
     ms: float = 0.0
 
@@ -169,10 +169,10 @@ def _semantic(conn, vector: str, depth: int, exclude: list[str], private: bool) 
     return sorted(best.values(), key=lambda r: -r["similarity"])[:depth]
 
 
-def _candidates(keyword: list[dict], semantic: list[dict]) -> dict[int, Hit]:
-    hits: dict[int, Hit] = {}
+def _candidates(keyword: list[dict], semantic: list[dict]) -> dict[int, NoteHit]:
+    hits: dict[int, NoteHit] = {}
     for rank, row in enumerate(keyword, 1):
-        hits[row["file_id"]] = Hit(
+        hits[row["file_id"]] = NoteHit(
             "",
             "",
             "",
@@ -185,12 +185,12 @@ def _candidates(keyword: list[dict], semantic: list[dict]) -> dict[int, Hit]:
             file_id=row["file_id"],
         )
     for rank, row in enumerate(semantic, 1):
-        hit = hits.setdefault(row["file_id"], Hit("", "", "", "", 0.0, file_id=row["file_id"]))
+        hit = hits.setdefault(row["file_id"], NoteHit("", "", "", "", 0.0, file_id=row["file_id"]))
         hit.semantic_score, hit.semantic_rank, hit.chunk_id = float(row["similarity"]), rank, row["chunk_id"]
     return hits
 
 
-def _complete(conn, hits: dict[int, Hit], keyword: list[dict], vector: str | None, tuning: SearchTuning) -> None:
+def _complete(conn, hits: dict[int, NoteHit], keyword: list[dict], vector: str | None, tuning: SearchTuning) -> None:
     """Score every candidate on both sides, so fusion never has to guess a missing score."""
     only_dense = [fid for fid, h in hits.items() if h.keyword_score is None]
     found = {}
@@ -224,7 +224,7 @@ def _complete(conn, hits: dict[int, Hit], keyword: list[dict], vector: str | Non
             hit.semantic_score, hit.chunk_id = float(row["similarity"]), row["chunk_id"]
 
 
-def _rank(hits: dict[int, Hit], used: str, tuning: SearchTuning) -> list[Hit]:
+def _rank(hits: dict[int, NoteHit], used: str, tuning: SearchTuning) -> list[NoteHit]:
     if used == "hybrid":
         depth = tuning.stats_depth
         basis = {f for f, h in hits.items() if min(h.keyword_rank or depth + 1, h.semantic_rank or depth + 1) <= depth}
@@ -249,7 +249,7 @@ def _standardise(scores: dict[int, float], basis: set[int]) -> dict[int, float]:
     return {k: (v - mean) / spread if spread else 0.0 for k, v in scores.items()}
 
 
-def _fill(conn, query: str, hits: list[Hit]) -> None:
+def _fill(conn, query: str, hits: list[NoteHit]) -> None:
     need = [h.file_id for h in hits if not h.chunk_id]
     if need:
         best = {
