@@ -80,20 +80,49 @@ def remember(
         "via": via,
     }
     with translated(conn):
-        _require_agent(conn)
-        existing = conn.execute(sql("facts.find_current"), params).fetchone()
-        if existing:
-            return Remembered(existing["id"], duplicate=True)
         try:
-            with conn.transaction():
-                new_id = conn.execute(sql("facts.insert"), params).fetchone()["id"]
-                if supersedes is not None:
-                    conn.execute(sql("facts.supersede"), {"old": supersedes, "new": new_id})
-        except pgerr.UniqueViolation:
-            # Another writer stored the same claim between our lookup and insert.
-            return Remembered(conn.execute(sql("facts.find_current"), params).fetchone()["id"], duplicate=True)
-        conn.commit()
+            result = _store(conn, params, supersedes)
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()  # every return path ends the transaction the lookups opened
+    return result
+
+
+def _store(conn: psycopg.Connection, params: dict, supersedes: int | None) -> Remembered:
+    _require_agent(conn)
+    existing = conn.execute(sql("facts.find_current"), params).fetchone()
+    if existing:
+        return _known(conn, existing["id"], supersedes)
+    try:
+        with conn.transaction():  # a savepoint: the lookups above opened the transaction
+            new_id = conn.execute(sql("facts.insert"), params).fetchone()["id"]
+            if supersedes is not None:
+                conn.execute(sql("facts.supersede"), {"old": supersedes, "new": new_id})
+    except pgerr.UniqueViolation:
+        # Another session of this agent stored the same claim between our lookup and insert.
+        return _known(conn, conn.execute(sql("facts.find_current"), params).fetchone()["id"], supersedes)
     return Remembered(new_id, superseded=supersedes)
+
+
+def _known(conn: psycopg.Connection, existing: int, supersedes: int | None) -> Remembered:
+    """The agent already holds this claim as fact `existing`.
+
+    Without --supersedes that is the answer. With --supersedes N the caller wants N gone and
+    this claim current: N is retired and linked both ways to the existing fact, as if the
+    claim had been written now. Refused when that link cannot be made (README, remember)."""
+    if supersedes is None:
+        return Remembered(existing, duplicate=True)
+    if supersedes == existing:
+        raise InputError(f"fact {existing} already says this; there is nothing to supersede")
+    links = conn.execute(sql("facts.links"), {"id": existing}).fetchone()
+    if links["supersedes"] is not None:
+        raise InputError(
+            f"your identical fact #{existing} already supersedes #{links['supersedes']} and a fact supersedes "
+            f"one other; retire #{supersedes} with `cli-org forget {supersedes} WHY`"
+        )
+    conn.execute(sql("facts.supersede"), {"old": supersedes, "new": existing})
+    return Remembered(existing, duplicate=True, superseded=supersedes)
 
 
 def forget(conn: psycopg.Connection, fact_id: int, why: str) -> None:

@@ -42,6 +42,8 @@ def remember(subject, claim, source, project, inferred, kind, supersedes, via, a
         )
     if as_json:
         emit_json(result)
+    elif result.duplicate and result.superseded:
+        click.echo(f"{result.id} (already known; supersedes {result.superseded})")
     elif result.duplicate:
         click.echo(f"{result.id} (already known: an identical current fact exists)")
     elif result.superseded:
