@@ -93,26 +93,31 @@ def memory_cmd(paths: tuple[Path, ...], as_json: bool) -> None:
 
     PATHS are files or folders (their *.md files). With none: Claude Code's
     projects/*/memory/, Hermes' memories/MEMORY.md and USER.md, and .agents/org/memory/*.md
-    under the current folder. Lock, temp and backup files are ignored.
+    under the project root (ORG_ROOT, else the git top-level, else the current folder: the
+    files recall reads). Lock, temp and backup files are ignored.
     """
     from ..archive.homes import memory_files
     from ..archive.memory_versions import capture
+    from ..text import one_line
     from ..db.connect import connect
+    from ..project import project_root
 
-    targets = list(paths) or memory_files()
+    cfg = settings()
+    targets = list(paths) or memory_files(project_root(cfg.root))
     if not targets:
         if as_json:
             emit_json({"files": [], "ignored": []})
         click.echo("no memory files found; pass files or folders", err=True)
         return
-    with connect(settings(), bounded=False) as conn:
+    with connect(cfg, bounded=False) as conn:
         result = capture(conn, targets)
     if as_json:
         emit_json(result)
         return
     for f in result.files:
         if f.new:
-            click.echo(f"v{f.version} {f.path} ({f.source}, {f.size} bytes)")
+            where = one_line(f"{f.root.rstrip('/')}/{f.path}")
+            click.echo(f"v{f.version} {where} ({f.source}, {f.size} bytes)")
     new = sum(f.new for f in result.files)
     click.echo(
         f"{_count(len(result.files), 'file')}: {_count(new, 'new version')}, "
@@ -130,6 +135,7 @@ def history_cmd(file: str, no_diff: bool, as_json: bool) -> None:
     FILE is a path, or the end of an archived path (MEMORY.md, memories/USER.md).
     """
     from ..archive.memory_versions import history
+    from ..text import one_line
     from ..db.connect import connect
 
     with connect(settings()) as conn:
@@ -137,7 +143,7 @@ def history_cmd(file: str, no_diff: bool, as_json: bool) -> None:
     if as_json:
         emit_json(found)
         return
-    click.echo(f"{found.path} ({found.source}): {_count(len(found.versions), 'version')}")
+    click.echo(f"{one_line(found.file)} ({found.source}): {_count(len(found.versions), 'version')}")
     for v in found.versions:
         when = f"{v.modified_at:%Y-%m-%d %H:%M}" if v.modified_at else "?"
         click.echo(

@@ -38,25 +38,32 @@ ON CONFLICT (harness, path) DO UPDATE SET
 
 -- name: memory_latest
 SELECT version, sha256 FROM archive_memory_versions
-WHERE path = %(path)s
+WHERE root = %(root)s AND path = %(path)s
 ORDER BY version DESC
 LIMIT 1;
 
 -- name: memory_insert
-INSERT INTO archive_memory_versions (source, path, version, content, sha256, size, modified_at)
-VALUES (%(source)s, %(path)s, %(version)s, %(content)s, %(sha256)s, %(size)s, %(modified_at)s)
-ON CONFLICT (path, version) DO NOTHING
+INSERT INTO archive_memory_versions (source, root, path, abs_path, version, content, sha256, size, modified_at)
+VALUES (%(source)s, %(root)s, %(path)s, %(abs_path)s, %(version)s, %(content)s, %(sha256)s, %(size)s,
+        %(modified_at)s)
+ON CONFLICT (root, path, version) DO NOTHING
 RETURNING version;
 
--- name: memory_paths
-SELECT DISTINCT path FROM archive_memory_versions
-WHERE path = %(path)s OR right(path, length(%(suffix)s)) = %(suffix)s
-ORDER BY path;
+-- name: memory_files
+-- The archived files a name may mean: an absolute path (as stored, or where a file now
+-- lives), a path relative to its root ('MEMORY.md'), or the end of root/path
+-- ('memories/USER.md').
+SELECT DISTINCT root, path FROM archive_memory_versions
+WHERE abs_path = %(exact)s
+   OR root || '/' || path = %(exact)s
+   OR path = %(name)s
+   OR right(root || '/' || path, length(%(suffix)s)) = %(suffix)s
+ORDER BY root, path;
 
 -- name: memory_history
-SELECT source, path, version, content, sha256, size, modified_at, captured_at
+SELECT source, root, path, abs_path, version, content, sha256, size, modified_at, captured_at
 FROM archive_memory_versions
-WHERE path = %(path)s
+WHERE root = %(root)s AND path = %(path)s
 ORDER BY version;
 
 -- name: search_terms
