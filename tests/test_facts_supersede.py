@@ -51,9 +51,8 @@ def test_supersedes_itself_is_refused(cli):
 
 def test_existing_fact_that_supersedes_another_is_refused(cli, org):
     first = int(cli("remember", "ci", "CI has 1 core", "--source", "#1", agent="bot")[1])
-    mine = int(
-        cli("remember", "ci", "CI has 4 cores", "--source", "t_c9", "--supersedes", str(first), agent="bot")[1].split()[0]
-    )
+    out = cli("remember", "ci", "CI has 4 cores", "--source", "t_c9", "--supersedes", str(first), agent="bot")[1]
+    mine = int(out.split()[0])
     other = int(cli("remember", "ci", "CI has 2 cores", "--source", "#2", agent="bot")[1])
     code, out, err = cli(
         "remember", "ci", "CI has 4 cores", "--source", "t_c9", "--supersedes", str(other), agent="bot"

@@ -98,9 +98,9 @@ def memory_cmd(paths: tuple[Path, ...], as_json: bool) -> None:
     """
     from ..archive.homes import memory_files
     from ..archive.memory_versions import capture
-    from ..text import one_line
     from ..db.connect import connect
     from ..project import project_root
+    from ..text import one_line
 
     cfg = settings()
     targets = list(paths) or memory_files(project_root(cfg.root))
@@ -135,8 +135,8 @@ def history_cmd(file: str, no_diff: bool, as_json: bool) -> None:
     FILE is a path, or the end of an archived path (MEMORY.md, memories/USER.md).
     """
     from ..archive.memory_versions import history
-    from ..text import one_line
     from ..db.connect import connect
+    from ..text import one_line
 
     with connect(settings()) as conn:
         found = history(conn, file)
