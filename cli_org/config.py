@@ -71,7 +71,7 @@ class Settings:
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
         if env is None:
-            _load_dotenv()
+            load_dotenv()
             env = dict(os.environ)
         for key, value in env.items():
             # Bytes that are not UTF-8 become lone surrogates, which no query can send.
@@ -98,8 +98,10 @@ class Settings:
         return self.database_url is None
 
 
-def _load_dotenv() -> None:
-    # Only the current folder's .env: a parent's file belongs to another project.
+def load_dotenv() -> None:
+    """Put the current folder's .env into the environment; values already set win.
+
+    Only the current folder's .env: a parent's file belongs to another project."""
     if Path(".env").is_file():
         from dotenv import load_dotenv
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .common import emit_json, json_option, settings, table
+from .common import emit_json, json_option, query_argument, settings, table
 
 _HARNESSES = ["claude-code", "hermes", "codex"]
 
@@ -198,7 +198,7 @@ def sessions() -> None:
 
 
 @sessions.command("search")
-@click.argument("query")
+@query_argument("query")
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="At most this many hits.")
 @click.option("--harness", type=click.Choice(_HARNESSES), help="Only this harness.")
 @json_option

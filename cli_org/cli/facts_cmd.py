@@ -12,7 +12,9 @@ _KINDS = ["fact", "decision", "failure", "workflow", "rule", "preference", "mode
 @click.command()
 @click.argument("subject")
 @click.argument("claim")
-@click.option("--source", metavar="SRC", help="Where it comes from: a path, #message, t_card id or URL. Required.")
+@click.option(
+    "--source", metavar="SRC", required=True, help="Where it comes from: a path, #message, t_card id or URL."
+)
 @click.option("--project", metavar="P", help="Project the fact belongs to (default: all projects).")
 @click.option("--inferred", is_flag=True, help="Mark as inferred rather than confirmed.")
 @click.option("--kind", type=click.Choice(_KINDS), default="fact", show_default=True)
