@@ -11,7 +11,7 @@ from psycopg import errors as pgerr
 from .checks import check_fact
 from .db.errors import translated
 from .db.queries import sql
-from .errors import AccessDenied, InputError
+from .errors import AccessDenied, InputError, NotFound
 
 KINDS = ("fact", "decision", "failure", "workflow", "rule", "preference", "model_note")
 
@@ -148,6 +148,70 @@ def list_facts(
     params = {"all": include_retired, "subject": subject, "project": project, "author": author, "kind": kind}
     with translated(conn):
         return [Fact(**row) for row in conn.execute(sql("facts.list"), params)]
+
+
+@dataclass
+class Event:
+    """One thing that happened to a fact: written, superseded or retired."""
+
+    at: datetime
+    who: str | None
+    what: str  # "written", "superseded", "retired"
+    detail: str | None  # the source when written, the reason when retired
+    other: int | None = None  # the fact that superseded this one
+
+
+@dataclass
+class FactRecord:
+    """One fact whole: the row, what happened to it, and its supersession chain, oldest
+    first, this fact included (`older` and `newer` are the parts before and after it)."""
+
+    fact: Fact
+    events: list[Event]
+    older: list[Fact]  # what it superseded, the oldest first
+    newer: list[Fact]  # what superseded it, the nearest first
+    chain: list[int]  # every id of the chain, oldest first
+
+
+_CHAIN_LIMIT = 1000  # links followed each way; a chain is a few facts, a cycle would never end
+
+
+def show_fact(conn: psycopg.Connection, fact_id: int) -> FactRecord:
+    """A fact with its history and its supersession chain both ways."""
+    with translated(conn):
+        try:
+            fact = _get(conn, fact_id)
+            if fact is None:
+                raise NotFound(f"no fact with id {fact_id}")
+            older: list[Fact] = []
+            newer: list[Fact] = []
+            seen = {fact.id}
+            for attr, into in (("supersedes", older), ("superseded_by", newer)):
+                at = fact
+                while getattr(at, attr) is not None and getattr(at, attr) not in seen and len(seen) < _CHAIN_LIMIT:
+                    at = _get(conn, getattr(at, attr))
+                    if at is None:
+                        break
+                    seen.add(at.id)
+                    into.append(at)
+        finally:
+            conn.rollback()  # read-only: end the transaction the reads opened
+    older.reverse()
+    return FactRecord(fact, events_of(fact), older, newer, [f.id for f in (*older, fact, *newer)])
+
+
+def events_of(fact: Fact) -> list[Event]:
+    events = [Event(fact.created_at, fact.author, "written", fact.source)]
+    if fact.superseded_by is not None:
+        events.append(Event(fact.valid_to, fact.retired_by, "superseded", fact.retired_reason, fact.superseded_by))
+    elif fact.valid_to is not None:
+        events.append(Event(fact.valid_to, fact.retired_by, "retired", fact.retired_reason))
+    return events
+
+
+def _get(conn: psycopg.Connection, fact_id: int) -> Fact | None:
+    row = conn.execute(sql("facts.get"), {"id": fact_id}).fetchone()
+    return Fact(**row) if row else None
 
 
 def age(moment: datetime | None) -> str:

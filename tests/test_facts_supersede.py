@@ -111,3 +111,62 @@ def test_duplicate_claim_race_leaves_no_transaction_open(org):
         result = out["result"]
         assert result.duplicate
         assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+
+# --- facts --all says the chain once; facts show ID -----------------------------------------
+
+
+def _chain(cli):
+    a = int(cli("remember", "ci", "CI has 1 core", "--source", "#1", agent="bot")[1])
+    b = int(
+        cli("remember", "ci", "CI has 2 cores", "--source", "#2", "--supersedes", str(a), agent="bot")[1].split()[0]
+    )
+    c = int(
+        cli("remember", "ci", "CI has 4 cores", "--source", "#3", "--supersedes", str(b), agent="lead")[1].split()[0]
+    )
+    return a, b, c
+
+
+def test_facts_all_says_superseded_once(cli):
+    a, b, c = _chain(cli)
+    code, out, _ = cli("facts", "--all")
+    assert code == 0 and "(-> #" not in out
+    assert out.count(f"superseded by #{b}") == 1 and out.count(f"superseded by #{c}") == 1
+    lines = out.splitlines()
+    assert lines[lines.index(next(line for line in lines if line.startswith(f"#{b} "))) + 2].startswith(
+        f"    superseded by #{c} on "
+    )
+
+
+def test_facts_show_history_and_chain_both_ways(cli):
+    a, b, c = _chain(cli)
+    code, out, err = cli("facts", "show", str(b), "--json")
+    assert (code, err) == (0, "")
+    record = json.loads(out)
+    assert record["fact"]["id"] == b and record["chain"] == [a, b, c]
+    assert [f["id"] for f in record["older"]] == [a] and [f["id"] for f in record["newer"]] == [c]
+    assert [(e["what"], e["who"]) for e in record["events"]] == [("written", "bot"), ("superseded", "lead")]
+    assert record["events"][1]["other"] == c
+    code, out, _ = cli("facts", "show", str(b))
+    assert code == 0 and out.startswith(f"#{b} ci: CI has 2 cores\n")
+    assert "written by bot" in out and f"superseded by #{c}, by lead" in out
+    assert f" *#{b} CI has 2 cores" in out and f"  #{a} CI has 1 core" in out and f"  #{c} CI has 4 cores" in out
+    code, out, _ = cli("forget", str(c), "wrong count", agent="bot")
+    assert code == 1  # bot may not retire lead's fact
+    cli("forget", str(c), "wrong count", agent="lead")
+    code, out, _ = cli("facts", "show", str(c))
+    assert "retired by lead: wrong count" in out
+
+
+def test_facts_show_unknown_id(cli):
+    code, out, err = cli("facts", "show", "4242")
+    assert code == 1 and out == "" and err == "cli-org: no fact with id 4242\n"
+    code, _, err = cli("facts", "show", "4242", "--json")
+    assert code == 1 and json.loads(err) == {"error": "no fact with id 4242"}
+
+
+def test_show_fact_leaves_the_connection_idle(org):
+    with org.as_agent("bot") as conn:
+        fact_id = facts.remember(conn, "ci", "CI has 4 cores", source="t_c9").id
+        assert facts.show_fact(conn, fact_id).chain == [fact_id]
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE

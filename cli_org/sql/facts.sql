@@ -35,3 +35,9 @@ ORDER BY id;
 
 -- name: links
 SELECT supersedes, superseded_by FROM memory_facts WHERE id = %(id)s;
+
+-- name: get
+SELECT id, subject, claim, source, author, project, confidence, kind, via,
+       valid_from, valid_to, retired_by, retired_reason, supersedes, superseded_by, created_at
+FROM memory_facts
+WHERE id = %(id)s;
