@@ -225,4 +225,65 @@ def search_cmd(query: str, limit: int, harness: str | None, as_json: bool) -> No
         click.echo(f"{when}  {h.harness}  {one_line(h.session)}  {role}  {one_line(h.snippet)}")
 
 
+@sessions.command("show")
+@click.argument("session_id", metavar="ID")
+@click.option("--harness", type=click.Choice(_HARNESSES), help="When the id exists in more than one harness.")
+@json_option
+def show_cmd(session_id: str, harness: str | None, as_json: bool) -> None:
+    """One archived session whole: every message in order, each tool call with its name,
+    command and result.
+
+    ID is the session id that `sessions search` prints."""
+    from ..archive.sessions import show_session
+    from ..db.connect import connect
+    from ..text import one_line
+
+    with connect(settings()) as conn:
+        found = show_session(conn, session_id, harness=harness)
+    if as_json:
+        emit_json(found)
+        return
+    head = [found.harness, one_line(found.external_id)]
+    for label, value in (
+        ("title", found.title),
+        ("project", found.project),
+        ("cwd", found.cwd),
+        ("branch", found.git_branch),
+        ("model", found.model),
+        ("parent", found.parent),
+    ):
+        if value:
+            head.append(f"{label} {one_line(value, 120)}")
+    click.echo("session " + "; ".join(head))
+    span = " to ".join(f"{t:%Y-%m-%d %H:%M}" for t in (found.started_at, found.ended_at) if t)
+    click.echo(
+        f"{_count(len(found.messages), 'message')}, {_count(found.tool_calls, 'tool call')}; {span or 'no times'}"
+    )
+    for turn in found.messages:
+        when = f"{turn.occurred_at:%Y-%m-%d %H:%M:%S}" if turn.occurred_at else "?"
+        if turn.tool:
+            call = turn.tool
+            click.echo(
+                f"\n[{when}] tool call {one_line(call.name)}" + (f" ({one_line(call.call_id)})" if call.call_id else "")
+            )
+            if call.command:
+                click.echo(_indented("$ " + call.command))
+            elif call.input:
+                click.echo(_indented(call.input))
+            if call.result is not None:
+                click.echo("  result:")
+                click.echo(_indented(call.result, "    "))
+            else:
+                click.echo("  (no result recorded)")
+        else:
+            click.echo(f"\n[{when}] {turn.kind}")
+            click.echo(_indented(turn.text or ""))
+
+
+def _indented(text: str, pad: str = "  ") -> str:
+    from ..text import safe_block
+
+    return "\n".join(pad + line for line in safe_block(text).split("\n"))
+
+
 COMMANDS = [archive, usage, sessions]

@@ -89,3 +89,18 @@ SELECT harness, session, project, occurred_at, kind, tool_name, rank,
            AS snippet
 FROM hits
 ORDER BY occurred_at DESC NULLS LAST, rank DESC, id DESC;
+
+-- name: session_find
+SELECT s.id, s.harness, s.external_id, p.external_id AS parent, s.project, s.cwd, s.git_branch, s.model,
+       s.title, s.started_at, s.ended_at
+FROM archive_sessions s
+LEFT JOIN archive_sessions p ON p.id = s.parent_session
+WHERE s.external_id = %(external_id)s
+  AND (%(harness)s::text IS NULL OR s.harness = %(harness)s)
+ORDER BY s.harness;
+
+-- name: session_messages
+SELECT position, part, kind, occurred_at, text, tool_name, tool_call_id, command
+FROM archive_messages
+WHERE session_id = %(id)s
+ORDER BY position, part, id;
