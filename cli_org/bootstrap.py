@@ -13,7 +13,7 @@ from .agents import add_agent
 from .config import Settings
 from .db import locks
 from .db.connect import admin_conninfo, connect
-from .db.errors import translated
+from .db.errors import first_line, translated
 from .db.migrate import migrate, pending
 from .db.queries import sql
 from .errors import DatabaseError
@@ -31,7 +31,11 @@ def create_database(settings: Settings) -> bool:
     """Create the embedded server's database; False when it already exists."""
     if settings.database_url:
         return False
-    with psycopg.connect(admin_conninfo(settings, "postgres"), autocommit=True, row_factory=dict_row) as conn:
+    try:
+        conn = psycopg.connect(admin_conninfo(settings, "postgres"), autocommit=True, row_factory=dict_row)
+    except psycopg.OperationalError as exc:
+        raise DatabaseError(f"cannot connect to the embedded server: {first_line(exc)}") from None
+    with conn:
         # Two `cli-org init` at once: CREATE DATABASE cannot run in a transaction, so a
         # session lock makes the second wait and then find the database made.
         conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (locks.CREATE, settings.database_name))

@@ -60,6 +60,8 @@ class Settings:
     lock_wait: float = LOCK_WAIT  # seconds
 
     def __post_init__(self) -> None:
+        if self.database_url:
+            check_database_url(self.database_url)
         if not _DB_NAME.match(self.database_name):
             raise ConfigError(
                 f"CLI_ORG_DATABASE {self.database_name!r}: use lowercase letters, digits and '_', "
@@ -69,7 +71,7 @@ class Settings:
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
         if env is None:
-            _load_dotenv()
+            load_dotenv()
             env = dict(os.environ)
         for key, value in env.items():
             # Bytes that are not UTF-8 become lone surrogates, which no query can send.
@@ -99,8 +101,31 @@ class Settings:
         return self.database_url is None
 
 
-def _load_dotenv() -> None:
-    # Only the current folder's .env: a parent's file belongs to another project.
+def check_database_url(url: str) -> None:
+    """Refuse a CLI_ORG_DATABASE_URL that libpq cannot parse, in one line that never shows
+    the URL itself (it may hold a password). Checked when settings are made, so every
+    command (db status and init included) says the same before it connects."""
+    from psycopg import ProgrammingError
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        params = conninfo_to_dict(url)
+    except ProgrammingError as exc:
+        reason = (str(exc).strip().splitlines() or ["cannot be parsed"])[0].replace(url, "...")
+        raise ConfigError(
+            f"CLI_ORG_DATABASE_URL is not a valid connection string ({reason}); "
+            "use postgresql://USER@HOST:PORT/DATABASE or 'host=... dbname=...'"
+        ) from None
+    ports = [p.strip() for p in str(params.get("port") or "").split(",") if p.strip()]
+    bad = [p for p in ports if not p.isdigit()]
+    if bad:
+        raise ConfigError(f"CLI_ORG_DATABASE_URL: port {bad[0]!r} is not a number")
+
+
+def load_dotenv() -> None:
+    """Put the current folder's .env into the environment; values already set win.
+
+    Only the current folder's .env: a parent's file belongs to another project."""
     if Path(".env").is_file():
         from dotenv import load_dotenv
 

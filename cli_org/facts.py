@@ -12,7 +12,7 @@ from .checks import check_fact
 from .db.errors import translated
 from .db.queries import sql
 from .db.session import owns_transaction
-from .errors import AccessDenied, InputError
+from .errors import AccessDenied, InputError, NotFound
 from .rules import KINDS
 
 
@@ -81,20 +81,49 @@ def remember(
         "via": via,
     }
     with translated(conn):
-        _require_agent(conn)
-        existing = conn.execute(sql("facts.find_current"), params).fetchone()
-        if existing:
-            return Remembered(existing["id"], duplicate=True)
         try:
-            with conn.transaction():
-                new_id = conn.execute(sql("facts.insert"), params).fetchone()["id"]
-                if supersedes is not None:
-                    conn.execute(sql("facts.supersede"), {"old": supersedes, "new": new_id})
-        except pgerr.UniqueViolation:
-            # Another writer stored the same claim between our lookup and insert.
-            return Remembered(conn.execute(sql("facts.find_current"), params).fetchone()["id"], duplicate=True)
-        conn.commit()
+            result = _store(conn, params, supersedes)
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()  # every return path ends the transaction the lookups opened
+    return result
+
+
+def _store(conn: psycopg.Connection, params: dict, supersedes: int | None) -> Remembered:
+    _require_agent(conn)
+    existing = conn.execute(sql("facts.find_current"), params).fetchone()
+    if existing:
+        return _known(conn, existing["id"], supersedes)
+    try:
+        with conn.transaction():  # a savepoint: the lookups above opened the transaction
+            new_id = conn.execute(sql("facts.insert"), params).fetchone()["id"]
+            if supersedes is not None:
+                conn.execute(sql("facts.supersede"), {"old": supersedes, "new": new_id})
+    except pgerr.UniqueViolation:
+        # Another session of this agent stored the same claim between our lookup and insert.
+        return _known(conn, conn.execute(sql("facts.find_current"), params).fetchone()["id"], supersedes)
     return Remembered(new_id, superseded=supersedes)
+
+
+def _known(conn: psycopg.Connection, existing: int, supersedes: int | None) -> Remembered:
+    """The agent already holds this claim as fact `existing`.
+
+    Without --supersedes that is the answer. With --supersedes N the caller wants N gone and
+    this claim current: N is retired and linked both ways to the existing fact, as if the
+    claim had been written now. Refused when that link cannot be made (README, remember)."""
+    if supersedes is None:
+        return Remembered(existing, duplicate=True)
+    if supersedes == existing:
+        raise InputError(f"fact {existing} already says this; there is nothing to supersede")
+    links = conn.execute(sql("facts.links"), {"id": existing}).fetchone()
+    if links["supersedes"] is not None:
+        raise InputError(
+            f"your identical fact #{existing} already supersedes #{links['supersedes']} and a fact supersedes "
+            f"one other; retire #{supersedes} with `cli-org forget {supersedes} WHY`"
+        )
+    conn.execute(sql("facts.supersede"), {"old": supersedes, "new": existing})
+    return Remembered(existing, duplicate=True, superseded=supersedes)
 
 
 @owns_transaction
@@ -122,6 +151,71 @@ def list_facts(
     params = {"all": include_retired, "subject": subject, "project": project, "author": author, "kind": kind}
     with translated(conn):
         return [Fact(**row) for row in conn.execute(sql("facts.list"), params)]
+
+
+@dataclass
+class Event:
+    """One thing that happened to a fact: written, superseded or retired."""
+
+    at: datetime
+    who: str | None
+    what: str  # "written", "superseded", "retired"
+    detail: str | None  # the source when written, the reason when retired
+    other: int | None = None  # the fact that superseded this one
+
+
+@dataclass
+class FactRecord:
+    """One fact whole: the row, what happened to it, and its supersession chain, oldest
+    first, this fact included (`older` and `newer` are the parts before and after it)."""
+
+    fact: Fact
+    events: list[Event]
+    older: list[Fact]  # what it superseded, the oldest first
+    newer: list[Fact]  # what superseded it, the nearest first
+    chain: list[int]  # every id of the chain, oldest first
+
+
+_CHAIN_LIMIT = 1000  # links followed each way; a chain is a few facts, a cycle would never end
+
+
+@owns_transaction
+def show_fact(conn: psycopg.Connection, fact_id: int) -> FactRecord:
+    """A fact with its history and its supersession chain both ways."""
+    with translated(conn):
+        try:
+            fact = _get(conn, fact_id)
+            if fact is None:
+                raise NotFound(f"no fact with id {fact_id}")
+            older: list[Fact] = []
+            newer: list[Fact] = []
+            seen = {fact.id}
+            for attr, into in (("supersedes", older), ("superseded_by", newer)):
+                at = fact
+                while getattr(at, attr) is not None and getattr(at, attr) not in seen and len(seen) < _CHAIN_LIMIT:
+                    at = _get(conn, getattr(at, attr))
+                    if at is None:
+                        break
+                    seen.add(at.id)
+                    into.append(at)
+        finally:
+            conn.rollback()  # read-only: end the transaction the reads opened
+    older.reverse()
+    return FactRecord(fact, events_of(fact), older, newer, [f.id for f in (*older, fact, *newer)])
+
+
+def events_of(fact: Fact) -> list[Event]:
+    events = [Event(fact.created_at, fact.author, "written", fact.source)]
+    if fact.superseded_by is not None:
+        events.append(Event(fact.valid_to, fact.retired_by, "superseded", fact.retired_reason, fact.superseded_by))
+    elif fact.valid_to is not None:
+        events.append(Event(fact.valid_to, fact.retired_by, "retired", fact.retired_reason))
+    return events
+
+
+def _get(conn: psycopg.Connection, fact_id: int) -> Fact | None:
+    row = conn.execute(sql("facts.get"), {"id": fact_id}).fetchone()
+    return Fact(**row) if row else None
 
 
 def age(moment: datetime | None) -> str:

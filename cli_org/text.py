@@ -52,3 +52,17 @@ def one_line(text: str | None, limit: int | None = None) -> str:
     if limit is not None and len(text) > limit:
         text = text[: limit - 1] + "…"
     return text
+
+
+def safe_block(text: str | None) -> str:
+    """Untrusted text of many lines (a message body) made safe to print: its line breaks
+    kept (CR LF, CR and U+2028/U+2029 become newlines), tabs a space, and every other
+    control or format character U+FFFD, so nothing reaches the terminal but text."""
+    if not text:
+        return ""
+    text = re.sub("\r\n?|[\u2028\u2029\x85\x0b\x0c]", "\n", text).replace("\t", " ")
+    if text.isprintable():
+        return text
+    return "".join(
+        ch if ch == "\n" or unicodedata.category(ch) not in ("Cc", "Cf") else REPLACEMENT for ch in text
+    )

@@ -5,6 +5,9 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 export CLI_ORG_DATABASE="${CLI_ORG_DATABASE:-org_demo}"
 export ORG_ROOT="$here/eval/sample"  # where recall finds the bots' memory files
 
+echo "This demo writes to the database '$CLI_ORG_DATABASE' on the embedded server"
+echo "(data folder ${CLI_ORG_DATA_DIR:-\$XDG_DATA_HOME/cli-org}); the default database 'org' is not touched."
+echo
 bash "$here/scripts/load-sample.sh"
 id=$(ORG_AGENT=builder cli-org remember "demo" "The demo ran at $(date -u +%H:%M) UTC" --source scripts/demo.sh)
 echo "remembered fact $id; retiring it as the team lead:"
@@ -17,3 +20,8 @@ for question in "how do we roll back a bad deploy" "when are database backups ta
 done
 echo
 cli-org db status
+echo
+echo "The demo data is in the database '$CLI_ORG_DATABASE'. To keep exploring it in this shell:"
+printf '  export CLI_ORG_DATABASE=%q ORG_ROOT=%q ORG_AGENT=builder\n' "$CLI_ORG_DATABASE" "$ORG_ROOT"
+echo "  cli-org facts; cli-org recall \"how do we roll back a bad deploy\"; cli-org db psql"
+echo "Without CLI_ORG_DATABASE, cli-org uses the database 'org': run \`cli-org init\` to start your own."

@@ -4,7 +4,9 @@ import json
 import os
 from pathlib import Path
 
+import psycopg
 import pytest
+from psycopg.rows import dict_row
 
 from cli_org.archive.memory_versions import capture, expand, file_history, source_of
 from cli_org.errors import InputError, NotFound
@@ -31,7 +33,8 @@ def test_three_edits_make_three_versions_and_unchanged_none(org, tmp_path):
     (same,) = _capture(org, memory).files
     assert (same.version, same.new) == (3, False)
     found = _history(org, "MEMORY.md")
-    assert found.path == str(memory.resolve()) and [v.version for v in found.versions] == [1, 2, 3]
+    assert (found.root, found.path) == (str(memory.parent.resolve()), "MEMORY.md")
+    assert found.file == str(memory.resolve()) and [v.version for v in found.versions] == [1, 2, 3]
     assert [(v.added, v.removed) for v in found.versions] == [(1, 0), (1, 0), (1, 1)]
     assert "-- uses pytest\n" in found.versions[2].diff and "+- deploys at 02:00\n" in found.versions[2].diff
     assert [v.size for v in found.versions] == [len(t) for t in texts]
@@ -75,7 +78,7 @@ def test_history_errors(org, tmp_path):
         _capture(org, tmp_path / folder / "MEMORY.md")
     with pytest.raises(InputError, match="matches 2 archived files"):
         _history(org, "MEMORY.md")
-    assert _history(org, "b/MEMORY.md").path.endswith("/b/MEMORY.md")
+    assert _history(org, "b/MEMORY.md").file.endswith("/b/MEMORY.md")
     with pytest.raises(NotFound, match="does not exist"):
         _capture(org, tmp_path / "missing.md")
 
@@ -114,3 +117,107 @@ def test_cli_history_text_and_default_paths(cli, tmp_path, monkeypatch):
     assert "+two" not in cli("archive", "history", "bot.md", "--no-diff")[1]
     code, _, err = cli("archive", "history", "ghost.md")
     assert code == 1 and err.startswith("cli-org: no archived versions of ghost.md")
+
+
+# --- one project root for recall and `archive memory` (issue 10, bug 3) ----------------
+
+
+def test_archive_memory_from_a_subfolder_captures_what_recall_reads(cli, tmp_path, monkeypatch):
+    project = tmp_path / "app"
+    (project / ".git").mkdir(parents=True)
+    bots = project / ".agents" / "org" / "memory"
+    bots.mkdir(parents=True)
+    (bots / "builder.md").write_text("- the nightly rollback drill runs at 03:00\n")
+    deep = project / "src" / "deep"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(deep)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for var in ("CLAUDE_CONFIG_DIR", "HERMES_HOME", "ORG_ROOT"):
+        monkeypatch.delenv(var, raising=False)
+    code, out, _ = cli("recall", "nightly rollback drill", "--arms", "memory", agent="bot")
+    assert code == 0 and "[memory] .agents/org/memory/builder.md:1" in out
+    code, out, err = cli("archive", "memory", "--json")
+    assert (code, err) == (0, "")
+    (captured,) = json.loads(out)["files"]
+    assert captured["root"] == str(project.resolve()) and captured["path"] == ".agents/org/memory/builder.md"
+
+
+# --- versions stored under a root and a relative path (issue 10, bug 4) -----------------
+
+
+def test_the_specifications_query_finds_memory_md(org, tmp_path):
+    claude = tmp_path / ".claude" / "projects" / "-w-app" / "memory"
+    (claude / "topic").mkdir(parents=True)
+    (claude / "MEMORY.md").write_text("- index\n")
+    (claude / "topic" / "build.md").write_text("- build notes\n")
+    hermes = tmp_path / ".hermes" / "memories"
+    hermes.mkdir(parents=True)
+    (hermes / "MEMORY.md").write_text("- hermes index\n")
+    bots = tmp_path / "w" / ".agents" / "org" / "memory"
+    bots.mkdir(parents=True)
+    (bots / "bot.md").write_text("- bot note\n")
+    _capture(org, claude, hermes / "MEMORY.md", bots / "bot.md")
+    with org.admin() as conn:
+        rows = conn.execute(
+            "SELECT root, path, abs_path, length(content) AS n FROM archive_memory_versions "
+            "WHERE path = 'MEMORY.md' ORDER BY captured_at, root"
+        ).fetchall()
+        bot = conn.execute("SELECT root, path FROM archive_memory_versions WHERE source = 'org-memory'").fetchone()
+        topic = conn.execute("SELECT root FROM archive_memory_versions WHERE path = 'topic/build.md'").fetchone()
+    assert {r["root"] for r in rows} == {str(claude.resolve()), str(hermes.resolve())}
+    assert {r["abs_path"] for r in rows} == {
+        str((claude / "MEMORY.md").resolve()),
+        str((hermes / "MEMORY.md").resolve()),
+    }
+    assert bot == {"root": str((tmp_path / "w").resolve()), "path": ".agents/org/memory/bot.md"}
+    assert topic == {"root": str(claude.resolve())}
+    # Two files named MEMORY.md count their versions apart; history needs more of the path.
+    with pytest.raises(InputError, match="matches 2 archived files"):
+        _history(org, "MEMORY.md")
+    assert _history(org, "memories/MEMORY.md").root == str(hermes.resolve())
+    assert _history(org, str(claude / "MEMORY.md")).path == "MEMORY.md"
+    assert _history(org, ".agents/org/memory/bot.md").source == "org-memory"
+
+
+def test_migration_0011_backfills_root_and_relative_path(blank_db):
+    from cli_org.archive.memory_versions import locate
+    from cli_org.db.migrate import available, migrate
+
+    with psycopg.connect(blank_db.server.url(blank_db.name), autocommit=True) as conn:
+        conn.execute(
+            "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for mig in available():
+            if mig.version < 11:
+                with conn.transaction():
+                    conn.execute(mig.sql.encode())
+                    conn.execute(
+                        "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (mig.version, mig.name)
+                    )
+        old = [
+            ("claude-memory", "/h/.claude/projects/-w-app/memory/MEMORY.md"),
+            ("claude-memory", "/h/.claude/projects/-w-app/memory/topic/build.md"),
+            ("hermes-memory", "/h/.hermes/memories/USER.md"),
+            ("org-memory", "/w/app/.agents/org/memory/bot.md"),
+            ("file", "/w/notes/today.md"),
+        ]
+        for source, path in old:
+            conn.execute(
+                "INSERT INTO archive_memory_versions (source, path, version, content, sha256, size)"
+                " VALUES (%s, %s, 1, 'x', 'h', 1)",
+                (source, path),
+            )
+    with psycopg.connect(blank_db.server.url(blank_db.name), row_factory=dict_row) as conn:
+        assert [m.version for m in migrate(conn)] == [m.version for m in available() if m.version >= 11]
+        rows = conn.execute("SELECT root, path, abs_path FROM archive_memory_versions ORDER BY id").fetchall()
+    assert [(r["root"], r["path"]) for r in rows] == [
+        ("/h/.claude/projects/-w-app/memory", "MEMORY.md"),
+        ("/h/.claude/projects/-w-app/memory", "topic/build.md"),
+        ("/h/.hermes/memories", "USER.md"),
+        ("/w/app", ".agents/org/memory/bot.md"),
+        ("/w/notes", "today.md"),
+    ]
+    assert [r["abs_path"] for r in rows] == [p for _, p in old]
+    # The Python rule for new rows agrees with the backfill.
+    assert [locate(Path(p), s) for s, p in old] == [(r["root"], r["path"]) for r in rows]

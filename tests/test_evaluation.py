@@ -310,4 +310,4 @@ def test_threshold_failures_are_an_error_type(cli, sample, tmp_path, monkeypatch
     loud.write_text("zulu yankee\n")
     code, out, err = cli("eval", "noise", str(loud), "--json")
     assert code == 1 and json.loads(out)["failed"] == 1
-    assert err.strip() == "cli-org: 1 of 1 noise queries found something"
+    assert json.loads(err) == {"error": "1 of 1 noise queries found something"}

@@ -29,6 +29,8 @@ def json_commands(group: click.Group = root_group, prefix: tuple[str, ...] = ())
         path = (*prefix, name)
         if isinstance(command, click.Group):
             found += json_commands(command, path)
+            if command.invoke_without_command and any(p.name == "as_json" for p in command.params):
+                found.append(" ".join(path))  # a group that is a command too (`facts`)
         elif any(p.name == "as_json" for p in command.params):
             found.append(" ".join(path))
     return found
@@ -151,6 +153,22 @@ FIELDS: dict[str, object] = {
     ),
     # "its time, harness, session, role and a snippet"
     "sessions search": [F("occurred_at", "harness", "session", "kind", "tool_name", "snippet")],
+    # "the messages in order, tool calls first-class"
+    "sessions show": F(
+        "harness",
+        "external_id",
+        "parent",
+        "project",
+        "cwd",
+        "started_at",
+        "ended_at",
+        "tool_calls",
+        messages=[F("position", "kind", "occurred_at", "text", "tool")],
+    ),
+    # "`fact`, `events`, `older`, `newer` and `chain`"
+    "facts show": F("fact", "older", "newer", "chain", events=[F("at", "who", "what", "detail")]),
+    # a libpq URL, whose user and database, and where its password comes from
+    "db url": F("url", "user", "database", "agent", "password_from"),
 }
 
 ARGS: dict[str, tuple[list[str], str | None]] = {
@@ -176,6 +194,9 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "archive history": (["archive", "history", "{memory}"], None),
     "usage": (["usage"], None),
     "sessions search": (["sessions", "search", "deploy"], None),
+    "sessions show": (["sessions", "show", "S"], None),
+    "facts show": (["facts", "show", "{fact}"], None),
+    "db url": (["db", "url"], None),
 }
 
 
@@ -285,7 +306,7 @@ def test_json_output_on_an_empty_database_is_json_or_nothing(run_json, command):
     if code == 0:
         json.loads(out)
     else:
-        assert out == "" and err.startswith("cli-org: "), (code, out, err)
+        assert out == "" and set(json.loads(err)) == {"error"}, (code, out, err)
 
 
 def test_eval_commands_emit_their_dataclasses():

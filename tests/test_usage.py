@@ -204,18 +204,25 @@ def test_cli_usage_text_json_and_bounds(cli, archive):
 
 def _readme_psql_command() -> str:
     section = (ROOT / "README.md").read_text().split("## Archive and adoption", 1)[1].split("\n## ", 1)[0]
-    (command,) = [c for c in re.findall(r"```bash\n(.+?)\n```", section, re.S) if "| psql" in c]
+    (command,) = [c for c in re.findall(r"```bash\n(.+?)\n```", section, re.S) if "| cli-org db psql" in c]
     return command
 
 
-def test_readme_psql_command_runs_the_usage_sql(archive):
+def test_readme_psql_command_runs_the_usage_sql(archive, tmp_path):
+    import sys
+
     from cli_org.db import embedded
 
     psql = embedded._bin_dir() / "psql"
     if not psql.exists():
         pytest.skip(f"no psql next to the embedded server ({psql})")
+    # `cli-org` on PATH runs this checkout, whatever is installed.
+    shim = tmp_path / "bin" / "cli-org"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m cli_org "$@"\n')
+    shim.chmod(0o755)
     url = archive.server.url(archive.name)
-    env = {**os.environ, "PATH": f"{psql.parent}:{os.environ['PATH']}", "CLI_ORG_DATABASE_URL": url}
+    env = {**os.environ, "PATH": f"{shim.parent}:{os.environ['PATH']}", "CLI_ORG_DATABASE_URL": url}
     out = subprocess.run(
         ["bash", "-c", _readme_psql_command()], cwd=ROOT, env=env, capture_output=True, text=True, check=True
     ).stdout

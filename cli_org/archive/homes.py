@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..project import memory_dir
+
 
 def _env_dir(name: str, default: str) -> Path:
     value = os.environ.get(name)
@@ -33,12 +35,12 @@ def session_stores() -> dict[str, Path]:
     return {harness: path for harness, path in found.items() if path.exists()}
 
 
-def memory_files() -> list[Path]:
-    """Harness memory files, and the bots' files under the current folder."""
+def memory_files(root: Path) -> list[Path]:
+    """Harness memory files, and the bots' files under the project root (project.py)."""
     found: list[Path] = []
     projects = claude_home() / "projects"
     if projects.is_dir():
         found += sorted(projects.glob("*/memory/**/*.md"))
     found += [p for p in (hermes_home() / "memories" / name for name in ("MEMORY.md", "USER.md")) if p.is_file()]
-    found += sorted(Path(".agents/org/memory").glob("*.md"))
+    found += sorted(memory_dir(root).glob("*.md"))
     return found

@@ -22,7 +22,8 @@ _IGNORED = re.compile(r"^[.#]|~$|\.(lock|tmp|temp|bak|backup|swp|swo|orig|part|r
 
 @dataclass
 class Captured:
-    path: str
+    root: str  # the folder the file belongs to (locate())
+    path: str  # relative to root: what `WHERE path = 'MEMORY.md'` matches
     source: str
     size: int
     version: int  # the file's latest version after this run
@@ -49,7 +50,9 @@ class Version:
 
 @dataclass
 class History:
-    path: str
+    root: str
+    path: str  # relative to root
+    file: str  # root/path, the file as it is named on this machine
     source: str
     versions: list[Version]
 
@@ -66,6 +69,25 @@ def source_of(path: Path) -> str:
     if "memory" in path.parts[:-1] and "projects" in path.parts:
         return "claude-memory"
     return "file"
+
+
+def locate(path: Path, source: str | None = None) -> tuple[str, str]:
+    """The root a memory file belongs to and its path relative to that root.
+
+    org-memory: the project root (the folder holding .agents/org/memory/, as recall reads
+    it); claude-memory: the last folder named memory (projects/<project>/memory); hermes-
+    memory: the memories folder; any other file: its own folder. Migration 0011 backfills
+    older rows with the same rule."""
+    source = source or source_of(path)
+    text = path.as_posix()
+    if source == "org-memory" and "/.agents/org/memory/" in text:
+        root = text[: text.index("/.agents/org/memory/")] or "/"
+    elif source == "claude-memory" and "memory" in path.parts[:-1]:
+        last = len(path.parts) - 2 - path.parts[:-1][::-1].index("memory")
+        root = Path(*path.parts[: last + 1]).as_posix()
+    else:
+        root = path.parent.as_posix()
+    return root, text[len(root) :].lstrip("/")
 
 
 def expand(paths: list[Path]) -> tuple[list[Path], list[str]]:
@@ -104,9 +126,13 @@ def _capture_one(conn: psycopg.Connection, path: Path) -> Captured:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
     digest = hashlib.sha256(data).hexdigest()
     content = data.decode("utf-8", errors="replace").replace("\x00", "")
+    source = source_of(path)
+    root, rel = locate(path, source)
     params = {
-        "source": source_of(path),
-        "path": str(path),
+        "source": source,
+        "root": root,
+        "path": rel,
+        "abs_path": str(path),
         "content": content,
         "sha256": digest,
         "size": len(data),
@@ -115,33 +141,36 @@ def _capture_one(conn: psycopg.Connection, path: Path) -> Captured:
     for _ in range(3):
         latest = conn.execute(sql("archive.memory_latest"), params).fetchone()
         if latest and latest["sha256"] == digest:
-            return Captured(str(path), params["source"], len(data), latest["version"], new=False)
+            return Captured(root, rel, source, len(data), latest["version"], new=False)
         version = (latest["version"] if latest else 0) + 1
         row = conn.execute(sql("archive.memory_insert"), {**params, "version": version}).fetchone()
         if row:
-            return Captured(str(path), params["source"], len(data), version, new=True)
+            return Captured(root, rel, source, len(data), version, new=True)
         # Another run stored this version number first; look again.
     raise InputError(f"{path} is being captured by another run; try again")
 
 
 @owns_transaction
 def file_history(conn: psycopg.Connection, name: str) -> History:
-    """Every stored version of one file, each with its diff from the one before."""
+    """Every stored version of one file, each with its diff from the one before.
+
+    `name` is a path (absolute, or to a file that exists here), a path relative to its root
+    (`MEMORY.md`, `.agents/org/memory/bot.md`) or the end of root/path (`memories/USER.md`)."""
     given = Path(name).expanduser()
     exact = str(given.resolve()) if given.exists() else name
-    suffix = "/" + name.removeprefix("./").lstrip("/")
+    params = {"exact": exact, "name": name.removeprefix("./"), "suffix": "/" + name.removeprefix("./").lstrip("/")}
     with translated(conn):
-        paths = [r["path"] for r in conn.execute(sql("archive.memory_paths"), {"path": exact, "suffix": suffix})]
-        if not paths:
+        found = [(r["root"], r["path"]) for r in conn.execute(sql("archive.memory_files"), params)]
+        if not found:
             raise NotFound(f"no archived versions of {name}; run `cli-org archive memory` first")
-        if len(paths) > 1:
-            if exact in paths:
-                paths = [exact]
-            else:
-                raise InputError(
-                    f"{name} matches {len(paths)} archived files: {', '.join(paths)}; give more of the path"
-                )
-        rows = conn.execute(sql("archive.memory_history"), {"path": paths[0]}).fetchall()
+        if len(found) > 1:
+            same = [f for f in found if _joined(*f) == exact]
+            if len(same) != 1:
+                listed = ", ".join(_joined(*f) for f in found)
+                raise InputError(f"{name} matches {len(found)} archived files: {listed}; give more of the path")
+            found = same
+        root, path = found[0]
+        rows = conn.execute(sql("archive.memory_history"), {"root": root, "path": path}).fetchall()
     versions, before = [], ""
     for row in rows:
         diff = list(
@@ -166,4 +195,8 @@ def file_history(conn: psycopg.Connection, name: str) -> History:
             )
         )
         before = row["content"]
-    return History(paths[0], rows[0]["source"], versions)
+    return History(root, path, _joined(root, path), rows[0]["source"], versions)
+
+
+def _joined(root: str, path: str) -> str:
+    return f"{root.rstrip('/')}/{path}"

@@ -11,7 +11,7 @@ import psycopg
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
-from ..errors import InputError
+from ..errors import InputError, NotFound
 from ..limits import check_query
 from ..recall.terms import positive_words
 from .records import HARNESSES
@@ -51,3 +51,81 @@ def search_messages(
             raise InputError(f"{query!r} has no searchable words (only stop words or punctuation)")
         rows = conn.execute(sql("archive.search_messages"), params).fetchall()
     return [MessageHit(**{**r, "snippet": re.sub(r"\s+", " ", r["snippet"]).strip()}) for r in rows]
+
+
+@dataclass
+class ToolCall:
+    """A tool call with its result, matched by the harness's call id."""
+
+    name: str
+    call_id: str | None
+    command: str | None  # the command line, for shell tools
+    input: str | None  # the arguments as the transcript gives them
+    result: str | None = None
+    result_at: datetime | None = None
+
+
+@dataclass
+class Turn:
+    """One message of a session; a tool call's result is folded into its call."""
+
+    position: int
+    part: int
+    kind: str
+    occurred_at: datetime | None
+    text: str | None
+    tool: ToolCall | None = None
+
+
+@dataclass
+class Session:
+    harness: str
+    external_id: str
+    parent: str | None
+    project: str | None
+    cwd: str | None
+    git_branch: str | None
+    model: str | None
+    title: str | None
+    started_at: datetime | None
+    ended_at: datetime | None
+    messages: list[Turn]
+    tool_calls: int  # how many of the messages are tool calls
+
+
+@owns_transaction
+def show_session(conn: psycopg.Connection, external_id: str, *, harness: str | None = None) -> Session:
+    """One archived session whole: its messages in order, tool calls with their results."""
+    if harness is not None and harness not in HARNESSES:
+        raise InputError(f"harness {harness!r} is not one of {', '.join(HARNESSES)}")
+    with translated(conn):
+        try:
+            found = conn.execute(
+                sql("archive.session_find"), {"external_id": external_id, "harness": harness}
+            ).fetchall()
+            if not found:
+                raise NotFound(f"no archived session {external_id!r}; see `cli-org sessions search`")
+            if len(found) > 1:
+                raise InputError(
+                    f"session {external_id!r} exists in {', '.join(r['harness'] for r in found)}; pass --harness"
+                )
+            row = found[0]
+            rows = conn.execute(sql("archive.session_messages"), {"id": row["id"]}).fetchall()
+        finally:
+            conn.rollback()  # read-only: end the transaction the reads opened
+    turns: list[Turn] = []
+    calls: dict[str, ToolCall] = {}
+    for m in rows:
+        if m["kind"] == "tool" and m["tool_call_id"] in calls and calls[m["tool_call_id"]].result is None:
+            call = calls[m["tool_call_id"]]
+            call.result, call.result_at = m["text"], m["occurred_at"]
+            continue
+        turn = Turn(m["position"], m["part"], m["kind"], m["occurred_at"], m["text"])
+        if m["tool_name"]:
+            turn.tool = ToolCall(m["tool_name"], m["tool_call_id"], m["command"], m["text"])
+            turn.text = None
+            if m["tool_call_id"]:
+                calls.setdefault(m["tool_call_id"], turn.tool)
+        turns.append(turn)
+    info = {k: v for k, v in row.items() if k != "id"}
+    return Session(**info, messages=turns, tool_calls=sum(t.tool is not None for t in turns))

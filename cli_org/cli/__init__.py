@@ -2,34 +2,83 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from contextlib import contextmanager
 
 import click
 
 from .. import __version__
+from ..config import load_dotenv
 from ..errors import OrgError
-from ..text import is_utf8, shown
+from ..text import is_utf8, one_line, shown
 
 
 class OrgGroup(click.Group):
-    """Turns every OrgError into one line on stderr and exit code 1."""
+    """The one place where failures are rendered, for every command.
+
+    An OrgError is one line on stderr with its exit code (1); a usage error (a missing or
+    malformed argument or option, an unknown command) is one line with exit code 2. Under
+    --json the line is {"error": "..."}, as gh does; exit codes do not change.
+    """
+
+    json_errors = False  # set per run by main()
 
     def main(self, args=None, *rest, **kwargs):
+        args = list(sys.argv[1:] if args is None else args)
+        # click reads ORG_AGENT (--as) and ORG_VIA (--via) from the environment while it
+        # parses the command line, so .env has to be in the environment before that.
+        load_dotenv()
+        OrgGroup.json_errors = "--json" in (args[: args.index("--")] if "--" in args else args)
         # Arguments and ORG_*/CLI_ORG_* values that are not UTF-8 cannot reach the database
         # (Python holds the stray bytes as lone surrogates); refuse them here, for every command.
-        problem = not_utf8(sys.argv[1:] if args is None else list(args), os.environ)
+        problem = not_utf8(args, os.environ)
         if problem:
-            click.echo(f"cli-org: {problem}", err=True)
+            report(problem)
             sys.exit(2)
         return super().main(args, *rest, **kwargs)
 
+    def make_context(self, info_name, args, parent=None, **extra):
+        with _one_line_usage():
+            return super().make_context(info_name, args, parent=parent, **extra)
+
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
+            with _one_line_usage():
+                return super().invoke(ctx)
         except OrgError as exc:
-            click.echo(f"cli-org: {exc}", err=True)
+            report(str(exc))
             ctx.exit(exc.exit_code)
+
+
+def report(message: str) -> None:
+    """One line on stderr: JSON under --json, else prefixed with the program's name."""
+    if OrgGroup.json_errors:
+        click.echo(json.dumps({"error": message}, ensure_ascii=False), err=True)
+    else:
+        click.echo(f"cli-org: {message}", err=True)
+
+
+class _UsageLine(click.ClickException):
+    """A usage error already turned into one line; click prints it through show()."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        report(self.message)
+
+
+@contextmanager
+def _one_line_usage():
+    try:
+        yield
+    except (_UsageLine, click.exceptions.NoArgsIsHelpError):
+        raise  # done, or a bare group: click shows its help
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx else "cli-org"
+        message = one_line(exc.format_message()).rstrip(".")
+        raise _UsageLine(f"{message[:1].lower()}{message[1:]} (see `{where} --help`)") from None
 
 
 @click.group(cls=OrgGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..rules import HARNESSES
-from .common import emit_json, json_option, settings, table
+from .common import emit_json, json_option, query_argument, settings, table
 
 
 def _progress():
@@ -92,26 +92,31 @@ def memory_cmd(paths: tuple[Path, ...], as_json: bool) -> None:
 
     PATHS are files or folders (their *.md files). With none: Claude Code's
     projects/*/memory/, Hermes' memories/MEMORY.md and USER.md, and .agents/org/memory/*.md
-    under the current folder. Lock, temp and backup files are ignored.
+    under the project root (ORG_ROOT, else the git top-level, else the current folder: the
+    files recall reads). Lock, temp and backup files are ignored.
     """
     from ..archive.homes import memory_files
     from ..archive.memory_versions import capture
     from ..db.connect import connect
+    from ..project import project_root
+    from ..text import one_line
 
-    targets = list(paths) or memory_files()
+    cfg = settings()
+    targets = list(paths) or memory_files(project_root(cfg.root))
     if not targets:
         if as_json:
             emit_json({"files": [], "ignored": []})
         click.echo("no memory files found; pass files or folders", err=True)
         return
-    with connect(settings(), bounded=False) as conn:
+    with connect(cfg, bounded=False) as conn:
         result = capture(conn, targets)
     if as_json:
         emit_json(result)
         return
     for f in result.files:
         if f.new:
-            click.echo(f"v{f.version} {f.path} ({f.source}, {f.size} bytes)")
+            where = one_line(f"{f.root.rstrip('/')}/{f.path}")
+            click.echo(f"v{f.version} {where} ({f.source}, {f.size} bytes)")
     new = sum(f.new for f in result.files)
     click.echo(
         f"{_count(len(result.files), 'file')}: {_count(new, 'new version')}, "
@@ -130,13 +135,14 @@ def history_cmd(file: str, no_diff: bool, as_json: bool) -> None:
     """
     from ..archive.memory_versions import file_history
     from ..db.connect import connect
+    from ..text import one_line
 
     with connect(settings()) as conn:
         found = file_history(conn, file)
     if as_json:
         emit_json(found)
         return
-    click.echo(f"{found.path} ({found.source}): {_count(len(found.versions), 'version')}")
+    click.echo(f"{one_line(found.file)} ({found.source}): {_count(len(found.versions), 'version')}")
     for v in found.versions:
         when = f"{v.modified_at:%Y-%m-%d %H:%M}" if v.modified_at else "?"
         click.echo(
@@ -200,7 +206,7 @@ def sessions() -> None:
 
 
 @sessions.command("search")
-@click.argument("query")
+@query_argument("query")
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="At most this many hits.")
 @click.option("--harness", type=click.Choice(HARNESSES), help="Only this harness.")
 @json_option
@@ -225,6 +231,67 @@ def search_cmd(query: str, limit: int, harness: str | None, as_json: bool) -> No
         when = f"{h.occurred_at:%Y-%m-%d %H:%M}" if h.occurred_at else "?"
         role = f"{h.kind}:{h.tool_name}" if h.tool_name else h.kind
         click.echo(f"{when}  {h.harness}  {one_line(h.session)}  {role}  {one_line(h.snippet)}")
+
+
+@sessions.command("show")
+@click.argument("session_id", metavar="ID")
+@click.option("--harness", type=click.Choice(HARNESSES), help="When the id exists in more than one harness.")
+@json_option
+def show_cmd(session_id: str, harness: str | None, as_json: bool) -> None:
+    """One archived session whole: every message in order, each tool call with its name,
+    command and result.
+
+    ID is the session id that `sessions search` prints."""
+    from ..archive.sessions import show_session
+    from ..db.connect import connect
+    from ..text import one_line
+
+    with connect(settings()) as conn:
+        found = show_session(conn, session_id, harness=harness)
+    if as_json:
+        emit_json(found)
+        return
+    head = [found.harness, one_line(found.external_id)]
+    for label, value in (
+        ("title", found.title),
+        ("project", found.project),
+        ("cwd", found.cwd),
+        ("branch", found.git_branch),
+        ("model", found.model),
+        ("parent", found.parent),
+    ):
+        if value:
+            head.append(f"{label} {one_line(value, 120)}")
+    click.echo("session " + "; ".join(head))
+    span = " to ".join(f"{t:%Y-%m-%d %H:%M}" for t in (found.started_at, found.ended_at) if t)
+    click.echo(
+        f"{_count(len(found.messages), 'message')}, {_count(found.tool_calls, 'tool call')}; {span or 'no times'}"
+    )
+    for turn in found.messages:
+        when = f"{turn.occurred_at:%Y-%m-%d %H:%M:%S}" if turn.occurred_at else "?"
+        if turn.tool:
+            call = turn.tool
+            click.echo(
+                f"\n[{when}] tool call {one_line(call.name)}" + (f" ({one_line(call.call_id)})" if call.call_id else "")
+            )
+            if call.command:
+                click.echo(_indented("$ " + call.command))
+            elif call.input:
+                click.echo(_indented(call.input))
+            if call.result is not None:
+                click.echo("  result:")
+                click.echo(_indented(call.result, "    "))
+            else:
+                click.echo("  (no result recorded)")
+        else:
+            click.echo(f"\n[{when}] {turn.kind}")
+            click.echo(_indented(turn.text or ""))
+
+
+def _indented(text: str, pad: str = "  ") -> str:
+    from ..text import safe_block
+
+    return "\n".join(pad + line for line in safe_block(text).split("\n"))
 
 
 COMMANDS = [archive, usage, sessions]

@@ -16,6 +16,18 @@ as_option = click.option(
 )
 
 
+def query_argument(name: str):
+    """A required text argument that may not be empty or only whitespace: a usage error
+    (exit 2) before anything starts, the same for recall, search and sessions search."""
+
+    def refuse_empty(ctx, param, value):
+        if value is not None and not value.strip():
+            raise click.BadParameter("is empty; say what to look for", ctx=ctx, param=param)
+        return value
+
+    return click.argument(name, callback=refuse_empty)
+
+
 def settings() -> Settings:
     return Settings.from_env()
 

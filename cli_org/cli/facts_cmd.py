@@ -11,7 +11,9 @@ from .common import as_option, emit_json, json_option, settings
 @click.command()
 @click.argument("subject")
 @click.argument("claim")
-@click.option("--source", metavar="SRC", help="Where it comes from: a path, #message, t_card id or URL. Required.")
+@click.option(
+    "--source", metavar="SRC", required=True, help="Where it comes from: a path, #message, t_card id or URL."
+)
 @click.option("--project", metavar="P", help="Project the fact belongs to (default: all projects).")
 @click.option("--inferred", is_flag=True, help="Mark as inferred rather than confirmed.")
 @click.option("--kind", type=click.Choice(KINDS), default="fact", show_default=True)
@@ -41,6 +43,8 @@ def remember(subject, claim, source, project, inferred, kind, supersedes, via, a
         )
     if as_json:
         emit_json(result)
+    elif result.duplicate and result.superseded:
+        click.echo(f"{result.id} (already known; supersedes {result.superseded})")
     elif result.duplicate:
         click.echo(f"{result.id} (already known: an identical current fact exists)")
     elif result.superseded:
@@ -67,7 +71,7 @@ def forget(fact_id: int, why: str, agent: str | None, as_json: bool) -> None:
         click.echo(f"retired {fact_id}")
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @click.option("--all", "include_retired", is_flag=True, help="Include retired and superseded facts.")
 @click.option("--subject", metavar="S", help="Only this subject (case-insensitive).")
 @click.option("--project", metavar="P", help="Only this project.")
@@ -75,11 +79,15 @@ def forget(fact_id: int, why: str, agent: str | None, as_json: bool) -> None:
 @click.option("--kind", type=click.Choice(KINDS))
 @as_option
 @json_option
-def facts(include_retired, subject, project, author, kind, agent, as_json) -> None:
-    """List current facts (with --all, retired ones too, with when, who and why)."""
+@click.pass_context
+def facts(ctx, include_retired, subject, project, author, kind, agent, as_json) -> None:
+    """List current facts (with --all, retired ones too, with when, who and why).
+
+    `cli-org facts show ID` shows one fact whole."""
+    if ctx.invoked_subcommand:
+        return
     from ..db.connect import connect
-    from ..facts import age, list_facts
-    from ..text import one_line
+    from ..facts import list_facts
 
     with connect(settings(), agent) as conn:
         found = list_facts(
@@ -92,26 +100,79 @@ def facts(include_retired, subject, project, author, kind, agent, as_json) -> No
         click.echo("no facts")
         return
     for f in found:
-        tags = ", ".join(
-            x
-            for x in (
-                f.kind if f.kind != "fact" else "",
-                f.confidence if f.confidence != "confirmed" else "",
-                f.project or "",
-            )
-            if x
-        )
-        click.echo(
-            f"#{f.id} {one_line(f.subject)}: {one_line(f.claim)}  [{one_line(f.source)}; {f.author}; "
-            f"{age(f.created_at)}{'; ' + tags if tags else ''}]"
-        )
+        click.echo(_fact_line(f))
         if f.supersedes:
             click.echo(f"    supersedes #{f.supersedes}")
         if not f.current:
-            click.echo(
-                f"    retired {f.valid_to:%Y-%m-%d %H:%M} by {f.retired_by}: {one_line(f.retired_reason)}"
-                + (f" (-> #{f.superseded_by})" if f.superseded_by else "")
-            )
+            click.echo(f"    {_end(f)}")
+
+
+def _fact_line(f) -> str:
+    from ..facts import age
+    from ..text import one_line
+
+    tags = ", ".join(
+        x
+        for x in (
+            f.kind if f.kind != "fact" else "",
+            f.confidence if f.confidence != "confirmed" else "",
+            f.project or "",
+        )
+        if x
+    )
+    return (
+        f"#{f.id} {one_line(f.subject)}: {one_line(f.claim)}  [{one_line(f.source)}; {f.author}; "
+        f"{age(f.created_at)}{'; ' + tags if tags else ''}]"
+    )
+
+
+def _end(f) -> str:
+    """How a fact stopped being current, said once: superseded (by which fact) or retired (why)."""
+    from ..text import one_line
+
+    when = f"{f.valid_to:%Y-%m-%d %H:%M}"
+    if f.superseded_by:
+        return f"superseded by #{f.superseded_by} on {when} by {f.retired_by}"
+    return f"retired {when} by {f.retired_by}: {one_line(f.retired_reason)}"
+
+
+@facts.command("show")
+@click.argument("fact_id", type=int, metavar="ID")
+@as_option
+@json_option
+def show(fact_id: int, agent: str | None, as_json: bool) -> None:
+    """One fact whole: its fields, who wrote, superseded or retired it, when and why, and its
+    supersession chain both ways."""
+    from ..db.connect import connect
+    from ..facts import show_fact
+    from ..text import one_line
+
+    with connect(settings(), agent) as conn:
+        record = show_fact(conn, fact_id)
+    if as_json:
+        emit_json(record)
+        return
+    f = record.fact
+    click.echo(f"#{f.id} {one_line(f.subject)}: {one_line(f.claim)}")
+    click.echo(
+        f"  {'current' if f.current else 'not current'}; kind {f.kind}; {f.confidence}; "
+        f"project {one_line(f.project) or '(all)'}; source {one_line(f.source)}; via {one_line(f.via) or '-'}"
+    )
+    click.echo("history:")
+    for e in record.events:
+        when = f"{e.at:%Y-%m-%d %H:%M}"
+        if e.what == "written":
+            click.echo(f"  {when}  written by {e.who}")
+        elif e.what == "superseded":
+            click.echo(f"  {when}  superseded by #{e.other}, by {e.who}")
+        else:
+            click.echo(f"  {when}  retired by {e.who}: {one_line(e.detail)}")
+    if len(record.chain) > 1:
+        click.echo("chain (oldest first):")
+        for other in (*record.older, f, *record.newer):
+            mark = "*" if other.id == f.id else " "
+            state = "current" if other.current else _end(other)
+            click.echo(f" {mark}#{other.id} {one_line(other.claim, 80)}  [{other.author}; {state}]")
 
 
 COMMANDS = [remember, forget, facts]

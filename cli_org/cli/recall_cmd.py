@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from .common import as_option, emit_json, json_option, settings
+from .common import as_option, emit_json, json_option, query_argument, settings
 
 
 @click.command()
-@click.argument("question")
+@query_argument("question")
 @click.option("--project", metavar="P", help="That project's facts plus facts with no project.")
 @click.option("--limit", default=8, show_default=True, type=click.IntRange(1, 50), help="Hits in all.")
 @click.option("--arms", metavar="LIST", help="Comma-separated subset of fact,memory,vault (default: all).")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import Progress, as_option, emit_json, json_option, settings
+from .common import Progress, as_option, emit_json, json_option, query_argument, settings
 
 
 @click.group()
@@ -82,7 +82,7 @@ def _embed(conn, cfg, *, reset: bool, batch: int = 64):
 
 
 @click.command()
-@click.argument("query")
+@query_argument("query")
 @click.option("--mode", type=click.Choice(["keyword", "semantic", "hybrid"]), default="hybrid", show_default=True)
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000), help="Notes to return.")
 @click.option("--private", is_flag=True, help="Include private notes (CURRENT/, Areas/Finance/, ...): owners only.")

@@ -115,6 +115,11 @@ def _bin_dir() -> Path:
     return utils.POSTGRES_VERSIONS[utils.TARGET_POSTGRES_VERSION]
 
 
+def psql_path() -> Path:
+    """The psql that ships in the server wheel, beside the server it talks to."""
+    return _bin_dir() / "psql"
+
+
 def _run_as() -> str | None:
     # PostgreSQL refuses to run as root; run it as an unprivileged system user instead.
     if os.geteuid() != 0:

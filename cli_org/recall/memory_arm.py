@@ -6,9 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..project import MEMORY_DIR, project_root  # noqa: F401  (project_root: one resolver, re-exported)
 from .terms import needed, terms, word_start_regex
-
-MEMORY_DIR = Path(".agents") / "org" / "memory"
 
 
 @dataclass
@@ -18,17 +17,6 @@ class MemoryHit:
     text: str
     matched: int
     terms: int
-
-
-def project_root(explicit: str | None = None, cwd: Path | None = None) -> Path:
-    """ORG_ROOT, else the enclosing git work tree, else the current folder."""
-    if explicit:
-        return Path(explicit).expanduser()
-    here = (cwd or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / ".git").exists():
-            return folder
-    return here
 
 
 def recall_memory(root: Path, query: str, *, limit: int) -> list[MemoryHit]:

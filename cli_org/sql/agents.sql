@@ -16,3 +16,9 @@ SELECT count(*) AS n FROM org_agents WHERE is_owner;
 
 -- name: role_exists
 SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = %(role)s) AS found;
+
+-- name: login
+-- The agent's role and whether it may log in itself (`agents add --login`).
+SELECT a.role_name, coalesce(r.rolcanlogin, false) AS can_login
+FROM org_agents a LEFT JOIN pg_roles r ON r.rolname = a.role_name
+WHERE a.name = %(name)s;

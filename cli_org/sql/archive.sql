@@ -38,25 +38,32 @@ ON CONFLICT (harness, path) DO UPDATE SET
 
 -- name: memory_latest
 SELECT version, sha256 FROM archive_memory_versions
-WHERE path = %(path)s
+WHERE root = %(root)s AND path = %(path)s
 ORDER BY version DESC
 LIMIT 1;
 
 -- name: memory_insert
-INSERT INTO archive_memory_versions (source, path, version, content, sha256, size, modified_at)
-VALUES (%(source)s, %(path)s, %(version)s, %(content)s, %(sha256)s, %(size)s, %(modified_at)s)
-ON CONFLICT (path, version) DO NOTHING
+INSERT INTO archive_memory_versions (source, root, path, abs_path, version, content, sha256, size, modified_at)
+VALUES (%(source)s, %(root)s, %(path)s, %(abs_path)s, %(version)s, %(content)s, %(sha256)s, %(size)s,
+        %(modified_at)s)
+ON CONFLICT (root, path, version) DO NOTHING
 RETURNING version;
 
--- name: memory_paths
-SELECT DISTINCT path FROM archive_memory_versions
-WHERE path = %(path)s OR right(path, length(%(suffix)s)) = %(suffix)s
-ORDER BY path;
+-- name: memory_files
+-- The archived files a name may mean: an absolute path (as stored, or where a file now
+-- lives), a path relative to its root ('MEMORY.md'), or the end of root/path
+-- ('memories/USER.md').
+SELECT DISTINCT root, path FROM archive_memory_versions
+WHERE abs_path = %(exact)s
+   OR root || '/' || path = %(exact)s
+   OR path = %(name)s
+   OR right(root || '/' || path, length(%(suffix)s)) = %(suffix)s
+ORDER BY root, path;
 
 -- name: memory_history
-SELECT source, path, version, content, sha256, size, modified_at, captured_at
+SELECT source, root, path, abs_path, version, content, sha256, size, modified_at, captured_at
 FROM archive_memory_versions
-WHERE path = %(path)s
+WHERE root = %(root)s AND path = %(path)s
 ORDER BY version;
 
 -- name: search_terms
@@ -82,3 +89,18 @@ SELECT harness, session, project, occurred_at, kind, tool_name, rank,
            AS snippet
 FROM hits
 ORDER BY occurred_at DESC NULLS LAST, rank DESC, id DESC;
+
+-- name: session_find
+SELECT s.id, s.harness, s.external_id, p.external_id AS parent, s.project, s.cwd, s.git_branch, s.model,
+       s.title, s.started_at, s.ended_at
+FROM archive_sessions s
+LEFT JOIN archive_sessions p ON p.id = s.parent_session
+WHERE s.external_id = %(external_id)s
+  AND (%(harness)s::text IS NULL OR s.harness = %(harness)s)
+ORDER BY s.harness;
+
+-- name: session_messages
+SELECT position, part, kind, occurred_at, text, tool_name, tool_call_id, command
+FROM archive_messages
+WHERE session_id = %(id)s
+ORDER BY position, part, id;

@@ -36,3 +36,11 @@ WHERE (%(all)s OR valid_to IS NULL)
   AND (%(author)s::text IS NULL OR author = %(author)s)
   AND (%(kind)s::text IS NULL OR kind = %(kind)s)
 ORDER BY id;
+
+-- name: links
+SELECT supersedes, superseded_by FROM memory_facts WHERE id = %(id)s;
+
+-- name: get
+SELECT {facts.columns}
+FROM memory_facts
+WHERE id = %(id)s;

@@ -1,0 +1,55 @@
+"""scripts/demo.sh says which database it writes to and how to keep exploring it.
+
+The demo itself (scan, embed, recall) takes about 40 s here, so this test runs the script
+with a stand-in `cli-org` on PATH that records each call and the database it was aimed at;
+the real commands are tested everywhere else."""
+
+import os
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+STAND_IN = """#!/bin/sh
+echo "${CLI_ORG_DATABASE:-} $*" >> "$CALLS"
+case "$1" in
+  remember) echo 7 ;;
+  agents) echo '[]' ;;
+esac
+"""
+
+
+def _demo(tmp_path, **env):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "cli-org").write_text(STAND_IN)
+    (bin_dir / "cli-org").chmod(0o755)
+    calls = tmp_path / "calls"
+    base = {k: v for k, v in os.environ.items() if k not in ("CLI_ORG_DATABASE", "ORG_AGENT")}
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "demo.sh")],
+        env={**base, "PATH": f"{bin_dir}:{os.environ['PATH']}", "CALLS": str(calls), **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return done, calls.read_text().splitlines()
+
+
+def test_demo_names_its_database_first_and_says_how_to_explore_it(tmp_path):
+    done, calls = _demo(tmp_path, CLI_ORG_DATA_DIR=str(tmp_path / "data"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "This demo writes to the database 'org_demo' on the embedded server"
+    assert str(tmp_path / "data") in lines[1] and "'org' is not touched" in lines[1]
+    assert f"  export CLI_ORG_DATABASE=org_demo ORG_ROOT={ROOT / 'eval' / 'sample'} ORG_AGENT=builder" in lines
+    assert lines[-1].startswith("Without CLI_ORG_DATABASE, cli-org uses the database 'org'")
+    # Every call went to the demo database, none to 'org'.
+    assert calls and all(call.startswith("org_demo ") for call in calls)
+
+
+def test_demo_honours_a_chosen_database(tmp_path):
+    done, calls = _demo(tmp_path, CLI_ORG_DATABASE="tour")
+    assert done.returncode == 0, done.stderr
+    assert "database 'tour'" in done.stdout.splitlines()[0] and "export CLI_ORG_DATABASE=tour " in done.stdout
+    assert all(call.startswith("tour ") for call in calls)
