@@ -57,7 +57,10 @@ _PROSE_VALUE = (
 # "password" in a few languages, capitalised or not (the scan is case-sensitive here).
 _PASSWORD_WORD = (
     r"(?<![A-Za-z])(?:[Pp]ass(?:word|wort|phrase)|PASS(?:WORD|WORT)|[Kk]ennwort|[Mm]ot de passe|[Cc]ontraseña"
-    r"|[Ss]enha|[Ww]achtwoord|[Hh]asło|[Ll]ösenord|[Пп]ароль|密码|パスワード|[Pp]w|PW|[Pp]wd|[Pp]asscode)(?![A-Za-z])"
+    r"|[Ss]enha|[Ww]achtwoord|[Hh]asło|[Ll]ösenord|[Пп]ароль|密码|パスワード|[Pp]w|PW|[Pp]wd|[Pp]asscode|[Pp]ass)(?![A-Za-z])"
+    # ... but not "the password manager is 1Password", "the password policy is ..."
+    r"(?! (?:managers?|polic(?:y|ies)|vault|safe|store|reset|field|hash|hint|rules|length|rotation|requirements?"
+    r"|format|prompt|generator|strength|expiry|change)(?![a-z]))"
 )
 # "is" in the same languages (lautet, ist, est, es, é, è, är, jest), or = or :.
 _IS_WORD = r"(?: (?:is|was|lautet|ist|est|es|é|è|är|jest|=|:)|:|：| ?=) ?"
@@ -77,6 +80,7 @@ _PREFIXED_TOKENS = [
     )),
     Pattern("a payments token", _any(
         r"(?<![A-Za-z0-9])sq0atp-[A-Za-z0-9_-]{22}",  # OAuth access tokens (the library knows the secret only)
+        r"(?<![A-Za-z0-9])sq0csp-[A-Za-z0-9_-]{43}",  # OAuth secrets (also run by the library)
         r"(?<![A-Za-z0-9])EAAA[A-Za-z0-9_-]{40,}",  # production access tokens
         r"(?<![A-Za-z0-9])whsec_[A-Za-z0-9+/]{24,}",  # webhook signing secrets
         r"access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}",  # gateway access tokens
@@ -112,7 +116,8 @@ _PREFIXED_TOKENS = [
     )),
     Pattern("a package-index token", _any(
         r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])",  # the library wants a registry config line
-        r"(?<![A-Za-z0-9])pypi-AgE[A-Za-z0-9_-]{50,}",  # also run by the library, client side only
+        r"(?<![A-Za-z0-9])pypi-AgE[A-Za-z0-9_-]{50,}",  # also run by the library
+        r"(?<![A-Za-z0-9])AKC[A-Za-z0-9]{10,}",  # artifact-store API keys (also run by the library)
         r"(?<![A-Za-z0-9])rubygems_[a-f0-9]{48}",
         r"(?<![A-Za-z0-9])oy2[a-z0-9]{43}(?![A-Za-z0-9])",
     )),
@@ -132,6 +137,7 @@ _PREFIXED_TOKENS = [
     Pattern("a chat bot token", _any(
         r"(?<![A-Za-z0-9:])[0-9]{8,10}:AA[A-Za-z0-9_-]{32,}",  # messenger bots: digits:AA...
         r"(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}",  # the library requires digits between the dashes
+        r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}",  # chat bots (lib too)
     )),
 ]  # fmt: skip
 
@@ -141,7 +147,7 @@ _WEBHOOKS = Pattern("a webhook URL with its secret", _any(
     r"\.webhook\.office\.com/webhookb?2?/[^ ]{20,}",  # office chat connectors
     r"/IncomingWebhook/[a-f0-9]{32}/",
     # any other chat or automation webhook: a path segment of 32+ letters and digits under /hooks/
-    r"/(?:web)?hooks?/(?:[^ /]+/){0,4}(?=[A-Za-z0-9_-]*[0-9])(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{32,}",
+    r"/(?:web)?hooks?/(?:[^ /]+/){0,4}(?=[A-Za-z0-9_-]*[0-9])(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{24,}",
     r"[?&](?:sig|signature|access_token|api_key|apikey|token)=(?=[A-Za-z0-9%_./+-]*[0-9])"
     r"(?=[A-Za-z0-9%_./+-]*[A-Za-z])[A-Za-z0-9%_./+-]{30,}",  # signed URLs and keys in a query string
 ))  # fmt: skip
@@ -205,8 +211,11 @@ SECRET_PATTERNS = [
     # A login and its password: "login is admin / x8Kq2...", "admin:x8Kq2...@https://host".
     Pattern(
         "a login with its password",
-        r"(?<![A-Za-z])(?:[Ll]ogin|[Cc]redentials|[Uu]ser(?:name)?|[Aa]ccount)(?: (?:is|are|:))? ?"
-        r"[A-Za-z0-9_.@-]{2,} ?/ ?" + _PROSE_VALUE,
+        r"(?<![A-Za-z])(?:[Ll]ogin|[Cc]redentials|[Uu]ser(?:name)?|[Aa]ccount)(?: (?:is|are)|:)? ?"
+        r"[A-Za-z0-9_.@-]{2,} ?/ ?" + _PROSE_VALUE
+        # user:password@host without a scheme (with one, see the connection string)
+        + r"|(?<![A-Za-z0-9/:._-])(?!mailto:)[A-Za-z][A-Za-z0-9_.-]{1,30}:(?=[^ @/]*[0-9])(?=[^ @/]*[A-Za-z])"
+        r"[^ :@/]{6,}@(?:https?://)?[A-Za-z0-9-]+\.[A-Za-z0-9.-]+",
     ),
     # A passphrase of four or more words joined by dashes: "passphrase: lemon-tiger-...".
     Pattern(
@@ -268,10 +277,12 @@ _E = r"(?![a-z])"  # a word ends here
 # Not reported speech: "if a document tells you to ignore your instructions, report it".
 _NOT_REPORTED = r"(?<!tells you to )(?<!asks you to )(?<!told you to )(?<!wants you to )(?<!tries to make you )"
 _IGNORE_VERBS = (
-    r"(?:ignore|disregard|forget|override|bypass|skip|discard|abandon|set aside|stop following|overlook"
-    r"|dismiss|neglect|drop|erase|throw out|stop obeying|no longer follow|do not follow|don't follow"
-    r"|do not obey|don't obey)"
+    r"(?:ignore|disregard|forget|set aside|put aside|leave aside|stop following|overlook|stop obeying"
+    r"|no longer follow|do not follow|don't follow|do not obey|don't obey)"
 )
+# Verbs with everyday uses ("skip the old migration instructions", "drop the previous
+# retention rules"): an attack only when the rules are "yours" or "all previous".
+_WEAK_VERBS = r"(?:override|bypass|skip|discard|abandon|dismiss|neglect|drop|erase|throw out)"
 _RULES = (
     r"(?:instructions?|prompts?|directions?|rules|guidance|guidelines|directives?|orders|commands|programming"
     r"|training|constraints|restrictions|messages|context|guardrails|safeguards|filters|polic(?:y|ies)|safety rules)"
@@ -333,6 +344,13 @@ _LOOT = (
     r"|\.env(?: file)?|env files?|environment variables|cookies?|session (?:tokens?|cookies?)|conversation"
     r"|chat history|context window|system prompt)"
 )
+# Between the verb, the loot and the destination: no sentence end (a dot inside ~/.aws is no end).
+_GAP = r"(?:[^.;:!?]|[.:][^ ])"
+# "Send the API key rotation report to ...": the loot is not what is sent.
+_NOT_A_COMPOUND = (
+    r"(?! (?:rotation|report|reports|policy|policies|checklist|schedule|format|docs|documentation|names|prefix"
+    r"|expiry|runbook|page|guide|audit|summary|inventory|usage|header|field|template|example|scanner|count)(?![a-z]))"
+)
 _AWAY = (
     r"(?:to|with|in|into|on|at)(?: [a-z]+){0,4}? ?(?:https?:|[a-z0-9._-]+@|#|me(?![a-z])|us(?![a-z])|whoever|anyone"
     r"|everyone|(?:the|this|that) (?:url|address|link|server|webhook|endpoint|channel|following|e-?mail)"
@@ -344,7 +362,9 @@ INJECTION_PATTERNS = [
         "an order to ignore earlier instructions",
         _V + _NOT_REPORTED + _IGNORE_VERBS + _E
         + r"[^.;:!?]{0,30}(?<![a-z])(?:previous|prior|above|earlier|preceding|foregoing|former|original|initial"
-        r"|existing|old|your|system|developer|safety)" + _E + r"[^.;:!?]{0,25}(?<![a-z])" + _RULES + _E,
+        r"|existing|old|your|system|developer|safety)" + _E + r"[^.;:!?]{0,25}(?<![a-z])" + _RULES + _E
+        + r"|" + _V + _NOT_REPORTED + _WEAK_VERBS + _E + r"[^.;:!?]{0,20}(?<![a-z])(?:your|all (?:of )?(?:the )?"
+        r"(?:previous|prior|above|earlier|preceding))" + _E + r"[^.;:!?]{0,25}(?<![a-z])" + _RULES + _E,
     ),
     Pattern(
         "an order to ignore all instructions",
@@ -355,7 +375,8 @@ INJECTION_PATTERNS = [
     # "set aside the guidelines you were given", "overlook whatever constraints you were configured with"
     Pattern(
         "an order to ignore the instructions given",
-        _V + _NOT_REPORTED + _IGNORE_VERBS + _E + r"[^.;:!?]{0,30}(?<![a-z])" + _RULES
+        _V + _NOT_REPORTED + r"(?:" + _IGNORE_VERBS + "|" + _WEAK_VERBS + ")" + _E + r"[^.;:!?]{0,30}(?<![a-z])"
+        + _RULES
         + r"(?: that| which)? you(?: were|'ve been| have been| are| got) (?:given|told|configured|programmed"
         r"|trained|provided|set up|instructed|issued)" + _E,
     ),
@@ -385,7 +406,7 @@ INJECTION_PATTERNS = [
         r"|system) )?(?:instructions|directives|rules|guidelines|orders|system prompt|prompt|restrictions"
         r"|constraints|policies|programming)(?: have been| has been| are| were| is)(?: now)? (?:revoked|void"
         r"|cancell?ed|canceled|lifted|suspended|null|rescinded|disabled|removed|obsolete|outdated|invalid"
-        r"|superseded|replaced|a test|fake|over)" + _E
+        r"|superseded|replaced|updated|changed|a test|fake|over)" + _E
         + r"|(?<![a-z])your (?:(?:previous|prior|earlier|old|original|initial) )?(?:instructions|rules|directives"
         r"|guidelines) no longer appl(?:y|ies)" + _E
         + r"|(?<![a-z])no longer bound by" + _E
@@ -418,7 +439,8 @@ INJECTION_PATTERNS = [
         "a change of identity",
         r"(?<![a-z])you are now(?: (?:in|my|no longer|free|unrestricted|unfiltered|jailbroken|dan|acting"
         r"|operating|under|going to|allowed to|able to ignore))" + _E
-        + r"|(?<![a-z])you are now (?:a|an|the) [^.;:!?]{0,40}(?<![a-z])(?:" + _AI[3:-1] + r"|persona|character"
+        + r"|(?<![a-z])you are now (?:a|an|the) (?:(?!(?:of|for|in|on|to|the|a|an) )[a-z-]+,? ){0,2}(?:"
+        + _AI[3:-1] + r"|persona|character"
         r"|unrestricted|unfiltered|jailbroken|evil|(?:with no|without(?: any)?) (?:rules|restrictions|limits"
         r"|filters|guidelines))" + _E,
     ),
@@ -456,17 +478,19 @@ INJECTION_PATTERNS = [
     ),
     Pattern(
         "a request to send secrets away",
-        _V + r"(?:send|email|post|upload|forward|exfiltrate|paste|transmit)" + _E
-        + r"[^.;:!?]{0,15}(?<![a-z])(?:api keys|secrets|credentials|passwords|tokens|ssh keys?|private keys?"
-        r"|\.env(?: file)?|env files?|environment variables|cookies|session tokens?)" + _E + r"[^.;:!?]{0,30} to" + _E
-        + r"|" + _V + r"(?:send|sending|email|post|upload|forward|exfiltrate|transmit|append|share|leak|publish"
-        r"|attach)" + _E + r"[^.;:!?]{0,40}(?<![a-z])" + _LOOT + _E + r"[^.;:!?]{0,50}(?<![a-z])" + _AWAY,
+        _V + _NOT_REPORTED + r"(?:send|sending|email|post|upload|forward|exfiltrate|transmit|append|share|leak"
+        r"|publish|attach|paste)" + _E + _GAP + r"{0,40}(?<![a-z])" + _LOOT + _E + _NOT_A_COMPOUND
+        + _GAP + r"{0,50}(?<![a-z])" + _AWAY,
     ),
     Pattern(
         "a request to disclose every secret",
-        _V + r"(?:print|output|dump|reveal|share|include|leak|display|list)" + _E
-        + r"(?: out)?(?: the (?:values?|contents?) of)? (?:every|all|each|all of the|all the) (?:stored )?"
+        _V + r"(?:reveal|share|leak|give me|send me|tell me|show me)" + _E
+        + r"(?: the (?:values?|contents?) of)? (?:every|all|each|all of the|all the|any) (?:stored )?"
         r"(?:environment variables?|env vars?|secrets?|credentials?|api keys?|tokens?|passwords?)" + _E
+        # print/dump all secrets is an admin's chore, unless they are what "you" have seen
+        + r"|" + _V + r"(?:print|output|dump|display|include|list)" + _E + r"(?: out)? (?:every|all|each|any|all the)"
+        r" (?:secrets?|credentials?|api keys?|tokens?|passwords?) (?:you|from (?:your )?memory|in your)" + _E
+        + r"|(?<![a-z])(?:values?|contents?) of (?:every|all|each) (?:environment variables?|env vars?|secrets?)" + _E
         + r"|" + _V + r"(?:include|append|add|embed|insert|attach|leak|share|paste|output|print|reveal)" + _E
         + r"[^.;:!?]{0,40}(?<![a-z])(?:your (?:context window|system prompt|conversation history|memory)"
         r"|context window)" + _E,
@@ -493,7 +517,8 @@ INJECTION_PATTERNS = [
         + r"|\"role\" ?: ?\"(?:system|developer)\""
         r"|(?<![a-z])human ?: .*(?<![a-z])assistant ?:"
         r"|(?<![a-z])user ?: .*(?<![a-z])assistant ?: ?(?:sure|ok|okay|yes|certainly|of course)" + _E
-        + r"|(?<![a-z])(?:system|admin|developer|security|safety) override" + _E
+        + r"|(?<![a-z])system override" + _E
+        + r"|^ ?(?:system|developer|admin) ?: ?(?:ignore|disregard|forget|reveal|print|send|you (?:are|must|will))" + _E
         + r"|^ ?override ?:",
     ),
     Pattern(
@@ -513,6 +538,6 @@ INJECTION_PATTERNS = [
         + r"|(?<![a-z])(?:i|we) (?:hereby )?(?:authori[sz]e|permit|allow|instruct|command|order) you to" + _E
         + r"|(?<![a-z])authori[sz](?:es|ed) you to (?:disable|ignore|bypass|skip|store|reveal|share|override"
         r"|turn off|delete)" + _E
-        + r"|(?<![a-z])as your (?:developer|creator|admin|administrator|operator|owner|maker|programmer)" + _E,
+        + r"|(?<![a-z])as your (?:developer|creator|admin|administrator|operator|owner|maker|programmer),? i" + _E,
     ),
 ]
