@@ -214,7 +214,7 @@ SECRET_PATTERNS = [
         r"(?<![A-Za-z])(?:[Ll]ogin|[Cc]redentials|[Uu]ser(?:name)?|[Aa]ccount)(?: (?:is|are)|:)? ?"
         r"[A-Za-z0-9_.@-]{2,} ?/ ?" + _PROSE_VALUE
         # user:password@host without a scheme (with one, see the connection string)
-        + r"|(?<![A-Za-z0-9/:._-])(?!mailto:)[A-Za-z][A-Za-z0-9_.-]{1,30}:(?=[^ @/]*[0-9])(?=[^ @/]*[A-Za-z])"
+        + r"|(?<![A-Za-z0-9/:._-])(?!mailto:)[A-Za-z][A-Za-z0-9_.-]{1,30}:(?![{$<%*])(?=[^ @/]*[0-9])(?=[^ @/]*[A-Za-z])"
         r"[^ :@/]{6,}@(?:https?://)?[A-Za-z0-9-]+\.[A-Za-z0-9.-]+",
     ),
     # A passphrase of four or more words joined by dashes: "passphrase: lemon-tiger-...".
