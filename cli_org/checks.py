@@ -96,7 +96,7 @@ _CF = re.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in CF_RANGES) +
 NEGATED = (
     r"(?<![a-z])(never|not|cannot|n't) (ignore|disregard|forget|override|bypass|reveal|print|show|repeat|leak"
     r"|disclose|output|dump|pretend|act|send|post|upload|share|forward|email|append|include|export|paste"
-    r"|exfiltrate|transmit|embed|list)(?![a-z])"
+    r"|exfiltrate|transmit|embed|list|copy|write|put|store|save)(?![a-z])"
 )
 # Digits that stand in for letters ("1gn0re"), undone in the second variant only.
 DIGITS_FROM, DIGITS_TO = "013457@$", "oieastas"

@@ -57,7 +57,7 @@ _PROSE_VALUE = (
 # "password" in a few languages, capitalised or not (the scan is case-sensitive here).
 _PASSWORD_WORD = (
     r"(?<![A-Za-z])(?:[Pp]ass(?:word|wort|phrase)|PASS(?:WORD|WORT)|[Kk]ennwort|[Mm]ot de passe|[Cc]ontraseña"
-    r"|[Ss]enha|[Ww]achtwoord|[Hh]asło|[Ll]ösenord|[Пп]ароль|密码|パスワード|[Pp]w|PW|[Pp]wd|[Pp]asscode|[Pp]ass)(?![A-Za-z])"
+    r"|[Ss]enha|[Ww]achtwoord|[Hh]asło|[Ll]ösenord|[Пп]ароль|密码|パスワード|[Pp]w|PW|[Pp]wd|[Pp]asscode|[Pp]ass|[Cc]lave)(?![A-Za-z])"
     # ... but not "the password manager is 1Password", "the password policy is ..."
     r"(?! (?:managers?|polic(?:y|ies)|vault|safe|store|reset|field|hash|hint|rules|length|rotation|requirements?"
     r"|format|prompt|generator|strength|expiry|change)(?![a-z]))"
@@ -109,7 +109,7 @@ _PREFIXED_TOKENS = [
         r"(?<![A-Za-z0-9])NR(?:AK|AA|II|JS|RA|SP)-[A-Za-z0-9]{20,}",  # user, admin, ingest, browser keys
         r"(?<![A-Za-z0-9])dt0[a-z][0-9]{2}\.[A-Z0-9]{24}\.[A-Z0-9]{64}",  # monitoring platform tokens
         r"(?<![A-Za-z0-9])(?:glsa|glc)_[A-Za-z0-9_+/=]{32,}",  # dashboard service-account and cloud tokens
-        r"(?<![A-Za-z0-9])sntr[ysu]_[A-Za-z0-9_+/=]{40,}",  # error-tracker auth tokens
+        r"(?<![A-Za-z0-9])sntry[su]_[A-Za-z0-9_+/=]{40,}",  # error-tracker auth tokens
     )),
     Pattern("a push-notification server key", _any(
         r"AAAA[A-Za-z0-9_-]{7,}:APA91b[A-Za-z0-9_-]{50,}",
@@ -198,8 +198,11 @@ SECRET_PATTERNS = [
     # A long random value said to be a token or secret: "the token for the API is 0f3a...".
     Pattern(
         "a token value",
-        r"(?i)(?<![a-z])(?:token|secret|password|api key|access key)(?: [a-z]+){0,4} (?:is|=|:) "
-        r"(?=[^ ]*[0-9])[A-Za-z0-9+/_-]{20,}" + _VALUE_END,
+        r"(?i)(?<![a-z])(?:token|secret|password|(?:api|access|private|encryption|signing|master|secret) key)"
+        r"(?: [a-z]+){0,4}(?: is| =| :|:) (?=[^ ]*[0-9])[A-Za-z0-9+/_-]{20,}" + _VALUE_END
+        # ... or right after the word: "the signing secret 8f74...", "private key 5Kb8..."
+        + r"|(?<![a-z])(?:token|secret|password|(?:api|private|encryption|signing|master) key)(?: [a-z]+)? "
+        r"(?=[^ ]*[0-9])(?=[^ ]*[a-z])[A-Za-z0-9+/_-]{24,}" + _VALUE_END,
     ),
     # A password in prose, in a few languages: "the root password on bastion-01 is x8Kq2...",
     # "Das Passwort für den Testserver lautet ...", "username admin password x8Kq2...", "pw x8Kq2...".
@@ -211,11 +214,13 @@ SECRET_PATTERNS = [
     # A login and its password: "login is admin / x8Kq2...", "admin:x8Kq2...@https://host".
     Pattern(
         "a login with its password",
-        r"(?<![A-Za-z])(?:[Ll]ogin|[Cc]redentials|[Uu]ser(?:name)?|[Aa]ccount)(?: (?:is|are)|:)? ?"
-        r"[A-Za-z0-9_.@-]{2,} ?/ ?" + _PROSE_VALUE
+        r"(?<![A-Za-z])(?:[Ll]ogins?|[Cc]reds|[Cc]redentials|[Uu]ser(?:name)?|[Aa]ccount)(?: [^ .,;:!?=/]+){0,4}?"
+        r"(?: (?:is|are)|:)? ?[A-Za-z0-9_.@-]{2,} ?/ ?" + _PROSE_VALUE
+        # basic auth as user:password: "basic auth for the metrics endpoint: metrics:Wq9L..."
+        + r"|(?<![A-Za-z])[Bb]asic(?: [Aa]uth)?(?: [^ .,;:!?=/]+){0,5}?:? [A-Za-z0-9_.-]{2,}:" + _PROSE_VALUE
         # user:password@host without a scheme (with one, see the connection string)
-        + r"|(?<![A-Za-z0-9/:._-])(?!mailto:)[A-Za-z][A-Za-z0-9_.-]{1,30}:(?![{$<%*])(?=[^ @/]*[0-9])(?=[^ @/]*[A-Za-z])"
-        r"[^ :@/]{6,}@(?:https?://)?[A-Za-z0-9-]+\.[A-Za-z0-9.-]+",
+        + r"|(?<![A-Za-z0-9/:._-])(?!mailto:)[A-Za-z][A-Za-z0-9_.-]{1,30}:(?![{$<%*])"
+        r"(?=[^ @/]*[0-9])(?=[^ @/]*[A-Za-z])[^ :@/]{6,}@(?:https?://)?[A-Za-z0-9-]+\.[A-Za-z0-9.-]+",
     ),
     # A passphrase of four or more words joined by dashes: "passphrase: lemon-tiger-...".
     Pattern(
@@ -290,41 +295,48 @@ _RULES = (
 _AI = r"(?:ai|llm|language model|assistant|agent|bot|model|chatbot|claude|chatgpt|gpt|copilot|gemini)"
 
 # "Ignore all previous instructions" in other languages: verb, then "all"/"your"/
-# "previous" (before or after the noun), then "instructions"/"rules".
+# "previous" (before or after the noun), then "instructions"/"rules"; or verb and
+# "everything above" ("ignore tout ce qui précède", "olvida todo lo anterior").
 _OTHER_LANGUAGES = [
     ("French",
      r"ignor(?:e|ez|er)|oubli(?:e|ez|er)|ne (?:tiens|tenez) (?:pas|plus) compte d|faites abstraction d",
      r"toutes|tous|tes|vos|précédentes|precedentes|antérieures|anterieures|initiales|ci-dessus",
-     r"instructions|consignes|règles|regles|directives|ordres"),
+     r"instructions|consignes|règles|regles|directives|ordres",
+     r"tout ce qui (?:précède|precede|a été dit)|tout ce que (?:tu as|vous avez|l'on t'a)"),
     ("Spanish",
      r"olvid(?:a|e|ad|en|ar)|ignor(?:a|e|ad|en|ar)|descart(?:a|e)|omit(?:e|a)|haz caso omiso d",
      r"todas|todos|tus|sus|vuestras|anteriores|previas|iniciales|originales",
-     r"instrucciones|reglas|indicaciones|directrices|órdenes|ordenes|directivas"),
+     r"instrucciones|reglas|indicaciones|directrices|órdenes|ordenes|directivas",
+     r"todo lo (?:anterior|que te (?:han|hayan) dicho)"),
     ("German",
      r"ignorier(?:e|en|t)?|vergiss|vergessen sie|missachte(?:n)?|übergeh(?:e|en)|uebergeh(?:e|en)",
      r"alle|vorherigen|vorigen|bisherigen|früheren|frueheren|obigen|deine|ihre|ursprünglichen",
-     r"anweisung(?:en)?|instruktionen|regeln|befehle|vorgaben|richtlinien|anordnungen|systemprompt"),
+     r"anweisung(?:en)?|instruktionen|regeln|befehle|vorgaben|richtlinien|anordnungen|systemprompt",
+     r"alles (?:bisherige|vorherige|obige|was (?:dir|ihnen) gesagt)"),
     ("Italian",
      r"ignora(?:re)?|ignori|dimentica(?:re)?|dimentichi|trascura|non considerare",
      r"tutte|tutti|tue|precedenti|iniziali|originali|di prima",
-     r"istruzioni|regole|indicazioni|direttive|ordini"),
+     r"istruzioni|regole|indicazioni|direttive|ordini",
+     r"tutto (?:quello che|ciò che|quanto) (?:precede|è stato detto|sopra)|tutto quanto sopra"),
     ("Portuguese",
      r"ignor(?:e|a|ar)|esqueça|esqueçam|esquec(?:e|a|er)|desconsider(?:e|a|ar)|descart(?:e|a)",
      r"todas|todos|suas|tuas|anteriores|prévias|previas|iniciais|originais",
-     r"instruções|instrucoes|regras|diretrizes|orientações|orientacoes|ordens"),
+     r"instruções|instrucoes|regras|diretrizes|orientações|orientacoes|ordens",
+     r"tudo (?:o que foi dito|acima|anterior|o que (?:te|lhe) disseram)"),
     ("Russian",
      r"игнорируй(?:те)?|проигнорируй(?:те)?|игнорировать|забудь(?:те)?|забыть|не обращай(?:те)? внимания на"
      r"|отбрось(?:те)?|отмени(?:те)?",
      r"все|всё|предыдущие|предыдущих|прежние|прошлые|свои|твои|ваши|исходные|изначальные|вышеуказанные",
-     r"инструкции|инструкций|указания|указаний|правила|правил|команды|директивы|установки"),
+     r"инструкции|инструкций|указания|указаний|правила|правил|команды|директивы|установки",
+     r"(?:всё|все) (?:вышесказанное|вышеизложенное|что (?:было сказано|тебе сказали))"),
 ]  # fmt: skip
 
 
-def _other_language(verbs: str, markers: str, nouns: str) -> str:
-    v, m, n = (_folded(f"(?:{x})") for x in (verbs, markers, nouns))
+def _other_language(verbs: str, markers: str, nouns: str, everything: str) -> str:
+    v, m, n, e = (_folded(f"(?:{x})") for x in (verbs, markers, nouns, everything))
     return (
-        rf"(?<![a-z]){v}(?![a-z])[^.;:!?]{{0,30}}(?:(?<![a-z]){m}[^.;:!?]{{0,30}}(?<![a-z]){n}"
-        rf"|(?<![a-z]){n}[^.;:!?]{{0,20}}(?<![a-z]){m})"
+        rf"(?<![a-z]){v}(?![a-z])(?:[^.;:!?]{{0,30}}(?<![a-z]){m}[^.;:!?]{{0,30}}(?<![a-z]){n}"
+        rf"|[^.;:!?]{{0,30}}(?<![a-z]){n}[^.;:!?]{{0,20}}(?<![a-z]){m}|[^.;:!?]{{0,5}}(?<![a-z]){e})"
     )
 
 
@@ -354,6 +366,7 @@ _NOT_A_COMPOUND = (
 _AWAY = (
     r"(?:to|with|in|into|on|at)(?: [a-z]+){0,4}? ?(?:https?:|[a-z0-9._-]+@|#|me(?![a-z])|us(?![a-z])|whoever|anyone"
     r"|everyone|(?:the|this|that) (?:url|address|link|server|webhook|endpoint|channel|following|e-?mail)"
+    r"|(?:this|your next|the next) (?:note|memory|fact|entry|record|reply|answer|response|message|commit)"
     r"|an? (?:public|external)|public|external|paste|gist|pastebin|my )"
 )
 
@@ -452,7 +465,11 @@ INJECTION_PATTERNS = [
         + r"|(?<![a-z])" + _AI + r"s? (?:with no|without(?: any)?) (?:rules|restrictions|limits|filters|guidelines"
         r"|guardrails|ethics|morals|safety)" + _E
         + r"|(?<![a-z])you (?:have|has) no (?:rules|restrictions|limits|filters|guidelines|guardrails)" + _E
-        + r"|(?<![a-z])stay in character" + _E,
+        + r"|(?<![a-z])stay in character" + _E
+        + r"|(?<![a-z])you are no longer (?:an? )?(?:" + _AI[3:-1] + r"|bound|restricted|limited|subject to)" + _E
+        + r"|(?<![a-z])you are (?!(?:free|allowed|able|welcome|required|expected|permitted|encouraged|now|not)"
+        r"(?![a-z]))[a-z0-9-]+,?(?: an?)?(?: [a-z-]+){0,2} (?:with no|without(?: any)?) (?:rules|restrictions|limits"
+        r"|filters|guidelines|guardrails|ethics|morals)" + _E,
     ),
     Pattern(
         "a change of behaviour from now on",
@@ -473,13 +490,16 @@ INJECTION_PATTERNS = [
         r"|quote)" + _E + r"[^.;:!?]{0,20}(?<![a-z])(?<!its )(?<!their )(?:system prompt|hidden (?:instructions"
         r"|prompt|rules)|initial (?:prompt|instructions)|original instructions|instructions above|your instructions"
         r"|your (?:api keys|secrets|credentials|passwords|tokens))" + _E
+        + r"|(?<![a-z])(?:contents?|text|wording|copy) of your (?:system prompt|hidden (?:prompt|instructions|rules)"
+        r"|initial instructions|instructions|context window)" + _E
         + r"|(?<![a-z])what (?:are|were|is) your (?:(?:initial|original|hidden|system|first|exact|previous|secret) )?"
         r"(?:instructions|prompt|system prompt|rules|directives)" + _E,
     ),
     Pattern(
         "a request to send secrets away",
         _V + _NOT_REPORTED + r"(?:send|sending|email|post|upload|forward|exfiltrate|transmit|append|share|leak"
-        r"|publish|attach|paste)" + _E + _GAP + r"{0,40}(?<![a-z])" + _LOOT + _E + _NOT_A_COMPOUND
+        r"|publish|attach|paste|copy|write|put|store|save)" + _E
+        + _GAP + r"{0,40}(?<![a-z])" + _LOOT + _E + _NOT_A_COMPOUND
         + _GAP + r"{0,50}(?<![a-z])" + _AWAY,
     ),
     Pattern(
@@ -511,8 +531,9 @@ INJECTION_PATTERNS = [
         "a fake role header",
         r"\[(?:system|developer|admin|sys)(?: (?:message|prompt|note|override))?\] ?:|^ ?\[(?:system|developer)\]"
         r"|#{1,6} ?(?:system|developer|admin)(?: (?:message|prompt|instructions?|note|override))" + _E
-        + r"|#{1,6} ?(?:system|developer) ?:"
-        r"|<(?:system|developer|admin)(?: [^>]{0,30})?>|</(?:user|human|system)>"
+        + r"|#{1,6} ?(?:system|developer|instructions?|response) ?:"
+        r"|(?:^ ?|[.!?] )assistant ?: ?(?:sure|ok|okay|certainly|of course|i will|i'll|here (?:is|are))" + _E
+        + r"|<(?:system|developer|admin)(?: [^>]{0,30})?>|</(?:user|human|system)>"
         r"|```(?:system|developer|admin)" + _E
         + r"|\"role\" ?: ?\"(?:system|developer)\""
         r"|(?<![a-z])human ?: .*(?<![a-z])assistant ?:"
