@@ -1,9 +1,12 @@
-"""The write scan on the labelled set, and the same definition enforced by the database.
+"""The write scan on the labelled sets, and the same definition enforced by the database.
 
-The labelled set is tests/data/write_scan.tsv, split by benchmarks/write_scan_data.py into a
-"tune" half and a "held-out" half; the targets are asserted on the held-out half.
+The labelled sets are tests/data/write_scan.tsv, split by benchmarks/write_scan_data.py into a
+"tune" half and a "held-out" half, and tests/data/write_scan_blind.tsv (written without
+seeing the checks, measured once, then tuned on in the second round). The targets are
+asserted on the held-out half and on the blind file; both are tuning data by now.
 """
 
+import importlib.util
 import sys
 import unicodedata
 
@@ -11,11 +14,12 @@ import psycopg
 import pytest
 from psycopg import errors as pgerr
 
-from benchmarks.write_scan_data import LABELS, load
+from benchmarks.write_scan_data import LABELS, PATH, load
 from cli_org import checks
 from cli_org.errors import InputError
 
 EXAMPLES = load()
+BLIND = load(PATH.parent / "write_scan_blind.tsv")
 
 INSERT = "INSERT INTO memory_facts (subject, claim, source, author) VALUES (%s, %s, %s, 'bot')"
 
@@ -65,8 +69,9 @@ def test_the_file_holds_no_live_looking_secret():
         assert checks.find_secret(e.template) in allowed, (e.line, e.template)
 
 
-def test_held_out_targets():
-    held = [e for e in EXAMPLES if e.half == "held-out"]
+@pytest.mark.parametrize("which", ["held-out", "blind"])
+def test_targets(which):
+    held = BLIND if which == "blind" else [e for e in EXAMPLES if e.half == "held-out"]
     verdict = {e.line: client_refusal(e.text) for e in held}
     benign = [e for e in held if e.label == "benign"]
 
@@ -99,6 +104,17 @@ def test_cf_ranges_match_unicode_data():
 # --- the database layer -----------------------------------------------------------
 
 
+def test_migration_0010_is_what_the_script_writes():
+    # The database's copy is generated from the client's (scripts/write_checks_sql.py).
+    root = checks.__file__.rsplit("/cli_org/", 1)[0]
+    spec = importlib.util.spec_from_file_location("write_checks_sql", f"{root}/scripts/write_checks_sql.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    written = "\n".join([script.HEADER, script.fold_sql(), script.patterns_sql(), script.SCAN])
+    with open(f"{root}/cli_org/migrations/0010_write_checks_2.sql", encoding="utf-8") as f:
+        assert f.read() == written
+
+
 def test_database_patterns_are_the_clients(org):
     with org.admin() as conn:
         rows = conn.execute("SELECT kind, what, pattern FROM public.org_write_patterns()").fetchall()
@@ -112,9 +128,15 @@ def test_database_patterns_are_the_clients(org):
 
 
 def test_database_folds_text_like_the_client(org):
-    extra = ["ÀÉ İstanbul ΑΒΓ 𝐢𝐠𝐧 ﬁle", "don\u2019t ignore it", "a.b.c d-e-f 1gn0re <!--x-->"]
+    extra = [
+        "ÀÉ İstanbul ΑΒΓ 𝐢𝐠𝐧 ﬁle",
+        "don\u2019t ignore it",
+        "a.b.c d-e-f 1gn0re <!--x-->",
+        "i.g.n.o.r.e a.l.l ign-ore prev-ious I G N O R E",
+        "never share, not list, can't include",
+    ]
     with org.admin() as conn:
-        for text in [e.text for e in EXAMPLES] + extra:
+        for text in [e.text for e in EXAMPLES + BLIND] + extra:
             folded = conn.execute("SELECT public.org_write_fold(%s) AS f", (text,)).fetchone()["f"]
             assert tuple(folded) == checks.fold_variants(text), text
         chars = "".join(chr(cp) for a, b in checks.CF_RANGES for cp in range(a, b + 1))
@@ -187,9 +209,9 @@ def test_database_error_reaches_the_user_as_one_line(bot):
 
 
 def test_database_is_never_stricter_than_the_client(bot):
-    """Over the whole labelled set: whatever the database refuses, the client refuses too."""
+    """Over both labelled sets: whatever the database refuses, the client refuses too."""
     stricter = []
-    for e in EXAMPLES:
+    for e in EXAMPLES + BLIND:
         if db_refusal(bot, e.text) is not None and client_refusal(e.text) is None:
             stricter.append((e.line, e.text))
     assert stricter == []
