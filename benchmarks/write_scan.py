@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psycopg
 from psycopg import errors as pgerr
@@ -114,8 +115,10 @@ def main() -> None:
     parser.add_argument(
         "--blind", action="store_true", help=f"the blind set ({BLIND.name}, written without seeing the checks), whole"
     )
+    parser.add_argument("--file", type=Path, help="another labelled file, reported whole (e.g. a new blind set)")
     args = parser.parse_args()
-    examples = load(BLIND) if args.blind else load()
+    examples = load(args.file) if args.file else load(BLIND) if args.blind else load()
+    args.blind = args.blind or args.file is not None
     client = {e.line: client_verdict(e.text) for e in examples}
     report("client", examples, client, args.misses, args.blind)
     settings = bench_settings("write_scan", fresh=True)
