@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-import psycopg
 from psycopg import sql as pgsql
 
+from .db import Conn, first
 from .db.errors import translated
 from .db.queries import sql
 from .db.session import owns_transaction
@@ -25,14 +25,14 @@ class Agent:
     created_at: datetime
 
 
-def role_for(conn: psycopg.Connection, name: str) -> str:
+def role_for(conn: Conn, name: str) -> str:
     """The default role of an agent: the database name, then the agent name."""
     return f"{conn.info.dbname}_{name}"
 
 
 @owns_transaction
 def add_agent(
-    conn: psycopg.Connection,
+    conn: Conn,
     name: str,
     *,
     lead: str | None = None,
@@ -50,13 +50,13 @@ def add_agent(
         if lead and not conn.execute(sql("agents.get"), {"name": lead}).fetchone():
             raise NotFound(f"unknown team lead {lead!r}")
         role = role or role_for(conn, name)
-        exists = conn.execute(sql("agents.role_exists"), {"role": role}).fetchone()["found"]
+        exists = first(conn, sql("agents.role_exists"), {"role": role})["found"]
         if exists and password is not None:
             raise InputError(f"role {role!r} already exists; map it without --login")
         if not exists:
             login = pgsql.SQL("LOGIN PASSWORD {}").format(pgsql.Literal(password)) if password else pgsql.SQL("NOLOGIN")
             conn.execute(pgsql.SQL("CREATE ROLE {} {}").format(pgsql.Identifier(role), login))
-        group = conn.execute(sql("agents.member_role")).fetchone()["name"]
+        group = first(conn, sql("agents.member_role"))["name"]
         conn.execute(pgsql.SQL("GRANT {} TO {}").format(pgsql.Identifier(group), pgsql.Identifier(role)))
         conn.execute(
             sql("agents.insert"),
@@ -66,6 +66,6 @@ def add_agent(
 
 
 @owns_transaction
-def list_agents(conn: psycopg.Connection) -> list[Agent]:
+def list_agents(conn: Conn) -> list[Agent]:
     with translated(conn):
         return [Agent(**row) for row in conn.execute(sql("agents.list"))]

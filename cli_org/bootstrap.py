@@ -11,7 +11,7 @@ from psycopg.rows import dict_row
 
 from .agents import add_agent
 from .config import Settings
-from .db import locks
+from .db import first, locks
 from .db.connect import admin_conninfo, connect
 from .db.errors import first_line, translated
 from .db.migrate import migrate, pending
@@ -62,7 +62,7 @@ def init(settings: Settings, owner: str | None = None) -> InitResult:
         # A concurrent init may be adding the owner too: the lock lets one of them do it
         # and the other find it done.
         with locks.held(conn, locks.CREATE, "adding the first owner", settings.lock_wait):
-            has_owner = conn.execute(sql("agents.owner_count")).fetchone()["n"]
+            has_owner = first(conn, sql("agents.owner_count"))["n"]
             conn.commit()
             if owner and not has_owner:
                 add_agent(conn, owner, owner=True, person=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-import psycopg
 from psycopg import errors as pgerr
 
 from .checks import check_fact
+from .db import Conn, first
 from .db.errors import translated
 from .db.queries import sql
 from .db.session import owns_transaction
@@ -47,8 +47,8 @@ class Fact:
         return self.valid_to is None
 
 
-def _require_agent(conn: psycopg.Connection) -> str:
-    me = conn.execute(sql("facts.me")).fetchone()
+def _require_agent(conn: Conn) -> str:
+    me = first(conn, sql("facts.me"))
     if me["name"] is None:
         raise AccessDenied(f"role {me['role']} is not a cli-org agent: set ORG_AGENT or pass --as NAME")
     return me["name"]
@@ -56,7 +56,7 @@ def _require_agent(conn: psycopg.Connection) -> str:
 
 @owns_transaction
 def remember(
-    conn: psycopg.Connection,
+    conn: Conn,
     subject: str,
     claim: str,
     *,
@@ -90,23 +90,23 @@ def remember(
     return result
 
 
-def _store(conn: psycopg.Connection, params: dict, supersedes: int | None) -> Remembered:
+def _store(conn: Conn, params: dict, supersedes: int | None) -> Remembered:
     _require_agent(conn)
     existing = conn.execute(sql("facts.find_current"), params).fetchone()
     if existing:
         return _known(conn, existing["id"], supersedes)
     try:
         with conn.transaction():  # a savepoint: the lookups above opened the transaction
-            new_id = conn.execute(sql("facts.insert"), params).fetchone()["id"]
+            new_id = first(conn, sql("facts.insert"), params)["id"]
             if supersedes is not None:
                 conn.execute(sql("facts.supersede"), {"old": supersedes, "new": new_id})
     except pgerr.UniqueViolation:
         # Another session of this agent stored the same claim between our lookup and insert.
-        return _known(conn, conn.execute(sql("facts.find_current"), params).fetchone()["id"], supersedes)
+        return _known(conn, first(conn, sql("facts.find_current"), params)["id"], supersedes)
     return Remembered(new_id, superseded=supersedes)
 
 
-def _known(conn: psycopg.Connection, existing: int, supersedes: int | None) -> Remembered:
+def _known(conn: Conn, existing: int, supersedes: int | None) -> Remembered:
     """The agent already holds this claim as fact `existing`.
 
     Without --supersedes that is the answer. With --supersedes N the caller wants N gone and
@@ -116,7 +116,7 @@ def _known(conn: psycopg.Connection, existing: int, supersedes: int | None) -> R
         return Remembered(existing, duplicate=True)
     if supersedes == existing:
         raise InputError(f"fact {existing} already says this; there is nothing to supersede")
-    links = conn.execute(sql("facts.links"), {"id": existing}).fetchone()
+    links = first(conn, sql("facts.links"), {"id": existing})
     if links["supersedes"] is not None:
         raise InputError(
             f"your identical fact #{existing} already supersedes #{links['supersedes']} and a fact supersedes "
@@ -127,7 +127,7 @@ def _known(conn: psycopg.Connection, existing: int, supersedes: int | None) -> R
 
 
 @owns_transaction
-def forget(conn: psycopg.Connection, fact_id: int, why: str) -> None:
+def forget(conn: Conn, fact_id: int, why: str) -> None:
     """Retire a fact: only its author, the author's team lead or an owner may."""
     if not why or not why.strip():
         raise InputError("say why the fact is retired")
@@ -140,7 +140,7 @@ def forget(conn: psycopg.Connection, fact_id: int, why: str) -> None:
 
 @owns_transaction
 def list_facts(
-    conn: psycopg.Connection,
+    conn: Conn,
     *,
     include_retired: bool = False,
     subject: str | None = None,
@@ -180,7 +180,7 @@ _CHAIN_LIMIT = 1000  # links followed each way; a chain is a few facts, a cycle 
 
 
 @owns_transaction
-def show_fact(conn: psycopg.Connection, fact_id: int) -> FactRecord:
+def show_fact(conn: Conn, fact_id: int) -> FactRecord:
     """A fact with its history and its supersession chain both ways."""
     with translated(conn):
         try:
@@ -213,7 +213,7 @@ def events_of(fact: Fact) -> list[Event]:
     return events
 
 
-def _get(conn: psycopg.Connection, fact_id: int) -> Fact | None:
+def _get(conn: Conn, fact_id: int) -> Fact | None:
     row = conn.execute(sql("facts.get"), {"id": fact_id}).fetchone()
     return Fact(**row) if row else None
 

@@ -29,6 +29,7 @@ INSIDE_A_CALLERS_TRANSACTION = {
     "cli_org.db.locks.held",  # the same
     "cli_org.db.connect.become",  # sets up a new connection's identity, before any call
     "cli_org.agents.role_for",  # reads conn.info only
+    "cli_org.db.first",  # one statement inside the caller's transaction
 }
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 from psycopg.types.json import Jsonb
 
-from ..db import locks
+from ..db import Conn, locks
 from ..db.errors import first_line, translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -51,7 +51,7 @@ class Summary:
 
 @owns_transaction
 def import_sessions(
-    conn: psycopg.Connection,
+    conn: Conn,
     stores: dict[str, Path],
     progress: ImportProgress | None = None,
     lock_wait: float = LOCK_WAIT,
@@ -86,7 +86,7 @@ def import_sessions(
     return summaries
 
 
-def _isolated(conn: psycopg.Connection, path: Path, summary: Summary, work: Callable, target) -> None:
+def _isolated(conn: Conn, path: Path, summary: Summary, work: Callable, target) -> None:
     """Import one file; if it fails, roll back its unfinished part, name it, and go on.
 
     Only a lost connection stops the whole run: every later file would fail the same way.
@@ -114,7 +114,7 @@ def _isolated(conn: psycopg.Connection, path: Path, summary: Summary, work: Call
         summary.fail(path, f"{type(exc).__name__}: {str(exc)[:200]}")
 
 
-def _import_file(conn: psycopg.Connection, transcript, summary: Summary) -> None:
+def _import_file(conn: Conn, transcript, summary: Summary) -> None:
     path: Path = transcript.path
     key = {"harness": transcript.harness, "path": str(path.resolve())}
     saved = conn.execute(sql("archive.source_get"), key).fetchone()
@@ -174,7 +174,7 @@ def _parse_line(transcript, line: bytes, line_no: int, parsed: Parsed, summary: 
     parsed.messages += result.messages
 
 
-def _import_hermes(conn: psycopg.Connection, path: Path, summary: Summary) -> None:
+def _import_hermes(conn: Conn, path: Path, summary: Summary) -> None:
     key = {"harness": hermes.HARNESS, "path": str(path.resolve())}
     saved = conn.execute(sql("archive.source_get"), key).fetchone()
     after = (saved["last_row_id"] or 0) if saved else 0
@@ -202,7 +202,7 @@ def _import_hermes(conn: psycopg.Connection, path: Path, summary: Summary) -> No
     conn.commit()
 
 
-def _write(conn: psycopg.Connection, harness: str, parsed: Parsed, summary: Summary) -> None:
+def _write(conn: Conn, harness: str, parsed: Parsed, summary: Summary) -> None:
     infos: dict[str, SessionInfo] = {}
     for info in parsed.sessions:
         if info.external_id in infos:

@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import psycopg
-
+from ..db import Conn
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -107,7 +106,7 @@ def expand(paths: list[Path]) -> tuple[list[Path], list[str]]:
 
 
 @owns_transaction
-def capture(conn: psycopg.Connection, paths: list[Path]) -> CaptureResult:
+def capture(conn: Conn, paths: list[Path]) -> CaptureResult:
     """Store a new version of each file whose content differs from its latest version."""
     files, skipped = expand(paths)
     captured = []
@@ -118,7 +117,7 @@ def capture(conn: psycopg.Connection, paths: list[Path]) -> CaptureResult:
     return CaptureResult(captured, skipped)
 
 
-def _capture_one(conn: psycopg.Connection, path: Path) -> Captured:
+def _capture_one(conn: Conn, path: Path) -> Captured:
     try:
         data = path.read_bytes()
         modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
@@ -151,7 +150,7 @@ def _capture_one(conn: psycopg.Connection, path: Path) -> Captured:
 
 
 @owns_transaction
-def file_history(conn: psycopg.Connection, name: str) -> History:
+def file_history(conn: Conn, name: str) -> History:
     """Every stored version of one file, each with its diff from the one before.
 
     `name` is a path (absolute, or to a file that exists here), a path relative to its root

@@ -6,8 +6,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-import psycopg
-
+from ..db import Conn, first
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -33,7 +32,7 @@ class MessageHit:
 
 @owns_transaction
 def search_messages(
-    conn: psycopg.Connection, query: str, *, limit: int = 10, harness: str | None = None
+    conn: Conn, query: str, *, limit: int = 10, harness: str | None = None
 ) -> list[MessageHit]:
     """Messages matching every keyword (web-search syntax: "phrase", -word, or)."""
     if not 1 <= limit <= MAX_LIMIT:
@@ -47,7 +46,7 @@ def search_messages(
         raise InputError("give at least one keyword that is not excluded with '-'")
     params = {"query": query, "limit": limit, "harness": harness}
     with translated(conn):
-        if not conn.execute(sql("archive.search_terms"), params).fetchone()["terms"]:
+        if not first(conn, sql("archive.search_terms"), params)["terms"]:
             raise InputError(f"{query!r} has no searchable words (only stop words or punctuation)")
         rows = conn.execute(sql("archive.search_messages"), params).fetchall()
     return [MessageHit(**{**r, "snippet": re.sub(r"\s+", " ", r["snippet"]).strip()}) for r in rows]
@@ -94,7 +93,7 @@ class Session:
 
 
 @owns_transaction
-def show_session(conn: psycopg.Connection, external_id: str, *, harness: str | None = None) -> Session:
+def show_session(conn: Conn, external_id: str, *, harness: str | None = None) -> Session:
     """One archived session whole: its messages in order, tool calls with their results."""
     if harness is not None and harness not in HARNESSES:
         raise InputError(f"harness {harness!r} is not one of {', '.join(HARNESSES)}")

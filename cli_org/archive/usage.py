@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-import psycopg
-
+from ..db import Conn
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -48,7 +47,7 @@ def _plain(row: dict) -> dict:
 
 
 @owns_transaction
-def usage(conn: psycopg.Connection, days: int = 30) -> Usage:
+def usage(conn: Conn, days: int = 30) -> Usage:
     if not 1 <= days <= MAX_DAYS:
         raise InputError(f"--days must be between 1 and {MAX_DAYS}, not {days}")
     params = {"window": f"{days} days"}

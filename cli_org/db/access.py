@@ -11,12 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
-import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from ..config import Settings
 from ..errors import InputError, NotFound
-from . import embedded
+from . import Conn, embedded
 from .errors import translated
 from .queries import sql
 from .session import owns_transaction
@@ -80,7 +79,7 @@ def admin_access(settings: Settings, *, show_password: bool = False, start: bool
 
 
 @owns_transaction
-def member_access(conn: psycopg.Connection, settings: Settings, agent: str) -> Access:
+def member_access(conn: Conn, settings: Settings, agent: str) -> Access:
     """The agent's own login: its role over TCP (127.0.0.1 for the embedded server, the
     URL's host otherwise), with no password in the URL."""
     with translated(conn):

@@ -11,7 +11,7 @@ from psycopg.rows import dict_row
 from ..config import Settings
 from ..errors import ConfigError, DatabaseError, NotFound
 from ..limits import CLIENT_CHECK_MS
-from . import embedded
+from . import Conn, embedded
 from .queries import sql
 
 
@@ -27,7 +27,7 @@ def admin_conninfo(settings: Settings, dbname: str | None = None) -> str:
 
 def connect(
     settings: Settings, agent: str | None = None, *, autocommit: bool = False, bounded: bool = True
-) -> psycopg.Connection:
+) -> Conn:
     """A connection whose current role is the agent's, so row-level security applies.
 
     With no agent named, the login role is the identity (on a shared server, each agent
@@ -65,7 +65,7 @@ def server_options(settings: Settings, bounded: bool) -> str:
     return f"{own} {ours}".strip()
 
 
-def become(conn: psycopg.Connection, agent: str) -> None:
+def become(conn: Conn, agent: str) -> None:
     """SET ROLE to the agent's role; PostgreSQL refuses if the login may not become it."""
     try:
         row = conn.execute(sql("agents.get"), {"name": agent}).fetchone()

@@ -8,6 +8,7 @@ import psycopg
 from psycopg import errors as pgerr
 
 from ..errors import AccessDenied, DatabaseError, InputError, NotFound, OrgError
+from . import Conn
 
 
 def first_line(exc: BaseException) -> str:
@@ -18,7 +19,7 @@ def first_line(exc: BaseException) -> str:
 
 
 @contextmanager
-def translated(conn: psycopg.Connection | None = None):
+def translated(conn: Conn | None = None):
     """Re-raise PostgreSQL errors as OrgError subclasses with one clear line."""
     try:
         yield
@@ -54,7 +55,7 @@ def translated(conn: psycopg.Connection | None = None):
         raise DatabaseError(first_line(exc)) from None
 
 
-def _whoami(conn: psycopg.Connection | None) -> tuple[str, bool]:
+def _whoami(conn: Conn | None) -> tuple[str, bool]:
     """The connected role, and whether it belongs to the member group."""
     if conn is None:
         return "the connected role", False

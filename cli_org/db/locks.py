@@ -10,10 +10,8 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 
-import psycopg
-from psycopg.rows import dict_row
-
 from ..errors import DatabaseError
+from . import Conn, first
 from .queries import sql
 
 # Any constants work; they only have to be the same for every cli-org process.
@@ -24,13 +22,12 @@ CREATE = 0x0C11_1417  # creating a database (with its name's hash) and adding it
 
 
 @contextmanager
-def held(conn: psycopg.Connection, key: int, what: str, wait: float):
+def held(conn: Conn, key: int, what: str, wait: float):
     """Hold the session lock `key` for the block; `what` names the work in messages."""
-    cur = conn.cursor(row_factory=dict_row)
     deadline = time.monotonic() + wait
-    while not cur.execute(sql("locks.try"), {"key": key}).fetchone()["ok"]:
+    while not first(conn, sql("locks.try"), {"key": key})["ok"]:
         if time.monotonic() >= deadline:
-            who = describe(cur.execute(sql("locks.holders"), {"key": key}).fetchall())
+            who = describe(conn.execute(sql("locks.holders"), {"key": key}).fetchall())
             raise DatabaseError(f"{what}: waited {wait:g} s (CLI_ORG_LOCK_WAIT) for a lock held by {who}")
         time.sleep(min(0.2, wait / 10))
     if not conn.autocommit:
@@ -40,7 +37,7 @@ def held(conn: psycopg.Connection, key: int, what: str, wait: float):
     finally:
         if not conn.autocommit:
             conn.rollback()  # the block commits what it keeps; anything left open is unfinished
-        cur.execute(sql("locks.release"), {"key": key})
+        conn.execute(sql("locks.release"), {"key": key})
         if not conn.autocommit:
             conn.commit()
 

@@ -6,13 +6,12 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
-import psycopg
 from psycopg import errors as pgerr
-from psycopg.rows import dict_row, tuple_row
+from psycopg.rows import dict_row
 
 from ..errors import DatabaseError
 from ..limits import LOCK_WAIT
-from . import locks
+from . import Conn, first, locks
 from .queries import sql
 from .session import owns_transaction
 
@@ -37,7 +36,7 @@ def available() -> list[Migration]:
 
 
 @owns_transaction
-def migrate(conn: psycopg.Connection, lock_wait: float = LOCK_WAIT) -> list[Migration]:
+def migrate(conn: Conn, lock_wait: float = LOCK_WAIT) -> list[Migration]:
     """Apply what is missing; returns the migrations applied by this call.
 
     A session advisory lock serialises concurrent runners: the second waits, then finds
@@ -77,10 +76,9 @@ def migrate(conn: psycopg.Connection, lock_wait: float = LOCK_WAIT) -> list[Migr
 
 
 @owns_transaction
-def pending(conn: psycopg.Connection) -> list[Migration] | None:
+def pending(conn: Conn) -> list[Migration] | None:
     """Migrations not yet applied; None when the database was never migrated."""
-    cur = conn.cursor(row_factory=tuple_row)
-    if not cur.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()[0]:
+    if not first(conn, "SELECT to_regclass('schema_migrations') IS NOT NULL AS found")["found"]:
         return None
-    done = {row[0] for row in cur.execute("SELECT version FROM schema_migrations")}
+    done = {row["version"] for row in conn.execute("SELECT version FROM schema_migrations")}
     return [m for m in available() if m.version not in done]

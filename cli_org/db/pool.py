@@ -4,12 +4,12 @@ settings, the same identity, and the connection rule (db/session.py) on every ca
 
 from __future__ import annotations
 
-import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..config import Settings
 from ..errors import DatabaseError
+from . import Conn
 from .connect import admin_conninfo, become, connect, server_options
 
 
@@ -21,7 +21,7 @@ def open_pool(
 
     connect(settings, agent, bounded=bounded).close()  # a clear error now, not a pool timeout later
 
-    def configure(conn: psycopg.Connection) -> None:
+    def configure(conn: Conn) -> None:
         conn.row_factory = dict_row
         if agent:
             become(conn, agent)

@@ -7,8 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psycopg
-
+from ..db import Conn, first
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -91,8 +90,8 @@ def context_cost(root: Path) -> list[CostRow]:
 
 
 @owns_transaction
-def typical_recall(conn: psycopg.Connection) -> TypicalRecall:
+def typical_recall(conn: Conn) -> TypicalRecall:
     with translated(conn):
-        row = conn.execute(sql("evaluation.typical_recall")).fetchone()
+        row = first(conn, sql("evaluation.typical_recall"))
     median = row["median_chars"]
     return TypicalRecall(row["calls"], None if median is None else float(median))

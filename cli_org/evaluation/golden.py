@@ -7,8 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import psycopg
-
+from ..db import Conn
 from ..db.session import owns_transaction
 from ..errors import ThresholdNotMet
 from ..recall.answer import recall
@@ -74,7 +73,7 @@ def first_position(lines: list[str], expected: str) -> int | None:
 
 @owns_transaction
 def run_golden(
-    conn: psycopg.Connection,
+    conn: Conn,
     cases: list[Case],
     *,
     settings: Settings,

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import psycopg
-
+from ..db import Conn
 from ..db.session import owns_transaction
 from ..errors import ThresholdNotMet
 from ..recall.answer import recall
@@ -34,7 +33,7 @@ class NoiseRun:
 
 @owns_transaction
 def run_noise(
-    conn: psycopg.Connection,
+    conn: Conn,
     queries: list[str],
     *,
     settings: Settings,

@@ -8,9 +8,9 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
-import psycopg
 from psycopg import errors as pgerr
 
+from ..db import Conn
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -29,7 +29,7 @@ def git_commit(start: Path | None = None) -> str | None:
 
 
 @owns_transaction
-def save_run(conn: psycopg.Connection, name: str, run: GoldenRun, *, golden_file: str, project: str | None) -> int:
+def save_run(conn: Conn, name: str, run: GoldenRun, *, golden_file: str, project: str | None) -> int:
     with translated(conn):
         size = conn.execute(sql("evaluation.vault_size")).fetchone()
         try:
@@ -77,7 +77,7 @@ def _label(row: dict) -> str:
 
 
 @owns_transaction
-def load_run(conn: psycopg.Connection, name: str) -> SavedRun:
+def load_run(conn: Conn, name: str) -> SavedRun:
     """A saved run by NAME (yours first, else the one run of that name) or AUTHOR/NAME.
 
     Names are unique per author (migration 0008), so a name another agent chose never
@@ -122,7 +122,7 @@ class HistoryRow:
 
 
 @owns_transaction
-def run_history(conn: psycopg.Connection) -> list[HistoryRow]:
+def run_history(conn: Conn) -> list[HistoryRow]:
     """Every saved run, oldest first; a malformed one is listed with what is wrong."""
     with translated(conn):
         rows = conn.execute(sql("evaluation.runs")).fetchall()

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import psycopg
-
 from ..checks import source_form
+from ..db import Conn
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -46,7 +45,7 @@ def _exists(root: Path, cited: str) -> bool:
 
 
 @owns_transaction
-def stale(conn: psycopg.Connection | None, root: Path) -> StaleReport:
+def stale(conn: Conn | None, root: Path) -> StaleReport:
     if not root.is_dir():
         raise InputError(f"{root} is not a folder")
     items = []

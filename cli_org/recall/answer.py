@@ -6,8 +6,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-import psycopg
-
+from ..db import Conn
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -67,7 +66,7 @@ def parse_arms(spec: str | None) -> tuple[str, ...]:
 
 @owns_transaction
 def recall(
-    conn: psycopg.Connection,
+    conn: Conn,
     query: str,
     *,
     settings: Settings,

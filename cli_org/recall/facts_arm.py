@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-import psycopg
-
+from ..db import Conn
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..facts import Fact
@@ -34,7 +33,7 @@ def _once(hits: list[FactHit], limit: int) -> list[FactHit]:
 
 
 @owns_transaction
-def recall_facts(conn: psycopg.Connection, query: str, *, project: str | None, limit: int) -> list[FactHit]:
+def recall_facts(conn: Conn, query: str, *, project: str | None, limit: int) -> list[FactHit]:
     query = query.strip()
     if not positive_words(query):
         # Only exclusions ("-a -b"): they ask for nothing, and as a full-text query they

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import psycopg
-
+from ..db import Conn
 from ..db.session import owns_transaction
 from ..vault.embedders import Embedder
 from ..vault.search import NoteHit, prefix_pattern, search
@@ -34,7 +33,7 @@ def has_keyword_support(hit: NoteHit, shaping: VaultShaping) -> bool:
 
 @owns_transaction
 def recall_vault(
-    conn: psycopg.Connection,
+    conn: Conn,
     query: str,
     *,
     limit: int,

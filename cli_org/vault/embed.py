@@ -6,8 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import psycopg
-
+from ..db import Conn, first
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -32,7 +31,7 @@ class EmbedSummary:
 
 @owns_transaction
 def embed_pending(
-    conn: psycopg.Connection,
+    conn: Conn,
     embedder: Embedder,
     *,
     batch: int = 64,
@@ -52,7 +51,7 @@ def embed_pending(
             conn.execute(sql("embed.reset"))
         conn.execute(sql("vault.set_meta"), {"key": "embed_model", "value": embedder.name})
         conn.commit()
-        summary.total = conn.execute(sql("embed.pending_count")).fetchone()["n"]
+        summary.total = first(conn, sql("embed.pending_count"))["n"]
         while True:
             rows = conn.execute(sql("embed.pending_page"), {"limit": PAGE}).fetchall()
             if not rows:

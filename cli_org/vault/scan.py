@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 import psycopg
 
-from ..db import locks
+from ..db import Conn, locks
 from ..db.errors import first_line, translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -156,7 +156,7 @@ def _ignored(rel: str, patterns: list[str]) -> bool:
 
 @owns_transaction
 def scan(
-    conn: psycopg.Connection,
+    conn: Conn,
     root: Path,
     *,
     ignore: Iterable[str] = (),
@@ -183,7 +183,7 @@ def scan(
     return summary
 
 
-def _set_private(conn: psycopg.Connection, prefixes: Iterable[str]) -> None:
+def _set_private(conn: Conn, prefixes: Iterable[str]) -> None:
     """Store the scan's private prefixes and re-mark every note if they changed."""
     wanted = sorted({p.strip() for p in prefixes if p.strip()})
     have = [r["prefix"] for r in conn.execute(sql("vault.private_prefixes"))]
@@ -195,7 +195,7 @@ def _set_private(conn: psycopg.Connection, prefixes: Iterable[str]) -> None:
     conn.commit()
 
 
-def _check_root(conn: psycopg.Connection, root: Path, replace: bool) -> None:
+def _check_root(conn: Conn, root: Path, replace: bool) -> None:
     row = conn.execute(sql("vault.get_meta"), {"key": "root"}).fetchone()
     if row and row["value"] != str(root) and not replace:
         raise InputError(f"this database indexes the vault at {row['value']}; pass --replace to index {root} instead")
@@ -286,13 +286,13 @@ def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: S
     summary.removed = len(gone)
 
 
-def _no_wait_for_disk(conn: psycopg.Connection) -> None:
+def _no_wait_for_disk(conn: Conn) -> None:
     """This transaction's commit does not wait for the disk: an interrupted scan is redone,
     not lost. Local to the transaction, so the connection keeps its own setting."""
     conn.execute("SELECT set_config('synchronous_commit', 'off', true)")
 
 
-def _store_isolated(conn: psycopg.Connection, item: _Pending, resolver: _LinkResolver, summary: ScanSummary):
+def _store_isolated(conn: Conn, item: _Pending, resolver: _LinkResolver, summary: ScanSummary):
     """Store one note under a savepoint: a note the database refuses is named and left
     out, and the rest of its batch is kept. Only a lost connection stops the scan."""
     try:
@@ -306,7 +306,7 @@ def _store_isolated(conn: psycopg.Connection, item: _Pending, resolver: _LinkRes
         return None
 
 
-def _store(conn: psycopg.Connection, item: _Pending, resolver: _LinkResolver) -> int:
+def _store(conn: Conn, item: _Pending, resolver: _LinkResolver) -> int:
     note = item.note
     file_id = conn.execute(
         sql("vault.upsert_file"),

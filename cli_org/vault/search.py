@@ -6,8 +6,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
-import psycopg
-
+from ..db import Conn, first
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -73,7 +72,7 @@ class SearchResult:
 
 @owns_transaction
 def search(
-    conn: psycopg.Connection,
+    conn: Conn,
     query: str,
     *,
     mode: str = "hybrid",
@@ -98,7 +97,7 @@ def search(
     depth = depth or max(limit * 3, tuning.stats_depth)
     patterns = list(exclude)
     with translated(conn):
-        if private and not conn.execute(sql("search.may_see_private")).fetchone()["yes"]:
+        if private and not first(conn, sql("search.may_see_private"))["yes"]:
             raise AccessDenied("private notes are for owners; search without --private")
         if mode != "keyword":
             embedder, result.notice = _usable_embedder(conn, embedder)
