@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .jsonl import files  # noqa: F401  (the importer reads each harness module's files())
-from .records import BadRecord, Message, Parsed, SessionInfo, clean, compact, shell_command, timestamp
+from .records import BadRecord, Message, Parsed, SessionInfo, clean, compact, obj, shell_command, timestamp
 
 HARNESS = "claude-code"
 SHELL_TOOLS = ("Bash",)
@@ -42,24 +42,34 @@ class TranscriptFile:
             agent = record.get("agentId")
             info.external_id = f"{session_id}/{'agent-' + agent if agent else self.agent}"
             info.parent = session_id
-        message = record.get("message") if isinstance(record.get("message"), dict) else {}
+        message = obj(record.get("message"))
         if record["type"] == "assistant":
             info.model = message.get("model") if message.get("model") != "<synthetic>" else None
         key = str(record.get("uuid") or f"L{line_no}")
-        base = {"session": info.external_id, "position": line_no, "occurred_at": at}
         raw = clean(record)
         if record["type"] == "system":
             text = record.get("content") if isinstance(record.get("content"), str) else record.get("subtype")
-            return Parsed([info], [Message(source_key=key, kind="system", raw=raw, text=clean(text), **base)])
+            system = Message(
+                session=info.external_id,
+                source_key=key,
+                position=line_no,
+                kind="system",
+                raw=raw,
+                occurred_at=at,
+                text=clean(text),
+            )
+            return Parsed([info], [system])
         messages = []
         for part, (kind, fields) in enumerate(_blocks(record, message)):
             messages.append(
                 Message(
+                    session=info.external_id,
                     source_key=key if part == 0 else f"{key}#{part}",
+                    position=line_no,
                     part=part,
                     kind=kind,
                     raw=raw if part == 0 else {"part_of": key},
-                    **base,
+                    occurred_at=at,
                     **{name: clean(value) for name, value in fields.items()},
                 )
             )
@@ -84,7 +94,7 @@ def _blocks(record: dict, message: dict):
         elif kind == "thinking":
             yield "assistant", {"text": block.get("thinking")}
         elif kind == "tool_use":
-            args = block.get("input") if isinstance(block.get("input"), dict) else {}
+            args = obj(block.get("input"))
             command = shell_command(args) if block.get("name") in SHELL_TOOLS else None
             yield (
                 "assistant",

@@ -21,6 +21,7 @@ from .records import (
     argv_command,
     clean,
     compact,
+    obj,
     shell_command,
     timestamp,
 )
@@ -63,7 +64,7 @@ class TranscriptFile:
             else:
                 return Parsed()
         if kind == "session_meta":
-            git = payload.get("git") if isinstance(payload.get("git"), dict) else {}
+            git = obj(payload.get("git"))
             if not isinstance(payload.get("id"), str | None):
                 raise BadRecord("session id is not a string")
             self.session = self.session or payload.get("id")
@@ -118,16 +119,16 @@ def _item(item: dict) -> dict | None:
         name = item.get("name")
         args = arguments(item.get("arguments")) if kind == "function_call" else {}
         command = shell_command(args) if name in SHELL_TOOLS else None
-        text = command or (item.get("arguments") if kind == "function_call" else item.get("input"))
+        shown = command or (item.get("arguments") if kind == "function_call" else item.get("input"))
         return {
             "kind": "assistant",
             "tool_name": name,
             "tool_call_id": item.get("call_id"),
             "command": command,
-            "text": text if isinstance(text, str) else compact(text),
+            "text": shown if isinstance(shown, str) else compact(shown),
         }
     if kind == "local_shell_call":
-        action = item.get("action") if isinstance(item.get("action"), dict) else {}
+        action = obj(item.get("action"))
         argv = action.get("command")
         command = argv_command(argv) if isinstance(argv, list) and argv else None
         return {

@@ -13,7 +13,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
-from .records import BadRecord, Message, Parsed, SessionInfo, arguments, check, clean, compact, shell_command, timestamp
+from .records import (
+    BadRecord,
+    Message,
+    Parsed,
+    SessionInfo,
+    arguments,
+    check,
+    clean,
+    compact,
+    obj,
+    shell_command,
+    timestamp,
+)
 
 HARNESS = "hermes"
 SHELL_TOOLS = ("terminal",)
@@ -136,7 +148,7 @@ def _messages(row: dict) -> list[Message]:
     )
     out = [first]
     for n, call in enumerate(_calls(row.get("tool_calls")), start=1):
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        function = obj(call.get("function"))
         name = function.get("name") or call.get("name")
         args = arguments(function.get("arguments"))
         command = shell_command(args) if name in SHELL_TOOLS else None

@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 from psycopg.types.json import Jsonb
 
-from ..db import Conn, locks
+from ..db import Conn, first, locks
 from ..db.errors import first_line, translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -226,7 +226,8 @@ def _write(conn: Conn, harness: str, parsed: Parsed, summary: Summary) -> None:
         visiting.add(external_id)
         # A store that names its sessions as each other's parents gets no link at the loop.
         parent = session_id(info.parent) if info.parent and info.parent not in visiting else None
-        row = conn.execute(
+        row = first(
+            conn,
             sql("archive.upsert_session"),
             {
                 "harness": harness,
@@ -240,7 +241,7 @@ def _write(conn: Conn, harness: str, parsed: Parsed, summary: Summary) -> None:
                 "started_at": info.started_at,
                 "ended_at": info.ended_at,
             },
-        ).fetchone()
+        )
         summary.sessions += row["inserted"]
         ids[external_id] = row["id"]
         visiting.discard(external_id)

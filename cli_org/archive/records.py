@@ -179,6 +179,11 @@ def _check_text(obj, name: str) -> None:
     setattr(obj, name, text(value))
 
 
+def obj(value) -> dict:
+    """`value` if it is a JSON object, else an empty one (for optional nested objects)."""
+    return value if isinstance(value, dict) else {}
+
+
 def arguments(value) -> dict:
     """Tool arguments as a dict, whether given as an object or as a JSON string."""
     if isinstance(value, dict):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..db import Conn
+from ..db import Conn, first
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -53,5 +53,5 @@ def usage(conn: Conn, days: int = 30) -> Usage:
     params = {"window": f"{days} days"}
     with translated(conn):
         harnesses = [HarnessUsage(**_plain(r)) for r in conn.execute(sql("usage.by_harness"), params)]
-        log = LogUsage(**_plain(conn.execute(sql("usage.from_log"), params).fetchone()))
+        log = LogUsage(**_plain(first(conn, sql("usage.from_log"), params)))
     return Usage(days, harnesses, log)
