@@ -8,6 +8,7 @@ never carries a password: psql and every libpq client read it from PGPASSWORD or
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -33,10 +34,10 @@ class Access:
     password_from: str | None  # where a client finds the password, when the URL has none
 
 
-def url_from(params: dict[str, str]) -> str:
+def url_from(conninfo: Mapping[str, str | int | None]) -> str:
     """A postgresql:// URL from conninfo parameters; a socket folder (a host that starts
     with '/') and any other parameter go in the query string."""
-    params = {k: str(v) for k, v in params.items() if v is not None and str(v) != ""}
+    params = {k: str(v) for k, v in conninfo.items() if v is not None and str(v) != ""}
     user = quote(params.pop("user", ""), safe="")
     password = params.pop("password", None)
     dbname = quote(params.pop("dbname", ""), safe="")
@@ -64,7 +65,7 @@ def admin_access(settings: Settings, *, show_password: bool = False, start: bool
         if params.get("password") and not show_password:
             params["password"] = MASK
         return Access(
-            url_from(params), params.get("user", ""), params.get("dbname", ""), None, None
+            url_from(params), str(params.get("user", "")), str(params.get("dbname", "")), None, None
         )
     server = embedded.ensure_running(settings.data_dir) if start else embedded.running(settings.data_dir)
     if server is None:
@@ -100,7 +101,7 @@ def member_access(conn: Conn, settings: Settings, agent: str) -> Access:
         server = embedded.ensure_running(settings.data_dir)
         params = {"host": "127.0.0.1", "port": str(server.port), "dbname": settings.database_name}
     params["user"] = row["role_name"]
-    return Access(url_from(params), row["role_name"], params.get("dbname", ""), agent, PASSWORD_FROM)
+    return Access(url_from(params), row["role_name"], str(params.get("dbname", "")), agent, PASSWORD_FROM)
 
 
 def psql_argv(settings: Settings, access: Access, args: list[str]) -> tuple[list[str], dict[str, str]]:
@@ -112,6 +113,6 @@ def psql_argv(settings: Settings, access: Access, args: list[str]) -> tuple[list
         params = conninfo_to_dict(settings.database_url)
         password = params.pop("password", None)
         if password:
-            env["PGPASSWORD"] = password
+            env["PGPASSWORD"] = str(password)
         url = url_from(params)
     return [str(embedded.psql_path()), url, *args], env

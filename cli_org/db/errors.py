@@ -8,7 +8,7 @@ import psycopg
 from psycopg import errors as pgerr
 
 from ..errors import AccessDenied, DatabaseError, InputError, NotFound, OrgError
-from . import Conn
+from . import Conn, first
 
 
 def first_line(exc: BaseException) -> str:
@@ -61,9 +61,7 @@ def _whoami(conn: Conn | None) -> tuple[str, bool]:
         return "the connected role", False
     try:
         conn.rollback()
-        row = conn.execute(
-            "SELECT current_user AS u, pg_has_role(current_user, org_member_role(), 'member') AS member"
-        ).fetchone()
-        return (row["u"], row["member"]) if isinstance(row, dict) else (row[0], row[1])
+        row = first(conn, "SELECT current_user AS u, pg_has_role(current_user, org_member_role(), 'member') AS member")
+        return row["u"], row["member"]
     except psycopg.Error:
         return "the connected role", False

@@ -53,7 +53,7 @@ def migrate(conn: Conn, lock_wait: float = LOCK_WAIT) -> list[Migration]:
                 " applied_at timestamptz NOT NULL DEFAULT now())"
             )
             applied = []
-            for mig in pending(conn):
+            for mig in _not_applied(conn):  # the table exists now
                 try:
                     with conn.transaction():
                         conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{round(lock_wait * 1000)}ms",))
@@ -80,5 +80,9 @@ def pending(conn: Conn) -> list[Migration] | None:
     """Migrations not yet applied; None when the database was never migrated."""
     if not first(conn, "SELECT to_regclass('schema_migrations') IS NOT NULL AS found")["found"]:
         return None
+    return _not_applied(conn)
+
+
+def _not_applied(conn: Conn) -> list[Migration]:
     done = {row["version"] for row in conn.execute("SELECT version FROM schema_migrations")}
     return [m for m in available() if m.version not in done]

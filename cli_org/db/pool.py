@@ -15,7 +15,7 @@ from .connect import admin_conninfo, become, connect, server_options
 
 def open_pool(
     settings: Settings, agent: str | None = None, *, min_size: int = 1, max_size: int = 4, bounded: bool = True
-) -> ConnectionPool:
+) -> ConnectionPool[Conn]:
     """Open a pool whose connections act as `agent` (or as the login role). Close it when
     done (`with open_pool(...) as pool:`); take a connection with `pool.connection()`."""
 

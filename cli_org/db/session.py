@@ -90,6 +90,8 @@ def _state(conn: psycopg.Connection) -> dict:
     """The watched settings and autocommit, read without leaving a transaction behind."""
     cur = conn.cursor(row_factory=tuple_row)
     values = cur.execute("SELECT " + ", ".join(f"current_setting('{name}')" for name in WATCHED)).fetchone()
+    if values is None:  # never: a SELECT without FROM returns its one row
+        raise LookupError("reading the session settings returned no row")
     if conn.info.transaction_status == TransactionStatus.INTRANS:
         conn.rollback()
     return {"autocommit": conn.autocommit, **dict(zip(WATCHED, values, strict=True))}
