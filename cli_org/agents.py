@@ -62,7 +62,7 @@ def add_agent(
             sql("agents.insert"),
             {"name": name, "kind": "person" if person else "bot", "lead": lead, "owner": owner, "role": role},
         )
-        return Agent(**conn.execute(sql("agents.get"), {"name": name}).fetchone())
+        return Agent(**first(conn, sql("agents.get"), {"name": name}))
 
 
 @owns_transaction

@@ -79,7 +79,7 @@ def state(conninfo: str) -> dict:
             todo = pending(conn)
             if todo is None:
                 return {"initialised": False}
-            counts = conn.execute(sql("vault.counts")).fetchone()
+            counts = first(conn, sql("vault.counts"))
     except psycopg.OperationalError as exc:
         reason = str(exc).strip().splitlines()[0].rsplit("failed: ", 1)[-1]
         return {"initialised": False, **({} if "does not exist" in reason else {"error": reason})}

@@ -193,9 +193,10 @@ def show_fact(conn: Conn, fact_id: int) -> FactRecord:
             for attr, into in (("supersedes", older), ("superseded_by", newer)):
                 at = fact
                 while getattr(at, attr) is not None and getattr(at, attr) not in seen and len(seen) < _CHAIN_LIMIT:
-                    at = _get(conn, getattr(at, attr))
-                    if at is None:
+                    linked = _get(conn, getattr(at, attr))
+                    if linked is None:
                         break
+                    at = linked
                     seen.add(at.id)
                     into.append(at)
         finally:
@@ -206,10 +207,10 @@ def show_fact(conn: Conn, fact_id: int) -> FactRecord:
 
 def events_of(fact: Fact) -> list[Event]:
     events = [Event(fact.created_at, fact.author, "written", fact.source)]
-    if fact.superseded_by is not None:
-        events.append(Event(fact.valid_to, fact.retired_by, "superseded", fact.retired_reason, fact.superseded_by))
-    elif fact.valid_to is not None:
-        events.append(Event(fact.valid_to, fact.retired_by, "retired", fact.retired_reason))
+    # org_supersede() sets valid_to and superseded_by together, org_forget() valid_to alone.
+    if fact.valid_to is not None:
+        what = "superseded" if fact.superseded_by is not None else "retired"
+        events.append(Event(fact.valid_to, fact.retired_by, what, fact.retired_reason, fact.superseded_by))
     return events
 
 

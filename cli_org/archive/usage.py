@@ -39,7 +39,7 @@ class LogUsage:
 class Usage:
     days: int
     harnesses: list[HarnessUsage]
-    log: LogUsage | None  # None until cli-org keeps a recall_events log
+    log: LogUsage  # cli-org's own record of recalls and remembers
 
 
 def _plain(row: dict) -> dict:

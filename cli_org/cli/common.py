@@ -32,19 +32,24 @@ def settings() -> Settings:
     return Settings.from_env()
 
 
+def _record(value) -> bool:
+    """A dataclass instance (is_dataclass() is true of the class as well)."""
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
 def _default(value):
     if isinstance(value, datetime):
         return value.isoformat()
-    if dataclasses.is_dataclass(value):
+    if _record(value):
         return dataclasses.asdict(value)
     return str(value)
 
 
 def emit_json(data) -> None:
-    if dataclasses.is_dataclass(data):
+    if _record(data):
         data = dataclasses.asdict(data)
     elif isinstance(data, list):
-        data = [dataclasses.asdict(d) if dataclasses.is_dataclass(d) else d for d in data]
+        data = [dataclasses.asdict(d) if _record(d) else d for d in data]
     click.echo(json.dumps(data, default=_default, ensure_ascii=False, indent=2))
 
 

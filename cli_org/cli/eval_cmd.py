@@ -136,7 +136,7 @@ def history(png: Path | None, agent: str | None, as_json: bool) -> None:
     if not runs:
         click.echo("no saved runs; use `cli-org eval golden FILE --save NAME`")
         return
-    widest = max((r.overall.chars_median for r in good), default=1) or 1
+    widest = max((r.overall.chars_median for r in good if r.overall), default=1) or 1
     for r in runs:
         when = f"{r.created_at:%Y-%m-%d %H:%M} {one_line(r.name):<16}"
         if r.overall is None:

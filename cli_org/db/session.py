@@ -72,6 +72,7 @@ def owns_transaction(fn: Callable[P, R]) -> Callable[P, R]:
                 raise ConnectionRuleBroken(f"{fn.__qualname__} changed the session: {changed}")
         return result
 
+    # A marker tests/test_connection_rule.py looks for; mypy types no attributes set on a function.
     wrapper.owns_transaction = True  # type: ignore[attr-defined]
     return wrapper
 

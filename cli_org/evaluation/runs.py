@@ -10,7 +10,7 @@ from pathlib import Path
 
 from psycopg import errors as pgerr
 
-from ..db import Conn
+from ..db import Conn, first
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -31,10 +31,11 @@ def git_commit(start: Path | None = None) -> str | None:
 @owns_transaction
 def save_run(conn: Conn, name: str, run: GoldenRun, *, golden_file: str, project: str | None) -> int:
     with translated(conn):
-        size = conn.execute(sql("evaluation.vault_size")).fetchone()
+        size = first(conn, sql("evaluation.vault_size"))
         try:
             with conn.transaction():
-                row = conn.execute(
+                row = first(
+                    conn,
                     sql("evaluation.save_run"),
                     {
                         "name": name,
@@ -50,7 +51,7 @@ def save_run(conn: Conn, name: str, run: GoldenRun, *, golden_file: str, project
                         ),
                         "cases": json.dumps([asdict(c) for c in run.cases]),
                     },
-                ).fetchone()
+                )
         except pgerr.UniqueViolation:
             raise InputError(f"a run of yours named {name!r} exists already; pick another name") from None
         except pgerr.CheckViolation:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..db import Conn, first
 from ..db.errors import translated
@@ -13,6 +14,9 @@ from ..db.session import owns_transaction
 from ..errors import InputError
 from .embedders import Embedder, vector_literal
 from .scan import chunk_embed_text
+
+if TYPE_CHECKING:
+    import numpy as np
 
 PAGE = 512
 
@@ -57,7 +61,7 @@ def embed_pending(
             if not rows:
                 break
             texts = [chunk_embed_text(r["title"], r["heading"], r["content"]) for r in rows]
-            vectors = []
+            vectors: list[np.ndarray] = []
             for start in range(0, len(texts), batch):
                 vectors.extend(embedder.embed(texts[start : start + batch]))
                 if progress:

@@ -17,6 +17,7 @@ from ..errors import ConfigError
 
 if TYPE_CHECKING:
     import numpy as np
+    from sentence_transformers import SentenceTransformer
 
     from ..config import Settings
 
@@ -76,10 +77,10 @@ class SentenceTransformerEmbedder(Closing):
 
     def __init__(self, batch_size: int = 64):
         self.batch_size = batch_size
-        self._model = None
+        self._model: SentenceTransformer | None = None
 
     @property
-    def model(self):
+    def model(self) -> SentenceTransformer:
         """Loaded on first use: a run with nothing to embed never pays for torch."""
         if self._model is None:
             for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_BARS"):
@@ -111,7 +112,10 @@ class SentenceTransformerEmbedder(Closing):
         """Write the same network (mean pooling and normalisation included) as ONNX."""
         import torch
 
-        transformer = self.model[0].auto_model.eval()
+        encoder = self.model[0].auto_model  # the Hugging Face network inside the first module
+        if not isinstance(encoder, torch.nn.Module):
+            raise ConfigError("the embedding model holds no network to export")
+        transformer = encoder.eval()
 
         class Pooled(torch.nn.Module):
             def __init__(self, encoder):

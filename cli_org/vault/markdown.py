@@ -162,15 +162,17 @@ def parse_note(text: str, path: str) -> Note:
     front, body, warnings = split_frontmatter(text)
     sections, links, tags = _walk(body)
     title = str(front.get("title") or "").strip() or _first_heading(sections) or PurePosixPath(path).stem
-    chunks = []
+    chunks: list[Chunk] = []
     for heading_path, block in sections:
         for piece in _pack(block):
             chunks.append(Chunk(len(chunks), " > ".join(heading_path) or title, piece))
     if not chunks:
         chunks.append(Chunk(0, title, title))
-    seen = set()
-    all_tags = [t for t in [*_frontmatter_tags(front), *tags] if not (t.lower() in seen or seen.add(t.lower()))]
-    return Note(title, front, chunks, links, all_tags, warnings)
+    # Each tag once, ignoring case; the first spelling seen wins.
+    unique: dict[str, str] = {}
+    for tag in [*_frontmatter_tags(front), *tags]:
+        unique.setdefault(tag.lower(), tag)
+    return Note(title, front, chunks, links, list(unique.values()), warnings)
 
 
 def _first_heading(sections) -> str | None:
@@ -224,7 +226,9 @@ def _pack(block: str) -> list[str]:
 
 
 def _paragraphs(block: str) -> list[str]:
-    paras, current, fence = [], [], None
+    paras: list[str] = []
+    current: list[str] = []
+    fence: str | None = None
     for line in block.split("\n"):
         m = _FENCE.match(line)
         if m and not fence:

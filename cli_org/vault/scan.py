@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 import psycopg
 
-from ..db import Conn, locks
+from ..db import Conn, first, locks
 from ..db.errors import first_line, translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -308,7 +308,8 @@ def _store_isolated(conn: Conn, item: _Pending, resolver: _LinkResolver, summary
 
 def _store(conn: Conn, item: _Pending, resolver: _LinkResolver) -> int:
     note = item.note
-    file_id = conn.execute(
+    file_id = first(
+        conn,
         sql("vault.upsert_file"),
         {
             "path": item.path,
@@ -318,7 +319,7 @@ def _store(conn: Conn, item: _Pending, resolver: _LinkResolver) -> int:
             "mtime": item.mtime,
             "frontmatter": json.dumps(note.frontmatter, allow_nan=False),
         },
-    ).fetchone()["id"]
+    )["id"]
     # Keep the vectors of chunks whose text did not change: re-embedding is the slow part.
     old = {r["hash"]: r for r in conn.execute(sql("vault.drop_chunks"), {"id": file_id})}
     for name in ("vault.drop_links", "vault.drop_tags"):

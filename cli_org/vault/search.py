@@ -105,7 +105,7 @@ def search(
                 result.used = "keyword"
         keyword = _keyword(conn, query, depth, patterns, private, tuning) if result.used != "semantic" else []
         semantic, vector = [], None
-        if result.used != "keyword" and query.strip():
+        if result.used != "keyword" and embedder is not None and query.strip():
             try:
                 vector = vector_literal(embedder.embed([query])[0])
             except ConfigError as exc:  # a broken query model must not break keyword search
