@@ -1,5 +1,6 @@
 """Quality of the write scan on the labelled set, per half, for the client checks
-(cli_org/checks.py) and for the database trigger (migration 0009); then the added cost of
+(cli_org/checks.py) and for the database trigger (migrations 0009-0012); the median cost of one
+insert (--cost); then the added cost of
 the scanner library in a cold `cli-org remember`.
 
     python -m benchmarks.write_scan [--cold 10] [--misses]
