@@ -1,5 +1,6 @@
 """Quality of the write scan on the labelled set, per half, for the client checks
-(cli_org/checks.py) and for the database trigger (migration 0009); then the added cost of
+(cli_org/checks.py) and for the database trigger (migrations 0009-0012); the median cost of one
+insert (--cost); then the added cost of
 the scanner library in a cold `cli-org remember`.
 
     python -m benchmarks.write_scan [--cold 10] [--misses]
@@ -52,6 +53,19 @@ def db_verdict(conn: psycopg.Connection, text: str) -> str | None:
     except pgerr.CheckViolation as exc:
         return exc.diag.message_primary
     return None
+
+
+def insert_cost(conn: psycopg.Connection, examples, rounds: int) -> None:
+    """Median wall time of one INSERT that the trigger lets through (the benign lines), in a
+    warm session: what every fact pays for the database's scan."""
+    benign = [e.text for e in examples if e.label == "benign"]
+    times = []
+    for _ in range(rounds):
+        for text in benign:
+            started = time.perf_counter()
+            db_verdict(conn, text)
+            times.append(time.perf_counter() - started)
+    print(f"database insert of a benign fact, median of {len(times)}: {median(times) * 1000:.1f} ms")
 
 
 def report(layer: str, examples, verdicts, show_misses: bool, whole: bool = False) -> None:
@@ -115,6 +129,7 @@ def main() -> None:
     parser.add_argument(
         "--blind", action="store_true", help=f"the blind set ({BLIND.name}, written without seeing the checks), whole"
     )
+    parser.add_argument("--cost", type=int, default=1, help="rounds of timed benign inserts (0 to skip)")
     parser.add_argument("--file", type=Path, help="another labelled file, reported whole (e.g. a new blind set)")
     args = parser.parse_args()
     examples = load(args.file) if args.file else load(BLIND) if args.blind else load()
@@ -124,6 +139,8 @@ def main() -> None:
     settings = bench_settings("write_scan", fresh=True)
     with connect(settings, "bench") as conn:
         db = {e.line: db_verdict(conn, e.text) for e in examples}
+        if args.cost:
+            insert_cost(conn, examples, args.cost)
     report("database", examples, db, args.misses, args.blind)
     stricter = [e.line for e in examples if db[e.line] and not client[e.line]]
     print(f"refused by the database but not by the client: {len(stricter)}")

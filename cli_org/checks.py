@@ -1,7 +1,7 @@
 """Write-time checks: what a fact must be, and what it must never carry.
 
 The database enforces the same definition for members who write with plain SQL
-(migrations 0009 and 0010): every pattern marked `db` in scan_patterns.py is copied there
+(migrations 0009, 0010 and 0012): every pattern marked `db` in scan_patterns.py is copied there
 verbatim, and the text folding is implemented twice, here and in SQL, with tests that hold
 the two together. The database is never stricter than this module, so the client always
 refuses first, with the friendlier message; see tests/test_write_scan.py. The client alone
@@ -44,7 +44,9 @@ _BARE_40 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])")
 
 # Detectors from the `detect-secrets` library, used for their token shapes only. Left out:
 # the keyword and high-entropy detectors (they refuse commit hashes, UUIDs and prose, and
-# the assignment patterns above serve better) and public IP addresses (not secrets).
+# the assignment patterns above serve better), public IP addresses (not secrets), private keys
+# (the library also flags a mention of "BEGIN RSA PRIVATE KEY"; the pattern wants the dashes)
+# and Twilio (an account id alone is no secret; the patterns want it beside its token).
 _LIBRARY_DETECTORS = [
     ("artifactory", "ArtifactoryDetector"),
     ("aws", "AWSKeyDetector"),
@@ -57,14 +59,12 @@ _LIBRARY_DETECTORS = [
     ("mailchimp", "MailchimpDetector"),
     ("npm", "NpmDetector"),
     ("openai", "OpenAIDetector"),
-    ("private_key", "PrivateKeyDetector"),
     ("pypi_token", "PypiTokenDetector"),
     ("sendgrid", "SendGridDetector"),
     ("slack", "SlackDetector"),
     ("square_oauth", "SquareOAuthDetector"),
     ("stripe", "StripeDetector"),
     ("telegram_token", "TelegramBotTokenDetector"),
-    ("twilio", "TwilioKeyDetector"),
 ]
 
 
@@ -94,7 +94,14 @@ _CF = re.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in CF_RANGES) +
 NEGATED = (
     r"(?<![a-z])(never|not|cannot|n't) (ignore|disregard|forget|override|bypass|reveal|print|show|repeat|leak"
     r"|disclose|output|dump|pretend|act|send|post|upload|share|forward|email|append|include|export|paste"
-    r"|exfiltrate|transmit|embed|list|copy|write|put|store|save)(?![a-z])"
+    r"|exfiltrate|transmit|embed|list|copy|write|put|store|save|role-?play|impersonate)(?![a-z])"
+)
+# A quoted phrase after a word that mentions it ("text that says \"ignore previous
+# instructions\"", "the string 'you are now ...'", "treat '...' as an attack") is quoted, not
+# said: its words are dropped before the phrase checks.
+MENTIONED = (
+    r"(?<![a-z])(says|saying|reads|reading|strings?|phrases?|wording|words|text|like|such as|e\.g\.|markers?"
+    r"|treat|containing|contains|flags?|matches|match|quoted)( ?)(?:\"[^\"]{1,80}\"|'[^']{1,80}')"
 )
 # Digits that stand in for letters ("1gn0re"), undone in the second variant only.
 DIGITS_FROM, DIGITS_TO = "013457@$", "oieastas"
@@ -104,20 +111,24 @@ DOTTED = r"(?<![a-z])([a-z])[.*_-](?=[a-z](?![a-z]))"
 HYPHENATED = r"([a-z])-(?=[a-z])"
 SPACED = r"(?<![a-z])([a-z]) (?=[a-z](?![a-z]))"
 _DIGITS = str.maketrans(DIGITS_FROM, DIGITS_TO)
-_NEGATED, _DOTTED, _HYPHENATED, _SPACED = (re.compile(r) for r in (NEGATED, DOTTED, HYPHENATED, SPACED))
+_NEGATED, _DOTTED, _HYPHENATED, _SPACED, _MENTIONED = (
+    re.compile(r) for r in (NEGATED, DOTTED, HYPHENATED, SPACED, MENTIONED)
+)
 
 
 def fold_variants(text: str) -> tuple[str, str]:
     """The text as the phrase checks see it, twice.
 
     Both: NFKC, format characters removed, look-alike letters mapped to Latin, ASCII
-    lower-cased, runs of spaces squeezed, negated verbs marked ("never no-ignore"). The
+    lower-cased, quoted phrases that are mentioned dropped, runs of spaces squeezed, negated
+    verbs marked ("never no-ignore"). The
     second also drops HTML comment markers, reads digits as letters ("1gn0re") and joins
     split words: dotted letters ("i.g.n.o.r.e"), hyphenated pieces ("ign-ore") and spaced-out
     letters ("i g n o r e").
-    Migration 0010's org_write_fold() computes the same pair.
+    Migration 0012's org_write_fold() computes the same pair.
     """
     base = _CF.sub("", unicodedata.normalize("NFKC", text)).translate(CONFUSABLES).translate(LOWER)
+    base = _MENTIONED.sub(r'\1\2""', base)
     plain = re.sub(" +", " ", base)
     joined = re.sub("<!--|-->", " ", base).translate(_DIGITS)
     joined = _SPACED.sub(r"\1", _HYPHENATED.sub(r"\1", _DOTTED.sub(r"\1", joined)))
@@ -129,19 +140,40 @@ def fold_variants(text: str) -> tuple[str, str]:
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{20,}={0,2}")
 
 
-def _decoded_base64(text: str) -> list[str]:
-    """The readable texts that base64 runs in the text decode to."""
+_HEX_RUN = re.compile(r"(?<![A-Za-z0-9])(?:[0-9a-fA-F]{2}){10,}(?![A-Za-z0-9])")
+
+
+def _base64_bytes(text: str) -> list[bytes]:
     found = []
     for m in _BASE64_RUN.finditer(text):
         run = m.group().rstrip("=")
         try:
-            raw = base64.urlsafe_b64decode((run.replace("+", "-").replace("/", "_")) + "=" * (-len(run) % 4))
+            found.append(base64.urlsafe_b64decode((run.replace("+", "-").replace("/", "_")) + "=" * (-len(run) % 4)))
+        except ValueError:
+            continue
+    return found
+
+
+def _readable(raws: list[bytes]) -> list[str]:
+    found = []
+    for raw in raws:
+        try:
             decoded = raw.decode("utf-8")
         except ValueError:
             continue
         if decoded and all(ch.isprintable() for ch in decoded):
             found.append(decoded)
     return found
+
+
+def _decoded_base64(text: str) -> list[str]:
+    """The readable texts that base64 runs in the text decode to."""
+    return _readable(_base64_bytes(text))
+
+
+def _decoded_hex(text: str) -> list[str]:
+    """The readable texts that hex runs (ten bytes or more) in the text decode to."""
+    return _readable([bytes.fromhex(m.group()) for m in _HEX_RUN.finditer(text)])
 
 
 def control_chars(text: str) -> list[str]:
@@ -162,7 +194,7 @@ def source_form(source: str) -> str | None:
 
 
 # What a detector found that is a placeholder, not a secret: USER:PASSWORD@HOST.
-_PLACEHOLDER = re.compile(r"[A-Z_]+|password|pass|pwd|secret|x+|\.\.\.")
+_PLACEHOLDER = re.compile(r"[A-Z_]+|password|pass|pwd|secret|x+|\.\.\.|.*(?:EXAMPLE|xxxx|XXXX|\*\*\*).*")
 
 
 def _bare_cloud_secret(text: str) -> bool:
@@ -180,26 +212,34 @@ def _bare_cloud_secret(text: str) -> bool:
 def find_secret(text: str) -> str | None:
     """What secret-like thing the text carries, as "a ..." words, or None."""
     for pattern in SECRET_PATTERNS:
-        if pattern.compiled.search(text):
+        if pattern.search(text):
             return pattern.what
     for detector in _library_detectors():
         if any(not _PLACEHOLDER.fullmatch(found) for found in detector.analyze_string(text)):
             return f"a secret ({detector.secret_type})"
     if _bare_cloud_secret(text):
         return "a bare 40-character cloud secret key"
+    if any(b"PRIVATE KEY-----" in raw for raw in _base64_bytes(text)):
+        return "a private key block (in base64)"
     return None
 
 
 def find_injection(text: str) -> str | None:
     """Which prompt-injection phrase the text carries, or None; also looked for in the
-    text's ROT13 and in what its base64 runs decode to (client only)."""
-    readings = [("", text), (" in ROT13", codecs.encode(text, "rot13"))]
+    text's ROT13, reversed, and in what its base64 and hex runs decode to (client only)."""
+    readings = [("", text), (" in ROT13", codecs.encode(text, "rot13")), (" reversed", text[::-1])]
     readings += [(" in base64", decoded) for decoded in _decoded_base64(text)]
+    readings += [(" in hex", decoded) for decoded in _decoded_hex(text)]
+    plain = fold_variants(text)
     for how, reading in readings:
-        variants = fold_variants(reading)
+        variants = plain if not how else fold_variants(reading)
         for pattern in INJECTION_PATTERNS:
-            if any(pattern.compiled.search(v) for v in variants):
-                return pattern.what + how
+            if not any(pattern.compiled.search(v) for v in variants):
+                continue
+            # "unless" reads the text as written, whichever reading matched
+            if pattern.unless and any(pattern.compiled_unless.search(v) for v in plain):
+                continue
+            return pattern.what + how
     return None
 
 
