@@ -237,7 +237,7 @@ def find_injection(text: str) -> str | None:
             if not any(pattern.compiled.search(v) for v in variants):
                 continue
             # "unless" reads the text as written, whichever reading matched
-            if pattern.unless and any(pattern.compiled_unless.search(v) for v in plain):
+            if any(pattern.excused(v) for v in plain):
                 continue
             return pattern.what + how
     return None

@@ -33,8 +33,12 @@ class Pattern:
     def compiled_unless(self) -> re.Pattern | None:
         return re.compile(self.unless) if self.unless else None
 
+    def excused(self, text: str) -> bool:
+        """The line says what the value is (its `unless` matches)."""
+        return self.compiled_unless is not None and bool(self.compiled_unless.search(text))
+
     def search(self, text: str) -> bool:
-        return bool(self.compiled.search(text)) and not (self.unless and self.compiled_unless.search(text))
+        return bool(self.compiled.search(text)) and not self.excused(text)
 
 
 def _any(*parts: str) -> str:
