@@ -67,7 +67,7 @@ def test_good_sources(source):
 @pytest.mark.parametrize(
     "claim",
     [
-        "key AKIA" + "2E0A8F3B244C9E71 is used by the uploader"  # split: no key-shaped literal in the repository,
+        "key AKIA" + "2E0A8F3B244C9E71 is used by the uploader",  # split: no key-shaped literal in the repository
         "token ghp_" + "a" * 36 + " for the bot",
         "use sk-proj-" + "A1b2" * 8 + " in staging",
         "slack xoxb-" + "123456789012-abcdefghij works",
