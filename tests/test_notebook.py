@@ -370,3 +370,75 @@ def test_racing_plain_sql_inserts_cannot_pass_the_cap_together(org):
     finally:
         first_conn.close()
         second.close()
+
+
+# --- recall ---------------------------------------------------------------------------------
+
+
+def test_recall_finds_the_callers_notebook_entries_labelled(org, tmp_path):
+    from cli_org.config import Settings
+    from cli_org.recall.answer import recall
+
+    (tmp_path / ".agents/org/memory").mkdir(parents=True)
+    (tmp_path / ".agents/org/memory/bot.md").write_text("- the render farm lives on host b7\n")
+    settings = Settings.from_env({**org.env, "ORG_ROOT": str(tmp_path)})
+    with org.as_agent("bot") as conn:
+        notebook.add(conn, "memory", "Render jobs need the farm token from the vault")
+        notebook.add(conn, "user", "Bill reviews renders on Fridays")
+        notebook.add(conn, "memory", "Unrelated: tabs, not spaces")
+    with org.as_agent("other") as conn:
+        notebook.add(conn, "memory", "other's render secret plan")
+    with org.as_agent("bot") as conn:
+        result = recall(conn, "render farm", settings=settings, arms=("memory",), log=False)
+    lines = [h.text for h in result.hits]
+    assert "[memory] notebook:memory Render jobs need the farm token from the vault" in lines
+    assert "[memory] .agents/org/memory/bot.md:1 - the render farm lives on host b7" in lines
+    assert any(line.startswith("[memory] notebook:user Bill reviews renders") for line in lines)
+    assert not any("other's" in line or "tabs" in line for line in lines)
+    # the owner recalls from its own notebook only, though it may read bot's
+    with org.as_agent("boss") as conn:
+        mine = recall(conn, "render farm", settings=settings, arms=("memory",), log=False)
+    assert not any("notebook:" in h.text for h in mine.hits)
+
+
+# --- the command line -------------------------------------------------------------------------
+
+
+def test_cli_commands(cli, tmp_path):
+    assert cli("notebook", "add", "--target", "user", "Prefers oat milk", agent="bot") == (
+        0,
+        "added #1 (user 16/1375 chars)\n",
+        "",
+    )
+    code, out, _ = cli("notebook", "add", "--target", "user", "Prefers oat milk", agent="bot")
+    assert code == 0 and out.startswith("unchanged: entry #1 already says this")
+    code, out, err = cli("notebook", "add", "--target", "user", "u" * USER_CAP, agent="bot")
+    assert code == 1 and out == "" and "16/1375 chars" in err and "Prefers oat milk" in err and err.count("\n") == 1
+    assert cli("notebook", "replace", "--target", "user", "oat", "Prefers soy milk", agent="bot")[1] == (
+        "replaced #1 (user 16/1375 chars)\n"
+    )
+    code, out, err = cli("notebook", "show", "--target", "user", agent="bot")
+    assert out == "USER (bot): 1% used, 16/1375 chars\nPrefers soy milk\n"
+    code, out, err = cli("notebook", "show", "--json", agent="bot")
+    data = __import__("json").loads(out)
+    assert [s["target"] for s in data["stores"]] == ["memory", "user"] and data["stores"][1]["used"] == 16
+    path = tmp_path / "m.md"
+    path.write_text("uses tabs\n§\nuses ruff\n")
+    assert cli("notebook", "import", "--target", "memory", str(path), agent="bot")[1] == (
+        "imported 2 of 2 entries into memory (0 already there); 18/2200 chars\n"
+    )
+    code, out, err = cli("notebook", "remove", "--target", "memory", "uses", agent="bot")
+    assert code == 1 and "Candidates" in err
+    assert cli("notebook", "remove", "--target", "memory", "tabs", agent="bot")[0] == 0
+    code, out, err = cli("notebook", "history", "--target", "memory", agent="bot")
+    assert [line.split(" ", 2)[2] for line in out.splitlines()] == [
+        "memory #2 v1 added by bot: uses tabs",
+        "memory #3 v1 added by bot: uses ruff",
+        "memory #2 v2 removed by bot: uses tabs",
+    ]
+    code, out, err = cli("notebook", "show", agent="bot")
+    assert "MEMORY (bot): 0% used, 9/2200 chars\nuses ruff\n\nUSER" in out
+    code, out, err = cli("notebook", "add", "--target", "notes", "x", agent="bot")
+    assert code == 2
+    code, out, err = cli("notebook", "show")
+    assert code == 1 and "not a cli-org agent" in err
