@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..db import Conn
 from ..db.queries import sql
+from ..db.session import owns_transaction
 from ..project import MEMORY_DIR, project_root  # noqa: F401  (project_root: one resolver, re-exported)
 from .terms import needed, terms, word_start_regex
 
@@ -54,6 +55,7 @@ def recall_memory(root: Path, query: str, *, limit: int) -> list[MemoryHit]:
 NOTEBOOK_PREFIX = "notebook:"
 
 
+@owns_transaction
 def recall_notebook(conn: Conn, query: str, *, limit: int) -> list[MemoryHit]:
     """The caller's own live notebook entries where at least half the terms start a word
     (the rule of the memory-file lines); best first, at most `limit`. No agent: none."""
