@@ -68,6 +68,22 @@ FIELDS: dict[str, object] = {
     # "prints its id"; an identical claim "returns the existing id and says so"; --supersedes
     "remember": F("id", "duplicate", "superseded"),
     "forget": F("id", "retired", "why"),
+    # each store "with its usage (N% used, x/cap chars)" and its entries
+    "notebook show": F(
+        "agent",
+        stores=[
+            F(
+                "agent",
+                "target",
+                "cap",
+                "used",
+                "percent",
+                entries=[F("id", "agent", "store", "body", "version", "created_at", "changed_at", "changed_by")],
+            )
+        ],
+    ),
+    # "every version of every entry ... by whom and when"
+    "notebook history": [F("entry_id", "version", "agent", "store", "action", "body", "at", "by")],
     # current and, with --all, retired facts "with when, who and why"
     "facts": [
         F(
@@ -179,6 +195,8 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "remember": (["remember", "deploys", "Deploys run at night", "--source", "docs/deploy.md"], "bot"),
     "forget": (["forget", "{fact}", "it changed"], "bot"),
     "facts": (["facts", "--all"], None),
+    "notebook show": (["notebook", "show"], "bot"),
+    "notebook history": (["notebook", "history"], "bot"),
     "recall": (["recall", "kilo lima"], None),
     "vault scan": (["vault", "scan", "{vault}"], None),
     "vault embed": (["vault", "embed"], None),
@@ -252,7 +270,7 @@ def _files(tmp_path: Path) -> dict[str, str]:
 
 def _fill(org, cli, files: dict[str, str]) -> None:
     """The data every list in FIELDS needs: a vault, facts, saved runs, an archive."""
-    from cli_org import facts
+    from cli_org import facts, notebook
     from cli_org.archive.importer import import_sessions
     from cli_org.archive.memory_versions import capture
     from cli_org.vault.scan import scan
@@ -266,6 +284,8 @@ def _fill(org, cli, files: dict[str, str]) -> None:
             save_run(conn, name, GoldenRun(8, figures(cases), {}, cases), golden_file="g", project=None)
     with org.as_agent("bot") as conn:
         files["fact"] = str(facts.remember(conn, "helper", "Helper in `src/gone.py`", source="src/gone.py").id)
+        notebook.add(conn, "memory", "The helper moved out of src/gone.py")
+        notebook.add(conn, "user", "Prefers short answers")
     assert cli("recall", "kilo")[0] == 0  # one logged recall for `eval cost`
 
 

@@ -54,6 +54,18 @@ def test_length_limits_match_the_database(org, column, limit):
     assert f"length({column}) <= {limit}" in _check(org, "memory_facts", column)
 
 
+def test_notebook_caps_match_the_database(org):
+    """Each store's cap: the CHECK on one entry, org_notebook_cap() used by the trigger that
+    holds the store's total, and the allowed stores (migration 0013)."""
+    with org.admin() as conn:
+        for store, cap in rules.NOTEBOOK_CAPS.items():
+            assert conn.execute("SELECT org_notebook_cap(%s) AS c", (store,)).fetchone()["c"] == cap
+    body = _check(org, "notebook_entries", "body")
+    assert re.findall(r"WHEN '(\w+)'::text THEN (\d+)", body) == [(s, str(c)) for s, c in rules.NOTEBOOK_CAPS.items()]
+    stores = _check(org, "notebook_entries", "store = ANY")
+    assert _quoted(stores) == rules.NOTEBOOK_STORES
+
+
 def _sql_names_used() -> set[str]:
     names = set()
     for path in (ROOT / "cli_org").rglob("*.py"):

@@ -15,7 +15,7 @@ from ..facts import age
 from ..limits import check_query
 from ..text import one_line
 from .facts_arm import FactHit, recall_facts
-from .memory_arm import MemoryHit, project_root, recall_memory
+from .memory_arm import MemoryHit, project_root, recall_memory, recall_notebook
 from .merge import merge
 from .terms import positive_words
 from .vault_arm import VaultHit, recall_vault
@@ -91,7 +91,10 @@ def recall(
         if "fact" in arms:
             facts = recall_facts(conn, query, project=project, limit=limit)
         if "memory" in arms and wanted:
-            memory = recall_memory(project_root(settings.root), wanted, limit=max(1, limit // 2))
+            half = max(1, limit // 2)
+            memory = recall_memory(project_root(settings.root), wanted, limit=half)
+            memory += recall_notebook(conn, wanted, limit=half)
+            memory.sort(key=lambda h: -h.matched)  # stable: files before notebook on a tie
         if "vault" in arms and wanted:
             vault, result.notice = recall_vault(
                 conn,
@@ -137,7 +140,8 @@ def _render(item) -> RecallHit:
             {**asdict(f), "authors": item.authors, "match": item.match, "score": item.score, "age": age(f.created_at)},
         )
     if isinstance(item, MemoryHit):
-        line = f"[memory] {one_line(item.file)}:{item.line} {one_line(item.text, MEMORY_CHARS)}"
+        where = item.file if item.notebook else f"{one_line(item.file)}:{item.line}"
+        line = f"[memory] {where} {one_line(item.text, MEMORY_CHARS)}"
         return RecallHit("memory", line, f"{item.matched} of {item.terms} terms at word starts", asdict(item))
     hit = item.hit
     where = hit.path if not hit.heading or hit.heading == hit.title else f"{hit.path} # {hit.heading}"

@@ -1,4 +1,5 @@
-"""The [memory] arm: lines of the bots' markdown notes under .agents/org/memory/."""
+"""The [memory] arm: lines of the bots' markdown notes under .agents/org/memory/, and the
+calling agent's own notebook entries (both stores), under the same term rules."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..db import Conn
+from ..db.queries import sql
+from ..db.session import owns_transaction
 from ..project import MEMORY_DIR, project_root  # noqa: F401  (project_root: one resolver, re-exported)
 from .terms import needed, terms, word_start_regex
 
@@ -17,6 +21,7 @@ class MemoryHit:
     text: str
     matched: int
     terms: int
+    notebook: bool = False  # an entry of the caller's notebook: `file` is notebook:<store>, `line` its id
 
 
 def recall_memory(root: Path, query: str, *, limit: int) -> list[MemoryHit]:
@@ -43,5 +48,27 @@ def recall_memory(root: Path, query: str, *, limit: int) -> list[MemoryHit]:
             matched = sum(1 for p in patterns if p.search(text))
             if matched >= need:
                 found.append(MemoryHit(rel, number, text, matched, len(words)))
+    found.sort(key=lambda h: (-h.matched, h.file, h.line))
+    return found[:limit]
+
+
+NOTEBOOK_PREFIX = "notebook:"
+
+
+@owns_transaction
+def recall_notebook(conn: Conn, query: str, *, limit: int) -> list[MemoryHit]:
+    """The caller's own live notebook entries where at least half the terms start a word
+    (the rule of the memory-file lines); best first, at most `limit`. No agent: none."""
+    words = terms(query)
+    if not words or limit <= 0:
+        return []
+    patterns = word_start_regex(words)
+    need = needed(len(words))
+    found = []
+    for row in conn.execute(sql("notebook.mine")):
+        text = row["body"].strip()
+        matched = sum(1 for p in patterns if p.search(text))
+        if matched >= need:
+            found.append(MemoryHit(NOTEBOOK_PREFIX + row["store"], row["id"], text, matched, len(words), True))
     found.sort(key=lambda h: (-h.matched, h.file, h.line))
     return found[:limit]

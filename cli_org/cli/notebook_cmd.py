@@ -1,0 +1,139 @@
+"""notebook show / add / replace / remove / history / import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..rules import NOTEBOOK_STORES
+from .common import as_option, emit_json, json_option, settings
+
+target_option = click.option(
+    "--target", type=click.Choice(NOTEBOOK_STORES), required=True, help="Which store: memory or user."
+)
+any_target_option = click.option(
+    "--target", type=click.Choice(NOTEBOOK_STORES), help="Only this store (default: both)."
+)
+
+
+@click.group()
+def notebook() -> None:
+    """The acting agent's bounded notebook: `memory` (its own notes) and `user` (about the person)."""
+
+
+@notebook.command("show")
+@any_target_option
+@as_option
+@json_option
+def show(target, agent, as_json) -> None:
+    """Print the notebook, each store with its usage (N% used, x/cap chars)."""
+    from .. import notebook as nb
+    from ..db.connect import connect
+
+    with connect(settings(), agent) as conn:
+        found = nb.show(conn, target)
+    if as_json:
+        emit_json(found)
+        return
+    for n, store in enumerate(found.stores):
+        if n:
+            click.echo()
+        click.echo(f"{store.target.upper()} ({found.agent}): {store.percent}% used, {store.used}/{store.cap} chars")
+        if not store.entries:
+            click.echo("(empty)")
+        for i, entry in enumerate(store.entries):
+            if i:
+                click.echo(nb.SEPARATOR)
+            click.echo(entry.body)
+
+
+def _said(change) -> str:
+    usage = f"{change.used}/{change.cap} chars"
+    if change.action == "unchanged":
+        return f"unchanged: {change.note} ({change.target} {usage})"
+    return f"{change.action} #{change.entry_id} ({change.target} {usage})"
+
+
+@notebook.command("add")
+@target_option
+@click.argument("text")
+@as_option
+def add(target, text, agent) -> None:
+    """Add an entry; an identical entry is a no-op, a write past the cap is refused."""
+    from .. import notebook as nb
+    from ..db.connect import connect
+
+    nb.check_entry(text, target)  # refuse bad input before starting or touching the database
+    with connect(settings(), agent) as conn:
+        click.echo(_said(nb.add(conn, target, text)))
+
+
+@notebook.command("replace")
+@target_option
+@click.argument("old")
+@click.argument("new")
+@as_option
+def replace(target, old, new, agent) -> None:
+    """Replace the one entry containing OLD with NEW."""
+    from .. import notebook as nb
+    from ..db.connect import connect
+
+    nb.check_entry(new, target)
+    with connect(settings(), agent) as conn:
+        click.echo(_said(nb.replace(conn, target, old, new)))
+
+
+@notebook.command("remove")
+@target_option
+@click.argument("substring")
+@as_option
+def remove(target, substring, agent) -> None:
+    """Remove the one entry containing SUBSTRING (kept in the history, marked removed)."""
+    from .. import notebook as nb
+    from ..db.connect import connect
+
+    with connect(settings(), agent) as conn:
+        click.echo(_said(nb.remove(conn, target, substring)))
+
+
+@notebook.command("history")
+@any_target_option
+@as_option
+@json_option
+def history(target, agent, as_json) -> None:
+    """Every version of every entry, oldest first: added, replaced, removed, by whom and when."""
+    from .. import notebook as nb
+    from ..db.connect import connect
+    from ..text import one_line
+
+    with connect(settings(), agent) as conn:
+        found = nb.history(conn, target)
+    if as_json:
+        emit_json(found)
+        return
+    if not found:
+        click.echo("no history")
+    for v in found:
+        what = f"{v.store} #{v.entry_id} v{v.version} {v.action} by {v.by}"
+        click.echo(f"{v.at:%Y-%m-%d %H:%M} {what}: {one_line(v.body)}")
+
+
+@notebook.command("import")
+@target_option
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@as_option
+def import_(target, file, agent) -> None:
+    """Import a notebook file (entries separated by lines holding §): every entry, or nothing."""
+    from .. import notebook as nb
+    from ..db.connect import connect
+
+    with connect(settings(), agent) as conn:
+        done = nb.import_file(conn, target, file)
+    click.echo(
+        f"imported {done.added} of {done.entries} entries into {done.target} ({done.already} already there); "
+        f"{done.used}/{done.cap} chars"
+    )
+
+
+COMMANDS = [notebook]

@@ -1,0 +1,40 @@
+-- name: me
+SELECT org_me() AS name, current_user AS role;
+
+-- name: agent_exists
+SELECT EXISTS (SELECT 1 FROM org_agents WHERE name = %(agent)s) AS found,
+       org_notebook_readable(%(agent)s) AS readable;
+
+-- name: lock
+-- Serialises this agent's notebook writes to the end of the transaction (migration 0013).
+SELECT org_notebook_lock();
+
+-- name: columns
+id, agent, store, body, version, created_at, changed_at, changed_by
+
+-- name: live
+-- The live entries of one agent's store, oldest first, as row-level security shows them.
+SELECT {notebook.columns} FROM notebook_entries
+WHERE agent = %(agent)s AND store = %(store)s AND removed_at IS NULL
+ORDER BY id;
+
+-- name: insert
+INSERT INTO notebook_entries (store, body) VALUES (%(store)s, %(body)s) RETURNING id;
+
+-- name: replace
+UPDATE notebook_entries SET body = %(body)s WHERE id = %(id)s AND removed_at IS NULL RETURNING id;
+
+-- name: remove
+UPDATE notebook_entries SET removed_at = now() WHERE id = %(id)s AND removed_at IS NULL RETURNING id;
+
+-- name: history
+SELECT entry_id, version, agent, store, action, body, at, by FROM notebook_versions
+WHERE agent = %(agent)s AND (%(store)s::text IS NULL OR store = %(store)s)
+ORDER BY at, entry_id, version;
+
+-- name: mine
+-- The calling agent's own live entries, for the [memory] recall arm (an owner or lead
+-- reads others' notebooks, but recall answers from the caller's own).
+SELECT store, id, body FROM notebook_entries
+WHERE agent = org_me() AND removed_at IS NULL
+ORDER BY store, id;
