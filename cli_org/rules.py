@@ -19,3 +19,9 @@ AGENT_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 # memory_facts.subject and .claim lengths (migration 0001): one fact, stated briefly
 MAX_SUBJECT = 200
 MAX_CLAIM = 1000
+# Pins (migration 0014, org_pin_caps()): a pinned fact reaches every session, so a scope
+# holds few of them: 10 org-wide and 5 per project.
+PIN_CAP_ORG = 10
+PIN_CAP_PROJECT = 5
+# org_todos.text (migration 0014): one item, stated briefly
+MAX_TODO = 500
