@@ -18,6 +18,7 @@ from .db.session import owns_transaction
 from .errors import AccessDenied, InputError, NotFound
 from .rules import MAX_TODO
 
+
 @dataclass
 class Todo:
     id: int

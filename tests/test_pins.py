@@ -36,7 +36,7 @@ def test_pin_up_to_the_org_cap_and_the_next_is_refused_with_the_list(org):
         for fact_id in ids[:-1]:  # the near miss: the tenth pin passes
             got = pins.pin(conn, fact_id)
             assert got.fact_id == fact_id and got.project is None and got.pinned_by == "bot"
-        with pytest.raises(InputError, match=r"already holds 10 pins, the cap.*#%d s0 \(pinned by bot\)" % ids[0]):
+        with pytest.raises(InputError, match=rf"already holds 10 pins, the cap.*#{ids[0]} s0 \(pinned by bot\)"):
             pins.pin(conn, ids[-1])
         assert len(pins.list_pins(conn)) == rules.PIN_CAP_ORG
 
@@ -106,9 +106,8 @@ def test_retiring_a_fact_unpins_it(org, how):
 
 def test_pin_rights_are_those_of_forget(org):
     fact_id = _fact(org, "bot")
-    with org.as_agent("other") as conn:
-        with pytest.raises(AccessDenied, match="may not pin"):
-            pins.pin(conn, fact_id)
+    with org.as_agent("other") as conn, pytest.raises(AccessDenied, match="may not pin"):
+        pins.pin(conn, fact_id)
     for agent in ("lead", "boss"):  # the team lead and an owner may
         with org.as_agent(agent) as conn:
             assert pins.pin(conn, fact_id).pinned_by == agent
@@ -150,9 +149,11 @@ def test_a_stranger_cannot_pin_unpin_or_restore_anothers_fact(org):
             bot.rollback()
     with org.as_agent("other") as conn:
         facts.forget(conn, theirs, "wrong")
-    with org.login(f"{org.name}_bot", "bot-pw") as bot:
-        with pytest.raises(pgerr.InsufficientPrivilege, match="may not restore"):
-            bot.execute("SELECT org_restore(%s, 'mine now')", (theirs,))
+    with (
+        org.login(f"{org.name}_bot", "bot-pw") as bot,
+        pytest.raises(pgerr.InsufficientPrivilege, match="may not restore"),
+    ):
+        bot.execute("SELECT org_restore(%s, 'mine now')", (theirs,))
 
 
 def test_two_racing_pins_cannot_both_take_the_last_place(org):
@@ -247,9 +248,8 @@ def test_restore_rights_are_those_of_forget(org):
     fact_id = _fact(org, "bot")
     with org.as_agent("bot") as conn:
         facts.forget(conn, fact_id, "wrong")
-    with org.as_agent("other") as conn:
-        with pytest.raises(AccessDenied, match="may not restore"):
-            facts.restore(conn, fact_id, "mine")
+    with org.as_agent("other") as conn, pytest.raises(AccessDenied, match="may not restore"):
+        facts.restore(conn, fact_id, "mine")
     with org.as_agent("lead") as conn:
         assert facts.restore(conn, fact_id, "the lead says so").current
 
