@@ -314,3 +314,29 @@ def test_todo_rights_through_a_members_login(org):
         bot.commit()
     with org.as_agent("boss") as conn:  # an owner may
         assert todos.done_todo(conn, theirs).done_by == "boss"
+
+
+# --- the commands ----------------------------------------------------------------------
+
+
+def test_pin_restore_and_todo_from_the_command_line(org, cli):
+    fact_id = _fact(org, project="alpha")
+    assert cli("pin", str(fact_id), agent="bot") == (0, f"pinned {fact_id} (project alpha)\n", "")
+    code, out, err = cli("pin", str(fact_id), "--project", "beta", agent="bot")
+    assert (
+        code == 1
+        and out == ""
+        and err == f"cli-org: fact {fact_id} belongs to project alpha; pin it there (--project alpha)\n"
+    )
+    assert cli("pins", "--project", "alpha")[1].startswith(f"#{fact_id} build: ")
+    assert cli("forget", str(fact_id), "wrong", agent="bot")[0] == 0
+    assert cli("pins")[1] == "no pins\n"
+    assert cli("restore", str(fact_id), "right after all", agent="bot") == (0, f"restored {fact_id}\n", "")
+    history = cli("facts", "show", str(fact_id))[1]
+    assert "retired by bot: wrong" in history and "restored by bot: right after all" in history
+    code, out, _ = cli("todo", "add", "Migrate the auth tests", "--project", "alpha", agent="bot")
+    assert code == 0
+    assert cli("todo", "list", "--project", "alpha")[1].startswith(f"#{out.strip()} [alpha; bot; open] Migrate")
+    assert cli("todo", "done", out.strip(), agent="other")[0] == 1
+    assert cli("todo", "done", out.strip(), agent="bot") == (0, f"done {out.strip()}\n", "")
+    assert cli("todo", "list")[1] == "no todos\n"
