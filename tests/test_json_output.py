@@ -177,6 +177,14 @@ FIELDS: dict[str, object] = {
     "todo add": F("id", "text", "project", "author", "created_at", "done_by", "done_at"),
     "todo done": F("id", "done_by", "done_at"),
     "todo list": [F("id", "text", "project", "author", "created_at", "done_by", "done_at")],
+    # tidy: the report and each proposal with its evidence (README, tidy)
+    "tidy": F(
+        "project",
+        "applied",
+        "roots",
+        "threshold",
+        proposals=[F("action", "fact_id", "kept_id", "subject", "claim", "author", "project", "evidence", "done")],
+    ),
     # a libpq URL, whose user and database, and where its password comes from
     "db url": F("url", "user", "database", "agent", "password_from"),
 }
@@ -214,6 +222,7 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "todo add": (["todo", "add", "Migrate the auth tests"], "bot"),
     "todo done": (["todo", "done", "{todo}"], "bot"),
     "todo list": (["todo", "list"], None),
+    "tidy": (["tidy"], None),
 }
 
 
@@ -293,6 +302,8 @@ def _fill(org, cli, files: dict[str, str]) -> None:
         facts.forget(conn, forgotten, "wrong")
         files["forgotten"] = str(forgotten)
         files["todo"] = str(todos.add_todo(conn, "An open item").id)
+        for claim in ("A twice stated claim", "A twice stated claim."):  # a near duplicate for `tidy`
+            facts.remember(conn, "twice", claim, source="docs/twice.md")
     assert cli("recall", "kilo")[0] == 0  # one logged recall for `eval cost`
 
 
