@@ -139,6 +139,24 @@ def forget(conn: Conn, fact_id: int, why: str) -> None:
 
 
 @owns_transaction
+def restore(conn: Conn, fact_id: int, why: str) -> Fact:
+    """Bring a forgotten fact back (migration 0014, org_restore): its author, the author's
+    team lead or an owner may. A superseded fact comes back only once its successor is
+    retired; a fact whose identical claim by the same author is current again stays retired."""
+    if not why or not why.strip():
+        raise InputError("say why the fact comes back")
+    with translated(conn):
+        _require_agent(conn)
+        with conn.transaction():
+            conn.execute(sql("facts.restore"), {"id": fact_id, "why": why.strip()})
+        fact = _get(conn, fact_id)
+        conn.commit()
+    if fact is None:  # never: org_restore() found it
+        raise NotFound(f"no fact with id {fact_id}")
+    return fact
+
+
+@owns_transaction
 def list_facts(
     conn: Conn,
     *,
@@ -155,12 +173,12 @@ def list_facts(
 
 @dataclass
 class Event:
-    """One thing that happened to a fact: written, superseded or retired."""
+    """One thing that happened to a fact: written, superseded, retired or restored."""
 
     at: datetime
     who: str | None
-    what: str  # "written", "superseded", "retired"
-    detail: str | None  # the source when written, the reason when retired
+    what: str  # "written", "superseded", "retired", "restored"
+    detail: str | None  # the source when written, the reason when retired or restored
     other: int | None = None  # the fact that superseded this one
 
 
@@ -187,6 +205,7 @@ def show_fact(conn: Conn, fact_id: int) -> FactRecord:
             fact = _get(conn, fact_id)
             if fact is None:
                 raise NotFound(f"no fact with id {fact_id}")
+            restores = list(conn.execute(sql("facts.restores"), {"id": fact_id}))
             older: list[Fact] = []
             newer: list[Fact] = []
             seen = {fact.id}
@@ -202,11 +221,17 @@ def show_fact(conn: Conn, fact_id: int) -> FactRecord:
         finally:
             conn.rollback()  # read-only: end the transaction the reads opened
     older.reverse()
-    return FactRecord(fact, events_of(fact), older, newer, [f.id for f in (*older, fact, *newer)])
+    return FactRecord(fact, events_of(fact, restores), older, newer, [f.id for f in (*older, fact, *newer)])
 
 
-def events_of(fact: Fact) -> list[Event]:
+def events_of(fact: Fact, restores: list[dict] | None = None) -> list[Event]:
+    """What happened to a fact, oldest first. Each restore (memory_restores, migration 0014)
+    keeps the retirement it undid, so a fact retired and restored twice shows all four."""
     events = [Event(fact.created_at, fact.author, "written", fact.source)]
+    for r in restores or []:
+        what = "superseded" if r["superseded_by"] is not None else "retired"
+        events.append(Event(r["retired_at"], r["retired_by"], what, r["retired_reason"], r["superseded_by"]))
+        events.append(Event(r["restored_at"], r["restored_by"], "restored", r["why"]))
     # org_supersede() sets valid_to and superseded_by together, org_forget() valid_to alone.
     if fact.valid_to is not None:
         what = "superseded" if fact.superseded_by is not None else "retired"

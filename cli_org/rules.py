@@ -24,3 +24,9 @@ MAX_CLAIM = 1000
 # put in front of every session, so it must stay short and keep only what matters.
 NOTEBOOK_CAPS = {"memory": 2200, "user": 1375}
 NOTEBOOK_STORES = tuple(NOTEBOOK_CAPS)
+# Pins (migration 0014, org_pin_caps()): a pinned fact reaches every session, so a scope
+# holds few of them: 10 org-wide and 5 per project.
+PIN_CAP_ORG = 10
+PIN_CAP_PROJECT = 5
+# org_todos.text (migration 0014): one item, stated briefly
+MAX_TODO = 500

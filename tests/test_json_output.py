@@ -183,6 +183,24 @@ FIELDS: dict[str, object] = {
     ),
     # "`fact`, `events`, `older`, `newer` and `chain`"
     "facts show": F("fact", "older", "newer", "chain", events=[F("at", "who", "what", "detail")]),
+    # pins and todos: their rows (README, "Pins and todos"); restore as forget
+    "pin": F(
+        "pin_id", "fact_id", "project", "pinned_by", "pinned_at", "unpinned_by", "unpinned_at", "subject", "claim"
+    ),
+    "unpin": F("pin_id", "fact_id", "project", "unpinned_by", "unpinned_at", "unpin_reason"),
+    "pins": [F("pin_id", "fact_id", "project", "pinned_by", "pinned_at", "subject", "claim")],
+    "restore": F("id", "restored", "why"),
+    "todo add": F("id", "text", "project", "author", "created_at", "done_by", "done_at"),
+    "todo done": F("id", "done_by", "done_at"),
+    "todo list": [F("id", "text", "project", "author", "created_at", "done_by", "done_at")],
+    # tidy: the report and each proposal with its evidence (README, tidy)
+    "tidy": F(
+        "project",
+        "applied",
+        "roots",
+        "threshold",
+        proposals=[F("action", "fact_id", "kept_id", "subject", "claim", "author", "project", "evidence", "done")],
+    ),
     # a libpq URL, whose user and database, and where its password comes from
     "db url": F("url", "user", "database", "agent", "password_from"),
 }
@@ -215,6 +233,14 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "sessions show": (["sessions", "show", "S"], None),
     "facts show": (["facts", "show", "{fact}"], None),
     "db url": (["db", "url"], None),
+    "pin": (["pin", "{fact}"], "bot"),
+    "unpin": (["unpin", "{pinned}"], "bot"),
+    "pins": (["pins"], None),
+    "restore": (["restore", "{forgotten}", "it was right"], "bot"),
+    "todo add": (["todo", "add", "Migrate the auth tests"], "bot"),
+    "todo done": (["todo", "done", "{todo}"], "bot"),
+    "todo list": (["todo", "list"], None),
+    "tidy": (["tidy"], None),
 }
 
 
@@ -265,12 +291,15 @@ def _files(tmp_path: Path) -> dict[str, str]:
         "noise": str(noise),
         "projects": str(projects),
         "fact": "1",
+        "pinned": "1",
+        "forgotten": "1",
+        "todo": "1",
     }
 
 
 def _fill(org, cli, files: dict[str, str]) -> None:
     """The data every list in FIELDS needs: a vault, facts, saved runs, an archive."""
-    from cli_org import facts, notebook
+    from cli_org import facts, notebook, pins, todos
     from cli_org.archive.importer import import_sessions
     from cli_org.archive.memory_versions import capture
     from cli_org.vault.scan import scan
@@ -286,6 +315,15 @@ def _fill(org, cli, files: dict[str, str]) -> None:
         files["fact"] = str(facts.remember(conn, "helper", "Helper in `src/gone.py`", source="src/gone.py").id)
         notebook.add(conn, "memory", "The helper moved out of src/gone.py")
         notebook.add(conn, "user", "Prefers short answers")
+        pinned = facts.remember(conn, "pinned", "A pinned claim", source="docs/pin.md").id
+        pins.pin(conn, pinned)
+        files["pinned"] = str(pinned)
+        forgotten = facts.remember(conn, "forgotten", "A forgotten claim", source="docs/gone.md").id
+        facts.forget(conn, forgotten, "wrong")
+        files["forgotten"] = str(forgotten)
+        files["todo"] = str(todos.add_todo(conn, "An open item").id)
+        for claim in ("A twice stated claim", "A twice stated claim."):  # a near duplicate for `tidy`
+            facts.remember(conn, "twice", claim, source="docs/twice.md")
     assert cli("recall", "kilo")[0] == 0  # one logged recall for `eval cost`
 
 

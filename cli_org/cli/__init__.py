@@ -109,9 +109,31 @@ def not_utf8(args: list[str], env) -> str | None:
 
 
 def _register() -> None:
-    from . import agents_cmd, archive_cmd, db_cmd, eval_cmd, facts_cmd, notebook_cmd, recall_cmd, vault_cmd
+    from . import (
+        agents_cmd,
+        archive_cmd,
+        db_cmd,
+        eval_cmd,
+        facts_cmd,
+        notebook_cmd,
+        pins_cmd,
+        recall_cmd,
+        tidy_cmd,
+        vault_cmd,
+    )
 
-    for module in (db_cmd, agents_cmd, facts_cmd, notebook_cmd, recall_cmd, vault_cmd, eval_cmd, archive_cmd):
+    for module in (
+        db_cmd,
+        agents_cmd,
+        facts_cmd,
+        pins_cmd,
+        tidy_cmd,
+        notebook_cmd,
+        recall_cmd,
+        vault_cmd,
+        eval_cmd,
+        archive_cmd,
+    ):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -165,6 +165,8 @@ def show(fact_id: int, agent: str | None, as_json: bool) -> None:
             click.echo(f"  {when}  written by {e.who}")
         elif e.what == "superseded":
             click.echo(f"  {when}  superseded by #{e.other}, by {e.who}")
+        elif e.what == "restored":
+            click.echo(f"  {when}  restored by {e.who}: {one_line(e.detail)}")
         else:
             click.echo(f"  {when}  retired by {e.who}: {one_line(e.detail)}")
     if len(record.chain) > 1:

@@ -44,3 +44,10 @@ SELECT supersedes, superseded_by FROM memory_facts WHERE id = %(id)s;
 SELECT {facts.columns}
 FROM memory_facts
 WHERE id = %(id)s;
+
+-- name: restore
+SELECT org_restore(%(id)s, %(why)s);
+
+-- name: restores
+SELECT retired_at, retired_by, retired_reason, superseded_by, restored_at, restored_by, why
+FROM memory_restores WHERE fact_id = %(id)s ORDER BY restored_at, id;

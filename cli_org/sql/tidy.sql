@@ -1,0 +1,10 @@
+-- name: current
+SELECT {facts.columns}
+FROM memory_facts
+WHERE valid_to IS NULL AND (%(project)s::text IS NULL OR project = %(project)s)
+ORDER BY id;
+
+-- name: log
+INSERT INTO memory_tidy_log (action, fact_id, kept_id, evidence)
+VALUES (%(action)s, %(fact_id)s, %(kept_id)s, %(evidence)s)
+RETURNING id;
