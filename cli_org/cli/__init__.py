@@ -119,6 +119,7 @@ def _register() -> None:
         pins_cmd,
         recall_cmd,
         tidy_cmd,
+        transfer_cmd,
         vault_cmd,
     )
 
@@ -133,6 +134,7 @@ def _register() -> None:
         vault_cmd,
         eval_cmd,
         archive_cmd,
+        transfer_cmd,
     ):
         for command in module.COMMANDS:
             cli.add_command(command)
