@@ -193,6 +193,8 @@ FIELDS: dict[str, object] = {
     "todo add": F("id", "text", "project", "author", "created_at", "done_by", "done_at"),
     "todo done": F("id", "done_by", "done_at"),
     "todo list": [F("id", "text", "project", "author", "created_at", "done_by", "done_at")],
+    # import: the counts per kind (README, "Export and import")
+    "import": F("format", "migration", "dry_run", kinds=[F("kind", "added", "present", "conflicting", "conflicts")]),
     # tidy: the report and each proposal with its evidence (README, tidy)
     "tidy": F(
         "project",
@@ -241,6 +243,7 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "todo done": (["todo", "done", "{todo}"], "bot"),
     "todo list": (["todo", "list"], None),
     "tidy": (["tidy"], None),
+    "import": (["import", "{export}", "--dry-run"], None),
 }
 
 
@@ -273,6 +276,8 @@ def _files(tmp_path: Path) -> dict[str, str]:
     golden.write_text("kilo lima|kilo.md|a\nzulu yankee|zulu.md|b\n")
     noise = tmp_path / "noise.txt"
     noise.write_text("qqzx vvwy\n")
+    export = tmp_path / "export.jsonl"
+    export.write_text('{"kind": "header", "format": 1, "migration": 1, "exported_at": "2026-01-01T00:00:00+00:00"}\n')
     projects = tmp_path / "projects"
     (projects / "-w").mkdir(parents=True)
     record = {
@@ -289,6 +294,7 @@ def _files(tmp_path: Path) -> dict[str, str]:
         "memory": str(memory),
         "golden": str(golden),
         "noise": str(noise),
+        "export": str(export),
         "projects": str(projects),
         "fact": "1",
         "pinned": "1",
