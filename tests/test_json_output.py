@@ -203,6 +203,22 @@ FIELDS: dict[str, object] = {
         "threshold",
         proposals=[F("action", "fact_id", "kept_id", "subject", "claim", "author", "project", "evidence", "done")],
     ),
+    # context: the block, its size and stable prefix, what is shown by section, what is omitted and why
+    "context": F(
+        "agent",
+        "project",
+        "for_text",
+        "session",
+        "budget",
+        "format",
+        "text",
+        "chars",
+        "tokens",
+        "prefix_chars",
+        "omitted_listed",
+        sections=[F("name", "title", "stable", entries=[F("key", "line", "mark")])],
+        omitted=[F("key", "reason")],
+    ),
     # a libpq URL, whose user and database, and where its password comes from
     "db url": F("url", "user", "database", "agent", "password_from"),
 }
@@ -244,6 +260,7 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "todo list": (["todo", "list"], None),
     "tidy": (["tidy"], None),
     "import": (["import", "{export}", "--dry-run"], None),
+    "context": (["context"], "bot"),
 }
 
 

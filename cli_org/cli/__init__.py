@@ -112,6 +112,7 @@ def _register() -> None:
     from . import (
         agents_cmd,
         archive_cmd,
+        context_cmd,
         db_cmd,
         eval_cmd,
         facts_cmd,
@@ -130,6 +131,7 @@ def _register() -> None:
         pins_cmd,
         tidy_cmd,
         notebook_cmd,
+        context_cmd,
         recall_cmd,
         vault_cmd,
         eval_cmd,

@@ -1,0 +1,166 @@
+"""The session context block: the budget is never passed, the same state prints the same
+bytes, what is left out is listed with its reason, --for adds hits, --session delivers each
+entry once, and an agent sees only its own notebook and delivery rows."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from psycopg import errors as pgerr
+
+from cli_org import facts, notebook, pins, todos
+from cli_org.context import DEFAULT_BUDGET, KIND_ORDER, build_context, tokens
+
+
+def _build(org, agent="bot", **kw):
+    with org.as_agent(agent) as conn:
+        return build_context(conn, settings=org.settings, **kw)
+
+
+def _populate(org, n=30):
+    """A notebook, pins, todos, and facts of every kind, some retired, superseded, duplicated."""
+    ids = {}
+    with org.as_agent("bot") as conn:
+        notebook.add(conn, "memory", "Run the linter before every commit")
+        notebook.add(conn, "user", "Prefers short answers")
+        for i in range(n):
+            kind = KIND_ORDER[i % len(KIND_ORDER)]
+            ids[i] = facts.remember(conn, f"topic{i}", f"Claim number {i} about the build", source="d.md", kind=kind).id
+        pins.pin(conn, ids[3])
+        todos.add_todo(conn, "Migrate the auth tests")
+        gone = facts.remember(conn, "old", "An old claim", source="d.md").id
+        facts.forget(conn, gone, "wrong")
+        ids["retired"] = gone
+        first = facts.remember(conn, "port", "The port is 80", source="d.md").id
+        ids["superseded"] = first
+        ids["newer"] = facts.remember(conn, "port", "The port is 8080", source="d.md", supersedes=first).id
+    with org.as_agent("other") as conn:
+        ids["dup"] = facts.remember(conn, "topic1", "Claim number 1 about the build", source="e.md").id
+    return ids
+
+
+def test_the_budget_is_never_passed(org):
+    _populate(org)
+    for fmt in ("text", "markdown"):
+        for budget in [*range(16, 400, 9), 700, DEFAULT_BUDGET]:
+            block = _build(org, budget=budget, fmt=fmt)
+            assert tokens(block.text) <= budget, (fmt, budget, block.text)
+            assert block.tokens == tokens(block.text) == -(-len(block.text) // 4)
+            assert block.text, "something always fits at the smallest budget"
+
+
+def test_the_same_state_prints_the_same_bytes(org, cli):
+    _populate(org)
+    first = _build(org).text
+    assert first == _build(org).text
+    code, out1, _ = cli("context", agent="bot")
+    code2, out2, _ = cli("context", agent="bot")
+    assert code == code2 == 0 and out1.encode() == out2.encode() == first.encode()
+    assert "since 20" in first and "d)" not in first  # dates, never "3d"
+
+
+def test_order_pinned_then_kinds_then_newest(org):
+    ids = _populate(org)
+    text = _build(org, budget=10_000).text
+    titles = [line for line in text.splitlines() if line.endswith(":") or "Notebook" in line]
+    wanted = ["Notebook, memory", "Notebook, user", "Pinned:", "Open todos:", "Decisions:", "Rules:", "Failures:"]
+    positions = [next(n for n, t in enumerate(titles) if t.startswith(w)) for w in wanted]
+    assert positions == sorted(positions)
+    assert text.index("Model notes:") < text.index("Facts:")
+    # newest first within a kind; a pinned fact is not repeated
+    assert text.index(f"#{ids[21]} topic") < text.index(f"#{ids[14]} topic") < text.index(f"#{ids[0]} topic")
+    assert text.count(f"#{ids[3]} topic3") == 1
+    assert "memory: 1% used, 34/2200 chars" in text
+
+
+def test_omitted_entries_are_listed_with_their_reason(org):
+    ids = _populate(org)
+    block = _build(org, budget=10_000)
+    reasons = {o.key: o.reason for o in block.omitted}
+    assert reasons[f"fact #{ids['retired']}"] == "retired"
+    assert reasons[f"fact #{ids['superseded']}"] == f"superseded by #{ids['newer']}"
+    assert reasons[f"fact #{ids[1]}"] == f"duplicate of #{ids['dup']}"  # the newer one is shown
+    assert f"- fact #{ids['retired']}: retired" in block.text
+    small = _build(org, budget=200)
+    assert any(o.reason == "budget" for o in small.omitted)
+    assert "more" in small.text and small.omitted_listed < len(small.omitted)
+
+
+def test_a_near_full_notebook_says_so(org):
+    with org.as_agent("bot") as conn:
+        notebook.add(conn, "user", "x" * 1200)
+    assert "(above 80%" in _build(org, budget=10_000).text
+
+
+def test_for_adds_the_hits_after_the_stable_part(org, cli):
+    ids = _populate(org, n=60)
+    with org.as_agent("bot") as conn:
+        needle = facts.remember(conn, "kiwi", "The kiwi deploy runs on Fridays", source="d.md").id
+        for i in range(20):  # newer facts push the needle out of a small budget
+            facts.remember(conn, f"later{i}", f"Later claim {i}", source="d.md", kind="decision")
+    plain = _build(org, budget=400)
+    assert f"fact #{needle}" not in {e.key for s in plain.sections for e in s.entries}
+    block = _build(org, budget=400, for_text="kiwi deploy")
+    assert block.sections[-1].name == "hits" and not block.sections[-1].stable
+    assert f"[fact #{needle}]" in block.text
+    other = _build(org, budget=400, for_text="later claim")
+    assert other.text[: other.prefix_chars] == block.text[: block.prefix_chars]  # the cacheable prefix
+    assert ids
+
+
+def test_a_session_delivers_each_entry_once_and_then_nothing(org, cli):
+    _populate(org, n=5)
+    code, first, _ = cli("context", "--session", "s1", "--for", "build", agent="bot")
+    assert code == 0 and "Pinned:" in first
+    code, again, err = cli("context", "--session", "s1", "--for", "build", agent="bot")
+    assert (code, again, err) == (0, "", "")
+    with org.as_agent("bot") as conn:
+        new = facts.remember(conn, "fresh", "A fresh claim about the build", source="d.md").id
+    code, more, _ = cli("context", "--session", "s1", "--for", "build", agent="bot")
+    assert code == 0 and f"#{new}" in more and "Pinned:" not in more
+    # another session starts over
+    assert "Pinned:" in cli("context", "--session", "s2", agent="bot")[1]
+
+
+def test_nothing_at_all_prints_nothing(org, cli):
+    assert cli("context", agent="bot") == (0, "", "")
+
+
+def test_another_agents_notebook_never_appears(org):
+    with org.as_agent("other") as conn:
+        notebook.add(conn, "memory", "Other's secret plan")
+    with org.as_agent("bot") as conn:
+        notebook.add(conn, "memory", "Bot's own note")
+    with org.login(f"{org.name}_bot", "bot-pw") as conn:
+        block = build_context(conn, settings=org.settings, budget=10_000, session="s")
+    assert "Bot's own note" in block.text and "secret plan" not in block.text
+
+
+def test_delivery_rows_are_private_to_their_agent(org):
+    with org.as_agent("bot") as conn:
+        notebook.add(conn, "memory", "Bot's own note")
+    with org.login(f"{org.name}_bot", "bot-pw") as conn:
+        assert build_context(conn, settings=org.settings, session="s").text
+        assert conn.execute("SELECT count(*) AS n FROM context_delivered").fetchone()["n"] == 1
+    with org.login(f"{org.name}_other", "other-pw") as conn:
+        assert conn.execute("SELECT count(*) AS n FROM context_delivered").fetchone()["n"] == 0
+        with pytest.raises(pgerr.InsufficientPrivilege):
+            conn.execute("INSERT INTO context_delivered (agent, session, hit_key) VALUES ('bot', 's', 'fact #1')")
+        conn.rollback()
+        with pytest.raises(pgerr.InsufficientPrivilege):
+            conn.execute("DELETE FROM context_delivered")
+
+
+def test_json_carries_the_block_and_its_parts(org, cli):
+    _populate(org, n=5)
+    code, out, _ = cli("context", "--format", "json", "--budget", "300", agent="bot")
+    data = json.loads(out)
+    assert code == 0 and data["tokens"] <= 300 and data["format"] == "json"
+    assert data["sections"][0]["name"] == "notebook:memory" and data["text"].startswith("== Org context for bot")
+    assert {"key", "reason"} <= set(data["omitted"][0])
+
+
+def test_a_budget_below_the_minimum_is_a_usage_error(cli):
+    code, _, err = cli("context", "--budget", "3", agent="bot")
+    assert code == 2 and "--budget" in err
