@@ -28,32 +28,15 @@ from psycopg.types.json import Jsonb
 
 from .db import Conn, first
 from .db.errors import translated
+from .db.queries import sql
 from .db.session import owns_transaction
 from .errors import AccessDenied, InputError
 
 FORMAT = 1
 
-# kind -> (table, key column(s), the query giving one JSON object per row, ordered)
-_AGENT_COLUMNS = "name, kind AS agent_kind, team_lead, is_owner, created_at"
-_FACT_COLUMNS = (
-    "id, subject, claim, source, author, project, confidence, kind AS fact_kind, via, valid_from, valid_to,"
-    " retired_by, retired_reason, supersedes, superseded_by, created_at"
-)
-_QUERIES: dict[str, str] = {
-    "agent": f"SELECT name AS key, to_jsonb(x) AS row FROM (SELECT {_AGENT_COLUMNS} FROM org_agents) x ORDER BY name",
-    "fact": f"SELECT id AS key, to_jsonb(x) AS row FROM (SELECT {_FACT_COLUMNS} FROM memory_facts) x ORDER BY id",
-    "restore": "SELECT id AS key, to_jsonb(x) AS row FROM memory_restores x ORDER BY id",
-    "pin": "SELECT id AS key, to_jsonb(x) AS row FROM memory_pins x ORDER BY id",
-    "notebook_entry": (
-        "SELECT e.id AS key, to_jsonb(e) || jsonb_build_object('versions', coalesce(("
-        "  SELECT jsonb_agg(to_jsonb(v) - 'entry_id' ORDER BY v.version) FROM notebook_versions v"
-        "  WHERE v.entry_id = e.id), '[]'::jsonb)) AS row"
-        " FROM notebook_entries e ORDER BY e.id"
-    ),
-    "todo": "SELECT id AS key, to_jsonb(x) AS row FROM org_todos x ORDER BY id",
-    "tidy": "SELECT id AS key, to_jsonb(x) AS row FROM memory_tidy_log x ORDER BY id",
-}
-KINDS = tuple(_QUERIES)
+# The record kinds, in the order an import can follow; each one's export query is the
+# named query transfer.<kind> (sql/transfer.sql).
+KINDS = ("agent", "fact", "restore", "pin", "notebook_entry", "todo", "tidy")
 _TABLES = {
     "fact": "memory_facts",
     "restore": "memory_restores",
@@ -107,7 +90,7 @@ def _migration(conn: Conn) -> int:
 
 
 def _rows(conn: Conn, kind: str) -> Iterator[tuple[Any, dict]]:
-    for row in conn.execute(_QUERIES[kind]):
+    for row in conn.execute(sql(f"transfer.{kind}")):
         yield row["key"], row["row"]
 
 

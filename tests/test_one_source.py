@@ -133,3 +133,10 @@ def test_an_include_of_a_missing_fragment_names_it():
 
     with pytest.raises(KeyError, match="facts.nothing"):
         queries._body("facts.nothing")
+
+
+def test_every_export_kind_has_its_query():
+    from cli_org.transfer import KINDS
+
+    for kind in KINDS:
+        assert sql(f"transfer.{kind}").startswith("SELECT"), kind

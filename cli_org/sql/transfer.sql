@@ -1,0 +1,29 @@
+-- The export's records: one JSON object per row, in an order an import can follow. A
+-- record's `kind` names its type, so an agent's and a fact's own kind travel renamed.
+
+-- name: agent
+SELECT name AS key, to_jsonb(x) - 'kind' || jsonb_build_object('agent_kind', x.kind) AS row
+FROM (SELECT name, kind, team_lead, is_owner, created_at FROM org_agents) x ORDER BY name;
+
+-- name: fact
+SELECT id AS key, to_jsonb(x) - 'kind' || jsonb_build_object('fact_kind', x.kind) AS row
+FROM (SELECT {facts.columns} FROM memory_facts) x ORDER BY id;
+
+-- name: restore
+SELECT id AS key, to_jsonb(x) AS row FROM memory_restores x ORDER BY id;
+
+-- name: pin
+SELECT id AS key, to_jsonb(x) AS row FROM memory_pins x ORDER BY id;
+
+-- name: notebook_entry
+SELECT e.id AS key,
+       to_jsonb(e) || jsonb_build_object('versions', coalesce((
+           SELECT jsonb_agg(to_jsonb(v) - 'entry_id' ORDER BY v.version) FROM notebook_versions v
+           WHERE v.entry_id = e.id), '[]'::jsonb)) AS row
+FROM notebook_entries e ORDER BY e.id;
+
+-- name: todo
+SELECT id AS key, to_jsonb(x) AS row FROM org_todos x ORDER BY id;
+
+-- name: tidy
+SELECT id AS key, to_jsonb(x) AS row FROM memory_tidy_log x ORDER BY id;
