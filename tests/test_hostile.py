@@ -101,8 +101,20 @@ def test_every_function_pins_its_search_path(org):
         assert paths[0].replace(" ", "").endswith(",pg_temp"), f"{row['fn']}: {paths[0]}"
 
 
-def test_members_may_not_create_objects_in_the_schema(bot):
-    with pytest.raises(pgerr.InsufficientPrivilege):
+def test_members_may_not_create_objects_in_the_schema(blank_db):
+    """Before PostgreSQL 15 every role could create in `public`; set that up, then init:
+    migration 0008 takes the right away, so a member cannot plant an overload."""
+    from cli_org.agents import add_agent
+    from cli_org.bootstrap import init
+
+    with blank_db.admin() as admin:
+        admin.execute("GRANT CREATE ON SCHEMA public TO PUBLIC")
+        admin.commit()
+    init(blank_db.settings, "boss")
+    with blank_db.admin() as admin:
+        add_agent(admin, "bot", password="bot-pw")
+        admin.commit()
+    with blank_db.login(f"{blank_db.name}_bot", "bot-pw") as bot, pytest.raises(pgerr.InsufficientPrivilege):
         bot.execute("CREATE FUNCTION public.lower(text) RETURNS text LANGUAGE sql AS 'SELECT $1'")
 
 
