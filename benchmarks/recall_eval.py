@@ -1,14 +1,23 @@
-"""recall, measured end to end: the shipped sample and the TIL vault (with the sample's facts
-and memory files beside it), golden sets, noise sets, characters and latency.
+"""recall, measured end to end on the tuning and the held-out test half of every set: the
+shipped sample, the TIL vault (with the sample's facts, memory files and the invented
+Halyard team's facts beside it), the fact golden set, noise and near-topic questions,
+characters and latency.
 
-    python -m benchmarks.recall_eval
+    python -m benchmarks.recall_eval            # both halves, cold latency included
+    python -m benchmarks.recall_eval --quick    # no cold-process runs
+    python -m benchmarks.recall_eval --no-load  # reuse the benchmark databases as they are
+
+Recall runs as the agent `mara` (an owner of the sample), so the semantic fact pass can
+store the fact vectors it computes (migration 0017).
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -22,27 +31,38 @@ from cli_org.vault.scan import scan
 from .common import ROOT, SHARED, bench_settings, median, percentile
 
 SAMPLE = ROOT / "eval" / "sample"
+EVAL = ROOT / "eval"
+AGENT = "mara"
+HALVES = ("tune", "test")
 
 
-def load_sample(settings, facts_only: bool) -> None:
-    env = {
+def half(name: str, which: str) -> Path:
+    return EVAL / f"{name}.{which}.txt"
+
+
+def _env(settings) -> dict[str, str]:
+    return {
         **os.environ,
         "CLI_ORG_DATA_DIR": str(settings.data_dir),
         "CLI_ORG_DATABASE": settings.database_name,
         "CLI_ORG_DATABASE_URL": settings.database_url or "",
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
     }
+
+
+def load_sample(settings, facts_only: bool) -> None:
     args = ["bash", str(ROOT / "scripts" / "load-sample.sh")] + (["--facts-only"] if facts_only else [])
-    subprocess.run(args, env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(args, env=_env(settings), check=True, stdout=subprocess.DEVNULL)
+
+
+def load_team(settings) -> None:
+    subprocess.run(
+        ["bash", str(ROOT / "scripts" / "load-team.sh")], env=_env(settings), check=True, stdout=subprocess.DEVNULL
+    )
 
 
 def cold_latency(settings, questions: list[str], runs: int = 15) -> dict:
-    env = {
-        **os.environ,
-        "CLI_ORG_DATA_DIR": str(settings.data_dir),
-        "CLI_ORG_DATABASE": settings.database_name,
-        "ORG_ROOT": str(SAMPLE),
-    }
+    env = {**_env(settings), "ORG_ROOT": str(SAMPLE), "ORG_AGENT": AGENT}
     cli = Path(sys.executable).parent / "cli-org"
     times = []
     for i in range(runs):
@@ -54,39 +74,80 @@ def cold_latency(settings, questions: list[str], runs: int = 15) -> dict:
     return {"runs": runs, "p50_s": round(median(times), 3), "p95_s": round(percentile(times, 0.95), 3)}
 
 
-def measure(name: str, settings, golden: Path, noise_files: list[Path]) -> dict:
-    settings = dataclasses.replace(settings, root=str(SAMPLE))
-    embedder, _ = query_embedder(settings)
-    cases = load_golden(golden)
-    queries = [q for f in noise_files for q in parse_queries(f.read_text())]
-    with connect(settings) as conn:
-        run_golden(conn, cases[:5], settings=settings, embedder=embedder)  # warm up
-        run = run_golden(conn, cases, settings=settings, embedder=embedder)
-        noise = run_noise(conn, queries, settings=settings, embedder=embedder).queries
-    misses = [(c.question, c.expected) for c in run.cases if not c.position]
+def figures(run) -> dict:
     return {
-        "set": name,
         "overall": dataclasses.asdict(run.overall),
-        "by_tag": {t: dataclasses.asdict(f) for t, f in run.by_tag.items()},
-        "misses": misses,
-        "noise": {"queries": len(noise), "answered": [dataclasses.asdict(n) for n in noise if n.hits]},
-        "cold": cold_latency(settings, [c.question for c in cases]),
+        "by_tag": {
+            t: {k: round(v, 3) if isinstance(v, float) else v for k, v in dataclasses.asdict(f).items()}
+            for t, f in run.by_tag.items()
+        },
+        "misses": [(c.question, c.expected) for c in run.cases if not c.position],
     }
 
 
+def measure(conn, settings, embedder, golden: str | None, noise: list[str], near: str | None) -> dict:
+    out: dict = {}
+    for which in HALVES:
+        part: dict = {}
+        if golden:
+            cases = load_golden(half(golden, which))
+            part["golden"] = figures(run_golden(conn, cases, settings=settings, embedder=embedder))
+        queries = [q for n in noise for q in parse_queries(half(n, which).read_text())]
+        if queries:
+            answered = run_noise(conn, queries, settings=settings, embedder=embedder).queries
+            part["noise"] = {
+                "queries": len(queries),
+                "answered": [(n.query, n.hits, n.arms) for n in answered if n.hits],
+            }
+        if near:
+            asked = run_noise(
+                conn, parse_queries(half(near, which).read_text()), settings=settings, embedder=embedder
+            ).queries
+            part["near"] = {
+                "queries": len(asked),
+                "mean_hits": round(statistics.mean(n.hits for n in asked), 3),
+                "answered": sum(1 for n in asked if n.hits),
+                "arms": sorted({a for n in asked for a in n.arms}),
+            }
+        out[which] = part
+    return out
+
+
+def run(name: str, settings, golden: str | None, noise: list[str], near: str | None, cold: bool) -> dict:
+    settings = dataclasses.replace(settings, root=str(SAMPLE))
+    embedder, _ = query_embedder(settings)
+    with connect(settings, AGENT) as conn:
+        started = time.perf_counter()
+        run_golden(conn, load_golden(half(golden or "golden", "tune"))[:3], settings=settings, embedder=embedder)
+        first_ms = round((time.perf_counter() - started) * 1000)  # includes embedding facts lazily
+        result = {
+            "set": name,
+            "first_three_recalls_ms": first_ms,
+            **measure(conn, settings, embedder, golden, noise, near),
+        }
+    if cold and golden:
+        result["cold"] = cold_latency(settings, [c.question for c in load_golden(half(golden, "test"))])
+    return result
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="skip the cold-process runs")
+    parser.add_argument("--no-load", action="store_true", help="reuse the benchmark databases")
+    args = parser.parse_args()
     sample = bench_settings("sample")
-    load_sample(sample, facts_only=False)
-    results = [measure("sample", sample, ROOT / "eval" / "golden.txt", [ROOT / "eval" / "noise.txt"])]
     til = bench_settings("til")
-    with connect(til) as conn:
-        scan(conn, SHARED / "til", replace=True)
-    load_sample(til, facts_only=True)
-    results.append(
-        measure(
-            "til", til, ROOT / "eval" / "til-golden.txt", [ROOT / "eval" / "til-noise.txt", ROOT / "eval" / "noise.txt"]
-        )
-    )
+    if not args.no_load:
+        load_sample(sample, facts_only=False)
+        with connect(til) as conn:
+            scan(conn, SHARED / "til", replace=True)
+        load_sample(til, facts_only=True)
+        load_team(til)
+    results = [
+        run("sample", sample, "golden", ["noise"], None, not args.quick),
+        run("til", til, "til-golden", ["til-noise", "noise"], "til-near", not args.quick),
+        run("facts", til, "facts-golden", [], None, False),
+    ]
     print(json.dumps(results, indent=1))
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .errors import ConfigError
 from .limits import LOCK_WAIT, STATEMENT_TIMEOUT
-from .recall.shaping import SHAPING, VaultShaping
+from .recall.shaping import FACT_SHAPING, SHAPING, FactShaping, VaultShaping
 from .text import is_utf8, shown
 
 # A plain dataclass rather than a validation library: a cold `cli-org search` has about
@@ -56,6 +56,7 @@ class Settings:
     root: str | None = None
     recall_exclude: list[str] = field(default_factory=list)
     vault_shaping: VaultShaping = SHAPING  # its floors from ORG_RECALL_*_SIMILARITY
+    fact_shaping: FactShaping = FACT_SHAPING  # the semantic fact pass; benchmarks pass variants
     statement_timeout: float = STATEMENT_TIMEOUT  # seconds; see limits.py
     lock_wait: float = LOCK_WAIT  # seconds
 

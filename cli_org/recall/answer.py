@@ -6,7 +6,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-from ..db import Conn
+from ..db import Conn, first
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -54,6 +54,25 @@ class RecallResult:
         return len(self.text) + 1  # with its newline, as printed
 
 
+class _QueryOnce:
+    """The caller's embedder, remembering its last answer: the fact and vault arms embed the
+    same question, and the second asks for it again."""
+
+    def __init__(self, embedder: Embedder):
+        self._embedder = embedder
+        self.name = embedder.name
+        self.dimension = embedder.dimension
+        self._last: tuple[list[str], object] | None = None
+
+    def embed(self, texts: list[str]):
+        if self._last is not None and self._last[0] == texts:
+            return self._last[1]
+        vectors = self._embedder.embed(texts)
+        if len(texts) == 1:
+            self._last = (list(texts), vectors)
+        return vectors
+
+
 def parse_arms(spec: str | None) -> tuple[str, ...]:
     if not spec:
         return ARMS
@@ -87,9 +106,15 @@ def recall(
     # Words excluded with `-` narrow the fact arm's full-text query; the memory and vault
     # arms match words, so they drop them. A question of exclusions only asks for nothing.
     wanted = " ".join(positive_words(query))
+    if embedder is not None:
+        embedder = _QueryOnce(embedder)  # type: ignore[assignment]  # the Embedder protocol's embed
     with translated(conn):
+        unknown = embedder is not None and bool(wanted) and bool(unknown_terms(conn, wanted))
         if "fact" in arms:
-            facts = recall_facts(conn, query, project=project, limit=limit)
+            facts = recall_facts(
+                conn, query, project=project, limit=limit, embedder=embedder, shaping=settings.fact_shaping,
+                unknown=unknown,
+            )
         if "memory" in arms and wanted:
             half = max(1, limit // 2)
             memory = recall_memory(project_root(settings.root), wanted, limit=half)
@@ -103,6 +128,7 @@ def recall(
                 embedder=embedder,
                 exclude=settings.recall_exclude,
                 shaping=settings.vault_shaping,
+                unknown=unknown,
             )
         result.hits = [_render(item) for item in merge(facts, memory, vault, limit)]
         result.arms = [arm for arm in ARMS if any(h.arm == arm for h in result.hits)]
@@ -124,6 +150,16 @@ def recall(
     return result
 
 
+@owns_transaction
+def unknown_terms(conn: Conn, query: str) -> list[str]:
+    """The question's words (as full-text lexemes) that no vault note and no current fact
+    holds. A question naming something the memory has never seen likely asks about what it
+    lacks, so recall's meaning-based hits then need the shaping's higher `unknown` floors
+    (issue 13, tuning half: 25 of 26 near-topic questions hold such a word, 13 of 131 answerable
+    TIL and fact questions)."""
+    return list(first(conn, sql("recall.unknown_terms"), {"query": query})["unknown"])
+
+
 def _render(item) -> RecallHit:
     if isinstance(item, FactHit):
         f = item.fact
@@ -132,7 +168,12 @@ def _render(item) -> RecallHit:
             f"[fact #{f.id}] {one_line(f.subject)}: {one_line(f.claim, CLAIM_CHARS)} "
             f"({one_line(f.source)}; {authors}; {age(f.created_at)})"
         )
-        why = "every word matched" if item.match == "strict" else f"loose: {item.score:.0%} of terms at word starts"
+        if item.match == "strict":
+            why = "every word matched"
+        elif item.match == "loose":
+            why = f"loose: {item.score:.0%} of terms at word starts"
+        else:
+            why = item.why
         return RecallHit(
             "fact",
             line,

@@ -1,24 +1,32 @@
-"""The [fact] arm: strict full text or substring, else a loose word-prefix pass."""
+"""The [fact] arm: strict full text or substring, else a loose word-prefix pass (the
+specification's three lexical passes, unchanged), then a semantic pass over fact vectors
+(issue 13) whose hits must clear the floor and second signal of FactShaping."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING
 
-from ..db import Conn
+from ..db import Conn, first
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..facts import Fact
-from .terms import needed, positive_words, terms, word_start_patterns
+from .shaping import FACT_SHAPING, FactShaping
+from .terms import needed, positive_words, terms, word_start_patterns, word_start_regex
+
+if TYPE_CHECKING:
+    from ..vault.embedders import Embedder
 
 
 @dataclass
 class FactHit:
     fact: Fact
-    match: str  # strict | loose
-    score: float
+    match: str  # strict | loose | semantic
+    score: float  # strict: full-text rank; loose: share of terms; semantic: cosine similarity
     # Everyone who asserts this claim now: each author's copy is its own row (claim
     # squatting, migration 0008), shown once.
     authors: list[str] = field(default_factory=list)
+    why: str = ""  # semantic hits: the signals that let it in
 
 
 def _once(hits: list[FactHit], limit: int) -> list[FactHit]:
@@ -33,7 +41,33 @@ def _once(hits: list[FactHit], limit: int) -> list[FactHit]:
 
 
 @owns_transaction
-def recall_facts(conn: Conn, query: str, *, project: str | None, limit: int) -> list[FactHit]:
+def recall_facts(
+    conn: Conn,
+    query: str,
+    *,
+    project: str | None,
+    limit: int,
+    embedder: Embedder | None = None,
+    shaping: FactShaping = FACT_SHAPING,
+    unknown: bool = False,
+) -> list[FactHit]:
+    """The lexical passes, then (given an embedder) semantic hits the lexical ones missed:
+    lexical hits first, semantic ones after them, at most `limit` in all."""
+    lexical = _lexical(conn, query, project=project, limit=limit)
+    if embedder is None or not positive_words(query) or len(lexical) >= limit:
+        return lexical
+    have = {h.fact.id for h in lexical}
+    semantic = [
+        h
+        for h in recall_facts_semantic(
+            conn, query, project=project, limit=limit, embedder=embedder, shaping=shaping, unknown=unknown
+        )
+        if h.fact.id not in have
+    ]
+    return _once(lexical + semantic, limit)
+
+
+def _lexical(conn: Conn, query: str, *, project: str | None, limit: int) -> list[FactHit]:
     query = query.strip()
     if not positive_words(query):
         # Only exclusions ("-a -b"): they ask for nothing, and as a full-text query they
@@ -64,6 +98,83 @@ def recall_facts(conn: Conn, query: str, *, project: str | None, limit: int) -> 
         },
     ).fetchall()
     return _once([FactHit(_fact(r), "loose", r["matched"] / len(words)) for r in rows], limit)
+
+
+@owns_transaction
+def ensure_fact_vectors(conn: Conn, embedder: Embedder, *, cap: int) -> int:
+    """Embed up to `cap` current facts that have no vector recall trusts (the fact author's or
+    the caller's, migration 0017) and store them as the caller; returns how many. A
+    connection that is no agent cannot store a vector, so it embeds nothing and its semantic
+    pass sees the vectors the facts' authors computed."""
+    if first(conn, sql("facts.me"))["name"] is None:
+        return 0
+    rows = conn.execute(sql("fact_vectors.missing"), {"model": embedder.name, "limit": cap}).fetchall()
+    if not rows:
+        return 0
+    from ..vault.embedders import vector_literal
+
+    vectors = embedder.embed([fact_text(r["subject"], r["claim"]) for r in rows])
+    params = [
+        {"id": r["id"], "model": embedder.name, "embedding": vector_literal(v)}
+        for r, v in zip(rows, vectors, strict=True)
+    ]
+    with conn.cursor() as cur:
+        cur.executemany(sql("fact_vectors.store"), params)
+    return len(rows)
+
+
+def fact_text(subject: str, claim: str) -> str:
+    """What a fact's vector embeds: its subject and claim, as the fact line shows them."""
+    return f"{subject}: {claim}"
+
+
+@owns_transaction
+def recall_facts_semantic(
+    conn: Conn,
+    query: str,
+    *,
+    project: str | None,
+    limit: int,
+    embedder: Embedder,
+    shaping: FactShaping = FACT_SHAPING,
+    unknown: bool = False,
+) -> list[FactHit]:
+    """Facts close in meaning to the query, kept when they clear a floor and have a second
+    signal: a word shared with the query, or a similarity that stands out from the query's
+    background over all facts (FactShaping). Vector-only hits (no shared word) fill at most
+    half the limit."""
+    from ..vault.embedders import vector_literal
+
+    ensure_fact_vectors(conn, embedder, cap=shaping.lazy_batch)
+    wanted = " ".join(positive_words(query))
+    vector = embedder.embed([wanted])[0]
+    rows = conn.execute(
+        sql("fact_vectors.search"),
+        {"query": vector_literal(vector), "model": embedder.name, "project": project, "limit": limit * 2},
+    ).fetchall()
+    words = terms(wanted)
+    patterns = word_start_regex(words)
+    hits: list[FactHit] = []
+    vector_only = 0
+    best = float(rows[0]["similarity"]) if rows else 0.0
+    for row in rows:
+        sim = float(row["similarity"])
+        sd = float(row["sd"] or 0.0)
+        z = (sim - float(row["mean"])) / sd if sd > 0 and row["n"] >= shaping.min_background else None
+        text = f"{row['subject']} {row['claim']}"
+        shared = [w for w, p in zip(words, patterns, strict=True) if p.search(text)]
+        if not shaping.qualifies(sim, z, len(shared), best, unknown):
+            continue
+        if not shared:
+            if vector_only >= max(1, limit // 2):
+                continue
+            vector_only += 1
+        if shared:
+            why = f"similar in meaning ({sim:.2f}) and shares {', '.join(shared)}"
+        else:
+            why = f"vector-only: similarity {sim:.2f}, {z:.1f} sd above the question's background"
+        hits.append(FactHit(_fact(row), "semantic", sim, why=why))
+    return hits
 
 
 def _fact(row: dict) -> Fact:

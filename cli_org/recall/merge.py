@@ -13,6 +13,7 @@ def merge(facts: list[FactHit], memory: list[MemoryHit], vault: list[VaultHit], 
     Facts and memory each take at most half the slots, so the vault always has room."""
     half = max(1, limit // 2)
     strict = [f for f in facts if f.match == "strict"][:half]
-    loose = [f for f in facts if f.match == "loose"][: max(0, half - len(strict))]
+    # Loose and semantic facts (the semantic pass's own rule caps its vector-only hits).
+    loose = [f for f in facts if f.match != "strict"][: max(0, half - len(strict))]
     order = [*strict, *vault[:1], *memory[:half], *loose, *vault[1:]]
     return order[:limit]

@@ -23,12 +23,13 @@ def exclusions(extra: list[str]) -> tuple[str, ...]:
     return tuple(prefix_pattern(p) for p in extra)
 
 
-def has_keyword_support(hit: NoteHit, shaping: VaultShaping) -> bool:
+def has_keyword_support(hit: NoteHit, shaping: VaultShaping, unknown: bool = False) -> bool:
     """The note shares half of the query's words, or three of a long query's (one shared
     common word is noise), and, where vectors exist, is close in meaning too: off-topic
     questions share words as well."""
     shares = hit.matched_terms > 0 and hit.matched_terms >= shaping.words_needed(hit.query_terms)
-    return shares and (hit.semantic_score is None or hit.semantic_score >= shaping.keyword_similarity)
+    floor = max(shaping.keyword_similarity, shaping.unknown_similarity) if unknown else shaping.keyword_similarity
+    return shares and (hit.semantic_score is None or hit.semantic_score >= floor)
 
 
 @owns_transaction
@@ -40,15 +41,18 @@ def recall_vault(
     embedder: Embedder | None,
     exclude: list[str],
     shaping: VaultShaping = SHAPING,
+    unknown: bool = False,
 ) -> tuple[list[VaultHit], str | None]:
+    """`unknown`: the question holds a word the memory has never seen (recall.unknown_terms)."""
     result = search(conn, query, mode="hybrid", limit=limit * 2, embedder=embedder, exclude=exclusions(exclude))
-    return shape(result.hits, limit=limit, shaping=shaping), result.notice
+    return shape(result.hits, limit=limit, shaping=shaping, unknown=unknown), result.notice
 
 
-def shape(hits: list[NoteHit], *, limit: int, shaping: VaultShaping = SHAPING) -> list[VaultHit]:
+def shape(hits: list[NoteHit], *, limit: int, shaping: VaultShaping = SHAPING, unknown: bool = False) -> list[VaultHit]:
     """Keyword-supported hits stay; vector-only hits need one beside them, a similarity
-    floor, and fill at most half the slots. Same title and snippet twice take one slot."""
-    if not any(has_keyword_support(h, shaping) for h in hits):
+    floor, and fill at most half the slots. Same title and snippet twice take one slot. A
+    question holding a word the memory lacks raises every floor to unknown_similarity."""
+    if not any(has_keyword_support(h, shaping, unknown) for h in hits):
         return []
     kept: list[VaultHit] = []
     seen: set[tuple[str, str]] = set()
@@ -57,9 +61,10 @@ def shape(hits: list[NoteHit], *, limit: int, shaping: VaultShaping = SHAPING) -
         key = (hit.title.strip().lower(), hit.snippet.strip().lower())
         if key in seen:
             continue
-        if has_keyword_support(hit, shaping):
+        floor = max(shaping.min_similarity, shaping.unknown_similarity) if unknown else shaping.min_similarity
+        if has_keyword_support(hit, shaping, unknown):
             support = "keyword"
-        elif (hit.semantic_score or 0.0) >= shaping.min_similarity and vector_only < limit // 2:
+        elif (hit.semantic_score or 0.0) >= floor and vector_only < limit // 2:
             support = "vector-only"
             vector_only += 1
         else:

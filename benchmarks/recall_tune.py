@@ -1,0 +1,109 @@
+"""Candidate settings of recall's shaping, each measured through the real recall path on one
+half of the sets (the databases `recall_eval` loaded): TIL golden, fact golden, near-topic
+and noise questions. Tune on `--half tune`; the test half is read only to report.
+
+    python -m benchmarks.recall_tune --half tune
+    python -m benchmarks.recall_tune --half test --only today,chosen
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import statistics
+
+from cli_org.db.connect import connect
+from cli_org.evaluation import load_golden, parse_queries, run_golden, run_noise
+from cli_org.recall.shaping import FACT_SHAPING, SHAPING
+from cli_org.vault.embedders import query_embedder
+
+from .common import bench_settings
+from .recall_eval import AGENT, SAMPLE, half
+
+OFF = dataclasses.replace(FACT_SHAPING, min_similarity=2.0, shared_similarity=2.0)  # no semantic fact passes
+
+
+# name -> (fact shaping, vault shaping)
+def fact(**kw):
+    return dataclasses.replace(FACT_SHAPING, **kw)
+
+
+def vault(**kw):
+    return dataclasses.replace(SHAPING, **kw)
+
+
+OLD_VAULT = vault(unknown_similarity=0.0)  # before issue 13's vault shaping: no unknown-word floor
+
+# Every direction tried (benchmarks/RESULTS.md, "Recall by meaning"). "f" is the fact pass:
+# floors without / with a shared word, z = the second signal of a vector-only fact, u = the
+# fact floor for a question holding a word the memory lacks; "v" = that floor for the vault.
+CANDIDATES = {
+    "today": (OFF, OLD_VAULT),
+    "f40/30": (fact(min_similarity=0.40, shared_similarity=0.30, min_z=0.0, unknown_similarity=0.0), OLD_VAULT),
+    "f36/30": (fact(min_similarity=0.36, shared_similarity=0.30, min_z=0.0, unknown_similarity=0.0), OLD_VAULT),
+    "f34/27": (fact(min_similarity=0.34, shared_similarity=0.27, min_z=0.0, unknown_similarity=0.0), OLD_VAULT),
+    "f36/30 gap.1": (
+        fact(min_similarity=0.36, shared_similarity=0.30, min_z=0.0, unknown_similarity=0.0, within_best=0.1),
+        OLD_VAULT,
+    ),
+    "f36/30 z3": (fact(min_similarity=0.36, shared_similarity=0.30, min_z=3.0, unknown_similarity=0.0), OLD_VAULT),
+    "f34/27 z2 u40": (fact(unknown_similarity=0.40), OLD_VAULT),
+    "f34/27 z2 u42": (fact(), OLD_VAULT),
+    "f34/27 z2 u45": (fact(unknown_similarity=0.45), OLD_VAULT),
+    "f34/27 z2 u42 v35": (fact(), vault(unknown_similarity=0.35)),
+    "f34/27 z2 u42 v40 (chosen)": (FACT_SHAPING, SHAPING),
+    "f34/27 z2 u42 v45": (fact(), vault(unknown_similarity=0.45)),
+    "f32/27 z2 u42 v40": (fact(min_similarity=0.32), SHAPING),
+}
+
+
+def evaluate(conn, settings, embedder, which: str) -> dict:
+    def golden(name):
+        run = run_golden(conn, load_golden(half(name, which)), settings=settings, embedder=embedder)
+        tags = {t: f"{f.hit_rate:.3f}/{f.mrr:.3f}" for t, f in run.by_tag.items()}
+        return {
+            "hit": round(run.overall.hit_rate, 3),
+            "mrr": round(run.overall.mrr, 3),
+            "chars": run.overall.chars_median,
+            "tags": tags,
+        }
+
+    def noise(names):
+        queries = [q for n in names for q in parse_queries(half(n, which).read_text())]
+        res = run_noise(conn, queries, settings=settings, embedder=embedder).queries
+        return {
+            "answered": sum(1 for r in res if r.hits),
+            "of": len(res),
+            "mean_hits": round(statistics.mean(r.hits for r in res), 3),
+            "which": [r.query for r in res if r.hits][:6],
+        }
+
+    return {
+        "til": golden("til-golden"),
+        "facts": golden("facts-golden"),
+        "noise": noise(["til-noise", "noise"]),
+        "near": noise(["til-near"]),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--half", choices=("tune", "test"), default="tune")
+    parser.add_argument("--only", help="comma-separated candidate names")
+    args = parser.parse_args()
+    base = dataclasses.replace(bench_settings("til"), root=str(SAMPLE))
+    embedder, _ = query_embedder(base)
+    names = args.only.split(",") if args.only else list(CANDIDATES)
+    with connect(base, AGENT) as conn:
+        for name in names:
+            fact, vault = CANDIDATES[name]
+            settings = dataclasses.replace(base, fact_shaping=fact, vault_shaping=vault)
+            print(
+                json.dumps({"candidate": name, "half": args.half, **evaluate(conn, settings, embedder, args.half)}),
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,222 @@
+"""The semantic pass of the [fact] arm (issue 13, migration 0017): facts found by meaning,
+with a floor and a second signal, vectors computed lazily by the recalling agent, and a
+hostile member's forged vectors reaching nobody else."""
+
+import dataclasses
+
+import pytest
+from fakes import HashEmbedder
+from psycopg import errors as pgerr
+
+from cli_org import facts
+from cli_org.db.connect import connect
+from cli_org.recall.answer import NOTHING, recall
+from cli_org.recall.facts_arm import ensure_fact_vectors, fact_text, recall_facts
+from cli_org.recall.shaping import FACT_SHAPING, SHAPING, FactShaping
+from cli_org.recall.vault_arm import shape
+from cli_org.vault.embedders import vector_literal
+from cli_org.vault.search import NoteHit
+
+# The words a paraphrase uses, mapped onto the fact's own: the keyword side cannot see it.
+SYNONYMS = {"socket": "port", "server": "api", "open": "listens", "proxy": "sidecar"}
+
+BACKGROUND = [
+    ("deploy freeze", "Production is frozen from December 20 to January 3 each year."),
+    ("review turnaround", "Pull requests get a first review within one working day."),
+    ("disk alert", "The disk alert fires at 85% used on data volumes."),
+    ("meeting-free day", "Wednesdays are meeting-free for engineers."),
+    ("dns provider", "DNS for all public domains is managed in Cloudflare."),
+    ("python version", "Backend services run Python 3.12 until numpy wheels exist."),
+    ("sprint length", "Sprints last two weeks and start on Tuesdays."),
+    ("email provider", "Transactional email is sent through Postmark."),
+    ("coverage floor", "Merges are blocked when coverage of changed files drops below 80 percent."),
+]
+PORT_FACT = ("backend port", "The api listens on 8081 because the sidecar owns 8080.")
+PARAPHRASE = "which socket does the server open behind the proxy"
+
+
+def remember(org, agent, subject, claim):
+    with org.as_agent(agent) as conn:
+        return facts.remember(conn, subject, claim, source="docs/team.md").id
+
+
+@pytest.fixture
+def team(org, tmp_path):
+    """Ten facts by `bot` and a recall runner (as `lead` unless told) with the hash embedder."""
+    for subject, claim in BACKGROUND:
+        remember(org, "bot", subject, claim)
+    team.port = remember(org, "bot", *PORT_FACT)
+    settings = dataclasses.replace(org.settings, root=str(tmp_path))
+
+    def run(query, agent="lead", embedder=None, **kw):
+        with connect(settings, agent) as conn:
+            return recall(conn, query, settings=settings, embedder=embedder or HashEmbedder(SYNONYMS), **kw)
+
+    team.run, team.settings = run, settings
+    return team
+
+
+def fact_hits(result):
+    return [h for h in result.hits if h.arm == "fact"]
+
+
+def test_a_paraphrase_finds_the_fact_by_meaning_and_says_why(team):
+    # The specification's lexical passes find nothing for it...
+    with connect(team.settings, "lead") as conn:
+        assert recall_facts(conn, PARAPHRASE, project=None, limit=8) == []
+    # ...the semantic pass does, labelled with why it qualified.
+    hits = fact_hits(team.run(PARAPHRASE, arms=("fact",)))
+    assert [h.data["id"] for h in hits] == [team.port]
+    assert hits[0].data["match"] == "semantic"
+    assert hits[0].why.startswith("vector-only: similarity ") and "sd above the question's background" in hits[0].why
+    # Without an embedder, recall is what it was.
+    with connect(team.settings, "lead") as conn:
+        assert recall(conn, PARAPHRASE, settings=team.settings, arms=("fact",)).text == NOTHING
+
+
+def test_lexical_hits_come_first_and_are_not_repeated(team):
+    hits = fact_hits(team.run("backend port sidecar", arms=("fact",)))
+    assert hits[0].data["id"] == team.port and hits[0].data["match"] == "strict"
+    assert [h.data["id"] for h in hits].count(team.port) == 1
+
+
+def test_noise_finds_no_fact(team):
+    for query in ("zzqx vlorp quenk", "chocolate cake recipe", "knitting a purl stitch"):
+        assert fact_hits(team.run(query, arms=("fact",))) == [], query
+
+
+def test_vectors_are_computed_once_by_the_recalling_agent(org, team):
+    embedder = HashEmbedder(SYNONYMS)
+    team.run(PARAPHRASE, embedder=embedder, arms=("fact",))
+    first_calls = embedder.calls
+    assert first_calls == len(BACKGROUND) + 1 + 1  # every fact, then the question
+    team.run("which socket is open", embedder=embedder, arms=("fact",))
+    assert embedder.calls == first_calls + 1  # only the question: the vectors are stored
+    with org.admin() as conn:
+        rows = conn.execute("SELECT DISTINCT computed_by, model FROM memory_fact_vectors").fetchall()
+    assert rows == [{"computed_by": "lead", "model": HashEmbedder.name}]
+    # Another agent does not trust lead's vectors: it computes its own.
+    other = HashEmbedder(SYNONYMS)
+    team.run(PARAPHRASE, agent="other", embedder=other, arms=("fact",))
+    assert other.calls == first_calls
+
+
+def test_the_authors_vectors_serve_everyone(org, team):
+    with connect(team.settings, "bot") as conn:  # bot wrote every fact
+        assert ensure_fact_vectors(conn, HashEmbedder(SYNONYMS), cap=100) == len(BACKGROUND) + 1
+    embedder = HashEmbedder(SYNONYMS)
+    assert fact_hits(team.run(PARAPHRASE, embedder=embedder, arms=("fact",)))
+    assert embedder.calls == 1  # lead trusted bot's vectors of bot's facts
+
+
+def test_a_connection_that_is_no_agent_stores_nothing(org, team):
+    with connect(team.settings) as conn:  # the superuser, no agent
+        assert ensure_fact_vectors(conn, HashEmbedder(SYNONYMS), cap=100) == 0
+        result = recall(conn, PARAPHRASE, settings=team.settings, embedder=HashEmbedder(SYNONYMS), arms=("fact",))
+    assert result.text == NOTHING  # no author has computed vectors yet
+    with org.admin() as conn:
+        assert conn.execute("SELECT count(*) AS n FROM memory_fact_vectors").fetchone()["n"] == 0
+
+
+def test_the_lazy_batch_is_capped(org, team):
+    capped = dataclasses.replace(team.settings, fact_shaping=dataclasses.replace(FACT_SHAPING, lazy_batch=3))
+    with connect(capped, "lead") as conn:
+        recall(conn, "anything at all", settings=capped, embedder=HashEmbedder(), arms=("fact",))
+    with org.admin() as conn:
+        assert conn.execute("SELECT count(*) AS n FROM memory_fact_vectors").fetchone()["n"] == 3
+
+
+def test_vector_only_facts_fill_at_most_half_the_limit(org, team):
+    # Four more facts all about the same thing, none sharing a word with the question.
+    for i in range(4):
+        remember(org, "other", f"api port {i}", f"The api listens on 808{i + 2} because the sidecar owns 8080.")
+    # (Five near-identical facts flatten the background: the cap is what this test is about.)
+    lenient = dataclasses.replace(team.settings, fact_shaping=dataclasses.replace(FACT_SHAPING, min_z=-10.0))
+    with connect(lenient, "lead") as conn:
+        result = recall(conn, PARAPHRASE, settings=lenient, embedder=HashEmbedder(SYNONYMS), arms=("fact",), limit=4)
+    hits = fact_hits(result)
+    assert len(hits) == 2 and all(h.why.startswith("vector-only") for h in hits)
+
+
+# --- a hostile member ------------------------------------------------------------------
+
+
+def test_a_forged_vector_reaches_nobody_else(org, team):
+    """`other` stores a "magnet" vector for bot's fact: the embedding of a nonsense question.
+    Recall trusts only the author's or the caller's own vectors, so lead never sees it."""
+    magnet = HashEmbedder().embed(["zzqx vlorp quenk"])[0]
+    with org.login(f"{org.name}_other", "other-pw") as hostile:
+        hostile.execute(
+            "INSERT INTO memory_fact_vectors (fact_id, model, embedding) VALUES (%s, %s, %s::vector)",
+            (team.port, HashEmbedder.name, vector_literal(magnet)),
+        )
+        hostile.commit()
+    assert fact_hits(team.run("zzqx vlorp quenk", embedder=HashEmbedder(), arms=("fact",))) == []
+    # It reaches its forger only, who could have asked for the fact by id anyway.
+    forged = fact_hits(team.run("zzqx vlorp quenk", agent="other", embedder=HashEmbedder(), arms=("fact",)))
+    assert [h.data["id"] for h in forged] == [team.port]
+
+
+def test_a_member_cannot_write_as_another_or_change_a_vector(org, team):
+    vector = vector_literal(HashEmbedder().embed([fact_text(*PORT_FACT)])[0])
+    team.run(PARAPHRASE, agent="bot", arms=("fact",))  # bot's own vectors now exist
+    with org.login(f"{org.name}_other", "other-pw") as hostile:
+        with pytest.raises(pgerr.InsufficientPrivilege, match="row-level security"):
+            hostile.execute(
+                "INSERT INTO memory_fact_vectors (fact_id, model, computed_by, embedding) "
+                "VALUES (%s, %s, 'bot', %s::vector)",
+                (team.port, HashEmbedder.name, vector),
+            )
+        hostile.rollback()
+        for statement in (
+            "UPDATE memory_fact_vectors SET embedding = embedding",
+            "DELETE FROM memory_fact_vectors",
+        ):
+            with pytest.raises(pgerr.InsufficientPrivilege, match="permission denied"):
+                hostile.execute(statement)
+            hostile.rollback()
+
+
+# --- the shaping rules -------------------------------------------------------------------
+
+
+def test_fact_shaping_floor_and_second_signal():
+    s = FactShaping(min_similarity=0.34, min_z=2.0, shared_similarity=0.27, unknown_similarity=0.42)
+    assert s.qualifies(0.30, None, 1, 0.30, False)  # a shared word and its floor
+    assert not s.qualifies(0.26, 9.0, 1, 0.26, False)  # below every floor
+    assert s.qualifies(0.35, 2.5, 0, 0.35, False)  # vector-only: floor and standing out
+    assert not s.qualifies(0.35, 1.5, 0, 0.35, False)  # a flat profile: no second signal
+    assert not s.qualifies(0.50, None, 0, 0.50, False)  # no background to stand out from
+    assert not s.qualifies(0.40, 5.0, 1, 0.40, True)  # a word the memory lacks raises the floor
+    assert s.qualifies(0.43, 5.0, 0, 0.43, True)
+
+
+def test_a_word_the_memory_lacks_raises_the_vault_floors():
+    def hit(sim, matched=2):
+        return NoteHit(
+            "n.md", "n", "n", "n", 0.0, keyword_rank=1, matched_terms=matched, query_terms=2, semantic_score=sim
+        )
+
+    assert shape([hit(0.35)], limit=8, shaping=SHAPING)[0].support == "keyword"
+    assert shape([hit(0.35)], limit=8, shaping=SHAPING, unknown=True) == []
+    assert shape([hit(0.45)], limit=8, shaping=SHAPING, unknown=True)[0].support == "keyword"
+
+
+def test_recall_raises_the_floors_only_for_a_word_nobody_holds(org, team):
+    # With no vault, the memory's words are the facts' words; this fact makes the
+    # paraphrase's words known, except "proxy".
+    remember(org, "other", "glossary", "A socket is what a server opens to accept connections.")
+    strict = dataclasses.replace(FACT_SHAPING, unknown_similarity=0.99)
+    settings = dataclasses.replace(team.settings, fact_shaping=strict)
+    with connect(settings, "lead") as conn:
+        result = recall(conn, PARAPHRASE, settings=settings, embedder=HashEmbedder(SYNONYMS), arms=("fact",))
+        assert team.port not in [h.data["id"] for h in fact_hits(result)]  # the glossary matches by its words
+        # Without the unknown word, the same shaping lets it in.
+        known = recall(
+            conn,
+            "which socket does the server open",
+            settings=settings,
+            embedder=HashEmbedder(SYNONYMS),
+            arms=("fact",),
+        )
+    assert team.port in [h.data["id"] for h in fact_hits(known)]
