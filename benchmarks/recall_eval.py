@@ -62,16 +62,31 @@ def load_team(settings) -> None:
 
 
 def cold_latency(settings, questions: list[str], runs: int = 15) -> dict:
+    """A fresh process per recall, two commands interleaved on the same questions: this
+    checkout (`python -m cli_org` with the checkout first on the path) and the installed
+    `cli-org` (whatever tree the venv was installed from: the code before a change, when the
+    venv belongs to the main checkout). Reported apart, so one run compares them."""
     env = {**_env(settings), "ORG_ROOT": str(SAMPLE), "ORG_AGENT": AGENT}
-    cli = Path(sys.executable).parent / "cli-org"
-    times = []
+    commands = {
+        "checkout": ([sys.executable, "-m", "cli_org"], {**env, "PYTHONPATH": str(ROOT)}),
+        "installed": ([str(Path(sys.executable).parent / "cli-org")], env),
+    }
+    times: dict[str, list[float]] = {name: [] for name in commands}
     for i in range(runs):
-        started = time.perf_counter()
-        subprocess.run(
-            [str(cli), "recall", questions[i % len(questions)]], env=env, check=True, stdout=subprocess.DEVNULL
-        )
-        times.append(time.perf_counter() - started)
-    return {"runs": runs, "p50_s": round(median(times), 3), "p95_s": round(percentile(times, 0.95), 3)}
+        for name, (command, run_env) in commands.items():
+            started = time.perf_counter()
+            subprocess.run(
+                [*command, "recall", questions[i % len(questions)]],
+                env=run_env,
+                check=True,
+                stdout=subprocess.DEVNULL,
+                cwd=str(ROOT),
+            )
+            times[name].append(time.perf_counter() - started)
+    return {
+        name: {"runs": runs, "p50_s": round(median(t), 3), "p95_s": round(percentile(t, 0.95), 3)}
+        for name, t in times.items()
+    }
 
 
 def figures(run) -> dict:
