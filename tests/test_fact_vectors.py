@@ -220,3 +220,27 @@ def test_recall_raises_the_floors_only_for_a_word_nobody_holds(org, team):
             arms=("fact",),
         )
     assert team.port in [h.data["id"] for h in fact_hits(known)]
+
+
+class _Vocab:
+    def __init__(self, words):
+        self.words = set(words)
+
+    def token_to_id(self, word):
+        return 1 if word in self.words else None
+
+
+def test_a_word_of_the_models_vocabulary_is_no_foreign_subject(team):
+    """The unknown-word floors apply to words the memory lacks and the query model does not
+    know whole either (product names), not to ordinary words the memory happens to lack."""
+    from cli_org.recall.answer import _QueryOnce, foreign_terms
+
+    embedder = HashEmbedder(SYNONYMS)
+    embedder.tokenizer = _Vocab({"socket", "open"})
+    with connect(team.settings, "lead") as conn:
+        wrapped = _QueryOnce(embedder)
+        assert foreign_terms(conn, "rabbitmq socket open backend", wrapped) == ["rabbitmq"]
+        # Without the vocabulary rule, every word the memory lacks counts.
+        lax = dataclasses.replace(SHAPING, unknown_needs_foreign=False)
+        assert foreign_terms(conn, "rabbitmq socket open backend", wrapped, lax) == ["open", "rabbitmq", "socket"]
+        assert foreign_terms(conn, "the and of", wrapped, lax) == []  # stop words name nothing

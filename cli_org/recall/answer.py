@@ -10,14 +10,15 @@ from ..db import Conn, first
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
-from ..errors import InputError
+from ..errors import ConfigError, InputError
 from ..facts import age
 from ..limits import check_query
 from ..text import one_line
 from .facts_arm import FactHit, recall_facts
 from .memory_arm import MemoryHit, project_root, recall_memory, recall_notebook
 from .merge import merge
-from .terms import positive_words
+from .shaping import SHAPING, VaultShaping
+from .terms import positive_words, terms
 from .vault_arm import VaultHit, recall_vault
 
 if TYPE_CHECKING:
@@ -64,6 +65,18 @@ class _QueryOnce:
         self.dimension = embedder.dimension
         self._last: tuple[list[str], object] | None = None
 
+    def knows_word(self, word: str) -> bool:
+        """The query model reads `word` as one token of its vocabulary: a word of ordinary
+        English (or a very common name), not a product name it never learned whole."""
+        ready = getattr(self._embedder, "ready", None)  # the ONNX tokenizer loads with the model
+        try:
+            if ready is not None:
+                ready()
+        except ConfigError:  # a broken model: recall's vault arm says so; no word is known
+            return False
+        tokenizer = getattr(self._embedder, "tokenizer", None)
+        return tokenizer is not None and tokenizer.token_to_id(word) is not None
+
     def embed(self, texts: list[str]):
         if self._last is not None and self._last[0] == texts:
             return self._last[1]
@@ -109,7 +122,7 @@ def recall(
     if embedder is not None:
         embedder = _QueryOnce(embedder)  # type: ignore[assignment]  # the Embedder protocol's embed
     with translated(conn):
-        unknown = embedder is not None and bool(wanted) and bool(unknown_terms(conn, wanted))
+        unknown = embedder is not None and bool(foreign_terms(conn, wanted, embedder, settings.vault_shaping))
         if "fact" in arms:
             facts = recall_facts(
                 conn, query, project=project, limit=limit, embedder=embedder, shaping=settings.fact_shaping,
@@ -151,13 +164,19 @@ def recall(
 
 
 @owns_transaction
-def unknown_terms(conn: Conn, query: str) -> list[str]:
-    """The question's words (as full-text lexemes) that no vault note and no current fact
-    holds. A question naming something the memory has never seen likely asks about what it
-    lacks, so recall's meaning-based hits then need the shaping's higher `unknown` floors
-    (issue 13, tuning half: 25 of 26 near-topic questions hold such a word, 13 of 131 answerable
-    TIL and fact questions)."""
-    return list(first(conn, sql("recall.unknown_terms"), {"query": query})["unknown"])
+def foreign_terms(conn: Conn, query: str, embedder: Embedder, shaping: VaultShaping = SHAPING) -> list[str]:
+    """The question's words that no vault note and no current fact holds and, unless the
+    shaping says otherwise, that the query model does not know as one token either: the
+    name of a subject the memory has never seen ("rabbitmq", "pinia"). Such a question
+    likely asks about what the memory lacks, so recall's meaning-based hits then need the
+    shaping's higher `unknown` floors (issue 13, benchmarks/RESULTS.md)."""
+    words = terms(query)
+    if not words:
+        return []
+    unknown = first(conn, sql("recall.unknown_terms"), {"words": words})["unknown"] or []
+    if shaping.unknown_needs_foreign and isinstance(embedder, _QueryOnce):
+        unknown = [w for w in unknown if not embedder.knows_word(w)]
+    return list(unknown)
 
 
 def _render(item) -> RecallHit:

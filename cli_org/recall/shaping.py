@@ -24,6 +24,9 @@ class VaultShaping:
     # word, 13 of 131 answerable ones; 0.40 halved the near-topic hits and lost no answer
     # of the tuning half, 0.35 and 0.45 measured beside it).
     unknown_similarity: float = 0.40
+    # ...and only when that word is no whole token of the query model's vocabulary either
+    # (ordinary English is; most product names are not).
+    unknown_needs_foreign: bool = True
 
     def words_needed(self, query_terms: int) -> int:
         return min(self.max_shared_words, max(1, math.ceil(query_terms * self.share_needed)))

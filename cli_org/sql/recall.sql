@@ -26,13 +26,16 @@ ORDER BY matched DESC, created_at DESC
 LIMIT %(limit)s;
 
 -- name: unknown_terms
--- The question's lexemes that no vault note and no current fact holds: a question naming
--- something the memory has never seen (issue 13; the recall shaping raises its floors).
-SELECT coalesce(array_agg(u.lexeme ORDER BY u.lexeme), '{}') AS unknown
-FROM unnest(to_tsvector('english', %(query)s)) u
-WHERE NOT EXISTS (SELECT 1 FROM vault_terms t WHERE t.term = u.lexeme)
-  AND NOT EXISTS (SELECT 1 FROM memory_facts f
-                  WHERE f.valid_to IS NULL AND f.search @@ to_tsquery('simple', quote_literal(u.lexeme)));
+-- The question's words none of whose lexemes any vault note or current fact holds: a
+-- question naming something the memory has never seen (issue 13; recall raises its floors).
+SELECT array_agg(w.word ORDER BY w.word) FILTER (WHERE w.word IS NOT NULL) AS unknown
+FROM unnest(%(words)s::text[]) AS w(word)
+WHERE EXISTS (SELECT 1 FROM unnest(to_tsvector('english', w.word)))  -- a stop word is no subject
+  AND NOT EXISTS (
+    SELECT 1 FROM unnest(to_tsvector('english', w.word)) u
+    WHERE EXISTS (SELECT 1 FROM vault_terms t WHERE t.term = u.lexeme)
+       OR EXISTS (SELECT 1 FROM memory_facts f
+                  WHERE f.valid_to IS NULL AND f.search @@ to_tsquery('simple', quote_literal(u.lexeme))));
 
 -- name: log
 INSERT INTO recall_events (project, query, arms, hits, chars, ms)
