@@ -35,6 +35,12 @@ def bench_settings(name: str, fresh: bool = False) -> Settings:
     return settings
 
 
+def eval_halves(name: str) -> list[Path]:
+    """Both halves of an evaluation set (eval/NAME.tune.txt and eval/NAME.test.txt, split once
+    in issue 13). Scripts that tune constants read only the tuning half (recall_tune)."""
+    return [ROOT / "eval" / f"{name}.{half}.txt" for half in ("tune", "test")]
+
+
 def ndcg_at(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
     dcg = sum(relevant.get(doc, 0) / math.log2(i + 2) for i, doc in enumerate(ranked[:k]))
     ideal = sorted(relevant.values(), reverse=True)[:k]

@@ -21,7 +21,7 @@ from cli_org.evaluation import load_golden
 from cli_org.rules import KINDS
 from cli_org.vault.scan import scan
 
-from .common import ROOT, SHARED, bench_settings, median, percentile
+from .common import ROOT, SHARED, bench_settings, eval_halves, median, percentile
 from .recall_eval import SAMPLE, load_sample
 
 RUNS = 30
@@ -95,7 +95,7 @@ def main() -> None:
     sample = dataclasses.replace(bench_settings("context_sample", fresh=True), root=str(SAMPLE))
     load_sample(sample, facts_only=False)
     _dress(sample, "builder")
-    questions = [c.question for c in load_golden(ROOT / "eval" / "golden.txt")]
+    questions = [c.question for c in [c for f in eval_halves("golden") for c in load_golden(f)]]
     results["sample"] = {
         "in_process_ms": in_process(sample, "builder", questions),
         "cold": cold(sample, "builder", questions),
@@ -122,7 +122,7 @@ def main() -> None:
     with connect(til, bounded=False) as admin:
         scan(admin, SHARED / "til")
     _dress(til, "bench-bot")
-    til_questions = [c.question for c in load_golden(ROOT / "eval" / "til-golden.txt")]
+    til_questions = [c.question for c in [c for f in eval_halves("til-golden") for c in load_golden(f)]]
     results["til"] = {
         "in_process_ms": in_process(til, "bench-bot", til_questions),
         "cold": cold(til, "bench-bot", til_questions),

@@ -18,7 +18,7 @@ from cli_org.evaluation import load_golden
 from cli_org.vault import search as vs
 from cli_org.vault.embedders import query_embedder
 
-from .common import ROOT, bench_settings, ndcg_at
+from .common import bench_settings, eval_halves, ndcg_at
 from .scifact import load_queries
 
 WEIGHTS = (0.0, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
@@ -26,7 +26,7 @@ WEIGHTS = (0.0, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
 
 def main() -> None:
     queries, qrels = load_queries()
-    cases = load_golden(ROOT / "eval" / "til-golden.txt")
+    cases = [c for f in eval_halves("til-golden") for c in load_golden(f)]
     sets = {"scifact": bench_settings("scifact"), "til": bench_settings("til")}
     embedders = {name: query_embedder(s)[0] for name, s in sets.items()}
     rows = []

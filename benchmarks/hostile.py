@@ -25,7 +25,7 @@ from cli_org.recall.answer import recall
 from cli_org.vault.scan import scan
 from cli_org.vault.search import search
 
-from .common import ROOT, SHARED, bench_settings, median
+from .common import SHARED, bench_settings, eval_halves, median
 
 RUNS = 15
 TOPICS = ["deploy", "billing", "search", "auth", "queue", "cache", "backup", "ingest", "metrics", "release"]
@@ -92,7 +92,7 @@ def main() -> None:
         for label, ms in rows:
             print(f"{label:<62} median {ms:8.2f} ms over {RUNS} runs")
 
-    questions = [c.question for c in load_golden(ROOT / "eval" / "til-golden.txt")]
+    questions = [c.question for c in [c for f in eval_halves("til-golden") for c in load_golden(f)]]
     with connect(settings) as admin, connect(settings, "bench-bot") as member:
         for label, conn in (("admin (no policies)", admin), ("member (row-level security)", member)):
             for q in questions[:3]:

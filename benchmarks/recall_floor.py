@@ -20,7 +20,7 @@ from cli_org.recall.vault_arm import exclusions
 from cli_org.vault.embedders import query_embedder
 from cli_org.vault.search import search
 
-from .common import ROOT, bench_settings
+from .common import bench_settings, eval_halves
 
 LIMIT = 8
 
@@ -35,8 +35,8 @@ def shaped_paths(hits, fraction: float, floor: float, keyword_floor: float, cap:
 def main() -> None:
     settings = bench_settings("til")
     embedder, _ = query_embedder(settings)
-    golden = load_golden(ROOT / "eval" / "til-golden.txt")
-    noise = parse_queries((ROOT / "eval" / "til-noise.txt").read_text())
+    golden = [c for f in eval_halves("til-golden") for c in load_golden(f)]
+    noise = [q for n in ("til-near", "til-noise") for f in eval_halves(n) for q in parse_queries(f.read_text())]
     with connect(settings) as conn:
 
         def candidates(q):

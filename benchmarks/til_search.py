@@ -18,7 +18,7 @@ from cli_org.vault.embed import embed_pending
 from cli_org.vault.embedders import index_embedder, query_embedder
 from cli_org.vault.scan import scan
 
-from .common import ROOT, SHARED, bench_settings
+from .common import SHARED, bench_settings, eval_halves
 
 MODES = ("keyword", "semantic", "hybrid")
 
@@ -45,7 +45,7 @@ def summarise(ranks: list[int | None]) -> dict:
 
 
 def main() -> None:
-    cases = load_golden(ROOT / "eval" / "til-golden.txt")
+    cases = [c for f in eval_halves("til-golden") for c in load_golden(f)]
     settings = til_index()
     embedder, _ = query_embedder(settings)
     ranks: dict[str, dict[str, list]] = {m: defaultdict(list) for m in MODES}
