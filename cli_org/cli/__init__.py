@@ -119,6 +119,7 @@ def _register() -> None:
         notebook_cmd,
         pins_cmd,
         recall_cmd,
+        setup_cmd,
         tidy_cmd,
         transfer_cmd,
         vault_cmd,
@@ -137,6 +138,7 @@ def _register() -> None:
         eval_cmd,
         archive_cmd,
         transfer_cmd,
+        setup_cmd,
     ):
         for command in module.COMMANDS:
             cli.add_command(command)
