@@ -4,6 +4,7 @@ a malformed file is refused with every file left untouched."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tomllib
 from pathlib import Path
@@ -21,7 +22,9 @@ ENV = {"CLI_ORG_DATABASE_URL": "postgresql://bot@db.internal:5432/org"}
 # and layout (4-space JSON, TOML comments, YAML comments) that must survive.
 ORIGINALS = {
     "claude-code": {
-        ".claude.json": '{\n    "numStartups": 3,\n    "mcpServers": {\n        "docs": {"command": "docs-mcp"}\n    }\n}\n',
+        ".claude.json": (
+            '{\n    "numStartups": 3,\n    "mcpServers": {\n        "docs": {"command": "docs-mcp"}\n    }\n}\n'
+        ),
         ".claude/settings.json": json.dumps(
             {
                 "model": "opus",
@@ -191,10 +194,8 @@ def test_a_malformed_file_is_refused_and_nothing_is_written(home, harness):
         run(harness)
     assert name.split("/")[-1] in str(caught.value) and "nothing was changed" in str(caught.value)
     assert tree(home) == before  # the other, well-formed file is untouched too
-    try:  # --remove has nothing of cli-org's to take out: it refuses or does nothing
+    with contextlib.suppress(ConfigError):  # nothing of cli-org's to take out: it refuses or does nothing
         run(harness, remove=True, agent=None)
-    except ConfigError:
-        pass
     assert tree(home) == before
 
 
