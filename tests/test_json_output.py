@@ -221,6 +221,19 @@ FIELDS: dict[str, object] = {
     ),
     # a libpq URL, whose user and database, and where its password comes from
     "db url": F("url", "user", "database", "agent", "password_from"),
+    # setup: the harness and scope, each file with what was done to it and its backup, the diff
+    "setup": F(
+        "harness",
+        "scope",
+        "project_dir",
+        "agent",
+        "agent_created",
+        "remove",
+        "dry_run",
+        "diff",
+        "notes",
+        changes=[F("path", "what", "action", "backup")],
+    ),
 }
 
 ARGS: dict[str, tuple[list[str], str | None]] = {
@@ -261,6 +274,7 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "tidy": (["tidy"], None),
     "import": (["import", "{export}", "--dry-run"], None),
     "context": (["context"], "bot"),
+    "setup": (["setup", "claude-code", "--project-dir", "{root}", "--agent", "bot", "--dry-run"], None),
 }
 
 

@@ -58,6 +58,8 @@ def setup(
     if as_json:
         emit_json({**_summary(result), "agent_created": created})
         return
+    if created:
+        click.echo(f"created agent {agent}")
     if dry_run:
         click.echo(result.diff, nl=False)
     for change in result.changes:
