@@ -28,6 +28,9 @@ RUNS = 20
 SILENT_RUNS = 5
 
 
+PROBLEMS: list[str] = []  # the hooks' stderr lines: why one printed nothing
+
+
 def _run(env: dict, event: str, payload: dict) -> tuple[float, str]:
     started = time.perf_counter()
     done = subprocess.run(
@@ -39,10 +42,14 @@ def _run(env: dict, event: str, payload: dict) -> tuple[float, str]:
         cwd=ROOT,
         check=True,
     )
-    return time.perf_counter() - started, done.stdout
+    took = time.perf_counter() - started
+    PROBLEMS.extend(done.stderr.splitlines())
+    return took, done.stdout
 
 
 def _figures(times: list[float], outputs: list[str]) -> dict:
+    problems = PROBLEMS[:]
+    PROBLEMS.clear()
     chars = [len(json.loads(o)["hookSpecificOutput"]["additionalContext"]) if o else 0 for o in outputs]
     return {
         "runs": len(times),
@@ -51,6 +58,7 @@ def _figures(times: list[float], outputs: list[str]) -> dict:
         "max_s": round(max(times), 3),
         "printed": sum(1 for o in outputs if o),
         "chars_median": median(chars),
+        "stderr": sorted(set(problems))[:3],
     }
 
 
@@ -91,12 +99,13 @@ def main() -> None:
     # The same prompt again in the same session: nothing new, nothing printed.
     times, outputs = [], []
     payload = {"session_id": f"bench-repeat-{time.time_ns()}", "cwd": str(SAMPLE), "prompt": questions[0]}
-    _run(env, "prompt", payload)
+    first = _run(env, "prompt", payload)[1]
+    PROBLEMS.clear()
     for _ in range(RUNS):
         took, out = _run(env, "prompt", payload)
         times.append(took)
         outputs.append(out)
-    results["prompt (repeated)"] = _figures(times, outputs)
+    results["prompt (repeated)"] = {**_figures(times, outputs), "first_printed": bool(first)}
     print("prompt (repeated)", results["prompt (repeated)"], flush=True)
 
     with socket.socket() as s:
