@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cli_org.errors import ConfigError
+from cli_org.errors import ConfigError, InputError
 from cli_org.setup import BACKUP_SUFFIX, setup
 
 EXE = ["/opt/tools/bin/cli-org"]
@@ -262,6 +262,27 @@ def test_remove_keeps_what_the_user_added_since(home):
     config = tomllib.loads((home / ".codex/config.toml").read_text())
     assert config == {"mcp_servers": {"mine": {"command": "mine"}}}
     assert not (home / ".codex/AGENTS.md").exists()
+
+
+def test_a_linked_settings_file_stays_a_link(home, tmp_path):
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "settings.json").write_text('{"model": "opus"}\n')
+    (home / ".claude").mkdir()
+    (home / ".claude/settings.json").symlink_to(dotfiles / "settings.json")
+    run("claude-code")
+    assert (home / ".claude/settings.json").is_symlink()
+    assert "UserPromptSubmit" in (dotfiles / "settings.json").read_text()
+    run("claude-code", remove=True, agent=None)
+    assert (home / ".claude/settings.json").is_symlink()
+    assert (dotfiles / "settings.json").read_text() == '{"model": "opus"}\n'
+
+
+def test_hits_only_needs_a_text(org):
+    from cli_org.context import build_context
+
+    with org.as_agent("bot") as conn, pytest.raises(InputError):
+        build_context(conn, settings=org.settings, hits_only=True)
 
 
 def test_dry_run_prints_a_diff_and_writes_nothing(home):

@@ -248,7 +248,10 @@ def diff(changes: list[Change]) -> str:
 
 
 def _write(path: Path, text: str) -> None:
-    """Write through a temporary file in the same folder, keeping the file's mode."""
+    """Write through a temporary file in the same folder, keeping the file's mode; a
+    symbolic link (a dotfiles repository) stays a link and its target is written."""
+    if path.is_symlink():
+        path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.cli-org-tmp")
     temporary.write_bytes(text.encode("utf-8"))
