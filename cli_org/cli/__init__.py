@@ -116,6 +116,7 @@ def _register() -> None:
         db_cmd,
         eval_cmd,
         facts_cmd,
+        mcp_cmd,
         notebook_cmd,
         pins_cmd,
         recall_cmd,
@@ -137,6 +138,7 @@ def _register() -> None:
         eval_cmd,
         archive_cmd,
         transfer_cmd,
+        mcp_cmd,
     ):
         for command in module.COMMANDS:
             cli.add_command(command)
