@@ -35,10 +35,12 @@ def params(org, agent: str | None, **extra: str) -> StdioServerParameters:
 @asynccontextmanager
 async def connected(org, agent: str | None = "bot", **extra: str):
     with open(os.devnull, "w") as quiet:
-        async with stdio_client(params(org, agent, **extra), errlog=quiet) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                yield session
+        async with (
+            stdio_client(params(org, agent, **extra), errlog=quiet) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
 
 
 def text(result) -> str:
@@ -255,7 +257,10 @@ def test_two_hundred_calls_keep_one_connection_and_flat_memory(org):
         pid = _server_pid(app)
         before = rss(pid)
         for n in range(200):
-            result = await s.call_tool("org_recall" if n % 2 else "org_facts", {"question": "leak checks"} if n % 2 else {})
+            if n % 2:
+                result = await s.call_tool("org_recall", {"question": "leak checks"})
+            else:
+                result = await s.call_tool("org_facts", {})
             assert not result.is_error, text(result)
             if n % 50 == 0:
                 seen.add(await anyio.to_thread.run_sync(backends))
@@ -283,3 +288,34 @@ def _server_pid(app: str) -> int:
         if ppid == me and f"PGAPPNAME={app}".encode() in env:
             return int(entry.name)
     pytest.fail("the server process was not found")
+
+
+def test_help_does_not_import_the_sdk():
+    import subprocess
+
+    code = (
+        "import sys\nfrom cli_org.cli import cli\n"
+        "try:\n    cli(['--help'], prog_name='cli-org')\nexcept SystemExit:\n    pass\n"
+        "assert 'mcp' not in sys.modules and 'cli_org.mcp.server' not in sys.modules, 'mcp imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "mcp" in done.stdout  # the command is listed
+
+
+def test_a_dropped_connection_is_replaced_and_the_server_keeps_serving(org):
+    """The database ends the server's session (a restart, an admin's pg_terminate_backend):
+    the next call is answered on a new connection, as the same agent."""
+    app = "cli-org-mcp-drop"
+
+    async def script(s):
+        first = await s.call_tool("org_notebook", {"action": "add", "text": "Before the drop"})
+        with org.admin() as conn:
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", (app,))
+        answers = [await s.call_tool("org_notebook", {"action": "show"}) for _ in range(3)]
+        return first, answers
+
+    first, answers = serve(org, script, PGAPPNAME=app)
+    assert not first.is_error
+    assert [a.is_error for a in answers] == [False, False, False], [text(a) for a in answers]
+    assert "Before the drop" in text(answers[0]) and answers[0].structured_content["agent"] == "bot"

@@ -25,6 +25,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
@@ -59,6 +60,18 @@ notes live in org_notebook. You act as one fixed agent; no argument changes who 
 
 
 @dataclass
+class Call:
+    """The tool call being served: its name, when it arrived, whether it is logged yet."""
+
+    tool: str
+    started: float
+    logged: bool = False
+
+
+_CALL: ContextVar[Call | None] = ContextVar("cli_org_mcp_call", default=None)
+
+
+@dataclass
 class Session:
     """What the process holds for its life: settings, the pool of one, the query embedder."""
 
@@ -76,13 +89,37 @@ class Session:
         with self.pool.connection() as conn:
             return fn(conn)
 
-    async def log(self, tool: str, ok: bool, ms: float) -> None:
+    async def answer(self, body: Callable[[Conn], CallToolResult]) -> CallToolResult:
+        """A tool's body and its log line, in one trip to the connection. An OrgError is the
+        CLI's line as a tool error; a crash is a tool error too, with its traceback on stderr,
+        and the server goes on."""
+        call = _CALL.get()
+
+        def served(conn: Conn) -> CallToolResult:
+            try:
+                result = body(conn)
+            except OrgError as exc:
+                result = _refusal(str(exc))
+            except Exception as exc:
+                traceback.print_exc(file=sys.stderr)
+                result = _refusal(f"unexpected error ({type(exc).__name__}); the server's stderr has the details")
+            if call is not None:
+                self._log(conn, call, not result.is_error)
+            return result
+
+        return await self.run(served)
+
+    async def log(self, call: Call, ok: bool) -> None:
+        await self.run(lambda conn: self._log(conn, call, ok))
+
+    def _log(self, conn: Conn, call: Call, ok: bool) -> None:
         from ..archive.usage import log_call
 
+        call.logged = True
         try:
-            await self.run(lambda conn: log_call(conn, face=FACE, tool=tool, ok=ok, ms=ms))
+            log_call(conn, face=FACE, tool=call.tool, ok=ok, ms=(time.perf_counter() - call.started) * 1000)
         except Exception as exc:  # the call's answer matters more than its log line
-            print(f"cli-org mcp: could not log a call to {tool}: {exc}", file=sys.stderr)
+            print(f"cli-org mcp: could not log a call to {call.tool}: {exc}", file=sys.stderr)
 
 
 def _answer(text: str, data: Any = None) -> CallToolResult:
@@ -109,7 +146,8 @@ class OrgServer(MCPServer):
         tool = self._tool_manager.get_tool(name)
         if tool is None:
             raise ToolError(f"unknown tool {name!r}; the tools are {', '.join(sorted(self._tool_names()))}")
-        started = time.perf_counter()
+        call = Call(name, time.perf_counter())
+        token = _CALL.set(call)
         ok = False
         try:
             unknown = sorted(set(arguments or {}) - set(tool.parameters.get("properties", {})))
@@ -120,22 +158,12 @@ class OrgServer(MCPServer):
             ok = not getattr(result, "is_error", False)
             return result
         finally:
-            await self.session.log(name, ok, (time.perf_counter() - started) * 1000)
+            _CALL.reset(token)
+            if not call.logged:  # refused before its body ran: bad arguments
+                await self.session.log(call, ok)
 
     def _tool_names(self) -> list[str]:
         return [t.name for t in self._tool_manager.list_tools()]
-
-
-async def _call(session: Session, fn: Callable[[Conn], CallToolResult]) -> CallToolResult:
-    """A tool's body on the connection: an OrgError is the CLI's line as a tool error; a crash
-    is a tool error too, with its traceback on stderr, and the server goes on."""
-    try:
-        return await session.run(fn)
-    except OrgError as exc:
-        return _refusal(str(exc))
-    except Exception as exc:
-        traceback.print_exc(file=sys.stderr)
-        return _refusal(f"unexpected error ({type(exc).__name__}); the server's stderr has the details")
 
 
 # Argument types, with the descriptions a model reads.
@@ -176,7 +204,7 @@ def build_server(session: Session) -> OrgServer:
             result = recall(conn, question, settings=cfg, project=project, limit=limit, embedder=session.embedder)
             return _answer(result.text, recall_data(result))
 
-        return await _call(session, body)
+        return await session.answer(body)
 
     @server.tool()
     async def org_remember(
@@ -212,7 +240,7 @@ def build_server(session: Session) -> OrgServer:
             )
             return _answer(remembered_line(result), result)
 
-        return await _call(session, body)
+        return await session.answer(body)
 
     @server.tool()
     async def org_forget(
@@ -225,7 +253,7 @@ def build_server(session: Session) -> OrgServer:
             forget(conn, id, why)
             return _answer(f"retired {id}", {"id": id, "retired": True, "why": why.strip()})
 
-        return await _call(session, body)
+        return await session.answer(body)
 
     @server.tool()
     async def org_facts(
@@ -245,7 +273,7 @@ def build_server(session: Session) -> OrgServer:
             )
             return _answer(facts_text(found), {"facts": found})
 
-        return await _call(session, body)
+        return await session.answer(body)
 
     @server.tool()
     async def org_search(
@@ -266,7 +294,7 @@ def build_server(session: Session) -> OrgServer:
                 lines.insert(0, f"notice: {result.notice}")
             return _answer("\n".join(lines), result)
 
-        return await _call(session, body)
+        return await session.answer(body)
 
     @server.tool()
     async def org_sessions_search(
@@ -285,7 +313,7 @@ def build_server(session: Session) -> OrgServer:
             text = "\n".join(message_hit_line(h) for h in hits) or "no matching messages"
             return _answer(text, {"hits": hits})
 
-        return await _call(session, body)
+        return await session.answer(body)
 
     @server.tool()
     async def org_notebook(
@@ -320,7 +348,7 @@ def build_server(session: Session) -> OrgServer:
                 change = nb.remove(conn, target, old_text or "")
             return _answer(change_line(change), change)
 
-        return await _call(session, body)
+        return await session.answer(body)
 
     @server.tool()
     async def org_context(
@@ -342,7 +370,7 @@ def build_server(session: Session) -> OrgServer:
             )
             return _answer(block.text or "(nothing to show)", block)
 
-        return await _call(session, body)
+        return await session.answer(body)
 
     async def _read(fn: Callable[[Conn], str]) -> str:
         try:
