@@ -267,6 +267,7 @@ def test_two_hundred_calls_keep_one_connection_and_flat_memory(org):
         return seen, rss(pid) - before
 
     seen, grown_kb = serve(org, script, PGAPPNAME=app)
+    print(f"backends seen {seen}; resident memory grew {grown_kb} kB over 200 calls")
     assert seen == {1}
     assert grown_kb < 8 * 1024, grown_kb
     with org.admin() as conn:
