@@ -166,6 +166,8 @@ FIELDS: dict[str, object] = {
         "days",
         harnesses=[F("harness", "sessions", "sessions_using", "recall_calls", "remember_calls", "adoption_pct")],
         log=F("agents", "agents_using", "recall_calls", "remember_calls", "adoption_pct"),
+        # calls served by `cli-org mcp`, per face and tool
+        tools=[F("face", "tool", "calls", "refused", "agents")],
     ),
     # "its time, harness, session, role and a snippet"
     "sessions search": [F("occurred_at", "harness", "session", "kind", "tool_name", "snippet")],
@@ -339,6 +341,7 @@ def _fill(org, cli, files: dict[str, str]) -> None:
     from cli_org import facts, notebook, pins, todos
     from cli_org.archive.importer import import_sessions
     from cli_org.archive.memory_versions import capture
+    from cli_org.archive.usage import log_call
     from cli_org.vault.scan import scan
 
     with connect(org.settings) as conn:
@@ -361,6 +364,7 @@ def _fill(org, cli, files: dict[str, str]) -> None:
         files["todo"] = str(todos.add_todo(conn, "An open item").id)
         for claim in ("A twice stated claim", "A twice stated claim."):  # a near duplicate for `tidy`
             facts.remember(conn, "twice", claim, source="docs/twice.md")
+        log_call(conn, face="mcp", tool="org_recall", ok=True, ms=3)  # as `cli-org mcp` logs a call
     assert cli("recall", "kilo")[0] == 0  # one logged recall for `eval cost`
 
 

@@ -116,6 +116,7 @@ def _register() -> None:
         db_cmd,
         eval_cmd,
         facts_cmd,
+        mcp_cmd,
         notebook_cmd,
         pins_cmd,
         recall_cmd,
@@ -139,6 +140,7 @@ def _register() -> None:
         archive_cmd,
         transfer_cmd,
         setup_cmd,
+        mcp_cmd,
     ):
         for command in module.COMMANDS:
             cli.add_command(command)

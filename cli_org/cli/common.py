@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from datetime import datetime
 
 import click
 
@@ -32,25 +30,10 @@ def settings() -> Settings:
     return Settings.from_env()
 
 
-def _record(value) -> bool:
-    """A dataclass instance (is_dataclass() is true of the class as well)."""
-    return dataclasses.is_dataclass(value) and not isinstance(value, type)
-
-
-def _default(value):
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if _record(value):
-        return dataclasses.asdict(value)
-    return str(value)
-
-
 def emit_json(data) -> None:
-    if _record(data):
-        data = dataclasses.asdict(data)
-    elif isinstance(data, list):
-        data = [dataclasses.asdict(d) if _record(d) else d for d in data]
-    click.echo(json.dumps(data, default=_default, ensure_ascii=False, indent=2))
+    from ..render import plain
+
+    click.echo(json.dumps(plain(data), ensure_ascii=False, indent=2))
 
 
 def table(rows: list[dict], headers: list[str]) -> str:

@@ -23,6 +23,7 @@ def recall(question: str, project: str | None, limit: int, arms: str | None, age
     from ..db.connect import connect
     from ..recall.answer import parse_arms
     from ..recall.answer import recall as run_recall
+    from ..render import recall_data
 
     cfg = settings()
     chosen = parse_arms(arms)
@@ -32,18 +33,7 @@ def recall(question: str, project: str | None, limit: int, arms: str | None, age
     with opened(query_embedder(cfg)[0] if "vault" in chosen else None) as embedder, connect(cfg, agent) as conn:
         result = run_recall(conn, question, settings=cfg, project=project, limit=limit, arms=chosen, embedder=embedder)
     if as_json:
-        emit_json(
-            {
-                "query": result.query,
-                "project": result.project,
-                "limit": result.limit,
-                "arms": result.arms,
-                "chars": result.chars,
-                "ms": round(result.ms, 1),
-                "notice": result.notice,
-                "hits": [{"arm": h.arm, "why": h.why, **h.data} for h in result.hits],
-            }
-        )
+        emit_json(recall_data(result))
     else:
         click.echo(result.text)
 
