@@ -221,6 +221,9 @@ FIELDS: dict[str, object] = {
     ),
     # a libpq URL, whose user and database, and where its password comes from
     "db url": F("url", "user", "database", "agent", "password_from"),
+    # the warm helper (README, "Warm helper")
+    "warm status": F("running", "target", "socket", "enabled", "pid", "started_at", "idle_timeout", "requests"),
+    "warm stop": F("stopped"),
 }
 
 ARGS: dict[str, tuple[list[str], str | None]] = {
@@ -261,6 +264,8 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "tidy": (["tidy"], None),
     "import": (["import", "{export}", "--dry-run"], None),
     "context": (["context"], "bot"),
+    "warm status": (["warm", "status"], None),
+    "warm stop": (["warm", "stop"], None),
 }
 
 

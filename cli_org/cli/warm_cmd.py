@@ -66,9 +66,14 @@ def serve(idle: float | None) -> None:
     recall and context start it in the background by themselves after a cold answer; this
     is for running it by hand. A second helper for the same database exits at once.
     """
+    from importlib import import_module
+
     from ..errors import OrgError
     from ..warm.resident import Resident
     from ..warm.server import serve as run
+
+    for module in ("cli_org.context", "cli_org.recall.answer", "cli_org.cli.app"):
+        import_module(module)  # loaded now, not in the first request
 
     cfg = settings()
     with Resident() as held:
@@ -86,8 +91,9 @@ def serve(idle: float | None) -> None:
 def _run_command(kind: str, args: list[str], env: dict[str, str], cwd: str) -> dict:
     """Run `cli-org <kind> <args>` here as a cold process would in `env` and `cwd`, and
     return its exit code and output."""
-    from .app import cli
+    from .app import group
 
+    cli = group()
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
     saved_streams = sys.stdin, sys.stdout, sys.stderr
     out, err = _capture(), _capture()
