@@ -365,3 +365,19 @@ def test_one_helper_per_database(org, warm_env):
     with helper(warm_env):
         second = run(warm_env, "warm", "serve", "--idle", "5")
         assert second.returncode == 0 and "another helper serves this database" in second.stderr
+
+
+def test_the_entry_point_loads_the_right_module_alone():
+    """`cli-org recall` and `cli-org context` register their own module only (app.ALONE);
+    the guess whether a query model will be needed never changes an answer, only timing."""
+    from importlib import import_module
+
+    from cli_org.cli import needs_model
+    from cli_org.cli.app import ALONE
+
+    for name, module in ALONE.items():
+        assert name in [c.name for c in import_module(f"cli_org.cli.{module}").COMMANDS]
+    assert needs_model(["recall", "q"]) and needs_model(["recall", "q", "--arms", "fact,vault"])
+    assert not needs_model(["recall", "q", "--arms", "fact"]) and not needs_model(["recall", "--arms=memory", "q"])
+    assert needs_model(["context", "--for", "x"]) and needs_model(["context", "--for=x"])
+    assert not needs_model(["context"]) and not needs_model(["recall", "q", "--help"]) and not needs_model([])
