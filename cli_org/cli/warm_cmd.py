@@ -68,7 +68,6 @@ def serve(idle: float | None) -> None:
     """
     from importlib import import_module
 
-    from ..errors import OrgError
     from ..warm.resident import Resident
     from ..warm.server import serve as run
 
@@ -76,16 +75,23 @@ def serve(idle: float | None) -> None:
         import_module(module)  # loaded now, not in the first request
 
     cfg = settings()
-    with Resident() as held:
-        try:  # the first request should not wait for the model or the connection
-            held.embedder(cfg)
-            with held.session(cfg, None, embed=False):
-                pass
-        except OrgError:
-            pass  # a request meets the same error and reports it as a cold run would
-        with resident(held):
-            why = run(dict(os.environ), _run_command, idle=idle)
+    with Resident() as held, resident(held):
+        why = run(dict(os.environ), _run_command, idle=idle, prepare=lambda: _warm_up(held, cfg))
     click.echo(f"warm helper: {why}", err=True)
+
+
+def _warm_up(held, cfg) -> None:
+    """Load the model, open the connection and run one recall whose answer is thrown away
+    (as the login role, logging nothing): the first request then finds the server's caches
+    and the model's first run done. Any failure is left for a request to meet and report
+    as a cold run would."""
+    from ..recall.answer import recall
+
+    try:
+        with held.session(cfg, None, embed=True) as (embedder, conn):
+            recall(conn, "warm up the caches", settings=cfg, embedder=embedder, log=False)
+    except Exception:
+        pass
 
 
 def _run_command(kind: str, args: list[str], env: dict[str, str], cwd: str) -> dict:

@@ -7,13 +7,11 @@ benchmarks/RESULTS.md shows what that saves).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
 import struct
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -35,6 +33,14 @@ REPLY_TIMEOUT = 90.0
 # (about 150 MB resident) is given back.
 IDLE_TIMEOUT = 600.0
 _HEADER = struct.Struct("!I")
+
+try:  # the built-in SHA-256: hashlib would first load OpenSSL, about 10 ms of a warm call
+    from _sha2 import sha256  # type: ignore[import-not-found]  # Python 3.12+
+except ImportError:
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]  # Python 3.11
+    except ImportError:
+        from hashlib import sha256
 MAX_MESSAGE = 64 * 1024 * 1024
 
 
@@ -72,16 +78,20 @@ def target(env: Mapping[str, str]) -> tuple[str, str]:
         name = env.get("CLI_ORG_DATABASE") or "org"
         material = ["embedded", data_dir, name]
         shown = f"database {name} of the embedded server in {data_dir}"
-    digest = hashlib.sha256(json.dumps([material, libpq]).encode("utf-8", "surrogateescape")).hexdigest()
+    digest = sha256(json.dumps([material, libpq]).encode("utf-8", "surrogateescape")).hexdigest()
     return digest[:32], shown
 
 
 def folder(env: Mapping[str, str]) -> Path:
-    """Where this user's helpers keep their sockets (CLI_ORG_WARM_DIR, else a folder in the
-    temporary folder named after the user id); made private to the user (0700) or refused."""
+    """Where this user's helpers keep their sockets: CLI_ORG_WARM_DIR, else `cli-org-warm`
+    in XDG_RUNTIME_DIR (the user's own runtime folder), else `cli-org-warm-<uid>` in TMPDIR
+    or /tmp. Made private to the user (0700) or refused. (Not tempfile.gettempdir(): its
+    import costs more than the rest of a warm call's imports.)"""
     if env.get("CLI_ORG_WARM_DIR"):
         return Path(env["CLI_ORG_WARM_DIR"]).expanduser()
-    return Path(tempfile.gettempdir()) / f"cli-org-warm-{os.geteuid()}"
+    if env.get("XDG_RUNTIME_DIR"):
+        return Path(env["XDG_RUNTIME_DIR"]) / "cli-org-warm"
+    return Path(env.get("TMPDIR") or "/tmp") / f"cli-org-warm-{os.geteuid()}"
 
 
 def socket_path(env: Mapping[str, str]) -> Path:

@@ -89,11 +89,14 @@ def stop(env: Mapping[str, str]) -> bool:
 Handler = Callable[[str, list[str], dict[str, str], str], dict]
 
 
-def serve(env: Mapping[str, str], handle: Handler, *, idle: float | None = None) -> str:
+def serve(
+    env: Mapping[str, str], handle: Handler, *, idle: float | None = None, prepare: Callable[[], None] | None = None
+) -> str:
     """Serve requests for the database `env` reaches until idle for `idle` seconds (default
     CLI_ORG_WARM_IDLE), a stop request, SIGTERM or SIGINT. `handle(kind, args, env, cwd)`
     returns {"exit_code", "stdout", "stderr"} or raises, which sends the caller cold.
-    Returns why it ended."""
+    `prepare()` runs once this process holds the database's lock, before the socket opens
+    (loading what the first request should not wait for). Returns why it ended."""
     idle = idle_timeout(env) if idle is None else idle
     key, _shown = target(env)
     where = folder(env)
@@ -106,6 +109,8 @@ def serve(env: Mapping[str, str], handle: Handler, *, idle: float | None = None)
             fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return "another helper serves this database"
+        if prepare is not None:
+            prepare()
         return _loop(where / f"{key}.sock", key, handle, idle)
     finally:
         lock_file.close()
