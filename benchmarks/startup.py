@@ -5,7 +5,7 @@ on all of them alike.
 
     python -m benchmarks.startup [--runs 25] [--before PATH]
 
-Variants: `cold` (CLI_ORG_WARM=0), `warm` (a helper started first), `first use` (helper on
+Variants: `python -c pass` (the floor: an interpreter that does nothing), `cold` (CLI_ORG_WARM=0), `warm` (a helper started first), `first use` (helper on
 but not running: the cold answer plus launching one; the helper is stopped after each run)
 and, with --before, `cold` of another checkout (the code before a change). Also prints the
 `-X importtime` top modules of a cold and of a warm run.
@@ -95,7 +95,7 @@ def main() -> None:
     cold_env = _env(settings, CLI_ORG_WARM="0")
     warm_env = _env(settings, CLI_ORG_WARM="1")
     cmd = [sys.executable, "-m", "cli_org", "recall"]
-    variants: dict[str, list[float]] = {"cold": [], "warm": [], "first use": []}
+    variants: dict[str, list[float]] = {"python -c pass": [], "cold": [], "warm": [], "first use": []}
     if opts.before:
         variants["cold before"] = []
         before_env = {**cold_env, "PYTHONPATH": str(opts.before)}
@@ -104,6 +104,7 @@ def main() -> None:
     for i in range(opts.runs + 2):
         q = questions[i % len(questions)]
         timed: dict[str, float] = {}
+        timed["python -c pass"] = _time([sys.executable, "-c", "pass"], cold_env, ROOT)  # the floor of any process
         timed["cold"] = _time([*cmd, q], cold_env, ROOT)
         if opts.before:
             timed["cold before"] = _time([*cmd, q], before_env, opts.before)
