@@ -5,10 +5,12 @@ on all of them alike.
 
     python -m benchmarks.startup [--runs 25] [--before PATH]
 
-Variants: `python -c pass` (the floor: an interpreter that does nothing), `cold` (CLI_ORG_WARM=0), `warm` (a helper started first), `first use` (helper on
-but not running: the cold answer plus launching one; the helper is stopped after each run)
-and, with --before, `cold` of another checkout (the code before a change). Also prints the
-`-X importtime` top modules of a cold and of a warm run.
+Variants: `python -c pass` (the floor: an interpreter that does nothing), `cold`
+(CLI_ORG_WARM=0), `warm` (the first request to a helper just started), `first use` (helper
+on but not running: the cold answer plus launching one; it is stopped after each run), `warm,
+steady` (a helper that has answered before), and with --before, `cold before`: the cold run
+of another checkout (the code before a change). Also the `-X importtime` of a cold and of a
+warm run, by package.
 """
 
 from __future__ import annotations
