@@ -32,8 +32,16 @@ def warm_env(org, tmp_path_factory):
     assert len(str(where)) < 70, where
     env = {**os.environ, **org.env, "CLI_ORG_WARM": "1", "CLI_ORG_WARM_DIR": str(where), "ORG_ROOT": str(SAMPLE)}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)  # this checkout's code
+    env["CLI_ORG_WARM_IDLE"] = "30"  # a helper a cold answer launched goes by itself soon
     env.pop("ORG_AGENT", None)
-    return env
+    yield env
+    # ... and is stopped here: the suite leaves no helper behind.
+    found = status(env)
+    if found.running and found.pid:
+        os.kill(found.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while status(env).running and time.monotonic() < deadline:
+            time.sleep(0.1)
 
 
 def run(env, *args, cwd=ROOT):
@@ -271,6 +279,13 @@ def test_a_killed_helper_means_a_cold_answer(org, warm_env):
         assert client.socket_path(warm_env).exists()
         answer = run({**warm_env}, "recall", "when do deploys go out", "--as", "bot")
         assert (answer.returncode, answer.stdout) == (0, expected.stdout)
+    # The cold answer launched a new helper over the stale socket; it answers the next call.
+    deadline = time.monotonic() + 60
+    while not status(warm_env).running:
+        assert time.monotonic() < deadline, "no helper replaced the killed one"
+        time.sleep(0.1)
+    again = run(warm_env, "recall", "when do deploys go out", "--as", "bot")
+    assert again.stdout == expected.stdout and served(warm_env) == 1
 
 
 def test_a_helper_that_dies_mid_request_means_a_cold_answer(org, warm_env):
