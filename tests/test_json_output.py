@@ -236,6 +236,9 @@ FIELDS: dict[str, object] = {
         "notes",
         changes=[F("path", "what", "action", "backup")],
     ),
+    # the warm helper (README, "Warm helper")
+    "warm status": F("running", "target", "socket", "enabled", "pid", "started_at", "idle_timeout", "requests"),
+    "warm stop": F("stopped"),
 }
 
 ARGS: dict[str, tuple[list[str], str | None]] = {
@@ -277,6 +280,8 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "import": (["import", "{export}", "--dry-run"], None),
     "context": (["context"], "bot"),
     "setup": (["setup", "claude-code", "--project-dir", "{root}", "--agent", "bot", "--dry-run"], None),
+    "warm status": (["warm", "status"], None),
+    "warm stop": (["warm", "stop"], None),
 }
 
 

@@ -1,16 +1,14 @@
-"""setup (wire a harness to cli-org) and hook (what a harness runs at session start and on
-each prompt)."""
+"""setup: wire a harness to cli-org (the hooks it installs are in hook_cmd.py)."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import click
 
 from ..rules import HARNESSES
-from .common import as_option, emit_json, json_option, settings
+from .common import emit_json, json_option, settings
 
 SETUP_HARNESSES = ("claude-code", "codex", "hermes")
 assert set(SETUP_HARNESSES) <= set(HARNESSES)
@@ -109,44 +107,4 @@ def _ensure_agent(name: str, *, dry_run: bool, yes: bool) -> bool:
         return True
 
 
-@click.command()
-@click.argument("harness", type=click.Choice(["claude-code"]))
-@click.argument("event", type=click.Choice(["session-start", "prompt"]))
-@as_option
-@click.option("--project", metavar="P", help="The project (default: the name of the working folder's project root).")
-def hook(harness: str, event: str, agent: str | None, project: str | None) -> None:
-    """Read the harness's hook JSON on stdin and print what it should add to the session:
-    the context block at session start, the new on-match hits on each prompt.
-
-    Fails open: on any error, or after 5 seconds, it prints nothing and exits 0.
-    """
-    from ..hooks import CONNECT_SECONDS, fail_open
-
-    os.environ.setdefault("PGCONNECT_TIMEOUT", str(CONNECT_SECONDS))
-    outcome = fail_open(lambda: _hook_work(event, agent, project))
-    if outcome.text:
-        click.echo(outcome.text)
-    if outcome.problem:
-        click.echo(f"cli-org hook: nothing added ({outcome.problem})", err=True)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    if not outcome.finished:
-        os._exit(0)  # the work is stuck (a connection, a lock): leave it behind
-
-
-def _hook_work(event: str, agent: str | None, project: str | None) -> str:
-    from ..db.connect import connect
-    from ..errors import InputError
-    from ..hooks import claude_code_hook, parse_hook_input
-    from ..vault.embedders import opened, query_embedder
-
-    hook_input = parse_hook_input(sys.stdin.read())
-    if not agent:
-        raise InputError("no agent named; the hook command carries --as NAME")
-    cfg = settings()
-    wanted = event == "prompt" and hook_input.prompt
-    with opened(query_embedder(cfg)[0] if wanted else None) as embedder, connect(cfg, agent) as conn:
-        return claude_code_hook(conn, event, hook_input, settings=cfg, project=project, embedder=embedder)
-
-
-COMMANDS = [setup, hook]
+COMMANDS = [setup]
