@@ -66,6 +66,14 @@ def add_agent(
 
 
 @owns_transaction
+def find_agent(conn: Conn, name: str) -> Agent | None:
+    """The agent of that name, or None."""
+    with translated(conn):
+        row = conn.execute(sql("agents.get"), {"name": name}).fetchone()
+        return Agent(**row) if row else None
+
+
+@owns_transaction
 def list_agents(conn: Conn) -> list[Agent]:
     with translated(conn):
         return [Agent(**row) for row in conn.execute(sql("agents.list"))]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .errors import ConfigError
 from .limits import LOCK_WAIT, STATEMENT_TIMEOUT
+from .places import data_dir_from
 from .recall.shaping import FACT_SHAPING, SHAPING, FactShaping, VaultShaping
 from .text import is_utf8, shown
 
@@ -19,8 +20,7 @@ _DB_NAME = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
 
 
 def _default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "cli-org"
+    return data_dir_from(os.environ)
 
 
 def _float(env: dict[str, str], key: str, default: float) -> float:
@@ -81,7 +81,7 @@ class Settings:
         return cls(
             database_url=env.get("CLI_ORG_DATABASE_URL") or None,
             database_name=env.get("CLI_ORG_DATABASE") or "org",
-            data_dir=Path(env["CLI_ORG_DATA_DIR"]).expanduser() if env.get("CLI_ORG_DATA_DIR") else _default_data_dir(),
+            data_dir=data_dir_from(env),
             agent=env.get("ORG_AGENT") or None,
             via=env.get("ORG_VIA") or None,
             vault=Path(env["ORG_VAULT"]).expanduser() if env.get("ORG_VAULT") else None,

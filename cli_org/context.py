@@ -314,8 +314,12 @@ def build_context(
     budget: int = DEFAULT_BUDGET,
     fmt: str = "text",
     embedder: Embedder | None = None,
+    hits_only: bool = False,
 ) -> Context:
-    """The block for the connected agent (see the module's doc for what, in which order)."""
+    """The block for the connected agent (see the module's doc for what, in which order).
+
+    `hits_only` (with `for_text`) keeps only the recall hits: a per-turn hook adds what
+    matches the turn, never the stable part the session start delivered or left out."""
     if fmt not in FORMATS:
         raise InputError(f"--format is one of {', '.join(FORMATS)}, not {fmt!r}")
     if budget < MIN_BUDGET:
@@ -324,6 +328,8 @@ def build_context(
         raise InputError(f"--session must be 1 to {MAX_SESSION} characters, not blank")
     if for_text is not None and not for_text.strip():
         raise InputError("--for is empty; say what the turn is about")
+    if hits_only and for_text is None:
+        raise InputError("only the hits were asked for, but no text to find them for")
     shape = "markdown" if fmt == "markdown" else "text"
     with translated(conn):
         agent, sections, extra = _stable(conn, project)
@@ -334,6 +340,8 @@ def build_context(
             # The notebook is in the block already, first; its entries are not hits again.
             hits = [Entry(_hit_key(h), h.text) for h in result.hits if not h.data.get("notebook")]
             sections.append(Section("hits", f'Relevant to "{one_line(for_text, 80)}"', False, hits))
+        if hits_only:
+            sections, extra = [s for s in sections if not s.stable], []
         if session is not None:
             done = {r["hit_key"] for r in conn.execute(sql("context.delivered"), {"session": session})}
             for s in sections:

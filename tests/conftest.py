@@ -9,6 +9,9 @@ import uuid
 # leaves the connection idle and its settings as it found them. Set before cli_org loads,
 # and inherited by the CLI processes tests start.
 os.environ["CLI_ORG_CHECK_CONNECTIONS"] = "1"
+# No warm helper unless a test starts one (tests/test_warm.py): every other CLI process the
+# suite runs answers cold, and none leaves a helper behind.
+os.environ["CLI_ORG_WARM"] = "0"
 
 from dataclasses import dataclass
 from pathlib import Path

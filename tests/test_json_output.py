@@ -166,6 +166,8 @@ FIELDS: dict[str, object] = {
         "days",
         harnesses=[F("harness", "sessions", "sessions_using", "recall_calls", "remember_calls", "adoption_pct")],
         log=F("agents", "agents_using", "recall_calls", "remember_calls", "adoption_pct"),
+        # calls served by `cli-org mcp`, per face and tool
+        tools=[F("face", "tool", "calls", "refused", "agents")],
     ),
     # "its time, harness, session, role and a snippet"
     "sessions search": [F("occurred_at", "harness", "session", "kind", "tool_name", "snippet")],
@@ -221,6 +223,22 @@ FIELDS: dict[str, object] = {
     ),
     # a libpq URL, whose user and database, and where its password comes from
     "db url": F("url", "user", "database", "agent", "password_from"),
+    # setup: the harness and scope, each file with what was done to it and its backup, the diff
+    "setup": F(
+        "harness",
+        "scope",
+        "project_dir",
+        "agent",
+        "agent_created",
+        "remove",
+        "dry_run",
+        "diff",
+        "notes",
+        changes=[F("path", "what", "action", "backup")],
+    ),
+    # the warm helper (README, "Warm helper")
+    "warm status": F("running", "target", "socket", "enabled", "pid", "started_at", "idle_timeout", "requests"),
+    "warm stop": F("stopped"),
 }
 
 ARGS: dict[str, tuple[list[str], str | None]] = {
@@ -261,6 +279,9 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "tidy": (["tidy"], None),
     "import": (["import", "{export}", "--dry-run"], None),
     "context": (["context"], "bot"),
+    "setup": (["setup", "claude-code", "--project-dir", "{root}", "--agent", "bot", "--dry-run"], None),
+    "warm status": (["warm", "status"], None),
+    "warm stop": (["warm", "stop"], None),
 }
 
 
@@ -325,6 +346,7 @@ def _fill(org, cli, files: dict[str, str]) -> None:
     from cli_org import facts, notebook, pins, todos
     from cli_org.archive.importer import import_sessions
     from cli_org.archive.memory_versions import capture
+    from cli_org.archive.usage import log_call
     from cli_org.vault.scan import scan
 
     with connect(org.settings) as conn:
@@ -347,6 +369,7 @@ def _fill(org, cli, files: dict[str, str]) -> None:
         files["todo"] = str(todos.add_todo(conn, "An open item").id)
         for claim in ("A twice stated claim", "A twice stated claim."):  # a near duplicate for `tidy`
             facts.remember(conn, "twice", claim, source="docs/twice.md")
+        log_call(conn, face="mcp", tool="org_recall", ok=True, ms=3)  # as `cli-org mcp` logs a call
     assert cli("recall", "kilo")[0] == 0  # one logged recall for `eval cost`
 
 

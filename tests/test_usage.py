@@ -53,7 +53,7 @@ def _claude_fixture(root: Path) -> None:
                 _claude("A", "a2", _bash("t2", "org remember deploy 'At 02:00' --source docs/d.md")),
                 _claude("A", "a3", _bash("t3", "~/.venv/bin/cli-org recall ci && cli-org remember ci x --source a.md")),
                 _claude("A", "a4", _tool("t4", "org_recall")),
-                _claude("A", "a5", _tool("t5", "mcp__cli-org__remember")),
+                _claude("A", "a5", _tool("t5", "mcp__cli-org__org_remember")),
                 # The same tool use on a second line of the same message: one call.
                 _claude("A", "a6", _bash("t1", 'cli-org recall "deploy window"')),
                 # Not calls: other words, other tools, or not a tool call at all.
@@ -61,6 +61,10 @@ def _claude_fixture(root: Path) -> None:
                 _claude("A", "d2", {"type": "tool_use", "id": "d2", "name": "Read", "input": {"command": "x"}}),
                 _claude("A", "d3", {"type": "text", "text": "I could run cli-org recall here"}),
                 _claude("A", "d4", _tool("d4", "recall")),
+                # Another server's tool of the same name, and the names guessed before the server existed.
+                _claude("A", "d5", _tool("d5", "mcp__other__org_recall")),
+                _claude("A", "d6", _tool("d6", "mcp__cli-org__recall")),
+                _claude("A", "d7", _tool("d7", "mcp__org__remember")),
             ]
         )
     )
@@ -92,8 +96,8 @@ def _hermes_fixture(path: Path) -> None:
             (sid, json.dumps(list(calls)), recent),
         )
 
-    message("H1", call("k1", "terminal", "org recall 'deploy'"), call("k2", "mcp_cli_org_recall"))
-    message("H1", call("k3", "org_remember"))
+    message("H1", call("k1", "terminal", "org recall 'deploy'"), call("k2", "mcp_cli_org_org_recall"))
+    message("H1", call("k3", "mcp__cli_org__org_remember"))
     # The compacted continuation repeats k1 and adds one remember of its own.
     message("H2", call("k1", "terminal", "org recall 'deploy'"), call("k4", "terminal", "cli-org remember a b"))
     message("H3", call("k5", "terminal", "ls"))
@@ -118,10 +122,13 @@ def _codex_fixture(root: Path) -> None:
         [
             fc("x1", "exec_command", {"cmd": "cli-org recall foo"}),
             fc("x2", "shell", {"command": ["bash", "-lc", "cli-org remember a b --source c.md"]}),
-            fc("x3", "mcp__org__recall", {"query": "foo"}),
+            fc("x3", "mcp__cli-org__org_recall", {"query": "foo"}),
         ],
     )
-    rollout("00000000-0000-0000-0000-0000000000a2", [fc("x4", "exec_command", {"cmd": "pwd"})])
+    rollout(
+        "00000000-0000-0000-0000-0000000000a2",
+        [fc("x4", "exec_command", {"cmd": "pwd"}), fc("x5", "mcp__cli-org__org_search", {"query": "foo"})],
+    )
 
 
 @pytest.fixture
@@ -153,6 +160,21 @@ def test_counts_every_spelling_once(archive):
     }
     log = found.log  # the recall log is empty: no recall ran, no fact was written
     assert (log.agents, log.agents_using, log.recall_calls, log.remember_calls) == (4, 0, 0, 0)
+
+
+def test_codex_names_mcp_tools_as_the_regex_expects(org, corpora):
+    """The real Codex rollouts record an MCP call as a function_call named
+    mcp__<server>__<tool> (the fixture above writes cli-org's tools that way), and the
+    importer keeps that name as the tool name the usage query matches."""
+    with org.admin() as conn:
+        import_sessions(conn, {"codex": corpora("transcripts") / "codex"})
+        names = {
+            r["tool_name"]
+            for r in conn.execute("SELECT DISTINCT tool_name FROM archive_messages WHERE tool_name LIKE 'mcp%%'")
+        }
+    assert names and all(re.fullmatch(r"mcp__[a-z0-9-]+__[a-z0-9_]+", n) for n in names), names
+    server, tool = sorted(names)[0].split("__")[1:]
+    assert "-" in server  # a server name with a hyphen is kept as it is, like cli-org
 
 
 def test_window_reaches_older_sessions(archive):

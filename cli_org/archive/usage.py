@@ -36,10 +36,22 @@ class LogUsage:
 
 
 @dataclass
+class ToolUsage:
+    """Calls a long-lived face (the MCP server) served, under the tool's real name."""
+
+    face: str
+    tool: str
+    calls: int
+    refused: int  # a write check, a right or a cap said no, or the call failed
+    agents: int
+
+
+@dataclass
 class Usage:
     days: int
     harnesses: list[HarnessUsage]
-    log: LogUsage  # cli-org's own record of recalls and remembers
+    log: LogUsage  # cli-org's own record of recalls and remembers (every face)
+    tools: list[ToolUsage]  # per face and tool, from tool_calls
 
 
 def _plain(row: dict) -> dict:
@@ -54,4 +66,18 @@ def usage(conn: Conn, days: int = 30) -> Usage:
     with translated(conn):
         harnesses = [HarnessUsage(**_plain(r)) for r in conn.execute(sql("usage.by_harness"), params)]
         log = LogUsage(**_plain(first(conn, sql("usage.from_log"), params)))
-    return Usage(days, harnesses, log)
+        tools = [ToolUsage(**r) for r in conn.execute(sql("usage.by_tool"), params)]
+    return Usage(days, harnesses, log, tools)
+
+
+FACES = ("mcp", "web", "hook")  # the CHECK on tool_calls.face (migration 0016)
+
+
+@owns_transaction
+def log_call(conn: Conn, *, face: str, tool: str, ok: bool, ms: float) -> None:
+    """Record one call a face served, as the connected agent (row-level security)."""
+    if face not in FACES:
+        raise InputError(f"face must be one of {', '.join(FACES)}, not {face!r}")
+    with translated(conn):
+        conn.execute(sql("usage.log_call_unflushed"))
+        conn.execute(sql("usage.log_call"), {"face": face, "tool": tool, "ok": ok, "ms": max(0, round(ms))})

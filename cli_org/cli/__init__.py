@@ -1,149 +1,52 @@
-"""The cli-org command line: parse, call one library function, render."""
+"""The cli-org command line: parse, call one library function, render.
+
+The entry point is light on purpose: `recall` and `context` first ask the warm helper
+(cli_org/warm), and only when it does not answer do click and the commands load
+(cli_org/cli/app.py). `from cli_org.cli import cli` still gives the command group.
+"""
 
 from __future__ import annotations
 
-import json
-import os
 import sys
-from contextlib import contextmanager
-
-import click
-
-from .. import __version__
-from ..config import load_dotenv
-from ..errors import OrgError
-from ..text import is_utf8, one_line, shown
-
-
-class OrgGroup(click.Group):
-    """The one place where failures are rendered, for every command.
-
-    An OrgError is one line on stderr with its exit code (1); a usage error (a missing or
-    malformed argument or option, an unknown command) is one line with exit code 2. Under
-    --json the line is {"error": "..."}, as gh does; exit codes do not change.
-    """
-
-    json_errors = False  # set per run by main()
-
-    def main(self, args=None, *rest, **kwargs):
-        args = list(sys.argv[1:] if args is None else args)
-        # click reads ORG_AGENT (--as) and ORG_VIA (--via) from the environment while it
-        # parses the command line, so .env has to be in the environment before that.
-        load_dotenv()
-        OrgGroup.json_errors = "--json" in (args[: args.index("--")] if "--" in args else args)
-        # Arguments and ORG_*/CLI_ORG_* values that are not UTF-8 cannot reach the database
-        # (Python holds the stray bytes as lone surrogates); refuse them here, for every command.
-        problem = not_utf8(args, os.environ)
-        if problem:
-            report(problem)
-            sys.exit(2)
-        return super().main(args, *rest, **kwargs)
-
-    def make_context(self, info_name, args, parent=None, **extra):
-        with _one_line_usage():
-            return super().make_context(info_name, args, parent=parent, **extra)
-
-    def invoke(self, ctx: click.Context):
-        try:
-            with _one_line_usage():
-                return super().invoke(ctx)
-        except OrgError as exc:
-            report(str(exc))
-            ctx.exit(exc.exit_code)
-
-
-def report(message: str) -> None:
-    """One line on stderr: JSON under --json, else prefixed with the program's name."""
-    if OrgGroup.json_errors:
-        click.echo(json.dumps({"error": message}, ensure_ascii=False), err=True)
-    else:
-        click.echo(f"cli-org: {message}", err=True)
-
-
-class _UsageLine(click.ClickException):
-    """A usage error already turned into one line; click prints it through show()."""
-
-    exit_code = 2
-
-    def show(self, file=None) -> None:
-        report(self.message)
-
-
-@contextmanager
-def _one_line_usage():
-    try:
-        yield
-    except (_UsageLine, click.exceptions.NoArgsIsHelpError):
-        raise  # done, or a bare group: click shows its help
-    except click.UsageError as exc:
-        where = exc.ctx.command_path if exc.ctx else "cli-org"
-        message = one_line(exc.format_message()).rstrip(".")
-        raise _UsageLine(f"{message[:1].lower()}{message[1:]} (see `{where} --help`)") from None
-
-
-@click.group(cls=OrgGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="cli-org")
-def cli() -> None:
-    """Org memory for teams of AI agents and people, on PostgreSQL.
-
-    With no CLI_ORG_DATABASE_URL, cli-org starts (or reuses) a private PostgreSQL in the
-    user data dir. Name the acting agent with ORG_AGENT or --as.
-    """
-
-
-def not_utf8(args: list[str], env) -> str | None:
-    """A usage error naming the first argument or environment value that is not UTF-8."""
-    for n, arg in enumerate(args, start=1):
-        if not is_utf8(arg):
-            if arg.startswith("--") and "=" in arg:
-                where = f" ({arg.split('=', 1)[0]}=...)"
-            elif n > 1 and args[n - 2].startswith("-"):
-                where = f" (after {shown(args[n - 2])})"
-            else:
-                where = ""
-            return f'argument {n}{where} is not valid UTF-8: "{shown(arg)}"'
-    for name in sorted(env):
-        if name.startswith(("ORG_", "CLI_ORG_")) and not (is_utf8(name) and is_utf8(env[name])):
-            return f'environment variable {shown(name)} is not valid UTF-8: "{shown(env[name])}"'
-    return None
-
-
-def _register() -> None:
-    from . import (
-        agents_cmd,
-        archive_cmd,
-        context_cmd,
-        db_cmd,
-        eval_cmd,
-        facts_cmd,
-        notebook_cmd,
-        pins_cmd,
-        recall_cmd,
-        tidy_cmd,
-        transfer_cmd,
-        vault_cmd,
-    )
-
-    for module in (
-        db_cmd,
-        agents_cmd,
-        facts_cmd,
-        pins_cmd,
-        tidy_cmd,
-        notebook_cmd,
-        context_cmd,
-        recall_cmd,
-        vault_cmd,
-        eval_cmd,
-        archive_cmd,
-        transfer_cmd,
-    ):
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-_register()
 
 
 def main() -> None:
-    cli(prog_name="cli-org")
+    from ..warm.client import answer_command, environment
+
+    argv = sys.argv[1:]
+    code = answer_command(argv)
+    if code is not None:
+        sys.exit(code)
+    if needs_model(argv):
+        from ..places import data_dir_from
+        from ..vault.embedders import model_file, start_early
+
+        start_early(model_file(data_dir_from(environment())))
+    from .app import group
+
+    group(argv[0] if argv else None)(prog_name="cli-org")
+
+
+def needs_model(argv: list[str]) -> bool:
+    """Whether this command line will embed a query: recall (unless --arms leaves out the
+    vault), context --for. A guess from the raw words, before click parses them: a wrong
+    guess costs time, never a different answer."""
+    if not argv or any(a in ("-h", "--help") for a in argv):
+        return False
+    if argv[0] == "recall":
+        arms = [a.split("=", 1)[1] if "=" in a else "" for a in argv if a.startswith("--arms")]
+        given = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--arms"] + [a for a in arms if a]
+        return not given or any("vault" in g for g in given)
+    return argv[0] == "context" and any(a == "--for" or a.startswith("--for=") for a in argv)
+
+
+def __getattr__(name: str):
+    if name == "cli":  # every command registered
+        from .app import group
+
+        return group()
+    if name in ("OrgGroup", "report", "not_utf8"):
+        from . import app
+
+        return getattr(app, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

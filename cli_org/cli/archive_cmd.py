@@ -198,6 +198,9 @@ def usage(days: int, as_json: bool) -> None:
         f"cli-org's own log: {log.recall_calls} recalls, {log.remember_calls} remembers; "
         f"{log.agents_using} of {log.agents} agents used memory ({rate})"
     )
+    if found.tools:
+        click.echo("calls served by cli-org mcp (and other long-lived faces), per tool:")
+        click.echo(table([vars(t) for t in found.tools], ["face", "tool", "calls", "refused", "agents"]))
 
 
 @click.group()
@@ -217,7 +220,7 @@ def search_cmd(query: str, limit: int, harness: str | None, as_json: bool) -> No
     """
     from ..archive.sessions import search_messages
     from ..db.connect import connect
-    from ..text import one_line
+    from ..render import message_hit_line
 
     with connect(settings()) as conn:
         hits = search_messages(conn, query, limit=limit, harness=harness)
@@ -228,9 +231,7 @@ def search_cmd(query: str, limit: int, harness: str | None, as_json: bool) -> No
         click.echo("no matching messages")
         return
     for h in hits:
-        when = f"{h.occurred_at:%Y-%m-%d %H:%M}" if h.occurred_at else "?"
-        role = f"{h.kind}:{h.tool_name}" if h.tool_name else h.kind
-        click.echo(f"{when}  {h.harness}  {one_line(h.session)}  {role}  {one_line(h.snippet)}")
+        click.echo(message_hit_line(h))
 
 
 @sessions.command("show")

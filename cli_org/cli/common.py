@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from datetime import datetime
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import click
 
 from ..config import Settings
+
+if TYPE_CHECKING:
+    from ..db import Conn
+    from ..vault.embedders import Embedder
+    from ..warm.resident import Resident
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 as_option = click.option(
@@ -32,25 +38,56 @@ def settings() -> Settings:
     return Settings.from_env()
 
 
-def _record(value) -> bool:
-    """A dataclass instance (is_dataclass() is true of the class as well)."""
-    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+# The warm helper's open model and connection while `warm serve` runs a command; None in a
+# cold process.
+_resident: Resident | None = None
 
 
-def _default(value):
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if _record(value):
-        return dataclasses.asdict(value)
-    return str(value)
+@contextmanager
+def resident(held: Resident) -> Iterator[None]:
+    """Commands run inside this use `held` instead of opening their own model and connection."""
+    global _resident
+    _resident = held
+    try:
+        yield
+    finally:
+        _resident = None
+
+
+@contextmanager
+def agent_session(cfg: Settings, agent: str | None, *, embed: bool) -> Iterator[tuple[Embedder | None, Conn]]:
+    """The query model (when `embed`) and a connection acting as `agent`, for one command:
+    opened here and closed after, or lent by the warm helper that runs the command."""
+    if _resident is not None:
+        with _resident.session(cfg, agent, embed=embed) as pair:
+            yield pair
+        return
+    from ..db.connect import connect
+    from ..vault.embedders import opened, query_embedder
+
+    # The model starts loading now, beside the connection.
+    with opened(query_embedder(cfg)[0] if embed else None) as embedder, connect(cfg, agent) as conn:
+        yield embedder, conn
+
+
+def in_helper() -> bool:
+    """Whether this command runs inside the warm helper (which must never exit for it)."""
+    return _resident is not None
+
+
+def warm_up() -> None:
+    """After a cold answer, start the warm helper in the background for the next call (never
+    from inside the helper). Costs the caller one fork; the answer is out already."""
+    if _resident is None:
+        from ..warm.client import start
+
+        start()
 
 
 def emit_json(data) -> None:
-    if _record(data):
-        data = dataclasses.asdict(data)
-    elif isinstance(data, list):
-        data = [dataclasses.asdict(d) if _record(d) else d for d in data]
-    click.echo(json.dumps(data, default=_default, ensure_ascii=False, indent=2))
+    from ..render import plain
+
+    click.echo(json.dumps(plain(data), ensure_ascii=False, indent=2))
 
 
 def table(rows: list[dict], headers: list[str]) -> str:

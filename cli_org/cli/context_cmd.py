@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import as_option, emit_json, json_option, settings
+from .common import agent_session, as_option, emit_json, json_option, settings, warm_up
 
 
 @click.command()
@@ -39,11 +39,9 @@ def context(
     """
     fmt = "json" if as_json else fmt
     from ..context import build_context
-    from ..db.connect import connect
-    from ..vault.embedders import opened, query_embedder
 
     cfg = settings()
-    with opened(query_embedder(cfg)[0] if for_text else None) as embedder, connect(cfg, agent) as conn:
+    with agent_session(cfg, agent, embed=bool(for_text)) as (embedder, conn):
         block = build_context(
             conn,
             settings=cfg,
@@ -58,6 +56,7 @@ def context(
         emit_json(block)
     elif block.text:
         click.echo(block.text, nl=False)
+    warm_up()
 
 
 COMMANDS = [context]

@@ -43,14 +43,10 @@ def remember(subject, claim, source, project, inferred, kind, supersedes, via, a
         )
     if as_json:
         emit_json(result)
-    elif result.duplicate and result.superseded:
-        click.echo(f"{result.id} (already known; supersedes {result.superseded})")
-    elif result.duplicate:
-        click.echo(f"{result.id} (already known: an identical current fact exists)")
-    elif result.superseded:
-        click.echo(f"{result.id} (supersedes {result.superseded})")
     else:
-        click.echo(result.id)
+        from ..render import remembered_line
+
+        click.echo(remembered_line(result))
 
 
 @click.command()
@@ -96,44 +92,9 @@ def facts(ctx, include_retired, subject, project, author, kind, agent, as_json) 
     if as_json:
         emit_json(found)
         return
-    if not found:
-        click.echo("no facts")
-        return
-    for f in found:
-        click.echo(_fact_line(f))
-        if f.supersedes:
-            click.echo(f"    supersedes #{f.supersedes}")
-        if not f.current:
-            click.echo(f"    {_end(f)}")
+    from ..render import facts_text
 
-
-def _fact_line(f) -> str:
-    from ..facts import age
-    from ..text import one_line
-
-    tags = ", ".join(
-        x
-        for x in (
-            f.kind if f.kind != "fact" else "",
-            f.confidence if f.confidence != "confirmed" else "",
-            f.project or "",
-        )
-        if x
-    )
-    return (
-        f"#{f.id} {one_line(f.subject)}: {one_line(f.claim)}  [{one_line(f.source)}; {f.author}; "
-        f"{age(f.created_at)}{'; ' + tags if tags else ''}]"
-    )
-
-
-def _end(f) -> str:
-    """How a fact stopped being current, said once: superseded (by which fact) or retired (why)."""
-    from ..text import one_line
-
-    when = f"{f.valid_to:%Y-%m-%d %H:%M}"
-    if f.superseded_by:
-        return f"superseded by #{f.superseded_by} on {when} by {f.retired_by}"
-    return f"retired {when} by {f.retired_by}: {one_line(f.retired_reason)}"
+    click.echo(facts_text(found))
 
 
 @facts.command("show")
@@ -145,6 +106,7 @@ def show(fact_id: int, agent: str | None, as_json: bool) -> None:
     supersession chain both ways."""
     from ..db.connect import connect
     from ..facts import show_fact
+    from ..render import fact_end
     from ..text import one_line
 
     with connect(settings(), agent) as conn:
@@ -173,7 +135,7 @@ def show(fact_id: int, agent: str | None, as_json: bool) -> None:
         click.echo("chain (oldest first):")
         for other in (*record.older, f, *record.newer):
             mark = "*" if other.id == f.id else " "
-            state = "current" if other.current else _end(other)
+            state = "current" if other.current else fact_end(other)
             click.echo(f" {mark}#{other.id} {one_line(other.claim, 80)}  [{other.author}; {state}]")
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..render import change_line, notebook_text
 from ..rules import NOTEBOOK_STORES
 from .common import as_option, emit_json, json_option, settings
 
@@ -36,23 +37,7 @@ def show(target, agent, as_json) -> None:
     if as_json:
         emit_json(found)
         return
-    for n, store in enumerate(found.stores):
-        if n:
-            click.echo()
-        click.echo(f"{store.target.upper()} ({found.agent}): {store.percent}% used, {store.used}/{store.cap} chars")
-        if not store.entries:
-            click.echo("(empty)")
-        for i, entry in enumerate(store.entries):
-            if i:
-                click.echo(nb.SEPARATOR)
-            click.echo(entry.body)
-
-
-def _said(change) -> str:
-    usage = f"{change.used}/{change.cap} chars"
-    if change.action == "unchanged":
-        return f"unchanged: {change.note} ({change.target} {usage})"
-    return f"{change.action} #{change.entry_id} ({change.target} {usage})"
+    click.echo(notebook_text(found, nb.SEPARATOR))
 
 
 @notebook.command("add")
@@ -66,7 +51,7 @@ def add(target, text, agent) -> None:
 
     nb.check_entry(text, target)  # refuse bad input before starting or touching the database
     with connect(settings(), agent) as conn:
-        click.echo(_said(nb.add(conn, target, text)))
+        click.echo(change_line(nb.add(conn, target, text)))
 
 
 @notebook.command("replace")
@@ -81,7 +66,7 @@ def replace(target, old, new, agent) -> None:
 
     nb.check_entry(new, target)
     with connect(settings(), agent) as conn:
-        click.echo(_said(nb.replace(conn, target, old, new)))
+        click.echo(change_line(nb.replace(conn, target, old, new)))
 
 
 @notebook.command("remove")
@@ -94,7 +79,7 @@ def remove(target, substring, agent) -> None:
     from ..db.connect import connect
 
     with connect(settings(), agent) as conn:
-        click.echo(_said(nb.remove(conn, target, substring)))
+        click.echo(change_line(nb.remove(conn, target, substring)))
 
 
 @notebook.command("history")

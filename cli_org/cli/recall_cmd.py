@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import as_option, emit_json, json_option, query_argument, settings
+from .common import agent_session, as_option, emit_json, json_option, query_argument, settings, warm_up
 
 
 @click.command()
@@ -20,32 +20,19 @@ def recall(question: str, project: str | None, limit: int, arms: str | None, age
     Prints one line per hit ([fact], [memory] or [vault]) or one line saying nothing was
     found. Every call is logged in recall_events.
     """
-    from ..db.connect import connect
     from ..recall.answer import parse_arms
     from ..recall.answer import recall as run_recall
+    from ..render import recall_data
 
     cfg = settings()
     chosen = parse_arms(arms)
-    from ..vault.embedders import opened, query_embedder
-
-    # The model starts loading now, beside the connection.
-    with opened(query_embedder(cfg)[0] if "vault" in chosen else None) as embedder, connect(cfg, agent) as conn:
+    with agent_session(cfg, agent, embed="vault" in chosen) as (embedder, conn):
         result = run_recall(conn, question, settings=cfg, project=project, limit=limit, arms=chosen, embedder=embedder)
     if as_json:
-        emit_json(
-            {
-                "query": result.query,
-                "project": result.project,
-                "limit": result.limit,
-                "arms": result.arms,
-                "chars": result.chars,
-                "ms": round(result.ms, 1),
-                "notice": result.notice,
-                "hits": [{"arm": h.arm, "why": h.why, **h.data} for h in result.hits],
-            }
-        )
+        emit_json(recall_data(result))
     else:
         click.echo(result.text)
+    warm_up()
 
 
 COMMANDS = [recall]

@@ -93,7 +93,7 @@ def search(query: str, mode: str, limit: int, private: bool, agent: str | None, 
 
     Private notes never show unless --private is given by an owner (or the admin)."""
     from ..db.connect import connect
-    from ..text import one_line
+    from ..render import note_hit_lines
     from ..vault.search import search as run_search
 
     cfg = settings()
@@ -110,8 +110,7 @@ def search(query: str, mode: str, limit: int, private: bool, agent: str | None, 
     if not result.hits:
         click.echo("no matches")
     for hit in result.hits:
-        where = f"{hit.path} # {hit.heading}" if hit.heading and hit.heading != hit.title else hit.path
-        click.echo(f"{hit.score:.3f}  {one_line(where)}\n       {one_line(hit.snippet)}")
+        click.echo(note_hit_lines(hit))
 
 
 COMMANDS = [vault, search]

@@ -8,7 +8,6 @@ import os
 import pwd
 import shutil
 import socket
-import stat
 import subprocess
 import tempfile
 import time
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import DatabaseError
+from ..private import private_folder
 
 SUPERUSER = "postgres"
 
@@ -182,19 +182,10 @@ def _socket_dir(pgdata: Path) -> Path:
     digest = hashlib.sha256(str(pgdata).encode()).hexdigest()[:12]
     path = Path(tempfile.gettempdir()) / f"cli-org-{os.geteuid()}-{digest}"
     user = _run_as()
-    uid = pwd.getpwnam(user).pw_uid if user else os.geteuid()
-    try:
-        path.mkdir(mode=0o700)
-        path.chmod(0o700)  # whatever the umask
-        if user:
-            shutil.chown(path, user, user)
-    except FileExistsError:
-        pass
-    st = path.lstat()
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid or st.st_mode & 0o077:
+    problem = private_folder(path, pwd.getpwnam(user).pw_uid if user else os.geteuid(), chown_to=user)
+    if problem:
         raise DatabaseError(
-            f"the socket folder {path} is not private (mode {stat.S_IMODE(st.st_mode):o}, owner uid {st.st_uid}); "
-            "remove it or use a shorter CLI_ORG_DATA_DIR"
+            f"the socket folder {path} is not private ({problem}); remove it or use a shorter CLI_ORG_DATA_DIR"
         )
     return path
 

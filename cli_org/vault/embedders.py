@@ -66,7 +66,12 @@ def _model_dir() -> Path:
 
 
 def onnx_path(settings: Settings) -> Path:
-    return settings.data_dir / "models" / "all-MiniLM-L6-v2" / "model.onnx"
+    return model_file(settings.data_dir)
+
+
+def model_file(data_dir: Path) -> Path:
+    """The exported query model under a data dir."""
+    return data_dir / "models" / "all-MiniLM-L6-v2" / "model.onnx"
 
 
 class SentenceTransformerEmbedder(Closing):
@@ -199,6 +204,10 @@ class OnnxEmbedder(Closing):
             options = ort.SessionOptions()
             options.intra_op_num_threads = min(4, os.cpu_count() or 1)
             options.log_severity_level = 3
+            # Idle worker threads sleep instead of spinning: on two shared cores the spinning
+            # took CPU from the main thread's imports and queries; a cold recall used 0.54 s of
+            # CPU instead of 0.59 and finished sooner (benchmarks/RESULTS.md, `startup`).
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
             self.tokenizer = tokenizer
             self._run(["warm up"])  # the first run allocates; do it here, off the query's path
@@ -242,9 +251,29 @@ def index_embedder(settings: Settings) -> SentenceTransformerEmbedder:
     return embedder
 
 
+# Query models whose loading began before the program was imported (start_early).
+_early: dict[Path, OnnxEmbedder] = {}
+
+
+def start_early(model: Path) -> None:
+    """Begin loading the query model now, in the background: a cold `recall` calls this
+    before it imports click and psycopg, so the model loads beside those imports and the
+    connection instead of after them (benchmarks/RESULTS.md, `startup`). The next
+    `query_embedder` for the same file takes it; one never taken is closed at exit."""
+    if model in _early or not model.exists():
+        return
+    import atexit
+
+    embedder = OnnxEmbedder(model)
+    _early[model] = embedder
+    atexit.register(embedder.close)
+
+
 def query_embedder(settings: Settings) -> tuple[Embedder | None, str | None]:
     """The fast query embedder, or None and the reason it is unavailable; the caller closes it."""
     path = onnx_path(settings)
+    if path in _early:
+        return _early.pop(path), None
     if not path.exists():
         return None, "no query model yet (run `cli-org vault embed`)"
     return OnnxEmbedder(path), None

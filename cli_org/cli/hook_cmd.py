@@ -1,0 +1,53 @@
+"""hook: what a harness runs at session start and on each prompt (loaded alone, like recall)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .common import agent_session, as_option, in_helper, settings, warm_up
+
+
+@click.command()
+@click.argument("harness", type=click.Choice(["claude-code"]))
+@click.argument("event", type=click.Choice(["session-start", "prompt"]))
+@as_option
+@click.option("--project", metavar="P", help="The project (default: the name of the working folder's project root).")
+def hook(harness: str, event: str, agent: str | None, project: str | None) -> None:
+    """Read the harness's hook JSON on stdin and print what it should add to the session:
+    the context block at session start, the new on-match hits on each prompt.
+
+    Fails open: on any error, or after 5 seconds, it prints nothing and exits 0.
+    """
+    from ..hooks import CONNECT_SECONDS, fail_open
+
+    os.environ.setdefault("PGCONNECT_TIMEOUT", str(CONNECT_SECONDS))
+    outcome = fail_open(lambda: _hook_work(event, agent, project))
+    if outcome.text:
+        click.echo(outcome.text)
+    if outcome.problem:
+        click.echo(f"cli-org hook: nothing added ({outcome.problem})", err=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if not outcome.finished and not in_helper():
+        os._exit(0)  # the work is stuck (a connection, a lock): leave it behind
+    if outcome.finished and not outcome.problem:
+        warm_up()
+
+
+def _hook_work(event: str, agent: str | None, project: str | None) -> str:
+    from ..errors import InputError
+    from ..hooks import claude_code_hook, parse_hook_input
+
+    hook_input = parse_hook_input(sys.stdin.read())
+    if not agent:
+        raise InputError("no agent named; the hook command carries --as NAME")
+    cfg = settings()
+    wanted = bool(event == "prompt" and hook_input.prompt)
+    with agent_session(cfg, agent, embed=wanted) as (embedder, conn):
+        return claude_code_hook(conn, event, hook_input, settings=cfg, project=project, embedder=embedder)
+
+
+COMMANDS = [hook]

@@ -1,0 +1,25 @@
+"""mcp: the Model Context Protocol server over stdio."""
+
+from __future__ import annotations
+
+import click
+
+from .common import as_option, settings
+
+
+@click.command()
+@as_option
+def mcp(agent: str | None) -> None:
+    """Serve cli-org's tools to an agent over stdio (Model Context Protocol).
+
+    One process per agent session; it acts as the agent named by --as / ORG_AGENT (or the
+    login role on a shared server) for its whole life. Tools: org_recall, org_remember,
+    org_forget, org_facts, org_search, org_sessions_search, org_notebook, org_context.
+    Resources: cli-org://context and cli-org://notebook. Every call is logged for `usage`.
+    """
+    from ..mcp.server import serve  # imports the SDK only when the server starts
+
+    serve(settings(), agent)
+
+
+COMMANDS = [mcp]

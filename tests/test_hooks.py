@@ -1,0 +1,181 @@
+"""The Claude Code hooks, run as the harness runs them: a child process with recorded hook
+JSON on stdin. Session start gets the context block; each prompt only the new on-match hits;
+nothing applies, nothing printed; the database unreachable or silent, exit 0 and nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from cli_org import facts, notebook
+from cli_org.context import tokens
+from cli_org.hooks import HOOK_SECONDS, PROMPT_BUDGET, SESSION_START_BUDGET, fail_open, parse_hook_input
+
+WORKTREE = Path(__file__).resolve().parents[1]
+RECORDED = Path(__file__).resolve().parent / "data" / "hooks"
+
+
+def recorded(name: str, **changes) -> str:
+    """A hook input as Claude Code sends it (tests/data/hooks/), with some fields changed."""
+    data = json.loads((RECORDED / f"{name}.json").read_text())
+    data.update(changes)
+    return json.dumps(data)
+
+
+def hook(org, event: str, stdin: str, *, agent: str = "bot", env: dict | None = None, cwd: Path | None = None):
+    base = {k: v for k, v in os.environ.items() if k not in ("ORG_AGENT", "ORG_VIA")}
+    done = subprocess.run(
+        [sys.executable, "-m", "cli_org", "hook", "claude-code", event, "--as", agent],
+        input=stdin,
+        cwd=cwd or WORKTREE,
+        env={**base, **org.env, "PYTHONPATH": str(WORKTREE), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=HOOK_SECONDS + 30,  # a guard against a hang, not a measurement
+    )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def context_of(done, event_name: str) -> str:
+    data = json.loads(done.stdout)
+    assert data["hookSpecificOutput"]["hookEventName"] == event_name
+    return data["hookSpecificOutput"]["additionalContext"]
+
+
+@pytest.fixture
+def project(tmp_path):
+    folder = tmp_path / "web"
+    (folder / ".git").mkdir(parents=True)
+    return folder
+
+
+def test_session_start_then_prompts_deliver_only_what_is_new(org, project):
+    with org.as_agent("bot") as conn:
+        facts.remember(conn, "deploys", "Deploys run at night from the release branch", source="docs/deploy.md")
+        notebook.add(conn, "memory", "Run make lint before every commit")
+    start = hook(org, "session-start", recorded("session_start", cwd=str(project)))
+    block = context_of(start, "SessionStart")
+    assert "Deploys run at night" in block and "make lint" in block
+    assert tokens(block) <= SESSION_START_BUDGET
+
+    # A fact learned during the session matches the next prompt: it comes once.
+    with org.as_agent("other") as conn:
+        facts.remember(conn, "flaky", "The payments e2e test is flaky on Fridays", source="ci/log.txt")
+    prompt = recorded("prompt", cwd=str(project), prompt="why is the payments e2e test failing again?")
+    first = context_of(hook(org, "prompt", prompt), "UserPromptSubmit")
+    assert "payments e2e test is flaky" in first and "Deploys run at night" not in first
+    assert "make lint" not in first and tokens(first) <= PROMPT_BUDGET
+    assert hook(org, "prompt", prompt).stdout == ""  # the same session: nothing new
+
+    # Another session has seen nothing yet: it gets the hit again.
+    other = recorded("prompt", cwd=str(project), session_id="another-session", prompt="payments e2e flaky?")
+    assert "payments e2e test is flaky" in context_of(hook(org, "prompt", other), "UserPromptSubmit")
+
+
+def test_nothing_applies_prints_nothing(org, project):
+    assert hook(org, "session-start", recorded("session_start", cwd=str(project))).stdout == ""
+    done = hook(org, "prompt", recorded("prompt", cwd=str(project), prompt="zebra quasar nebula"))
+    assert done.stdout == "" and done.stderr == ""
+    done = hook(org, "prompt", recorded("prompt", cwd=str(project), prompt="   "))
+    assert done.stdout == ""
+
+
+def test_a_long_prompt_is_cut_to_a_question(org, project):
+    with org.as_agent("bot") as conn:
+        facts.remember(conn, "deploys", "Deploys run at night", source="docs/deploy.md")
+    long = "when do deploys run at night? " * 300  # 1,800 words, 9,000 characters
+    done = hook(org, "prompt", recorded("prompt", cwd=str(project), prompt=long))
+    assert "Deploys run at night" in context_of(done, "UserPromptSubmit") and done.stderr == ""
+
+
+def test_each_agent_sees_only_its_own_notebook(org, project):
+    with org.as_agent("bot") as conn:
+        notebook.add(conn, "memory", "The staging password rotates on Mondays")
+    done = hook(org, "session-start", recorded("session_start", cwd=str(project)), agent="other")
+    assert "staging password" not in done.stdout
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    ["not json at all", "[1, 2]", "", '{"session_id": 5, "prompt": ["x"]}'],
+    ids=["text", "list", "empty", "wrong-types"],
+)
+def test_bad_hook_input_prints_nothing_and_exits_0(org, stdin):
+    assert hook(org, "prompt", stdin).stdout == ""
+
+
+def test_an_unknown_agent_prints_nothing_and_exits_0(org, project):
+    done = hook(org, "session-start", recorded("session_start", cwd=str(project)), agent="ghost")
+    assert done.stdout == "" and "ghost" in done.stderr
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_database_down_exits_0_with_nothing(org, project):
+    down = {"CLI_ORG_DATABASE_URL": f"postgresql://bot@127.0.0.1:{_closed_port()}/org"}
+    for event, name in (("session-start", "session_start"), ("prompt", "prompt")):
+        done = hook(org, event, recorded(name, cwd=str(project)), env=down)
+        assert done.stdout == "" and "cannot connect" in done.stderr
+
+
+def test_a_server_that_never_answers_is_given_up_on(org, project):
+    """A port that accepts connections and then says nothing: the hook's own bound ends it."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    accepted = []
+    stop = threading.Event()
+
+    def hold() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=hold, daemon=True)
+    thread.start()
+    try:
+        silent = {"CLI_ORG_DATABASE_URL": f"postgresql://bot@127.0.0.1:{listener.getsockname()[1]}/org"}
+        done = hook(org, "session-start", recorded("session_start", cwd=str(project)), env=silent)
+        assert done.stdout == "" and accepted
+    finally:
+        stop.set()
+        thread.join()
+        for conn in accepted:
+            conn.close()
+        listener.close()
+
+
+def test_fail_open_returns_nothing_after_the_deadline_and_on_errors():
+    release = threading.Event()
+    slow = fail_open(lambda: release.wait(30) and "late", seconds=0.2)
+    release.set()
+    assert slow.text == "" and not slow.finished and "0.2" in (slow.problem or "")
+
+    def broken() -> str:
+        raise RuntimeError("boom")
+
+    failed = fail_open(broken, seconds=5)
+    assert failed.text == "" and failed.finished and failed.problem == "boom"
+    assert fail_open(lambda: "ok", seconds=5).text == "ok"
+
+
+def test_parse_hook_input_reads_the_recorded_fields():
+    start = parse_hook_input(recorded("session_start"))
+    assert start.event == "SessionStart" and start.session_id and start.cwd and start.prompt is None
+    prompt = parse_hook_input(recorded("prompt"))
+    assert prompt.event == "UserPromptSubmit" and prompt.prompt and prompt.session_id == start.session_id

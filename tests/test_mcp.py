@@ -1,0 +1,322 @@
+"""`cli-org mcp`, tested through the SDK's own stdio client against a real database: the
+server runs as a separate process, as a harness starts it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOLS = {
+    "org_recall",
+    "org_remember",
+    "org_forget",
+    "org_facts",
+    "org_search",
+    "org_sessions_search",
+    "org_notebook",
+    "org_context",
+}
+
+
+def params(org, agent: str | None, **extra: str) -> StdioServerParameters:
+    env = {**org.env, "CLI_ORG_CHECK_CONNECTIONS": "1", "HF_HUB_OFFLINE": "1", **extra}
+    env.pop("ORG_AGENT", None)
+    args = ["-m", "cli_org", "mcp"] + (["--as", agent] if agent else [])
+    return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(ROOT))
+
+
+@asynccontextmanager
+async def connected(org, agent: str | None = "bot", **extra: str):
+    with open(os.devnull, "w") as quiet:
+        async with (
+            stdio_client(params(org, agent, **extra), errlog=quiet) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+def text(result) -> str:
+    return "\n".join(c.text for c in result.content if c.type == "text")
+
+
+def serve(org, script, agent: str | None = "bot", **extra: str):
+    """Run `script(session)` against a fresh server process; returns what it returns."""
+    out = {}
+
+    async def main():
+        async with connected(org, agent, **extra) as session:
+            out["value"] = await script(session)
+
+    anyio.run(main)
+    return out["value"]
+
+
+def cli_line(cli, *args, agent="bot") -> str:
+    code, _, err = cli(*args, agent=agent)
+    assert code == 1, err
+    assert err.startswith("cli-org: ")
+    return err.removeprefix("cli-org: ").strip()
+
+
+def test_lists_its_tools_with_schemas_and_descriptions(org):
+    async def script(s):
+        return (await s.list_tools()).tools, (await s.list_resources()).resources
+
+    tools, resources = serve(org, script)
+    assert {t.name for t in tools} == TOOLS
+    for tool in tools:
+        assert len(tool.description or "") > 40, tool.name
+        assert tool.input_schema["type"] == "object"
+        for name, prop in tool.input_schema["properties"].items():
+            assert prop.get("description"), (tool.name, name)
+        assert not {"agent", "as"} & set(tool.input_schema["properties"]), tool.name
+    recall = next(t for t in tools if t.name == "org_recall")
+    assert recall.input_schema["required"] == ["question"]
+    context = next(t for t in tools if t.name == "org_context")
+    assert "for" in context.input_schema["properties"]
+    assert {str(r.uri) for r in resources} == {"cli-org://context", "cli-org://notebook"}
+
+
+def test_each_tool_answers_with_the_cli_text_and_structured_content(org, cli):
+    async def script(s):
+        out = {}
+        r = await s.call_tool(
+            "org_remember",
+            {"subject": "deploy", "claim": "Deploys run from scripts/deploy.sh on main", "source": "scripts/deploy.sh"},
+        )
+        out["remember"] = r
+        fact_id = r.structured_content["id"]
+        out["recall"] = await s.call_tool("org_recall", {"question": "how do deploys run", "limit": 5})
+        out["facts"] = await s.call_tool("org_facts", {"subject": "deploy"})
+        out["search"] = await s.call_tool("org_search", {"query": "deploy", "mode": "keyword"})
+        out["sessions"] = await s.call_tool("org_sessions_search", {"query": "deploy"})
+        out["add"] = await s.call_tool("org_notebook", {"action": "add", "target": "memory", "text": "Check CI first"})
+        out["replace"] = await s.call_tool(
+            "org_notebook", {"action": "replace", "old_text": "CI", "text": "Check CI and lint first"}
+        )
+        out["show"] = await s.call_tool("org_notebook", {"action": "show"})
+        out["context"] = await s.call_tool("org_context", {"for": "deploy the app", "budget": 400})
+        out["notebook_resource"] = await s.read_resource("cli-org://notebook")
+        out["context_resource"] = await s.read_resource("cli-org://context")
+        out["remove"] = await s.call_tool("org_notebook", {"action": "remove", "old_text": "lint"})
+        out["forget"] = await s.call_tool("org_forget", {"id": fact_id, "why": "moved to the release tool"})
+        return out
+
+    out = serve(org, script)
+    for name, result in out.items():
+        if hasattr(result, "is_error"):
+            assert not result.is_error, (name, text(result))
+    fact_id = out["remember"].structured_content["id"]
+    assert text(out["remember"]) == str(fact_id)
+    assert f"[fact #{fact_id}] deploy: Deploys run from scripts/deploy.sh" in text(out["recall"])
+    assert out["recall"].structured_content["hits"][0]["id"] == fact_id
+    assert text(out["facts"]).startswith(f"#{fact_id} deploy: Deploys run")
+    assert text(out["search"]) == "no matches"  # no vault in this database
+    assert text(out["sessions"]) == "no matching messages"
+    assert text(out["add"]).startswith("added #")
+    assert text(out["replace"]).startswith("replaced #")
+    assert "Check CI and lint first" in text(out["show"])
+    assert out["show"].structured_content["agent"] == "bot"
+    assert "Check CI and lint first" in text(out["context"])
+    assert out["context"].structured_content["tokens"] <= 400
+    assert "Check CI and lint first" in out["notebook_resource"].contents[0].text
+    assert "deploy" in out["context_resource"].contents[0].text
+    assert text(out["remove"]).startswith("removed #")
+    assert text(out["forget"]) == f"retired {fact_id}"
+    # The same state, the same text as the CLI.
+    code, stdout, _ = cli("facts", "--all", agent="bot")
+    assert code == 0
+    code2, shown, _ = cli("notebook", "show", agent="bot")
+    assert code2 == 0 and "(empty)" in shown
+
+
+def test_refusals_are_tool_errors_with_the_cli_line_and_the_server_keeps_serving(org, cli):
+    with org.as_agent("other") as conn:
+        from cli_org.facts import remember
+
+        theirs = remember(conn, "cache", "The cache TTL is 60 seconds", source="config/cache.yml").id
+
+    async def script(s):
+        forget = await s.call_tool("org_forget", {"id": theirs, "why": "I think it is wrong"})
+        secret = await s.call_tool(
+            "org_remember",
+            {"subject": "db", "claim": "The password is hunter2hunter2 for prod", "source": "chat"},
+        )
+        missing = await s.call_tool("org_forget", {"id": 999999, "why": "gone"})
+        bad_kind = await s.call_tool("org_remember", {"subject": "x", "claim": "y z", "source": "s", "kind": "gossip"})
+        no_text = await s.call_tool("org_notebook", {"action": "add"})
+        after = await s.call_tool("org_facts", {})
+        return forget, secret, missing, bad_kind, no_text, after
+
+    forget, secret, missing, bad_kind, no_text, after = serve(org, script)
+    assert forget.is_error and text(forget) == cli_line(cli, "forget", str(theirs), "I think it is wrong")
+    assert secret.is_error
+    assert text(secret) == cli_line(
+        cli, "remember", "db", "The password is hunter2hunter2 for prod", "--source", "chat"
+    )
+    assert missing.is_error and text(missing) == cli_line(cli, "forget", "999999", "gone")
+    assert bad_kind.is_error and "kind" in text(bad_kind)
+    assert no_text.is_error and text(no_text) == "add needs text"
+    assert not after.is_error and f"#{theirs} cache" in text(after)  # still serving; nothing retired
+    with org.admin() as conn:
+        facts = conn.execute("SELECT id, valid_to FROM memory_facts ORDER BY id").fetchall()
+    assert facts == [{"id": theirs, "valid_to": None}]  # the refused write left nothing behind
+
+
+def test_identity_cannot_be_changed_from_a_tool_argument(org, cli):
+    with org.as_agent("boss") as conn:
+        from cli_org.facts import remember
+
+        owners = remember(conn, "policy", "Releases need two approvals", source="docs/release.md").id
+
+    async def script(s):
+        spoof = await s.call_tool("org_forget", {"id": owners, "why": "as boss", "agent": "boss"})
+        spoof_as = await s.call_tool(
+            "org_remember", {"subject": "a", "claim": "b c d", "source": "e", "as": "boss"}
+        )
+        plain = await s.call_tool("org_forget", {"id": owners, "why": "as bot"})
+        mine = await s.call_tool("org_remember", {"subject": "note", "claim": "Written by the bot", "source": "x.md"})
+        return spoof, spoof_as, plain, mine
+
+    spoof, spoof_as, plain, mine = serve(org, script)
+    assert spoof.is_error and "'agent'" in text(spoof) and "fixed" in text(spoof)
+    assert spoof_as.is_error and "'as'" in text(spoof_as)
+    # Row-level security: bot may not retire the owner's fact; the CLI says the same line.
+    assert plain.is_error and text(plain) == cli_line(cli, "forget", str(owners), "as bot")
+    assert not mine.is_error
+    with org.admin() as conn:
+        rows = conn.execute("SELECT id, author, valid_to FROM memory_facts ORDER BY id").fetchall()
+        calls = conn.execute("SELECT agent, tool, ok FROM tool_calls ORDER BY id").fetchall()
+    assert [(r["author"], r["valid_to"]) for r in rows] == [("boss", None), ("bot", None)]
+    assert calls == [
+        {"agent": "bot", "tool": "org_forget", "ok": False},
+        {"agent": "bot", "tool": "org_remember", "ok": False},
+        {"agent": "bot", "tool": "org_forget", "ok": False},
+        {"agent": "bot", "tool": "org_remember", "ok": True},
+    ]
+
+
+def test_an_unknown_agent_or_no_database_stops_with_one_line(org, cli):
+    code, out, err = cli("mcp", "--as", "nobody")
+    assert code == 1 and out == ""
+    assert err.startswith("cli-org: unknown agent 'nobody'") and err.count("\n") == 1
+
+
+def test_every_call_is_logged_and_usage_counts_it_by_tool(org, cli):
+    async def script(s):
+        await s.call_tool("org_recall", {"question": "anything about deploys"})
+        await s.call_tool("org_recall", {"question": "anything about caches"})
+        await s.call_tool("org_remember", {"subject": "s", "claim": "A claim worth keeping", "source": "a.md"})
+        await s.call_tool("org_forget", {"id": 424242, "why": "no such fact"})
+
+    serve(org, script)
+    import json
+
+    code, out, err = cli("usage", "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    tools = {(t["face"], t["tool"]): t for t in found["tools"]}
+    assert tools[("mcp", "org_recall")]["calls"] == 2
+    assert tools[("mcp", "org_remember")]["calls"] == 1
+    assert tools[("mcp", "org_forget")] == {"face": "mcp", "tool": "org_forget", "calls": 1, "refused": 1, "agents": 1}
+    assert found["log"]["recall_calls"] == 2 and found["log"]["remember_calls"] == 1
+    code, out, _ = cli("usage")
+    assert "org_recall" in out and "mcp" in out
+
+
+def test_two_hundred_calls_keep_one_connection_and_flat_memory(org):
+    """200 calls in a row: one backend for the server the whole time, and its resident memory
+    grows by less than a few megabytes after warm-up (no per-call leak)."""
+    app = "cli-org-mcp-test"
+
+    def backends() -> int:
+        with org.admin() as conn:
+            return conn.execute(
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = %s", (app,)
+            ).fetchone()["n"]
+
+    def rss(pid: int) -> int:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        raise AssertionError("no VmRSS")
+
+    async def script(s):
+        seen = set()
+        await s.call_tool("org_remember", {"subject": "s", "claim": "Leak checks run nightly", "source": "a.md"})
+        for _ in range(20):  # warm-up
+            await s.call_tool("org_recall", {"question": "leak checks"})
+        pid = _server_pid(app)
+        before = rss(pid)
+        for n in range(200):
+            if n % 2:
+                result = await s.call_tool("org_recall", {"question": "leak checks"})
+            else:
+                result = await s.call_tool("org_facts", {})
+            assert not result.is_error, text(result)
+            if n % 50 == 0:
+                seen.add(await anyio.to_thread.run_sync(backends))
+        return seen, rss(pid) - before
+
+    seen, grown_kb = serve(org, script, PGAPPNAME=app)
+    print(f"backends seen {seen}; resident memory grew {grown_kb} kB over 200 calls")
+    assert seen == {1}
+    assert grown_kb < 8 * 1024, grown_kb
+    with org.admin() as conn:
+        assert conn.execute("SELECT count(*) AS n FROM tool_calls").fetchone()["n"] == 221
+
+
+def _server_pid(app: str) -> int:
+    """The server process: the child of this test whose environment names the test's app."""
+    me = os.getpid()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            env = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        ppid = next(int(x.split()[1]) for x in status.splitlines() if x.startswith("PPid:"))
+        if ppid == me and f"PGAPPNAME={app}".encode() in env:
+            return int(entry.name)
+    pytest.fail("the server process was not found")
+
+
+def test_help_does_not_import_the_sdk():
+    import subprocess
+
+    code = (
+        "import sys\nfrom cli_org.cli import cli\n"
+        "try:\n    cli(['--help'], prog_name='cli-org')\nexcept SystemExit:\n    pass\n"
+        "assert 'mcp' not in sys.modules and 'cli_org.mcp.server' not in sys.modules, 'mcp imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "mcp" in done.stdout  # the command is listed
+
+
+def test_a_dropped_connection_is_replaced_and_the_server_keeps_serving(org):
+    """The database ends the server's session (a restart, an admin's pg_terminate_backend):
+    the next call is answered on a new connection, as the same agent."""
+    app = "cli-org-mcp-drop"
+
+    async def script(s):
+        first = await s.call_tool("org_notebook", {"action": "add", "text": "Before the drop"})
+        with org.admin() as conn:
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", (app,))
+        answers = [await s.call_tool("org_notebook", {"action": "show"}) for _ in range(3)]
+        return first, answers
+
+    first, answers = serve(org, script, PGAPPNAME=app)
+    assert not first.is_error
+    assert [a.is_error for a in answers] == [False, False, False], [text(a) for a in answers]
+    assert "Before the drop" in text(answers[0]) and answers[0].structured_content["agent"] == "bot"

@@ -1,0 +1,356 @@
+"""`cli-org setup HARNESS` on a temporary home folder: what it writes parses with a real
+parser, a second run changes nothing, --remove gives the originals back byte for byte, and
+a malformed file is refused with every file left untouched."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cli_org.errors import ConfigError, InputError
+from cli_org.setup import BACKUP_SUFFIX, setup
+
+EXE = ["/opt/tools/bin/cli-org"]
+ENV = {"CLI_ORG_DATABASE_URL": "postgresql://bot@db.internal:5432/org"}
+
+# Files a user already has, in each harness's own format, with their own entries, comments
+# and layout (4-space JSON, TOML comments, YAML comments) that must survive.
+ORIGINALS = {
+    "claude-code": {
+        ".claude.json": (
+            '{\n    "numStartups": 3,\n    "mcpServers": {\n        "docs": {"command": "docs-mcp"}\n    }\n}\n'
+        ),
+        ".claude/settings.json": json.dumps(
+            {
+                "model": "opus",
+                "hooks": {
+                    "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo hi"}]}]
+                },
+            }
+        ),
+    },
+    "codex": {
+        ".codex/config.toml": '# my settings\nmodel = "o4"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n',
+        ".codex/AGENTS.md": "# My rules\n\nAlways run the tests.",
+    },
+    "hermes": {
+        ".hermes/config.yaml": "# Hermes\nmodel: hermes-4\nmcp_servers:\n  # my docs\n  docs:\n    command: docs-mcp\n"
+        "terminal:\n  backend: local\n",
+        ".hermes/SOUL.md": "You are careful.\n",
+    },
+}
+MALFORMED = {
+    "claude-code": (".claude.json", '{"mcpServers": {"docs": }'),
+    "codex": (".codex/config.toml", "[mcp_servers.docs\ncommand = 1\n"),
+    "hermes": (".hermes/config.yaml", "mcp_servers:\n  docs: [unclosed\n"),
+}
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    for variable in ("CODEX_HOME", "HERMES_HOME"):
+        monkeypatch.delenv(variable, raising=False)
+    return folder
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def write(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def run(harness: str, **kwargs):
+    kwargs.setdefault("agent", "bot")
+    kwargs.setdefault("project_dir", None)
+    return setup(harness, env=ENV, exe=EXE, **kwargs)
+
+
+def check_written(harness: str, home: Path, *, with_originals: bool) -> None:
+    """Every file parses, carries cli-org's part and (when there were some) the user's."""
+    if harness == "claude-code":
+        config = json.loads((home / ".claude.json").read_text())
+        server = config["mcpServers"]["cli-org"]
+        assert server == {
+            "type": "stdio",
+            "command": EXE[0],
+            "args": ["mcp", "--as", "bot"],
+            "env": {"ORG_AGENT": "bot", **ENV},
+        }
+        settings = json.loads((home / ".claude/settings.json").read_text())
+        commands = [h["command"] for g in settings["hooks"]["SessionStart"] for h in g["hooks"]]
+        assert any(c.endswith("cli-org hook claude-code session-start --as bot") for c in commands)
+        assert "CLI_ORG_DATABASE_URL=postgresql://bot@db.internal:5432/org" in commands[-1]
+        prompt = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+        assert prompt["command"].endswith("hook claude-code prompt --as bot") and prompt["timeout"] > 5
+        if with_originals:
+            assert config["numStartups"] == 3 and config["mcpServers"]["docs"] == {"command": "docs-mcp"}
+            assert settings["model"] == "opus" and "echo hi" in commands
+    elif harness == "codex":
+        config = tomllib.loads((home / ".codex/config.toml").read_text())
+        assert config["mcp_servers"]["cli-org"] == {
+            "command": EXE[0],
+            "args": ["mcp", "--as", "bot"],
+            "env": {"ORG_AGENT": "bot", **ENV},
+        }
+        agents = (home / ".codex/AGENTS.md").read_text()
+        assert "org_recall" in agents and "org_remember" in agents and "`bot`" in agents
+        if with_originals:
+            assert config["model"] == "o4" and config["mcp_servers"]["docs"] == {"command": "docs-mcp"}
+            assert agents.startswith("# My rules\n\nAlways run the tests.\n")
+    else:
+        text = (home / ".hermes/config.yaml").read_text()
+        config = yaml.safe_load(text)
+        assert config["mcp_servers"]["cli-org"] == {
+            "command": EXE[0],
+            "args": ["mcp", "--as", "bot"],
+            "env": {"ORG_AGENT": "bot", **ENV},
+        }
+        soul = (home / ".hermes/SOUL.md").read_text()
+        assert "org_recall" in soul
+        if with_originals:
+            assert "# my docs" in text and config["mcp_servers"]["docs"] == {"command": "docs-mcp"}
+            assert config["terminal"] == {"backend": "local"} and soul.startswith("You are careful.\n")
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "hermes"])
+@pytest.mark.parametrize("with_originals", [True, False], ids=["existing-files", "no-files"])
+def test_setup_twice_then_remove_restores_every_byte(home, harness, with_originals):
+    if with_originals:
+        write(home, ORIGINALS[harness])
+    before = tree(home)
+
+    first = run(harness)
+    assert {c.action for c in first.changes} == ({"edit"} if with_originals else {"create"})
+    check_written(harness, home, with_originals=with_originals)
+    for name, original in before.items():  # every edited file was backed up first
+        assert (home / (name + BACKUP_SUFFIX)).read_bytes() == original
+    written = tree(home)
+
+    second = run(harness)
+    assert {c.action for c in second.changes} == {"unchanged"} and second.diff == ""
+    assert tree(home) == written
+
+    removed = run(harness, remove=True, agent=None)
+    assert {c.action for c in removed.changes} == ({"restore"} if with_originals else {"delete"})
+    assert tree(home) == before
+    assert sorted(p.name for p in home.iterdir()) == sorted({Path(n).parts[0] for n in before})
+
+    again = run(harness, remove=True, agent=None)
+    assert {c.action for c in again.changes} == {"unchanged"}
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "hermes"])
+def test_project_setup_writes_into_the_project_and_is_reversible(home, tmp_path, harness):
+    project = tmp_path / "web"
+    project.mkdir()
+    (project / "AGENTS.md").write_text("# Web\n\nUse pnpm.\n")
+    before_home, before_project = tree(home), tree(project)
+    result = run(harness, project_dir=project)
+    paths = {Path(c.path) for c in result.changes}
+    if harness == "claude-code":
+        assert paths == {project / ".mcp.json", project / ".claude/settings.json"}
+        assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["cli-org"]["args"][-1] == "bot"
+    elif harness == "codex":
+        assert paths == {project / ".codex/config.toml", project / "AGENTS.md"}
+        assert tomllib.loads((project / ".codex/config.toml").read_text())["mcp_servers"]["cli-org"]
+    else:  # Hermes keeps MCP servers in its home only; the instructions go into the project
+        assert paths == {home / ".hermes/config.yaml", project / "AGENTS.md"}
+    assert (project / "AGENTS.md").read_text().startswith("# Web\n\nUse pnpm.\n") or harness == "claude-code"
+    run(harness, project_dir=project, remove=True, agent=None)
+    assert tree(home) == before_home and tree(project) == before_project
+
+
+def test_hermes_prefers_its_own_context_file_in_a_project(home, tmp_path):
+    project = tmp_path / "api"
+    project.mkdir()
+    (project / ".hermes.md").write_text("Hermes rules\n")
+    (project / "AGENTS.md").write_text("Agent rules\n")
+    result = run("hermes", project_dir=project)
+    assert str(project / ".hermes.md") in {c.path for c in result.changes}
+    assert (project / "AGENTS.md").read_text() == "Agent rules\n"
+    assert "org_remember" in (project / ".hermes.md").read_text()
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "hermes"])
+def test_a_malformed_file_is_refused_and_nothing_is_written(home, harness):
+    write(home, ORIGINALS[harness])
+    name, bad = MALFORMED[harness]
+    write(home, {name: bad})
+    before = tree(home)
+    with pytest.raises(ConfigError) as caught:
+        run(harness)
+    assert name.split("/")[-1] in str(caught.value) and "nothing was changed" in str(caught.value)
+    assert tree(home) == before  # the other, well-formed file is untouched too
+    with contextlib.suppress(ConfigError):  # nothing of cli-org's to take out: it refuses or does nothing
+        run(harness, remove=True, agent=None)
+    assert tree(home) == before
+
+
+@pytest.mark.parametrize(
+    "harness, name, text",
+    [
+        ("claude-code", ".claude.json", '{"mcpServers": {"cli-org": {"command": "my-own-org"}}}'),
+        ("codex", ".codex/config.toml", '[mcp_servers.cli-org]\ncommand = "my-own-org"\n'),
+        ("hermes", ".hermes/config.yaml", "mcp_servers:\n  cli-org:\n    command: my-own-org\n"),
+    ],
+)
+def test_a_users_own_entry_of_the_same_name_is_never_overwritten(home, harness, name, text):
+    write(home, {name: text})
+    before = tree(home)
+    with pytest.raises(ConfigError, match="did not write"):
+        run(harness)
+    assert tree(home) == before
+    run(harness, remove=True, agent=None)  # and --remove leaves it alone
+    assert tree(home) == before
+
+
+@pytest.mark.parametrize(
+    "harness, name, text, problem",
+    [
+        ("claude-code", ".claude.json", "[1, 2]", "JSON object"),
+        ("claude-code", ".claude/settings.json", '{"hooks": {"SessionStart": {"x": 1}}}', "not a list"),
+        ("codex", ".codex/config.toml", 'mcp_servers = { docs = { command = "d" } }\n', "would break it"),
+        ("hermes", ".hermes/config.yaml", "mcp_servers: {docs: {command: d}}\n", "inline"),
+        ("hermes", ".hermes/config.yaml", "- a list\n", "mapping"),
+        ("codex", ".codex/AGENTS.md", "x\n<!-- cli-org:begin -->\nno end\n", "broken"),
+        ("hermes", ".hermes/config.yaml", b"model: \xff\n", "UTF-8"),
+    ],
+)
+def test_files_cli_org_cannot_edit_safely_are_refused(home, harness, name, text, problem):
+    path = home / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    before = tree(home)
+    with pytest.raises(ConfigError, match=problem):
+        run(harness)
+    assert tree(home) == before
+
+
+def test_a_changed_agent_replaces_cli_orgs_entry_in_place_and_keeps_the_first_backup(home):
+    write(home, ORIGINALS["claude-code"])
+    original = tree(home)
+    run("claude-code")
+    run("claude-code", agent="builder")
+    config = json.loads((home / ".claude.json").read_text())
+    assert config["mcpServers"]["cli-org"]["args"] == ["mcp", "--as", "builder"]
+    assert list(config["mcpServers"]) == ["docs", "cli-org"]
+    settings = json.loads((home / ".claude/settings.json").read_text())
+    assert len(settings["hooks"]["SessionStart"]) == 2  # the user's and cli-org's, not a second of ours
+    assert (home / (".claude.json" + BACKUP_SUFFIX)).read_bytes() == original[".claude.json"]
+    run("claude-code", remove=True, agent=None)
+    assert tree(home) == original
+
+
+def test_remove_keeps_what_the_user_added_since(home):
+    run("codex")
+    with (home / ".codex/config.toml").open("a") as f:
+        f.write('\n[mcp_servers.mine]\ncommand = "mine"\n')
+    run("codex", remove=True, agent=None)
+    config = tomllib.loads((home / ".codex/config.toml").read_text())
+    assert config == {"mcp_servers": {"mine": {"command": "mine"}}}
+    assert not (home / ".codex/AGENTS.md").exists()
+
+
+def test_a_linked_settings_file_stays_a_link(home, tmp_path):
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "settings.json").write_text('{"model": "opus"}\n')
+    (home / ".claude").mkdir()
+    (home / ".claude/settings.json").symlink_to(dotfiles / "settings.json")
+    run("claude-code")
+    assert (home / ".claude/settings.json").is_symlink()
+    assert "UserPromptSubmit" in (dotfiles / "settings.json").read_text()
+    run("claude-code", remove=True, agent=None)
+    assert (home / ".claude/settings.json").is_symlink()
+    assert (dotfiles / "settings.json").read_text() == '{"model": "opus"}\n'
+
+
+def test_hits_only_needs_a_text(org):
+    from cli_org.context import build_context
+
+    with org.as_agent("bot") as conn, pytest.raises(InputError):
+        build_context(conn, settings=org.settings, hits_only=True)
+
+
+def test_dry_run_prints_a_diff_and_writes_nothing(home):
+    write(home, ORIGINALS["codex"])
+    before = tree(home)
+    result = run("codex", dry_run=True)
+    assert tree(home) == before
+    assert f"--- {home / '.codex/config.toml'}" in result.diff
+    assert "+[mcp_servers.cli-org]" in result.diff and "+<!-- cli-org:begin -->" in result.diff
+
+
+def test_values_that_need_quoting_survive_every_format(home):
+    env = {"CLI_ORG_DATABASE_URL": "host=/tmp/sock dbname='o r g' password=a\"b\\c$d", "CLI_ORG_DATABASE": "org"}
+    for harness in ("claude-code", "codex", "hermes"):
+        setup(harness, agent="bot", project_dir=None, env=env, exe=["/opt/my tools/cli-org"])
+    assert (
+        json.loads((home / ".claude.json").read_text())["mcpServers"]["cli-org"]["env"]["CLI_ORG_DATABASE_URL"]
+        == (env["CLI_ORG_DATABASE_URL"])
+    )
+    assert tomllib.loads((home / ".codex/config.toml").read_text())["mcp_servers"]["cli-org"]["env"] == {
+        "ORG_AGENT": "bot",
+        **env,
+    }
+    assert yaml.safe_load((home / ".hermes/config.yaml").read_text())["mcp_servers"]["cli-org"]["command"] == (
+        "/opt/my tools/cli-org"
+    )
+    import shlex
+
+    command = json.loads((home / ".claude/settings.json").read_text())["hooks"]["SessionStart"][0]["hooks"][0]
+    words = shlex.split(command["command"])
+    assert words[0] == f"CLI_ORG_DATABASE_URL={env['CLI_ORG_DATABASE_URL']}" and "/opt/my tools/cli-org" in words
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+def test_cli_setup_json_and_text(cli, home, tmp_path):
+    project = tmp_path / "p"
+    project.mkdir()
+    code, out, err = cli("setup", "claude-code", "--project-dir", str(project), "--agent", "bot", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["scope"] == "project" and data["agent"] == "bot" and not data["agent_created"]
+    assert {c["action"] for c in data["changes"]} == {"create"}
+    code, out, _ = cli("setup", "claude-code", "--project-dir", str(project), "--agent", "bot")
+    assert code == 0 and out.count("unchanged") == 2
+    code, out, _ = cli("setup", "claude-code", "--project-dir", str(project), "--remove")
+    assert code == 0 and "deleted" in out and not any(project.iterdir())
+
+
+def test_cli_creates_a_missing_agent_only_when_confirmed(cli, home, tmp_path):
+    code, out, err = cli("setup", "codex", "--agent", "newbie")
+    assert code == 1 and out == "" and "--yes" in err and err.count("\n") == 1
+    assert not (home / ".codex").exists()
+    code, out, err = cli("setup", "codex", "--agent", "newbie", "--dry-run")
+    assert code == 0 and "would create" in err and not (home / ".codex").exists()
+    code, out, err = cli("agents", "list", "--json")
+    assert "newbie" not in out
+    code, out, err = cli("setup", "codex", "--agent", "newbie", "--yes", "--json")
+    assert code == 0, err
+    assert json.loads(out)["agent_created"] is True
+    assert "newbie" in cli("agents", "list", "--json")[1]
+
+
+def test_cli_refusal_is_one_line(cli, home):
+    write(home, {".claude.json": "{broken"})
+    code, out, err = cli("setup", "claude-code", "--agent", "bot")
+    assert code == 1 and out == "" and err.startswith("cli-org: ") and err.count("\n") == 1
+    assert "not valid JSON" in err
+    code, out, err = cli("setup", "claude-code", "--agent", "bot", "--json")
+    assert code == 1 and "not valid JSON" in json.loads(err)["error"]
