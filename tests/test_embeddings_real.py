@@ -189,6 +189,11 @@ def test_models_are_built_without_torch(st, tmp_path):
     assert not list(onnx_path(settings).parent.parent.glob(".*")), "a staging file was left behind"
     built = OnnxEmbedder(onnx_path(settings)).embed(TEXTS)
     assert _cosines(built, st.embed(TEXTS)).min() > 0.999
+    # A model folder from before the int8 copy existed gets one on the next embed.
+    first = int8_path(settings).read_bytes()
+    int8_path(settings).unlink()
+    with index_embedder(settings):
+        assert int8_path(settings).read_bytes() == first
 
 
 def test_vault_embed_end_to_end_without_torch(indexer, model_settings, org, tmp_path):
@@ -221,7 +226,7 @@ def test_vault_embed_end_to_end_without_torch(indexer, model_settings, org, tmp_
     summary = json.loads(embedded.stdout)
     assert summary["embedded"] == summary["total"] == 2 and summary["model"] == MODEL_NAME
     with connect(org.settings) as conn:
+        result = search(conn, "free up storage held by deleted rows", mode="semantic", embedder=indexer)
+        assert result.used == "semantic" and result.hits[0].path == "vacuum.md"
         stored = conn.execute("SELECT count(*) AS n FROM vault_chunks WHERE embedding IS NOT NULL").fetchone()
         assert stored["n"] == 2
-        result = search(conn, "free up storage held by deleted rows", mode="semantic", embedder=indexer)
-        assert result.hits[0].path == "vacuum.md"

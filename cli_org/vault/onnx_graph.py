@@ -196,12 +196,15 @@ def quantize(source: Path, target: Path, *, float_ffn_output: bool = True) -> No
 
     graph = onnx.load(str(source), load_external_data=False).graph
     weights = {t.name for t in graph.initializer}
+
+    def ffn_output(node) -> bool:
+        name = "." + node.name.replace("/", ".")  # torch's exports (older model folders) name them with slashes
+        return ".output.dense" in name and ".attention." not in name
+
     chosen = [
         n.name
         for n in graph.node
-        if n.op_type == "MatMul"
-        and n.input[1] in weights
-        and not (float_ffn_output and ".output.dense" in n.name and ".attention." not in n.name)
+        if n.op_type == "MatMul" and n.input[1] in weights and not (float_ffn_output and ffn_output(n))
     ]
     quiet = logging.getLogger()  # the quantizer logs advice to the root logger; not the user's concern
     level = quiet.level
