@@ -85,6 +85,8 @@ def test_onnx_rows_do_not_depend_on_their_batch(indexer, model_settings):
     alone = np.stack([fast.embed([t])[0] for t in TEXTS])
     together = fast.embed(TEXTS)
     assert _cosines(alone, together).min() > 0.9999
+    side_by_side = OnnxEmbedder(onnx_path(model_settings), threads=1, batch=2, workers=2).embed(TEXTS)
+    assert _cosines(alone, side_by_side).min() > 0.9999  # each row lands in its own place
     assert fast.embed([]).shape == (0, 384)
 
 
