@@ -97,14 +97,17 @@ def table(rows: list[dict], headers: list[str]) -> str:
 
 
 class Progress:
-    """A one-line progress counter on stderr, drawn only when stderr is a terminal."""
+    """A one-line progress counter on stderr, drawn only when stderr is a terminal; once
+    the work has run a few seconds, with the time left at the average rate so far."""
 
     def __init__(self, label: str):
         import sys
+        import time
 
         self.label = label
         self.enabled = sys.stderr.isatty()
         self.last = 0.0
+        self.started = time.monotonic()
 
     def __call__(self, done: int, total: int, detail: str = "") -> None:
         import time
@@ -113,8 +116,27 @@ class Progress:
         if not self.enabled or (now - self.last < 0.1 and done < total):
             return
         self.last = now
-        click.echo(f"\r\033[K{self.label}: {done}/{total} {detail[:60]}", err=True, nl=False)
+        left = remaining(done, total, now - self.started)
+        click.echo(f"\r\033[K{self.label}: {done}/{total} {detail[:60]}{left}", err=True, nl=False)
 
     def done(self) -> None:
         if self.enabled:
             click.echo("\r\033[K", err=True, nl=False)
+
+
+# Below this the rate is mostly model loading and the first batch: no estimate yet.
+ESTIMATE_AFTER_SECONDS = 3.0
+
+
+def remaining(done: int, total: int, elapsed: float) -> str:
+    """", about 2 min 10 s left" at the average rate so far; empty while it means little."""
+    if done <= 0 or done >= total or elapsed < ESTIMATE_AFTER_SECONDS:
+        return ""
+    seconds = round((total - done) * elapsed / done)
+    if seconds >= 3600:
+        text = f"{seconds // 3600} h {seconds % 3600 // 60} min"
+    elif seconds >= 60:
+        text = f"{seconds // 60} min {seconds % 60} s"
+    else:
+        text = f"{seconds} s"
+    return f", about {text} left"

@@ -74,8 +74,8 @@ def _embed(conn, cfg, *, reset: bool, batch: int = 64):
     from ..vault.embed import embed_pending
     from ..vault.embedders import index_embedder
 
-    progress = Progress("embed")
     with index_embedder(cfg) as embedder:
+        progress = Progress("embed")  # after the model is made: the time left counts embedding only
         summary = embed_pending(conn, embedder, batch=batch, reset=reset, progress=progress)
     progress.done()
     return summary

@@ -61,6 +61,10 @@ def embed_pending(
             if not rows:
                 break
             texts = [chunk_embed_text(r["title"], r["heading"], r["content"]) for r in rows]
+            # Batches of similar length: a batch pads to its longest text, so mixing one long
+            # chunk with short ones wastes most of the work (benchmarks/embed_speed.py).
+            order = sorted(range(len(rows)), key=lambda i: len(texts[i]))
+            rows, texts = [rows[i] for i in order], [texts[i] for i in order]
             vectors: list[np.ndarray] = []
             for start in range(0, len(texts), batch):
                 vectors.extend(embedder.embed(texts[start : start + batch]))

@@ -1,8 +1,10 @@
-"""Embedders behind one small interface: sentence-transformers to index, ONNX to query.
+"""Embedders behind one small interface, all running the same model (all-MiniLM-L6-v2).
 
-Indexing loads torch once for a long job; a query must not (importing torch alone costs
-seconds), so the same model is exported to ONNX at index time and queries run it with
-onnxruntime and the tokenizers library.
+Neither indexing nor queries load torch: the network is written to ONNX from the model
+package's weights (onnx_graph.py) the first time a vault is embedded, and both paths run
+it with onnxruntime and the tokenizers library. Indexing runs an int8 copy (faster, same
+vectors to cosine > 0.99); queries run the float32 graph. Sentence-transformers (torch)
+remains the reference the tests and benchmarks compare against.
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ def model_file(data_dir: Path) -> Path:
 
 
 class SentenceTransformerEmbedder(Closing):
-    """The reference implementation; loads torch."""
+    """The reference implementation; loads torch. Used by tests and benchmarks only."""
 
     name = MODEL_NAME
     dimension = DIMENSION
@@ -95,7 +97,7 @@ class SentenceTransformerEmbedder(Closing):
                 from sentence_transformers import SentenceTransformer
             except ImportError:
                 raise ConfigError(
-                    "indexing embeddings needs sentence-transformers: pip install 'cli-org[index]'"
+                    "the reference embedder needs sentence-transformers: pip install 'cli-org[reference]'"
                 ) from None
             self._model = SentenceTransformer(str(_model_dir()), device="cpu")
             self._model.max_seq_length = MAX_TOKENS
@@ -113,82 +115,23 @@ class SentenceTransformerEmbedder(Closing):
             show_progress_bar=False,
         )
 
-    def export_onnx(self, target: Path) -> None:
-        """Write the same network (mean pooling and normalisation included) as ONNX."""
-        import torch
-
-        encoder = self.model[0].auto_model  # the Hugging Face network inside the first module
-        if not isinstance(encoder, torch.nn.Module):
-            raise ConfigError("the embedding model holds no network to export")
-        transformer = encoder.eval()
-
-        class Pooled(torch.nn.Module):
-            def __init__(self, encoder):
-                super().__init__()
-                self.encoder = encoder
-
-            def forward(self, input_ids, attention_mask, token_type_ids):
-                hidden = self.encoder(
-                    input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-                ).last_hidden_state
-                mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-                mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                return torch.nn.functional.normalize(mean, p=2, dim=1)
-
-        sample = self.model.tokenizer(["a sample", "another sample text"], padding=True, return_tensors="pt")
-        names = ["input_ids", "attention_mask", "token_type_ids"]
-        axes = {n: {0: "batch", 1: "tokens"} for n in names} | {"embedding": {0: "batch"}}
-        import shutil
-        import tempfile
-        import warnings
-
-        import onnx
-
-        target.parent.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".export-", dir=target.parent.parent))
-        try:
-            with warnings.catch_warnings(), torch.no_grad():
-                warnings.simplefilter("ignore")
-                torch.onnx.export(
-                    Pooled(transformer),
-                    tuple(sample[n] for n in names),
-                    str(staging / "graph.onnx"),
-                    input_names=names,
-                    output_names=["embedding"],
-                    dynamic_axes=axes,
-                    opset_version=17,
-                    dynamo=False,
-                )
-            # Weights in a separate file load about three times faster than inline ones.
-            onnx.save_model(
-                onnx.load(str(staging / "graph.onnx")),
-                str(staging / target.name),
-                save_as_external_data=True,
-                all_tensors_to_one_file=True,
-                location="weights.bin",
-            )
-            (staging / "graph.onnx").unlink()
-            # The tokenizer travels with the model: queries need neither torch nor the model package.
-            shutil.copy(_model_dir() / "tokenizer.json", staging / "tokenizer.json")
-            staging.rename(target.parent)  # atomic: a reader never sees half a model
-        except OSError:
-            if not target.exists():
-                raise
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-
 
 class OnnxEmbedder(Closing):
-    """The query path: onnxruntime and tokenizers, no torch.
+    """onnxruntime and tokenizers, no torch; the query path and (with the int8 model) indexing.
 
     Loading starts in a background thread at construction, so a cold process reads the
-    model while it connects to the database and runs the keyword query.
+    model while it connects to the database and runs the keyword query. Texts are
+    tokenized once, sorted by length and cut into batches, so a batch pads to the length
+    of its own longest text rather than the call's.
     """
 
     name = MODEL_NAME
     dimension = DIMENSION
 
-    def __init__(self, model_file: Path):
+    def __init__(self, model_file: Path, *, threads: int | None = None, batch: int = 64, workers: int = 1):
+        self.batch = batch
+        self.threads = threads
+        self.workers = workers  # batches run at once, each on the session's own threads
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._load, args=(model_file,), daemon=True)
         self._thread.start()
@@ -200,9 +143,9 @@ class OnnxEmbedder(Closing):
 
             tokenizer = Tokenizer.from_file(str(model_file.parent / "tokenizer.json"))
             tokenizer.enable_truncation(MAX_TOKENS)
-            tokenizer.enable_padding()
+            tokenizer.no_padding()
             options = ort.SessionOptions()
-            options.intra_op_num_threads = min(4, os.cpu_count() or 1)
+            options.intra_op_num_threads = self.threads or min(4, os.cpu_count() or 1)
             options.log_severity_level = 3
             # Idle worker threads sleep instead of spinning: on two shared cores the spinning
             # took CPU from the main thread's imports and queries; a cold recall used 0.54 s of
@@ -221,34 +164,98 @@ class OnnxEmbedder(Closing):
     def ready(self) -> None:
         self._thread.join()
         if self._error is not None:
-            raise ConfigError(f"query model failed to load: {self._error}")
+            raise ConfigError(f"embedding model failed to load: {self._error}")
 
     def embed(self, texts: list[str]) -> np.ndarray:
-
         self.ready()
         return self._run(texts)
 
     def _run(self, texts: list[str]) -> np.ndarray:
         import numpy as np
 
-        out = []
-        for start in range(0, len(texts), 64):
-            enc = self.tokenizer.encode_batch(texts[start : start + 64])
-            feeds = {
-                "input_ids": np.array([e.ids for e in enc], dtype=np.int64),
-                "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
-                "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64),
-            }
-            out.append(self.session.run(None, feeds)[0])
-        return np.concatenate(out).astype(np.float32) if out else np.zeros((0, DIMENSION), np.float32)
+        ids = [e.ids for e in self.tokenizer.encode_batch(texts)]
+        out = np.zeros((len(texts), DIMENSION), np.float32)
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        batches = [order[start : start + self.batch] for start in range(0, len(order), self.batch)]
+
+        def run(rows: list[int]) -> None:
+            tokens = np.zeros((len(rows), max(len(ids[i]) for i in rows)), np.int64)
+            mask = np.zeros_like(tokens)
+            for row, i in enumerate(rows):
+                tokens[row, : len(ids[i])] = ids[i]
+                mask[row, : len(ids[i])] = 1
+            feeds = {"input_ids": tokens, "attention_mask": mask, "token_type_ids": np.zeros_like(tokens)}
+            out[rows] = self.session.run(None, feeds)[0]
+
+        if self.workers > 1 and len(batches) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(self.workers) as pool:  # a run releases the GIL
+                list(pool.map(run, batches))
+        else:
+            for rows in batches:
+                run(rows)
+        return out
 
 
-def index_embedder(settings: Settings) -> SentenceTransformerEmbedder:
-    """The indexing embedder; also leaves the ONNX copy that queries use."""
-    embedder = SentenceTransformerEmbedder()
-    if not onnx_path(settings).exists():
-        embedder.export_onnx(onnx_path(settings))
-    return embedder
+def model_files(settings: Settings) -> Path:
+    """The ONNX models, made from the model package on first use (float32 graph, then its
+    int8 copy), each appearing atomically: a reader never sees half a model."""
+    import shutil
+    import tempfile
+    from importlib.util import find_spec
+
+    from . import onnx_graph
+
+    target = onnx_path(settings)
+    if not (target.exists() and int8_path(settings).exists()) and find_spec("onnx") is None:
+        raise ConfigError("building the embedding model needs the onnx package: pip install 'cli-org[index]'")
+    if not target.exists():
+        target.parent.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent.parent))
+        try:
+            onnx_graph.build(_model_dir(), staging / target.name)
+            # The tokenizer travels with the model: queries need nothing from the model package.
+            shutil.copy(_model_dir() / "tokenizer.json", staging / "tokenizer.json")
+            staging.rename(target.parent)
+        except OSError:
+            if not target.exists():  # another process won the race: its copy serves
+                raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    quantized = int8_path(settings)
+    if not quantized.exists():  # also for model folders made before the int8 copy existed
+        partial = quantized.with_name(f".{quantized.name}.{os.getpid()}")
+        try:
+            onnx_graph.quantize(target, partial)
+            partial.replace(quantized)
+        finally:
+            partial.unlink(missing_ok=True)
+    return target.parent
+
+
+def int8_path(settings: Settings) -> Path:
+    return onnx_path(settings).with_name("model.int8.onnx")
+
+
+# Indexing: the int8 model, two batches at once each on one thread (2 cores), 32 texts of
+# similar length per batch. benchmarks/embed_speed.py, 512 TIL chunks: quiet, 80.1 chunks/s
+# against 81.4 for one batch on two threads and 29.4 for sentence-transformers; under
+# other load 53.8 against 40.4 and 13.7 (benchmarks/RESULTS.md, "Embedding speed").
+INDEX_BATCH = 32
+INDEX_THREADS = 1
+INDEX_WORKERS = 2
+
+
+def index_embedder(settings: Settings) -> Embedder:
+    """The indexing embedder (no torch); also leaves the float32 model that queries use."""
+    model_files(settings)
+    return OnnxEmbedder(int8_path(settings), threads=INDEX_THREADS, batch=INDEX_BATCH, workers=INDEX_WORKERS)
+
+
+def reference_embedder() -> SentenceTransformerEmbedder:
+    """sentence-transformers itself (loads torch): what the ONNX paths are checked against."""
+    return SentenceTransformerEmbedder()
 
 
 # Query models whose loading began before the program was imported (start_early).
