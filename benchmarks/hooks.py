@@ -1,7 +1,7 @@
-"""The Claude Code hooks, timed as the harness runs them: a cold `cli-org hook claude-code
-EVENT` process with recorded hook JSON on stdin, on the shipped sample; and the fail-open
-paths: the database refusing connections (a closed port) and a server that accepts and
-never answers.
+"""The Claude Code hooks, timed as the harness runs them: a `cli-org hook claude-code EVENT`
+process with recorded hook JSON on stdin, on the shipped sample, cold (CLI_ORG_WARM=0) and
+answered by the warm helper; and the fail-open paths: the database refusing connections (a
+closed port) and a server that accepts and never answers.
 
     python -m benchmarks.hooks
 """
@@ -20,8 +20,10 @@ import time
 from cli_org import notebook
 from cli_org.db.connect import connect
 from cli_org.evaluation import load_golden
+from cli_org.warm.server import status
+from cli_org.warm.server import stop as stop_helper
 
-from .common import ROOT, bench_settings, median, percentile
+from .common import ROOT, WORK, bench_settings, eval_halves, median, percentile
 from .recall_eval import SAMPLE, load_sample
 
 RUNS = 20
@@ -75,10 +77,27 @@ def main() -> None:
         "CLI_ORG_DATABASE_URL": "",
         "ORG_ROOT": str(SAMPLE),
         "PYTHONPATH": str(ROOT),
+        "CLI_ORG_WARM": "0",
+        "CLI_ORG_WARM_DIR": str(WORK / "warm"),
     }
-    questions = [c.question for c in load_golden(ROOT / "eval" / "golden.txt")]
+    questions = [c.question for f in eval_halves("golden") for c in load_golden(f)]
     results: dict[str, dict] = {}
-    for label, event in (("session-start", "session-start"), ("prompt (new session)", "prompt")):
+    _new_sessions(env, questions, results, "")
+    # The same runs answered by the warm helper: one cold run launches it, then wait for it.
+    warm = {**env, "CLI_ORG_WARM": "1"}
+    _run(warm, "session-start", {"session_id": f"bench-launch-{time.time_ns()}", "cwd": str(SAMPLE)})
+    deadline = time.monotonic() + 60
+    while not status(warm).running and time.monotonic() < deadline:
+        time.sleep(0.1)
+    try:
+        _new_sessions(warm, questions, results, ", warm")
+    finally:
+        stop_helper(warm)
+    _fail_open(env, questions, results)
+
+
+def _new_sessions(env: dict, questions: list[str], results: dict, suffix: str) -> None:
+    for label, event in (("session-start" + suffix, "session-start"), ("prompt (new session)" + suffix, "prompt")):
         times, outputs = [], []
         for i in range(RUNS):
             payload = {"session_id": f"bench-{label}-{i}-{time.time_ns()}", "cwd": str(SAMPLE)}
@@ -96,6 +115,8 @@ def main() -> None:
         results[label] = _figures(times, outputs)
         print(label, results[label], flush=True)
 
+
+def _fail_open(env: dict, questions: list[str], results: dict) -> None:
     # The same prompt again in the same session: nothing new, nothing printed.
     times, outputs = [], []
     payload = {"session_id": f"bench-repeat-{time.time_ns()}", "cwd": str(SAMPLE), "prompt": questions[0]}

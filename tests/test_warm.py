@@ -176,6 +176,25 @@ def test_hooks_are_answered_by_the_helper_with_the_cold_bytes(org, warm_env):
         assert served(warm_env) == before + 4
 
 
+def test_a_cold_hook_starts_the_helper_the_next_hook_asks(org, warm_env):
+    """The hook bounds its connection with PGCONNECT_TIMEOUT, a PG* variable and so part of a
+    helper's key: the helper it launches must be the one the next hook (without it) reaches."""
+    _dress(org)
+    env = {**warm_env, "CLI_ORG_WARM_IDLE": "20"}
+    env.pop("PGCONNECT_TIMEOUT", None)
+    start = {"session_id": "launch-1", "cwd": str(ROOT), "hook_event_name": "SessionStart"}
+    first = _hook(env, "session-start", start)
+    try:
+        deadline = time.monotonic() + 60
+        while not status(env).running:
+            assert time.monotonic() < deadline, "no helper for the hook's database after a cold hook"
+            time.sleep(0.1)
+        second = _hook(env, "session-start", {**start, "session_id": "launch-2"})
+        assert second.stdout == first.stdout and served(env) == 1
+    finally:
+        assert run(env, "warm", "stop").stdout == "stopped\n"
+
+
 def test_the_caller_environment_and_folder_decide_the_answer(org, warm_env, tmp_path):
     """ORG_ROOT, ORG_AGENT and the working folder travel with each request."""
     memory = tmp_path / "proj" / ".agents" / "org" / "memory"

@@ -23,6 +23,7 @@ def hook(harness: str, event: str, agent: str | None, project: str | None) -> No
     """
     from ..hooks import CONNECT_SECONDS, fail_open
 
+    ours = "PGCONNECT_TIMEOUT" not in os.environ
     os.environ.setdefault("PGCONNECT_TIMEOUT", str(CONNECT_SECONDS))
     outcome = fail_open(lambda: _hook_work(event, agent, project))
     if outcome.text:
@@ -34,6 +35,8 @@ def hook(harness: str, event: str, agent: str | None, project: str | None) -> No
     if not outcome.finished and not in_helper():
         os._exit(0)  # the work is stuck (a connection, a lock): leave it behind
     if outcome.finished and not outcome.problem:
+        if ours:  # PG* variables are part of a helper's key: launch the one the next hook asks
+            del os.environ["PGCONNECT_TIMEOUT"]
         warm_up()
 
 
