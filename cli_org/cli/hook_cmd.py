@@ -11,8 +11,8 @@ from .common import agent_session, as_option, in_helper, settings, warm_up
 
 
 @click.command()
-@click.argument("harness", type=click.Choice(["claude-code"]))
-@click.argument("event", type=click.Choice(["session-start", "prompt"]))
+@click.argument("harness", type=click.Choice(["claude-code"]), metavar="HARNESS")
+@click.argument("event", type=click.Choice(["session-start", "prompt"]), metavar="EVENT")
 @as_option
 @click.option("--project", metavar="P", help="The project (default: the name of the working folder's project root).")
 def hook(harness: str, event: str, agent: str | None, project: str | None) -> None:

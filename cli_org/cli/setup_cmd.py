@@ -15,7 +15,7 @@ assert set(SETUP_HARNESSES) <= set(HARNESSES)
 
 
 @click.command()
-@click.argument("harness", type=click.Choice(SETUP_HARNESSES))
+@click.argument("harness", type=click.Choice(SETUP_HARNESSES), metavar="HARNESS")
 @click.option(
     "--agent", metavar="NAME", envvar="ORG_AGENT", help="The agent the harness acts as (default: $ORG_AGENT)."
 )
