@@ -373,3 +373,19 @@ def test_memory_file_missing_folder(tmp_path):
     from cli_org.recall.memory_arm import recall_memory
 
     assert recall_memory(Path(tmp_path), "anything here", limit=4) == []
+
+
+def test_a_memory_line_holding_every_word_sits_above_the_best_vault_note():
+    """Issue 13: an agent's own exact line came second, below a generic note. A line that
+    holds every query word now comes before the vault's best note; a partial line after it."""
+    from cli_org.recall.memory_arm import MemoryHit
+    from cli_org.recall.merge import merge
+    from cli_org.recall.vault_arm import VaultHit
+
+    exact = MemoryHit("ops.md", 3, "the staging database restarts at two", matched=3, terms=3)
+    partial = MemoryHit("ops.md", 9, "staging is slow on mondays", matched=2, terms=3)
+    best, other = VaultHit(hit=None, support="keyword"), VaultHit(hit=None, support="keyword")
+    assert merge([], [partial, exact], [best, other], limit=8) == [exact, best, partial, other]
+    # Memory still takes at most half the slots, so the vault keeps its room.
+    many = [MemoryHit("ops.md", n, "x", matched=1, terms=1) for n in range(6)]
+    assert merge([], many, [best, other], limit=4) == [many[0], many[1], best, other]
