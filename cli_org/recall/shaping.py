@@ -27,6 +27,8 @@ class VaultShaping:
     # ...and only when that word is no whole token of the query model's vocabulary either
     # (ordinary English is; most product names are not).
     unknown_needs_foreign: bool = True
+    # The answerability gate over the question's profile (AnswerGate below); None: no gate.
+    gate: AnswerGate | None = None
 
     def words_needed(self, query_terms: int) -> int:
         return min(self.max_shared_words, max(1, math.ceil(query_terms * self.share_needed)))
@@ -49,6 +51,11 @@ class FactShaping:
     # Measured and left off (1 disables it): keeping only hits within 0.1 of the best
     # similarity lost 1 of 20 paraphrases of the tuning half and saved little.
     within_best: float = 1.0
+    # Which side the question belongs to: semantic facts stay only when the best fact is at
+    # least this close to the question, less this margin, as the vault's best note (issue
+    # 13, benchmarks/answerability.py); a developer question the vault half-answers is not
+    # about the team. 1 or more disables it.
+    vault_margin: float = 1.0
     min_background: int = 8  # fewer facts in scope: no background to measure, so no vector-only hit
     lazy_batch: int = 500  # facts embedded before one recall at most (the rest before the next)
 
@@ -63,3 +70,45 @@ class FactShaping:
 
 
 FACT_SHAPING = FactShaping()
+
+
+@dataclass(frozen=True)
+class QueryProfile:
+    """What a question's vault candidates say about whether the vault can answer it at all
+    (issue 13, query-performance prediction), read from the hybrid search's candidates."""
+
+    best: float  # the best cosine among the candidates
+    z: float  # how far the best cosine stands above the candidates' own (mean, spread)
+    gap: float  # best cosine minus the `gap_rank`-th best
+    agreement: float  # share of the keyword side's top notes that the vector side also ranks top
+    coverage: float  # the largest share of the question's words one candidate holds
+    unknown: bool  # the question names a word the memory has never seen
+
+
+@dataclass(frozen=True)
+class AnswerGate:
+    """A small logistic answerability model: the vault arm answers only when
+    intercept + sum(weight * feature) >= threshold. Off (None) keeps every candidate."""
+
+    intercept: float
+    best: float
+    z: float
+    gap: float
+    agreement: float
+    coverage: float
+    unknown: float
+    threshold: float = 0.0
+
+    def score(self, p: QueryProfile) -> float:
+        return (
+            self.intercept
+            + self.best * p.best
+            + self.z * p.z
+            + self.gap * p.gap
+            + self.agreement * p.agreement
+            + self.coverage * p.coverage
+            + self.unknown * float(p.unknown)
+        )
+
+    def answerable(self, p: QueryProfile) -> bool:
+        return self.score(p) >= self.threshold
