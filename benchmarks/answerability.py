@@ -23,12 +23,12 @@ import statistics
 import numpy as np
 
 from cli_org.db.connect import connect
+from cli_org.db.queries import sql
 from cli_org.evaluation import load_golden, parse_queries
 from cli_org.recall.answer import _QueryOnce, foreign_terms
 from cli_org.recall.shaping import SHAPING
 from cli_org.recall.terms import positive_words
 from cli_org.recall.vault_arm import profile, shape
-from cli_org.db.queries import sql
 from cli_org.vault.embedders import query_embedder, vector_literal
 from cli_org.vault.search import search
 
@@ -44,7 +44,9 @@ UNGATED = dataclasses.replace(SHAPING, gate=None)
 def rows(conn, embedder, which: str) -> list[dict]:
     cases: list[tuple[str, str | None, str]] = []
     for name in ("til-golden", "facts-golden"):
-        cases += [(c.question, c.expected if name == "til-golden" else None, name) for c in load_golden(half(name, which))]
+        cases += [
+            (c.question, c.expected if name == "til-golden" else None, name) for c in load_golden(half(name, which))
+        ]
     for name in ("til-near", "til-noise", "noise"):
         cases += [(q, None, name) for q in parse_queries(half(name, which).read_text())]
     out = []
@@ -175,31 +177,43 @@ def main() -> None:
         for f, w in zip(FEATURES, weights, strict=True):
             print(f"  {f:10} {w:+.3f}")
         print("  as --weights:", json.dumps([round(intercept, 3), *[round(float(w), 3) for w in weights]]))
+
     def score(r):
         return intercept + float(np.dot(weights, r["features"]))
 
     model_auc = auc([score(r) for r in usable if r["label"]], [score(r) for r in usable if not r["label"]])
     til = [r for r in usable if r["set"] == "til-golden"]
     near = [r for r in usable if r["set"] == "til-near"]
-    print(f"model AUC {model_auc:.3f}; TIL golden against near-topic only:", ", ".join(
-        f"{f} {auc([r['features'][i] for r in til], [r['features'][i] for r in near]):.3f}"
-        for i, f in enumerate(FEATURES)
-    ), f"gap100 {auc([r['deep']['gap100'] for r in til], [r['deep']['gap100'] for r in near]):.3f}",
-        f"model {auc([score(r) for r in til], [score(r) for r in near]):.3f}")
+    print(
+        f"model AUC {model_auc:.3f}; TIL golden against near-topic only:",
+        ", ".join(
+            f"{f} {auc([r['features'][i] for r in til], [r['features'][i] for r in near]):.3f}"
+            for i, f in enumerate(FEATURES)
+        ),
+        f"gap100 {auc([r['deep']['gap100'] for r in til], [r['deep']['gap100'] for r in near]):.3f}",
+        f"model {auc([score(r) for r in til], [score(r) for r in near]):.3f}",
+    )
     table(data, score)
     table(data, score, floor=False)
     for name in ("til-golden", "facts-golden", "til-near", "til-noise", "noise"):
         got = sorted(score(r) for r in data if r["set"] == name and r["features"])
-        print(f"  score {name:12} min {got[0]:+.2f} p10 {got[len(got) // 10]:+.2f} median {statistics.median(got):+.2f} max {got[-1]:+.2f}")
+        print(
+            f"  score {name:12} min {got[0]:+.2f} p10 {got[len(got) // 10]:+.2f}"
+            f" median {statistics.median(got):+.2f} max {got[-1]:+.2f}"
+        )
     right = sorted((score(r), r["question"][:50]) for r in data if r["plain_right"])[:5]
     print("  lowest-scoring right vault answers:", right)
-    bad = sorted(((score(r), r["plain_hits"], r["question"][:50]) for r in data if not r["label"] and r["plain_hits"]), reverse=True)
+    bad = sorted(
+        ((score(r), r["plain_hits"], r["question"][:50]) for r in data if not r["label"] and r["plain_hits"]),
+        reverse=True,
+    )
     print("  unanswerable questions with vault hits (no unknown floor), best score first:", bad)
     for f in ("best", "z", "gap"):  # the hand-set single-feature gates beside the model
         i = FEATURES.index(f)
         low = min((r["features"][i] for r in usable if r["plain_right"]), default=None)
         bad = sorted((round(r["features"][i], 3) for r in usable if not r["label"] and r["plain_hits"]), reverse=True)
         print(f"single feature {f}: lowest among right vault answers {low:.3f}; unanswerable with vault hits {bad}")
+
 
 if __name__ == "__main__":
     main()

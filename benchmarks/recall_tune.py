@@ -15,7 +15,7 @@ import statistics
 
 from cli_org.db.connect import connect
 from cli_org.evaluation import load_golden, parse_queries, run_golden, run_noise
-from cli_org.recall.shaping import FACT_SHAPING, SHAPING, AnswerGate
+from cli_org.recall.shaping import FACT_SHAPING, SHAPING, VAULT_GATE, AnswerGate
 from cli_org.vault.embedders import query_embedder
 
 from .common import bench_settings
@@ -33,12 +33,7 @@ def vault(**kw):
     return dataclasses.replace(SHAPING, **kw)
 
 
-# Fitted by benchmarks/answerability.py on the tuning half (threshold: the middle of the
-# tuning half's margin, between its lowest right vault answer and its highest unanswerable
-# question with vault hits).
-FITTED = AnswerGate(
-    intercept=-5.463, best=10.048, z=0.413, gap=7.28, agreement=1.775, coverage=3.965, unknown=-3.881, threshold=-0.8
-)
+FITTED = VAULT_GATE  # benchmarks/answerability.py, fitted on the tuning half
 BEST40 = AnswerGate(intercept=-0.40, best=1.0, z=0.0, gap=0.0, agreement=0.0, coverage=0.0, unknown=0.0)
 
 OLD_VAULT = vault(unknown_similarity=0.0, unknown_needs_foreign=False)  # before issue 13: no unknown-word floor
@@ -72,11 +67,8 @@ CANDIDATES = {
     "gate v0": (fact(), vault(gate=FITTED, unknown_similarity=0.0)),
     "best40 v40": (fact(), vault(gate=BEST40)),
     "best40 v0": (fact(), vault(gate=BEST40, unknown_similarity=0.0)),
-    # Semantic facts only when the best fact is within m of the vault's best note (`fm.125`):
-    # the middle of the tuning half's margin between its lowest right paraphrase (-0.114) and
-    # the next TIL question with a semantic fact hit (-0.140).
-    "fm.125": (fact(vault_margin=0.125), SHAPING),
-    "fm.125 gate v40": (fact(vault_margin=0.125), vault(gate=FITTED)),
+    # Measured and dropped, its code removed (commit 624282b has it): `fm.125`, semantic facts
+    # only when the best fact is within 0.125 of the vault's best note (RESULTS.md).
 }
 
 

@@ -152,8 +152,6 @@ def recall_facts_semantic(
         sql("fact_vectors.search"),
         {"query": vector_literal(vector), "model": embedder.name, "project": project, "limit": limit * 2},
     ).fetchall()
-    if rows and shaping.vault_margin < 1 and float(rows[0]["similarity"]) < vault_best(conn, vector) - shaping.vault_margin:
-        return []
     words = terms(wanted)
     patterns = word_start_regex(words)
     hits: list[FactHit] = []
@@ -177,16 +175,6 @@ def recall_facts_semantic(
             why = f"vector-only: similarity {sim:.2f}, {z:.1f} sd above the question's background"
         hits.append(FactHit(_fact(row), "semantic", sim, why=why))
     return hits
-
-
-def vault_best(conn: Conn, vector) -> float:
-    """The vault's best chunk cosine to the question (0 without vectors): the other side of
-    FactShaping.vault_margin."""
-    from ..vault.embedders import vector_literal
-
-    params = {"vector": vector_literal(vector), "limit": 1, "exclude": [], "private": False}
-    row = conn.execute(sql("search.dense"), params).fetchone()
-    return float(row["similarity"]) if row else 0.0
 
 
 def _fact(row: dict) -> Fact:

@@ -45,9 +45,6 @@ def recall_vault(
 ) -> tuple[list[VaultHit], str | None]:
     """`unknown`: the question holds a word the memory has never seen (recall.unknown_terms)."""
     result = search(conn, query, mode="hybrid", limit=limit * 2, embedder=embedder, exclude=exclusions(exclude))
-    gate = shaping.gate
-    if gate is not None and (p := profile(result.hits, unknown)) is not None and not gate.answerable(p):
-        return [], result.notice
     return shape(result.hits, limit=limit, shaping=shaping, unknown=unknown), result.notice
 
 
@@ -79,7 +76,11 @@ def profile(hits: list[NoteHit], unknown: bool) -> QueryProfile | None:
 def shape(hits: list[NoteHit], *, limit: int, shaping: VaultShaping = SHAPING, unknown: bool = False) -> list[VaultHit]:
     """Keyword-supported hits stay; vector-only hits need one beside them, a similarity
     floor, and fill at most half the slots. Same title and snippet twice take one slot. A
-    question holding a word the memory lacks raises every floor to unknown_similarity."""
+    question holding a word the memory lacks raises every floor to unknown_similarity. With
+    an answerability gate, a question whose profile it scores below its threshold gets none."""
+    gate = shaping.gate
+    if gate is not None and (p := profile(hits, unknown)) is not None and not gate.answerable(p):
+        return []
     if not any(has_keyword_support(h, shaping, unknown) for h in hits):
         return []
     kept: list[VaultHit] = []
