@@ -1,5 +1,5 @@
 """Fit the vault arm's answerability gate (issue 13): a logistic model over the question's
-profile (cli_org/recall/vault_arm.profile), trained on the TUNING half only, on the
+profile (`profile` below), trained on the TUNING half only, on the
 databases `recall_eval` loaded (read with BENCH_WORK, never reloaded).
 
     BENCH_WORK=... python -m benchmarks.answerability            # fit on the tuning half
@@ -7,10 +7,11 @@ databases `recall_eval` loaded (read with BENCH_WORK, never reloaded).
 
 Answerable: `til-golden` and `facts-golden`; unanswerable: `til-near`, `til-noise`, `noise`.
 (The sample's `golden` asks about the sample's vault, which this database does not hold.)
-Prints the coefficients in the features' own units (the constants of `GATE` in
-cli_org/recall/shaping.py) and, per threshold, what the gate would cost and save on the
-half: answerable questions whose right note the vault arm returned and would lose, and the
-vault hits of unanswerable questions it would remove.
+Prints the coefficients in the features' own units and, per threshold, what the gate would
+cost and save on the half: answerable questions whose right note the vault arm returned and
+would lose, and the vault hits of unanswerable questions it would remove. Measured and not
+kept: held out, the gate never beat the unknown-word floor (benchmarks/RESULTS.md, "Recall by
+meaning"); the library code that applied it is in the history (commit 369e2db).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import argparse
 import dataclasses
 import json
 import statistics
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -28,9 +30,9 @@ from cli_org.evaluation import load_golden, parse_queries
 from cli_org.recall.answer import _QueryOnce, foreign_terms
 from cli_org.recall.shaping import SHAPING
 from cli_org.recall.terms import positive_words
-from cli_org.recall.vault_arm import profile, shape
+from cli_org.recall.vault_arm import shape
 from cli_org.vault.embedders import query_embedder, vector_literal
-from cli_org.vault.search import search
+from cli_org.vault.search import NoteHit, search
 
 from .common import bench_settings
 from .recall_eval import AGENT, SAMPLE, half
@@ -38,7 +40,44 @@ from .recall_eval import AGENT, SAMPLE, half
 DEEP = 100
 FEATURES = ("best", "z", "gap", "agreement", "coverage", "unknown")
 LIMIT = 8
-UNGATED = dataclasses.replace(SHAPING, gate=None)
+
+
+@dataclass(frozen=True)
+class QueryProfile:
+    """What a question's vault candidates say about whether the vault can answer it at all
+    (query-performance prediction), read from the hybrid search's candidates."""
+
+    best: float  # the best cosine among the candidates
+    z: float  # how far the best cosine stands above the candidates' own (mean, spread)
+    gap: float  # best cosine minus the GAP_RANK-th best
+    agreement: float  # share of the keyword side's top notes that the vector side also ranks top
+    coverage: float  # the largest share of the question's words one candidate holds
+    unknown: bool  # the question names a word the memory has never seen
+
+
+PROFILE_TOP = 5  # agreement: the two sides' top this-many notes
+GAP_RANK = 8  # gap: the best cosine against the this-many-th (recall asks for 2 x limit = 16 candidates)
+
+
+def profile(hits: list[NoteHit], unknown: bool) -> QueryProfile | None:
+    """The question's profile from its hybrid candidates (None without vectors): the
+    candidates are the question's own background of similarities, so a flat profile (best
+    barely above the rest) says the vault holds nothing in particular about it."""
+    cosines = sorted((h.semantic_score for h in hits if h.semantic_score is not None), reverse=True)
+    if len(cosines) < 2:
+        return None
+    mean = sum(cosines) / len(cosines)
+    spread = (sum((c - mean) ** 2 for c in cosines) / len(cosines)) ** 0.5
+    top_kw = {h.file_id for h in hits if h.keyword_rank is not None and h.keyword_rank <= PROFILE_TOP}
+    top_se = {h.file_id for h in hits if h.semantic_rank is not None and h.semantic_rank <= PROFILE_TOP}
+    return QueryProfile(
+        best=cosines[0],
+        z=(cosines[0] - mean) / spread if spread else 0.0,
+        gap=cosines[0] - cosines[min(GAP_RANK, len(cosines)) - 1],
+        agreement=len(top_kw & top_se) / PROFILE_TOP,
+        coverage=max((h.matched_terms / h.query_terms for h in hits if h.query_terms), default=0.0),
+        unknown=unknown,
+    )
 
 
 def rows(conn, embedder, which: str) -> list[dict]:
@@ -57,8 +96,8 @@ def rows(conn, embedder, which: str) -> list[dict]:
         hits = search(conn, wanted, mode="hybrid", limit=LIMIT * 2, embedder=once).hits
         deep = background(conn, once, wanted)
         p = profile(hits, unknown)
-        kept = shape(hits, limit=LIMIT, shaping=UNGATED, unknown=unknown)
-        plain = shape(hits, limit=LIMIT, shaping=UNGATED, unknown=False)  # without the unknown-word floor
+        kept = shape(hits, limit=LIMIT, shaping=SHAPING, unknown=unknown)
+        plain = shape(hits, limit=LIMIT, shaping=SHAPING, unknown=False)  # without the unknown-word floor
         out.append(
             {
                 "set": name,

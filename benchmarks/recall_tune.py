@@ -15,7 +15,7 @@ import statistics
 
 from cli_org.db.connect import connect
 from cli_org.evaluation import load_golden, parse_queries, run_golden, run_noise
-from cli_org.recall.shaping import FACT_SHAPING, SHAPING, VAULT_GATE, AnswerGate
+from cli_org.recall.shaping import FACT_SHAPING, SHAPING
 from cli_org.vault.embedders import query_embedder
 
 from .common import bench_settings
@@ -32,9 +32,6 @@ def fact(**kw):
 def vault(**kw):
     return dataclasses.replace(SHAPING, **kw)
 
-
-FITTED = VAULT_GATE  # benchmarks/answerability.py, fitted on the tuning half
-BEST40 = AnswerGate(intercept=-0.40, best=1.0, z=0.0, gap=0.0, agreement=0.0, coverage=0.0, unknown=0.0)
 
 OLD_VAULT = vault(unknown_similarity=0.0, unknown_needs_foreign=False)  # before issue 13: no unknown-word floor
 
@@ -59,16 +56,6 @@ CANDIDATES = {
     "f34/27 z2 u42 v45": (fact(), vault(unknown_similarity=0.45)),
     "f32/27 z2 u42 v40": (fact(min_similarity=0.32), SHAPING),
     "f34/27 z2 u42 v40, any unknown word": (fact(), vault(unknown_needs_foreign=False)),
-    # The answerability gate (benchmarks/answerability.py fits it on the tuning half): the
-    # vault arm answers only when the question's profile scores at or above the threshold.
-    # "gate" = the fitted model, "best40" = the hand-set gate (best cosine >= 0.40), each with
-    # the unknown-word floor (v40) or in its place (v0).
-    "gate v40": (fact(), vault(gate=FITTED)),
-    "gate v0": (fact(), vault(gate=FITTED, unknown_similarity=0.0)),
-    "best40 v40": (fact(), vault(gate=BEST40)),
-    "best40 v0": (fact(), vault(gate=BEST40, unknown_similarity=0.0)),
-    # Measured and dropped, its code removed (commit 624282b has it): `fm.125`, semantic facts
-    # only when the best fact is within 0.125 of the vault's best note (RESULTS.md).
 }
 
 

@@ -12,9 +12,9 @@ from cli_org import facts
 from cli_org.db.connect import connect
 from cli_org.errors import InputError
 from cli_org.recall.answer import NOTHING, parse_arms, recall
-from cli_org.recall.shaping import VAULT_GATE, AnswerGate, VaultShaping
+from cli_org.recall.shaping import VaultShaping
 from cli_org.recall.terms import needed, terms
-from cli_org.recall.vault_arm import profile, shape
+from cli_org.recall.vault_arm import shape
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
 from cli_org.vault.search import NoteHit
@@ -238,75 +238,6 @@ def test_shape_floor_and_half_limit_cap():
     assert shape([_hit("long", 1, 2, 8, 0.5)], limit=8, shaping=SHAPING_03) == []
     # Shared words with a vector far in meaning are not support; without vectors, words suffice.
     assert shape([_hit("far", 1, 2, 3, 0.1)], limit=8, shaping=SHAPING_03) == []
-
-
-def _profiled(sims, kw_ranks, matched, terms_=4):
-    return [
-        NoteHit(
-            f"n{i}",
-            f"n{i}",
-            "",
-            f"snippet {i}",
-            0.0,
-            keyword_rank=k,
-            matched_terms=m,
-            query_terms=terms_,
-            semantic_score=s,
-            semantic_rank=i + 1,
-            file_id=i + 1,
-        )
-        for i, (s, k, m) in enumerate(zip(sims, kw_ranks, matched, strict=True))
-    ]
-
-
-def test_answerability_profile():
-    hits = _profiled(
-        [0.62, 0.41, 0.38, 0.36, 0.35, 0.34, 0.33, 0.32], [1, 2, None, 3, 4, 5, 6, None], [3, 2, 0, 1, 1, 1, 1, 0]
-    )
-    p = profile(hits, unknown=True)
-    assert p is not None and p.unknown
-    assert p.best == 0.62 and p.gap == pytest.approx(0.30) and p.coverage == 0.75
-    assert p.agreement == pytest.approx(4 / 5)  # keyword top 5: n0, n1, n3, n4, n5; vector top 5: n0..n4
-    assert p.z > 2.0  # one note stands out from the question's own candidates
-    flat = profile(_profiled([0.31, 0.31, 0.30, 0.30, 0.30, 0.29, 0.29, 0.29], [1] + [None] * 7, [2] + [0] * 7), False)
-    assert flat is not None and flat.gap == pytest.approx(0.02) and flat.agreement == pytest.approx(0.2)
-    # Without vectors (keyword search only) there is no profile.
-    assert profile([NoteHit("a", "a", "", "a", 0.0, keyword_rank=1, matched_terms=2, query_terms=2)], False) is None
-
-
-def test_answerability_gate_in_shape():
-    no_floor = dataclasses.replace(SHAPING_03, unknown_similarity=0.0)  # the unknown-word floor off
-    gated = dataclasses.replace(no_floor, gate=VAULT_GATE)
-    # A near-topic question: a flat profile just over the floors, half its words shared with
-    # one note, and a word the memory has never seen. The floors alone let it in; the gate not.
-    flat = _profiled([0.31, 0.31, 0.30, 0.30, 0.30, 0.29, 0.29, 0.29], [1] + [None] * 7, [2] + [0] * 7)
-    assert shape(flat, limit=8, shaping=no_floor, unknown=True)
-    assert shape(flat, limit=8, shaping=gated, unknown=True) == []
-    # A question the vault answers keeps every hit, unknown word or not.
-    standout = _profiled(
-        [0.62, 0.41, 0.38, 0.36, 0.35, 0.34, 0.33, 0.32], [1, 2, None, 3, 4, 5, 6, None], [3, 2, 0, 1, 1, 1, 1, 0]
-    )
-    for unknown in (False, True):
-        before = [k.hit.path for k in shape(standout, limit=8, shaping=no_floor, unknown=unknown)]
-        assert before and [k.hit.path for k in shape(standout, limit=8, shaping=gated, unknown=unknown)] == before
-    # The gate is the threshold on a linear score: one that refuses everything leaves nothing,
-    # even keyword-supported notes; keyword search without vectors is never gated.
-    refuse = dataclasses.replace(no_floor, gate=AnswerGate(-1.0, 0, 0, 0, 0, 0, 0))
-    assert shape(standout, limit=8, shaping=refuse) == []
-    words = [NoteHit("a", "a", "", "a", 0.0, keyword_rank=1, matched_terms=2, query_terms=2, file_id=1)]
-    assert [k.support for k in shape(words, limit=8, shaping=refuse)] == ["keyword"]
-
-
-def test_answerability_gate_through_recall(vault_env):
-    embedder = HashEmbedder({"dough": "commits", "knead": "squash"})
-    with connect(vault_env.settings) as conn:
-        embed_pending(conn, embedder)
-    assert vault_env("squash commits", arms=("vault",), embedder=embedder).hits
-    refuse = dataclasses.replace(vault_env.settings.vault_shaping, gate=AnswerGate(-1.0, 0, 0, 0, 0, 0, 0))
-    settings = dataclasses.replace(vault_env.settings, vault_shaping=refuse)
-    with connect(settings, "bot") as conn:
-        result = recall(conn, "squash commits", settings=settings, arms=("vault",), embedder=embedder)
-    assert result.hits == [] and result.text == NOTHING
 
 
 # --- merge, output, logging --------------------------------------------------------------

@@ -27,9 +27,6 @@ class VaultShaping:
     # ...and only when that word is no whole token of the query model's vocabulary either
     # (ordinary English is; most product names are not).
     unknown_needs_foreign: bool = True
-    # The answerability gate over the question's profile (AnswerGate, VAULT_GATE below);
-    # None: no gate. Off: measured, it did not beat this floor held out (RESULTS.md).
-    gate: AnswerGate | None = None
 
     def words_needed(self, query_terms: int) -> int:
         return min(self.max_shared_words, max(1, math.ceil(query_terms * self.share_needed)))
@@ -66,58 +63,3 @@ class FactShaping:
 
 
 FACT_SHAPING = FactShaping()
-
-
-@dataclass(frozen=True)
-class QueryProfile:
-    """What a question's vault candidates say about whether the vault can answer it at all
-    (issue 13, query-performance prediction), read from the hybrid search's candidates."""
-
-    best: float  # the best cosine among the candidates
-    z: float  # how far the best cosine stands above the candidates' own (mean, spread)
-    gap: float  # best cosine minus the `gap_rank`-th best
-    agreement: float  # share of the keyword side's top notes that the vector side also ranks top
-    coverage: float  # the largest share of the question's words one candidate holds
-    unknown: bool  # the question names a word the memory has never seen
-
-
-@dataclass(frozen=True)
-class AnswerGate:
-    """A small logistic answerability model: the vault arm answers only when
-    intercept + sum(weight * feature) >= threshold. Off (None) keeps every candidate."""
-
-    intercept: float
-    best: float
-    z: float
-    gap: float
-    agreement: float
-    coverage: float
-    unknown: float
-    threshold: float = 0.0
-
-    def score(self, p: QueryProfile) -> float:
-        return (
-            self.intercept
-            + self.best * p.best
-            + self.z * p.z
-            + self.gap * p.gap
-            + self.agreement * p.agreement
-            + self.coverage * p.coverage
-            + self.unknown * float(p.unknown)
-        )
-
-    def answerable(self, p: QueryProfile) -> bool:
-        return self.score(p) >= self.threshold
-
-
-# Fitted by `python -m benchmarks.answerability` on the tuning half only (131 answerable:
-# til-golden, facts-golden; 59 unanswerable: til-near, til-noise, noise; logistic
-# regression, L2 1.0 on standardised features, coefficients in the features' own units).
-# Threshold: the middle of the tuning half's margin between its lowest-scoring right vault
-# answer (-0.31) and its highest-scoring unanswerable question with vault hits (-1.31).
-# Not on by default: held out it removed nothing the unknown-word floor had not removed,
-# and in that floor's place it let more near-topic hits through (0.346 against 0.269;
-# benchmarks/RESULTS.md, "Recall by meaning").
-VAULT_GATE = AnswerGate(
-    intercept=-5.463, best=10.048, z=0.413, gap=7.28, agreement=1.775, coverage=3.965, unknown=-3.881, threshold=-0.8
-)

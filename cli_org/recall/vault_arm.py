@@ -8,7 +8,7 @@ from ..db import Conn
 from ..db.session import owns_transaction
 from ..vault.embedders import Embedder
 from ..vault.search import NoteHit, prefix_pattern, search
-from .shaping import SHAPING, QueryProfile, VaultShaping
+from .shaping import SHAPING, VaultShaping
 
 
 @dataclass
@@ -48,39 +48,10 @@ def recall_vault(
     return shape(result.hits, limit=limit, shaping=shaping, unknown=unknown), result.notice
 
 
-PROFILE_TOP = 5  # agreement: the two sides' top this-many notes
-GAP_RANK = 8  # gap: the best cosine against the this-many-th (recall asks for 2 x limit = 16 candidates)
-
-
-def profile(hits: list[NoteHit], unknown: bool) -> QueryProfile | None:
-    """The question's profile from its hybrid candidates (None without vectors): the
-    candidates are the question's own background of similarities, so a flat profile (best
-    barely above the rest) says the vault holds nothing in particular about it."""
-    cosines = sorted((h.semantic_score for h in hits if h.semantic_score is not None), reverse=True)
-    if len(cosines) < 2:
-        return None
-    mean = sum(cosines) / len(cosines)
-    spread = (sum((c - mean) ** 2 for c in cosines) / len(cosines)) ** 0.5
-    top_kw = {h.file_id for h in hits if h.keyword_rank is not None and h.keyword_rank <= PROFILE_TOP}
-    top_se = {h.file_id for h in hits if h.semantic_rank is not None and h.semantic_rank <= PROFILE_TOP}
-    return QueryProfile(
-        best=cosines[0],
-        z=(cosines[0] - mean) / spread if spread else 0.0,
-        gap=cosines[0] - cosines[min(GAP_RANK, len(cosines)) - 1],
-        agreement=len(top_kw & top_se) / PROFILE_TOP,
-        coverage=max((h.matched_terms / h.query_terms for h in hits if h.query_terms), default=0.0),
-        unknown=unknown,
-    )
-
-
 def shape(hits: list[NoteHit], *, limit: int, shaping: VaultShaping = SHAPING, unknown: bool = False) -> list[VaultHit]:
     """Keyword-supported hits stay; vector-only hits need one beside them, a similarity
     floor, and fill at most half the slots. Same title and snippet twice take one slot. A
-    question holding a word the memory lacks raises every floor to unknown_similarity. With
-    an answerability gate, a question whose profile it scores below its threshold gets none."""
-    gate = shaping.gate
-    if gate is not None and (p := profile(hits, unknown)) is not None and not gate.answerable(p):
-        return []
+    question holding a word the memory lacks raises every floor to unknown_similarity."""
     if not any(has_keyword_support(h, shaping, unknown) for h in hits):
         return []
     kept: list[VaultHit] = []
