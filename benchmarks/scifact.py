@@ -4,7 +4,7 @@ Each abstract becomes one note (title as heading, abstract as body) in a vault f
 under $BENCH_WORK; the folder is scanned and embedded like any vault, so re-runs reuse
 the index. Also sweeps the fusion constants over the same ranked lists.
 
-    python -m benchmarks.scifact [--sweep] [--modes keyword,semantic,hybrid] [--variants a,b]
+    python -m benchmarks.scifact [--sweep] [--modes keyword,semantic,hybrid]
 
 nDCG@10 is reported for the tuning half, the held-out half (see `halves`) and all 300.
 """
@@ -69,31 +69,16 @@ def fuse(kw: list[str], sem: list[str], k: int, wk: float, ws: float) -> list[st
     return sorted(score, key=lambda d: -score[d])
 
 
-# Ranking variants measured through the real search code (`--variants a,b`): each is a
-# `SearchTuning` run in hybrid mode beside the three shipped modes. The explorer
-# (`benchmarks.scifact_tune`) chose which to put here, on the tuning half only.
-VARIANTS: dict[str, vs.SearchTuning] = {
-    "cov^0.5": vs.SearchTuning(coverage_power=0.5),
-    "a=0.5 fixed": vs.SearchTuning(keyword_weight=0.5, coverage_power=0.0),
-    "prf fused 2/1.0": vs.SearchTuning(feedback_notes=2, feedback_weight=1.0),
-    "prf fused 2/0.5": vs.SearchTuning(feedback_notes=2, feedback_weight=0.5),
-    "prf fused 1/0.5": vs.SearchTuning(feedback_notes=1, feedback_weight=0.5),
-}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sweep", action="store_true", help="also sweep the fusion constants")
-    parser.add_argument("--variants", default="", help="comma-separated names of VARIANTS to run as well")
     parser.add_argument("--modes", default="keyword,semantic,hybrid", help="which shipped modes to run")
     args = parser.parse_args()
     if not DATA.exists():
         sys.exit(f"SciFact not found at {DATA}")
     write_vault()
     settings = bench_settings("scifact")
-    runs: dict[str, tuple[str, vs.SearchTuning]] = {m: (m, vs.TUNING) for m in args.modes.split(",") if m}
-    for name in filter(None, args.variants.split(",")):
-        runs[name] = ("hybrid", VARIANTS[name])
+    runs = [m for m in args.modes.split(",") if m]
     with connect(settings) as conn:
         summary = scan(conn, WORK / "scifact-vault", replace=True)
         print("scan:", summary.line(), file=sys.stderr)
@@ -106,9 +91,9 @@ def main() -> None:
         lists: dict[str, dict[str, list[str]]] = {name: {} for name in runs}
         times: dict[str, list[float]] = {name: [] for name in runs}
         for qid, text in queries.items():
-            for name, (mode, tuning) in runs.items():
+            for name in runs:
                 started = time.perf_counter()
-                result = vs.search(conn, text, mode=mode, limit=100, embedder=embedder, depth=200, tuning=tuning)
+                result = vs.search(conn, text, mode=name, limit=100, embedder=embedder, depth=200)
                 times[name].append((time.perf_counter() - started) * 1000)
                 lists[name][qid] = ranked_ids(result)
     tune, test = halves(list(queries))

@@ -12,7 +12,7 @@ from cli_org.db.connect import connect
 from cli_org.errors import InputError
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
-from cli_org.vault.search import SearchTuning, prefix_pattern, search
+from cli_org.vault.search import prefix_pattern, search
 
 NOTES = {
     "git/squash.md": "# Squash commits\n\nCombine commits with an interactive rebase and squash.\n",
@@ -290,33 +290,6 @@ def test_hybrid_ranking_is_the_fusion_rule(org, tmp_path):
     }
     for name, scores in wrong.items():
         assert _order(scores) != paths(hybrid), name
-
-
-def test_feedback_orders_by_the_moved_vector_but_keeps_the_questions_similarity(org, tmp_path):
-    # SearchTuning.feedback_notes (off by default; measured in benchmarks/RESULTS.md): the
-    # question's vector (1, 0) moves towards the first top note's chunk (b.md, cosine 0.6:
-    # (0.6, 0.8)) and fusion runs again; each hit still reports its cosine to the question.
-    query = "vacuum freeze horizon"
-    tuning = SearchTuning(feedback_notes=1, feedback_weight=1.0)
-    with connect(org.settings) as conn:
-        scan(conn, make_vault(tmp_path / "f", FUSION_NOTES))
-        embed_pending(conn, DialEmbedder())
-        keyword = {h.path: h for h in search(conn, query, mode="keyword", limit=50).hits}
-        plain = search(conn, query, mode="hybrid", limit=50, embedder=DialEmbedder())
-        moved = search(conn, query, mode="hybrid", limit=50, embedder=DialEmbedder(), tuning=tuning)
-    cosine = {h.path: h.semantic_score for h in plain.hits}
-    assert {h.path: h.semantic_score for h in moved.hits} == pytest.approx(cosine)
-    assert {h.path: h.semantic_rank for h in moved.hits} == {h.path: h.semantic_rank for h in plain.hits}
-    mx, my = 1 + 0.6, 0.8
-    norm = math.hypot(mx, my)
-    to_moved = {p: (c * mx + math.sqrt(1 - c * c) * my) / norm for p, c in cosine.items()}
-    bm25 = {p: keyword[p].keyword_score if p in keyword else 0.0 for p in cosine}
-    weight = 0.7 * 2 / 3
-    zk, zc = _z(bm25), _z(to_moved)
-    expected = {p: weight * zk[p] + (1 - weight) * zc[p] for p in bm25}
-    assert {h.path: h.score for h in moved.hits} == pytest.approx(expected, abs=1e-5)
-    assert {h.path: h.score for h in plain.hits} != pytest.approx(expected, abs=1e-5)
-    assert paths(moved) == _order(expected)
 
 
 def test_keyword_search_beyond_its_depth_keeps_the_best_notes(org, tmp_path):

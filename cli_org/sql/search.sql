@@ -88,10 +88,6 @@ FROM vault_chunks
 WHERE file_id = ANY (%(ids)s) AND embedding IS NOT NULL
 ORDER BY file_id, embedding <=> %(vector)s::vector;
 
--- name: chunk_vectors
--- The vectors of given chunks (a search's first top notes, for pseudo-relevance feedback).
-SELECT id, embedding::text AS embedding FROM vault_chunks WHERE id = ANY (%(ids)s) AND embedding IS NOT NULL;
-
 -- name: may_see_private
 -- Owners and the admin connection (no agent) may; row-level security decides for members.
 SELECT org_is_owner() OR org_caller() IS NULL AS yes;

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass, field
-
-import numpy as np
 
 from ..db import Conn, first
 from ..db.errors import translated
@@ -38,23 +35,9 @@ class SearchTuning:
     # leans on meaning. Chosen by measurement on SciFact and paraphrased questions
     # (benchmarks/RESULTS.md, `fusion`).
     keyword_weight: float = 0.7
-    # The coverage enters as coverage ** coverage_power: 1 is the rule above; below 1 a
-    # partly matching query keeps more of its keyword weight (0 ignores coverage). 1 stays:
-    # 0.5 and 0 gained on SciFact's tuning half, lost held out, and 0.5 lost TIL paraphrases
-    # (benchmarks/RESULTS.md, "SciFact past the published hybrid").
-    coverage_power: float = 1.0
     # Scores are standardised over each side's top this-many candidates, so a deeper search
     # (a bigger --limit) does not reorder the top of the list.
     stats_depth: int = 30
-    # Pseudo-relevance feedback on the vector side: after a first fusion, the question's vector
-    # moves towards the best chunks of its top feedback_notes notes (q + feedback_weight *
-    # their mean, made unit length) and fusion runs again with it. It orders only: every hit
-    # keeps its similarity to the question itself, which is what callers' floors judge.
-    # 0 notes turns it off, the default: no setting was better on both SciFact halves by more
-    # than chance and on TIL recall at once (benchmarks/RESULTS.md, "SciFact past the
-    # published hybrid"); it stays so that those rows can be rerun through this code.
-    feedback_notes: int = 0
-    feedback_weight: float = 1.0
 
 
 TUNING = SearchTuning()
@@ -121,11 +104,10 @@ def search(
             if embedder is None:
                 result.used = "keyword"
         keyword = _keyword(conn, query, depth, patterns, private, tuning) if result.used != "semantic" else []
-        semantic, vector, raw = [], None, None
+        semantic, vector = [], None
         if result.used != "keyword" and embedder is not None and query.strip():
             try:
-                raw = embedder.embed([query])[0]
-                vector = vector_literal(raw)
+                vector = vector_literal(embedder.embed([query])[0])
             except ConfigError as exc:  # a broken query model must not break keyword search
                 result.notice, result.used = f"{exc}; showing keyword results", "keyword"
                 if mode == "semantic":
@@ -135,10 +117,7 @@ def search(
         hits = _candidates(keyword, semantic)
         if result.used == "hybrid":
             _complete(conn, hits, keyword, vector, tuning)
-        ranked = _rank(hits, result.used, tuning)
-        if result.used == "hybrid" and tuning.feedback_notes and raw is not None and vector is not None:
-            ranked = _feedback(conn, ranked, hits, keyword, raw, vector, depth, patterns, private, tuning)
-        result.hits = ranked[:limit]
+        result.hits = _rank(hits, result.used, tuning)[:limit]
         _fill(conn, query, result.hits)
     result.ms = (time.perf_counter() - started) * 1000
     return result
@@ -244,51 +223,6 @@ def _complete(conn, hits: dict[int, NoteHit], keyword: list[dict], vector: str |
             hit.semantic_score, hit.chunk_id = float(row["similarity"]), row["chunk_id"]
 
 
-def _feedback(
-    conn,
-    ranked: list[NoteHit],
-    hits: dict[int, NoteHit],
-    keyword: list[dict],
-    raw,
-    vector: str,
-    depth: int,
-    exclude: list[str],
-    private: bool,
-    tuning: SearchTuning,
-) -> list[NoteHit]:
-    """Fusion again with the question's vector moved towards its first top notes (the rule at
-    SearchTuning.feedback_notes); the hits keep their similarity to the question itself."""
-    chunks = [h.chunk_id for h in ranked[: tuning.feedback_notes] if h.chunk_id]
-    rows = conn.execute(sql("search.chunk_vectors"), {"ids": chunks}).fetchall() if chunks else []
-    if not rows:
-        return ranked
-    centroid = np.mean([np.array(json.loads(r["embedding"]), dtype=np.float32) for r in rows], axis=0)
-    moved = np.asarray(raw, dtype=np.float32) + tuning.feedback_weight * centroid
-    expanded = vector_literal(moved / np.linalg.norm(moved))
-    second = _candidates(keyword, _semantic(conn, expanded, depth, exclude, private))
-    _complete(conn, second, keyword, expanded, tuning)
-    reranked = _rank(second, "hybrid", tuning)
-    missing = [fid for fid in second if fid not in hits]
-    own = (
-        {r["file_id"]: r for r in conn.execute(sql("search.dense_for"), {"vector": vector, "ids": missing})}
-        if missing
-        else {}
-    )
-    for hit in reranked:
-        before = hits.get(hit.file_id)
-        if before is not None:
-            hit.semantic_score, hit.semantic_rank, hit.chunk_id = (
-                before.semantic_score,
-                before.semantic_rank,
-                before.chunk_id,
-            )
-        else:
-            row = own.get(hit.file_id)
-            hit.semantic_score = float(row["similarity"]) if row else None
-            hit.semantic_rank, hit.chunk_id = None, row["chunk_id"] if row else 0
-    return reranked
-
-
 def _rank(hits: dict[int, NoteHit], used: str, tuning: SearchTuning) -> list[NoteHit]:
     if used == "hybrid":
         depth = tuning.stats_depth
@@ -296,7 +230,7 @@ def _rank(hits: dict[int, NoteHit], used: str, tuning: SearchTuning) -> list[Not
         kw = _standardise({f: h.keyword_score or 0.0 for f, h in hits.items()}, basis)
         se = _standardise({f: h.semantic_score or 0.0 for f, h in hits.items()}, basis)
         coverage = max((h.matched_terms / h.query_terms for h in hits.values() if h.query_terms), default=0.0)
-        weight = tuning.keyword_weight * coverage**tuning.coverage_power
+        weight = tuning.keyword_weight * coverage
     for fid, hit in hits.items():
         if used == "keyword":
             hit.score = hit.keyword_score or 0.0
