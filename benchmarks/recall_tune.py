@@ -79,8 +79,6 @@ CANDIDATES = {
     "x2 lead40 z2 >v +.03": (dataclasses.replace(FACT_SHAPING, shared_bonus=0.03), SHAPING),
     "x2 lead40 z2 >v +.05 (chosen)": (FACT_SHAPING, SHAPING),
     "x2 lead40 z2 >v +.08": (dataclasses.replace(FACT_SHAPING, shared_bonus=0.08), SHAPING),
-    # "max(line, claim)": each fact also has a vector of its claim alone; the closer counts.
-    "chosen + claim vector": (dataclasses.replace(FACT_SHAPING, claim_vector=True), SHAPING),
 }
 
 

@@ -4,7 +4,6 @@ specification's three lexical passes, unchanged), then a semantic pass over fact
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
@@ -137,49 +136,31 @@ def _lexical(conn: Conn, query: str, *, project: str | None, limit: int) -> list
 
 
 @owns_transaction
-def ensure_fact_vectors(conn: Conn, embedder: Embedder, *, cap: int, shaping: FactShaping = FACT_SHAPING) -> int:
+def ensure_fact_vectors(conn: Conn, embedder: Embedder, *, cap: int) -> int:
     """Embed up to `cap` current facts that have no vector recall trusts (the fact author's or
-    the caller's, migration 0017) under each model key the shaping reads (`vector_keys`),
-    and store them as the caller; returns how many vectors. A connection that is no agent
-    cannot store a vector, so it embeds nothing and its semantic pass sees the vectors the
-    facts' authors computed."""
+    the caller's, migration 0017) and store them as the caller; returns how many. A
+    connection that is no agent cannot store a vector, so it embeds nothing and its semantic
+    pass sees the vectors the facts' authors computed."""
     if first(conn, sql("facts.me"))["name"] is None:
+        return 0
+    rows = conn.execute(sql("fact_vectors.missing"), {"model": embedder.name, "limit": cap}).fetchall()
+    if not rows:
         return 0
     from ..vault.embedders import vector_literal
 
-    stored = 0
-    for key, text in vector_keys(embedder, shaping):
-        rows = conn.execute(sql("fact_vectors.missing"), {"model": key, "limit": cap}).fetchall()
-        if not rows:
-            continue
-        vectors = embedder.embed([text(r["subject"], r["claim"]) for r in rows])
-        params = [
-            {"id": r["id"], "model": key, "embedding": vector_literal(v)} for r, v in zip(rows, vectors, strict=True)
-        ]
-        with conn.cursor() as cur:
-            cur.executemany(sql("fact_vectors.store"), params)
-        stored += len(rows)
-    return stored
+    vectors = embedder.embed([fact_text(r["subject"], r["claim"]) for r in rows])
+    params = [
+        {"id": r["id"], "model": embedder.name, "embedding": vector_literal(v)}
+        for r, v in zip(rows, vectors, strict=True)
+    ]
+    with conn.cursor() as cur:
+        cur.executemany(sql("fact_vectors.store"), params)
+    return len(rows)
 
 
 def fact_text(subject: str, claim: str) -> str:
     """What a fact's vector embeds: its subject and claim, as the fact line shows them."""
     return f"{subject}: {claim}"
-
-
-def claim_text(subject: str, claim: str) -> str:
-    """The second vector (FactShaping.claim_vector): the claim alone."""
-    return claim
-
-
-def vector_keys(embedder: Embedder, shaping: FactShaping) -> list[tuple[str, Callable[[str, str], str]]]:
-    """The model keys a fact's vectors are stored under, each with the text it embeds: the
-    model's name for the fact line (as before), and "<name>#claim" for the claim alone. A new
-    key is computed lazily for existing databases like any missing vector."""
-    keys: list[tuple[str, Callable[[str, str], str]]] = [(embedder.name, fact_text)]
-    if shaping.claim_vector:
-        keys.append((f"{embedder.name}#claim", claim_text))
-    return keys
 
 
 @owns_transaction
@@ -235,12 +216,11 @@ def _nearest(
     fewer than `min_background` facts are in scope)."""
     from ..vault.embedders import vector_literal
 
-    ensure_fact_vectors(conn, embedder, cap=shaping.lazy_batch, shaping=shaping)
+    ensure_fact_vectors(conn, embedder, cap=shaping.lazy_batch)
     vector = embedder.embed([" ".join(positive_words(query))])[0]
-    models = [key for key, _ in vector_keys(embedder, shaping)]
     rows = conn.execute(
         sql("fact_vectors.search"),
-        {"query": vector_literal(vector), "models": models, "project": project, "limit": limit * 2},
+        {"query": vector_literal(vector), "model": embedder.name, "project": project, "limit": limit * 2},
     ).fetchall()
     out = []
     for row in rows:

@@ -50,9 +50,6 @@ class FactShaping:
     # similarity lost 1 of 20 paraphrases of the tuning half and saved little.
     within_best: float = 1.0
     min_background: int = 8  # fewer facts in scope: no background to measure, so no vector-only hit
-    # Each fact also gets a vector of its claim alone, and the closer of its two vectors
-    # counts (recall_facts: vector_keys).
-    claim_vector: bool = False
     lazy_batch: int = 500  # facts embedded before one recall at most (the rest before the next)
     # A fact sharing this many words with the question is not held to the unknown-word floor
     # (0 keeps every fact to it): a question may name a word the memory lacks and still

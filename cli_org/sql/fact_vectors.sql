@@ -18,27 +18,23 @@ VALUES (%(id)s, %(model)s, %(embedding)s::vector)
 ON CONFLICT DO NOTHING;
 
 -- name: search
--- Current facts nearest the query by cosine, each through one trusted vector per model key
--- (the author's first, else the caller's own; a vector another member computed is never
--- used), the closest of its keys counting (FactShaping.claim_vector: the fact line and its
--- claim alone). Beside each, the query's background over every fact in scope (how many,
--- mean and spread of the similarities), computed before the LIMIT.
+-- Current facts nearest the query by cosine, each through one trusted vector (the author's
+-- first, else the caller's own): a vector another member computed is never used. Beside
+-- each, the query's background over every fact in scope (how many, mean and spread of the
+-- similarities), computed before the LIMIT.
 SELECT *, count(*) OVER () AS n, avg(similarity) OVER () AS mean,
        stddev_pop(similarity) OVER () AS sd
 FROM (
-    SELECT {facts.columns}, v.similarity
+    SELECT {facts.columns}, 1 - (v.embedding <=> %(query)s::vector) AS similarity
     FROM memory_facts f
     CROSS JOIN LATERAL (
-        SELECT max(1 - (t.embedding <=> %(query)s::vector)) AS similarity
-        FROM (
-            SELECT DISTINCT ON (v.model) v.embedding
-            FROM memory_fact_vectors v
-            WHERE v.fact_id = f.id AND v.model = ANY(%(models)s)
-              AND (v.computed_by = f.author OR v.computed_by = org_me())
-            ORDER BY v.model, v.computed_by = f.author DESC
-        ) t
+        SELECT embedding FROM memory_fact_vectors v
+        WHERE v.fact_id = f.id AND v.model = %(model)s
+          AND (v.computed_by = f.author OR v.computed_by = org_me())
+        ORDER BY v.computed_by = f.author DESC
+        LIMIT 1
     ) v
-    WHERE f.valid_to IS NULL AND v.similarity IS NOT NULL
+    WHERE f.valid_to IS NULL
       AND (%(project)s::text IS NULL OR f.project IS NULL OR f.project = %(project)s)
 ) s
 ORDER BY similarity DESC, created_at DESC
