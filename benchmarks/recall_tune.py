@@ -79,6 +79,9 @@ CANDIDATES = {
     "x2 lead40 z2 >v +.03": (dataclasses.replace(FACT_SHAPING, shared_bonus=0.03), SHAPING),
     "x2 lead40 z2 >v +.05 (chosen)": (FACT_SHAPING, SHAPING),
     "x2 lead40 z2 >v +.08": (dataclasses.replace(FACT_SHAPING, shared_bonus=0.08), SHAPING),
+    # "one lead" / "two leads": at most one (two) facts come before the vault's best note.
+    "x2 lead40 z2 >v +.05 one lead": (dataclasses.replace(FACT_SHAPING, max_leads=1), SHAPING),
+    "x2 lead40 z2 >v +.05 two leads": (dataclasses.replace(FACT_SHAPING, max_leads=2), SHAPING),
 }
 
 
