@@ -285,8 +285,8 @@ def test_a_close_fact_leads_before_the_vaults_best_note_only_when_at_least_as_cl
 
 
 def test_facts_found_by_meaning_are_ordered_by_cosine_and_shared_words():
-    """i13-facts: "which interpreter release do the backend services use" found the Python
-    fact (0.45, sharing backend and services) below the API versioning fact (0.55, sharing
-    nothing). Each shared word now adds FactShaping.shared_bonus to the order."""
-    assert FACT_SHAPING.order(0.45, 2) > FACT_SHAPING.order(0.553, 0)
-    assert dataclasses.replace(FACT_SHAPING, shared_bonus=0.0).order(0.45, 2) < 0.553
+    """i13-facts: "does a change spanning many services need sign-off before work starts"
+    found the design-review fact (0.273, sharing change and services) below an on-call fact
+    (0.361, sharing nothing). Each shared word now adds FactShaping.shared_bonus to the order."""
+    assert FACT_SHAPING.order(0.273, 2) > FACT_SHAPING.order(0.361, 0)
+    assert dataclasses.replace(FACT_SHAPING, shared_bonus=0.0).order(0.273, 2) < 0.361
