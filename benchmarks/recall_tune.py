@@ -21,12 +21,16 @@ from cli_org.vault.embedders import query_embedder
 from .common import bench_settings
 from .recall_eval import AGENT, SAMPLE, half
 
-OFF = dataclasses.replace(FACT_SHAPING, min_similarity=2.0, shared_similarity=2.0)  # no semantic fact passes
+# The fact shaping before i13-facts: no fact leads, every fact held to the unknown-word floor.
+BEFORE = dataclasses.replace(
+    FACT_SHAPING, unknown_exempt_shared=0, lead_similarity=2.0, lead_beats_vault=False, shared_bonus=0.0
+)
+OFF = dataclasses.replace(BEFORE, min_similarity=2.0, shared_similarity=2.0)  # no semantic fact passes
 
 
 # name -> (fact shaping, vault shaping)
 def fact(**kw):
-    return dataclasses.replace(FACT_SHAPING, **kw)
+    return dataclasses.replace(BEFORE, **kw)
 
 
 def vault(**kw):
@@ -52,10 +56,32 @@ CANDIDATES = {
     "f34/27 z2 u42": (fact(), OLD_VAULT),
     "f34/27 z2 u45": (fact(unknown_similarity=0.45), OLD_VAULT),
     "f34/27 z2 u42 v35": (fact(), vault(unknown_similarity=0.35)),
-    "f34/27 z2 u42 v40 (chosen)": (FACT_SHAPING, SHAPING),
+    "f34/27 z2 u42 v40 (chosen)": (BEFORE, SHAPING),
     "f34/27 z2 u42 v45": (fact(), vault(unknown_similarity=0.45)),
     "f32/27 z2 u42 v40": (fact(min_similarity=0.32), SHAPING),
     "f34/27 z2 u42 v40, any unknown word": (fact(), vault(unknown_needs_foreign=False)),
+    # Ordering facts for MRR (i13-facts): a loose or semantic fact at cosine >= L and z >= Z
+    # "leads" (comes before the vault's best note); "x2" = a fact sharing two words with the
+    # question is not held to the unknown-word floor.
+    "lead40 z2": (fact(lead_similarity=0.40, lead_z=2.0), SHAPING),
+    "lead45 z2": (fact(lead_similarity=0.45, lead_z=2.0), SHAPING),
+    "lead50 z2": (fact(lead_similarity=0.50, lead_z=2.0), SHAPING),
+    "lead45 z3": (fact(lead_similarity=0.45, lead_z=3.0), SHAPING),
+    "lead40 z3": (fact(lead_similarity=0.40, lead_z=3.0), SHAPING),
+    "x2": (fact(unknown_exempt_shared=2), SHAPING),
+    # ">v": a fact leads only when at least as close as the vault's best note.
+    "lead40 z2 >v": (fact(lead_similarity=0.40, lead_z=2.0, lead_beats_vault=True), SHAPING),
+    "lead35 z2 >v": (fact(lead_similarity=0.35, lead_z=2.0, lead_beats_vault=True), SHAPING),
+    "lead30 z2 >v": (fact(lead_similarity=0.30, lead_z=2.0, lead_beats_vault=True), SHAPING),
+    "x2 lead40 z2 >v": (fact(unknown_exempt_shared=2, lead_similarity=0.4, lead_z=2.0, lead_beats_vault=True), SHAPING),
+    "x2 lead50 z2": (fact(unknown_exempt_shared=2, lead_similarity=0.50, lead_z=2.0), SHAPING),
+    # "+b": facts found by meaning ordered by cosine + b per shared word.
+    "x2 lead40 z2 >v +.03": (dataclasses.replace(FACT_SHAPING, shared_bonus=0.03), SHAPING),
+    "x2 lead40 z2 >v +.05 (chosen)": (FACT_SHAPING, SHAPING),
+    "x2 lead40 z2 >v +.08": (dataclasses.replace(FACT_SHAPING, shared_bonus=0.08), SHAPING),
+    # "one lead" / "two leads": at most one (two) facts come before the vault's best note.
+    "x2 lead40 z2 >v +.05 one lead": (dataclasses.replace(FACT_SHAPING, max_leads=1), SHAPING),
+    "x2 lead40 z2 >v +.05 two leads": (dataclasses.replace(FACT_SHAPING, max_leads=2), SHAPING),
 }
 
 

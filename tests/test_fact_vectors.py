@@ -244,3 +244,49 @@ def test_a_word_of_the_models_vocabulary_is_no_foreign_subject(team):
         lax = dataclasses.replace(SHAPING, unknown_needs_foreign=False)
         assert foreign_terms(conn, "rabbitmq socket open backend", wrapped, lax) == ["open", "rabbitmq", "socket"]
         assert foreign_terms(conn, "the and of", wrapped, lax) == []  # stop words name nothing
+
+
+def test_a_fact_sharing_two_words_is_not_held_to_the_unknown_floor():
+    """i13-facts: "where do toggles for gradual rollouts live" names a word the memory lacks,
+    yet shares two words with the flag fact (cosine 0.39): before, the unknown floor (0.42)
+    dropped it. One shared word still meets the unknown floor."""
+    s = dataclasses.replace(FACT_SHAPING, unknown_exempt_shared=2)
+    assert s.qualifies(0.39, 3.6, 2, 0.39, True)
+    assert not s.qualifies(0.39, 3.6, 1, 0.39, True)
+    assert not dataclasses.replace(s, unknown_exempt_shared=0).qualifies(0.39, 3.6, 2, 0.39, True)
+
+
+def test_a_close_fact_leads_before_the_vaults_best_note_only_when_at_least_as_close():
+    """i13-facts: a paraphrased fact found by meaning sat below a vector-only vault note. A
+    fact that leads (close, standing out) now comes before the vault's best note, unless that
+    note is closer in meaning; a fact that does not lead stays after it."""
+    from cli_org.facts import Fact
+    from cli_org.recall.facts_arm import FactHit, settle_leads
+    from cli_org.recall.merge import merge
+    from cli_org.recall.vault_arm import VaultHit
+
+    s = FACT_SHAPING
+    assert s.leads(0.51, 4.7) and not s.leads(0.51, 1.0) and not s.leads(0.30, 4.0)
+    fact = Fact(**{f.name: None for f in dataclasses.fields(Fact)})
+
+    def hit(sim):
+        return FactHit(fact, "semantic", sim, lead=s.leads(sim, 4.0), similarity=sim)
+
+    def note(sim):
+        return VaultHit(NoteHit("n.md", "n", "n", "n", 0.0, semantic_score=sim), "vector-only")
+
+    close, weak = hit(0.51), hit(0.30)
+    best, other = note(0.44), note(0.40)
+    settle_leads([close, weak], 0.44, s)
+    assert merge([close, weak], [], [best, other], limit=8) == [close, best, weak, other]
+    closer = note(0.60)
+    settle_leads([close], 0.60, s)
+    assert merge([close], [], [closer], limit=8) == [closer, close]
+
+
+def test_facts_found_by_meaning_are_ordered_by_cosine_and_shared_words():
+    """i13-facts: "does a change spanning many services need sign-off before work starts"
+    found the design-review fact (0.273, sharing change and services) below an on-call fact
+    (0.361, sharing nothing). Each shared word now adds FactShaping.shared_bonus to the order."""
+    assert FACT_SHAPING.order(0.273, 2) > FACT_SHAPING.order(0.361, 0)
+    assert dataclasses.replace(FACT_SHAPING, shared_bonus=0.0).order(0.273, 2) < 0.361

@@ -14,7 +14,7 @@ from ..errors import ConfigError, InputError
 from ..facts import age
 from ..limits import check_query
 from ..text import one_line
-from .facts_arm import FactHit, recall_facts
+from .facts_arm import FactHit, recall_facts, settle_leads
 from .memory_arm import MemoryHit, project_root, recall_memory, recall_notebook
 from .merge import merge
 from .shaping import SHAPING, VaultShaping
@@ -143,6 +143,8 @@ def recall(
                 shaping=settings.vault_shaping,
                 unknown=unknown,
             )
+        if vault:
+            settle_leads(facts, vault[0].hit.semantic_score, settings.fact_shaping)
         result.hits = [_render(item) for item in merge(facts, memory, vault, limit)]
         result.arms = [arm for arm in ARMS if any(h.arm == arm for h in result.hits)]
         result.text = "\n".join(h.text for h in result.hits) if result.hits else NOTHING

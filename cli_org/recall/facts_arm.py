@@ -27,6 +27,19 @@ class FactHit:
     # squatting, migration 0008), shown once.
     authors: list[str] = field(default_factory=list)
     why: str = ""  # semantic hits: the signals that let it in
+    # Close in meaning and standing out (FactShaping.leads): merge puts it before the
+    # vault's best note.
+    lead: bool = False
+    similarity: float | None = None  # cosine to the question, where the semantic pass scored it
+
+
+def settle_leads(hits: list[FactHit], best_note: float | None, shaping: FactShaping) -> None:
+    """A fact leads only over a vault note it is at least as close to in meaning (when the
+    shaping asks for it and the vault's best note has a cosine)."""
+    if not shaping.lead_beats_vault or best_note is None:
+        return
+    for hit in hits:
+        hit.lead = hit.lead and hit.similarity is not None and hit.similarity >= best_note
 
 
 def _once(hits: list[FactHit], limit: int) -> list[FactHit]:
@@ -52,19 +65,43 @@ def recall_facts(
     unknown: bool = False,
 ) -> list[FactHit]:
     """The lexical passes, then (given an embedder) semantic hits the lexical ones missed:
-    lexical hits first, semantic ones after them, at most `limit` in all."""
+    lexical hits first, semantic ones after them, at most `limit` in all; facts that lead
+    (FactShaping.leads) come first after the strict ones, closest first."""
     lexical = _lexical(conn, query, project=project, limit=limit)
-    if embedder is None or not positive_words(query) or len(lexical) >= limit:
+    if embedder is None or not positive_words(query):
         return lexical
+    if len(lexical) >= limit and all(h.match == "strict" for h in lexical):
+        return lexical
+    nearest = _nearest(conn, query, project, limit, embedder, shaping)
+    scored = {row["id"]: (sim, z) for row, sim, z in nearest}
+    words = terms(" ".join(positive_words(query)))
+    patterns = word_start_regex(words)
+    shared = {
+        row["id"]: sum(1 for p in patterns if p.search(f"{row['subject']} {row['claim']}")) for row, _, _ in nearest
+    }
+
+    def rank(h: FactHit) -> float:
+        return -shaping.order(scored[h.fact.id][0], shared[h.fact.id])
+
+    for hit in lexical:
+        if hit.match != "strict" and hit.fact.id in scored:
+            sim, z = scored[hit.fact.id]
+            hit.similarity = sim
+            hit.lead = shaping.leads(sim, z)
     have = {h.fact.id for h in lexical}
     semantic = [
         h
-        for h in recall_facts_semantic(
-            conn, query, project=project, limit=limit, embedder=embedder, shaping=shaping, unknown=unknown
-        )
+        for h in _semantic_hits(nearest, query, limit=limit, shaping=shaping, unknown=unknown)
         if h.fact.id not in have
     ]
-    return _once(lexical + semantic, limit)
+    hits = _once(lexical + semantic, limit)
+    strict = [h for h in hits if h.match == "strict"]
+    lead = sorted((h for h in hits if h.match != "strict" and h.lead), key=rank)
+    for h in lead[shaping.max_leads :]:
+        h.lead = False  # still first among the facts, but after the vault's best note
+    loose = [h for h in hits if h.match == "loose" and not h.lead]
+    found = sorted((h for h in hits if h.match == "semantic" and not h.lead), key=rank)
+    return strict + lead + loose + found
 
 
 def _lexical(conn: Conn, query: str, *, project: str | None, limit: int) -> list[FactHit]:
@@ -143,24 +180,20 @@ def recall_facts_semantic(
     signal: a word shared with the query, or a similarity that stands out from the query's
     background over all facts (FactShaping). Vector-only hits (no shared word) fill at most
     half the limit."""
-    from ..vault.embedders import vector_literal
+    nearest = _nearest(conn, query, project, limit, embedder, shaping)
+    return _semantic_hits(nearest, query, limit=limit, shaping=shaping, unknown=unknown)
 
-    ensure_fact_vectors(conn, embedder, cap=shaping.lazy_batch)
+
+def _semantic_hits(
+    nearest: list[tuple[dict, float, float | None]], query: str, *, limit: int, shaping: FactShaping, unknown: bool
+) -> list[FactHit]:
     wanted = " ".join(positive_words(query))
-    vector = embedder.embed([wanted])[0]
-    rows = conn.execute(
-        sql("fact_vectors.search"),
-        {"query": vector_literal(vector), "model": embedder.name, "project": project, "limit": limit * 2},
-    ).fetchall()
     words = terms(wanted)
     patterns = word_start_regex(words)
     hits: list[FactHit] = []
     vector_only = 0
-    best = float(rows[0]["similarity"]) if rows else 0.0
-    for row in rows:
-        sim = float(row["similarity"])
-        sd = float(row["sd"] or 0.0)
-        z = (sim - float(row["mean"])) / sd if sd > 0 and row["n"] >= shaping.min_background else None
+    best = nearest[0][1] if nearest else 0.0
+    for row, sim, z in nearest:
         text = f"{row['subject']} {row['claim']}"
         shared = [w for w, p in zip(words, patterns, strict=True) if p.search(text)]
         if not shaping.qualifies(sim, z, len(shared), best, unknown):
@@ -173,8 +206,31 @@ def recall_facts_semantic(
             why = f"similar in meaning ({sim:.2f}) and shares {', '.join(shared)}"
         else:
             why = f"vector-only: similarity {sim:.2f}, {z:.1f} sd above the question's background"
-        hits.append(FactHit(_fact(row), "semantic", sim, why=why))
+        hits.append(FactHit(_fact(row), "semantic", sim, why=why, lead=shaping.leads(sim, z), similarity=sim))
     return hits
+
+
+def _nearest(
+    conn: Conn, query: str, project: str | None, limit: int, embedder: Embedder, shaping: FactShaping
+) -> list[tuple[dict, float, float | None]]:
+    """The facts nearest the query (after embedding any that lack a vector), each with its
+    cosine and its z against the query's background over every fact in scope (None when
+    fewer than `min_background` facts are in scope)."""
+    from ..vault.embedders import vector_literal
+
+    ensure_fact_vectors(conn, embedder, cap=shaping.lazy_batch)
+    vector = embedder.embed([" ".join(positive_words(query))])[0]
+    rows = conn.execute(
+        sql("fact_vectors.search"),
+        {"query": vector_literal(vector), "model": embedder.name, "project": project, "limit": limit * 2},
+    ).fetchall()
+    out = []
+    for row in rows:
+        sim = float(row["similarity"])
+        sd = float(row["sd"] or 0.0)
+        z = (sim - float(row["mean"])) / sd if sd > 0 and row["n"] >= shaping.min_background else None
+        out.append((row, sim, z))
+    return out
 
 
 def _fact(row: dict) -> Fact:

@@ -10,13 +10,16 @@ from .vault_arm import VaultHit
 def merge(facts: list[FactHit], memory: list[MemoryHit], vault: list[VaultHit], limit: int) -> list:
     """Strict facts and memory lines that hold every query word first (the most precise
     answers there are: issue 13 found an agent's own exact line below a generic note), then
-    the vault's best note, then the other memory lines, then loose facts, then the rest of
-    the vault. Facts and memory each take at most half the slots, so the vault always has room."""
+    the facts that lead (close in meaning and standing out: FactShaping.leads), then the
+    vault's best note, then the other memory lines, then loose facts, then the rest of the
+    vault. Facts and memory each take at most half the slots, so the vault always has room."""
     half = max(1, limit // 2)
     strict = [f for f in facts if f.match == "strict"][:half]
     # Loose and semantic facts (the semantic pass's own rule caps its vector-only hits).
     loose = [f for f in facts if f.match != "strict"][: max(0, half - len(strict))]
     lines = memory[:half]
     whole = [m for m in lines if m.matched == m.terms]
-    order = [*strict, *whole, *vault[:1], *[m for m in lines if m.matched != m.terms], *loose, *vault[1:]]
+    lead = [f for f in loose if f.lead]
+    rest = [f for f in loose if not f.lead]
+    order = [*strict, *whole, *lead, *vault[:1], *[m for m in lines if m.matched != m.terms], *rest, *vault[1:]]
     return order[:limit]
