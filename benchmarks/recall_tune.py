@@ -39,6 +39,8 @@ PLAIN = dataclasses.replace(
     order_cosine=0.0,
     order_support=0.0,
     order_by_gap=False,
+    order_title=0.0,
+    order_keyword_first=False,
 )
 
 
@@ -101,10 +103,17 @@ CANDIDATES = {
         )
         for c, m in ((8, 0.5), (8, 1), (12, 0.5), (12, 1), (16, 0.5), (16, 1), (24, 1), (100, 0))
     },
-    "vault idf 0.25 c0.5 all0.25 ord c12/s0.5 t0.75 (chosen)": (FACT_SHAPING, SHAPING),
+    "vault idf 0.25 c0.5 all0.25 ord c12/s0.5 (chosen)": (FACT_SHAPING, SHAPING),
+    "vault idf 0.25 c0.5 all0.25 ord c12/s0.5 t0.75 kw-first": (
+        FACT_SHAPING,
+        dataclasses.replace(SHAPING, order_title=0.75, order_keyword_first=True),
+    ),
     # "tX": field weighting, plus X times the share of the query's words in the title or path.
     **{
-        f"idf 0.25 c0.5 all0.25 ord c12/s0.5 t{t}": (FACT_SHAPING, dataclasses.replace(SHAPING, order_title=t))
+        f"idf 0.25 c0.5 all0.25 ord c12/s0.5 t{t}": (
+            FACT_SHAPING,
+            dataclasses.replace(SHAPING, order_title=t),
+        )
         for t in (0.25, 0.5, 0.75, 1, 1.5, 2)
     },
     # "ordq": the cosine weight times (1 - the best kept note's idf coverage).

@@ -40,10 +40,13 @@ def has_keyword_support(hit: NoteHit, shaping: VaultShaping, unknown: bool = Fal
     common word is noise), or words carrying `idf_share` of the query's rarity, and, where
     vectors exist, is close in meaning too: off-topic questions share words as well."""
     counted = shaping.count_rule and hit.matched_terms >= shaping.words_needed(hit.query_terms)
+    # Rarity needs idfs to weigh and a cosine to check: without vectors the count rule alone.
     rare = (
         bool(shaping.idf_share)
+        and bool(hit.term_idf)
+        and hit.semantic_score is not None
+        and hit.semantic_score >= shaping.idf_similarity
         and idf_coverage(hit) >= shaping.idf_share
-        and (hit.semantic_score is None or hit.semantic_score >= shaping.idf_similarity)
     )
     shares = hit.matched_terms > 0 and (counted or rare)
     base = shaping.keyword_similarity
@@ -103,7 +106,8 @@ def shape(
         words = terms(query)
         kept.sort(
             key=lambda v: (
-                -(order_key(v.hit, weight, shaping.order_support) + shaping.order_title * title_share(v.hit, words))
+                shaping.order_keyword_first and v.support != "keyword",
+                -(order_key(v.hit, weight, shaping.order_support) + shaping.order_title * title_share(v.hit, words)),
             )
         )
     return kept
