@@ -33,8 +33,23 @@ def fact(**kw):
     return dataclasses.replace(BEFORE, **kw)
 
 
+# The vault shaping before the rarity rule and the new order (helper i13-vault): every row
+# measured before it runs on this, so the table's rows stay reproducible.
+PLAIN = dataclasses.replace(
+    SHAPING,
+    idf_share=0.0,
+    idf_similarity=0.0,
+    all_words_similarity=None,
+    order_cosine=0.0,
+    order_support=0.0,
+    order_by_gap=False,
+    order_title=0.0,
+    order_keyword_first=False,
+)
+
+
 def vault(**kw):
-    return dataclasses.replace(SHAPING, **kw)
+    return dataclasses.replace(PLAIN, **kw)
 
 
 OLD_VAULT = vault(unknown_similarity=0.0, unknown_needs_foreign=False)  # before issue 13: no unknown-word floor
@@ -56,32 +71,94 @@ CANDIDATES = {
     "f34/27 z2 u42": (fact(), OLD_VAULT),
     "f34/27 z2 u45": (fact(unknown_similarity=0.45), OLD_VAULT),
     "f34/27 z2 u42 v35": (fact(), vault(unknown_similarity=0.35)),
-    "f34/27 z2 u42 v40 (chosen)": (BEFORE, SHAPING),
+    "f34/27 z2 u42 v40 (chosen)": (BEFORE, PLAIN),
     "f34/27 z2 u42 v45": (fact(), vault(unknown_similarity=0.45)),
-    "f32/27 z2 u42 v40": (fact(min_similarity=0.32), SHAPING),
+    "f32/27 z2 u42 v40": (fact(min_similarity=0.32), PLAIN),
     "f34/27 z2 u42 v40, any unknown word": (fact(), vault(unknown_needs_foreign=False)),
     # Ordering facts for MRR (i13-facts): a loose or semantic fact at cosine >= L and z >= Z
     # "leads" (comes before the vault's best note); "x2" = a fact sharing two words with the
     # question is not held to the unknown-word floor.
-    "lead40 z2": (fact(lead_similarity=0.40, lead_z=2.0), SHAPING),
-    "lead45 z2": (fact(lead_similarity=0.45, lead_z=2.0), SHAPING),
-    "lead50 z2": (fact(lead_similarity=0.50, lead_z=2.0), SHAPING),
-    "lead45 z3": (fact(lead_similarity=0.45, lead_z=3.0), SHAPING),
-    "lead40 z3": (fact(lead_similarity=0.40, lead_z=3.0), SHAPING),
-    "x2": (fact(unknown_exempt_shared=2), SHAPING),
+    "lead40 z2": (fact(lead_similarity=0.40, lead_z=2.0), PLAIN),
+    "lead45 z2": (fact(lead_similarity=0.45, lead_z=2.0), PLAIN),
+    "lead50 z2": (fact(lead_similarity=0.50, lead_z=2.0), PLAIN),
+    "lead45 z3": (fact(lead_similarity=0.45, lead_z=3.0), PLAIN),
+    "lead40 z3": (fact(lead_similarity=0.40, lead_z=3.0), PLAIN),
+    "x2": (fact(unknown_exempt_shared=2), PLAIN),
     # ">v": a fact leads only when at least as close as the vault's best note.
-    "lead40 z2 >v": (fact(lead_similarity=0.40, lead_z=2.0, lead_beats_vault=True), SHAPING),
-    "lead35 z2 >v": (fact(lead_similarity=0.35, lead_z=2.0, lead_beats_vault=True), SHAPING),
-    "lead30 z2 >v": (fact(lead_similarity=0.30, lead_z=2.0, lead_beats_vault=True), SHAPING),
-    "x2 lead40 z2 >v": (fact(unknown_exempt_shared=2, lead_similarity=0.4, lead_z=2.0, lead_beats_vault=True), SHAPING),
-    "x2 lead50 z2": (fact(unknown_exempt_shared=2, lead_similarity=0.50, lead_z=2.0), SHAPING),
+    "lead40 z2 >v": (fact(lead_similarity=0.40, lead_z=2.0, lead_beats_vault=True), PLAIN),
+    "lead35 z2 >v": (fact(lead_similarity=0.35, lead_z=2.0, lead_beats_vault=True), PLAIN),
+    "lead30 z2 >v": (fact(lead_similarity=0.30, lead_z=2.0, lead_beats_vault=True), PLAIN),
+    "x2 lead40 z2 >v": (fact(unknown_exempt_shared=2, lead_similarity=0.4, lead_z=2.0, lead_beats_vault=True), PLAIN),
+    "x2 lead50 z2": (fact(unknown_exempt_shared=2, lead_similarity=0.50, lead_z=2.0), PLAIN),
     # "+b": facts found by meaning ordered by cosine + b per shared word.
-    "x2 lead40 z2 >v +.03": (dataclasses.replace(FACT_SHAPING, shared_bonus=0.03), SHAPING),
-    "x2 lead40 z2 >v +.05 (chosen)": (FACT_SHAPING, SHAPING),
-    "x2 lead40 z2 >v +.08": (dataclasses.replace(FACT_SHAPING, shared_bonus=0.08), SHAPING),
+    "x2 lead40 z2 >v +.03": (dataclasses.replace(FACT_SHAPING, shared_bonus=0.03), PLAIN),
+    "x2 lead40 z2 >v +.05 (chosen)": (FACT_SHAPING, PLAIN),
+    "x2 lead40 z2 >v +.08": (dataclasses.replace(FACT_SHAPING, shared_bonus=0.08), PLAIN),
     # "one lead" / "two leads": at most one (two) facts come before the vault's best note.
-    "x2 lead40 z2 >v +.05 one lead": (dataclasses.replace(FACT_SHAPING, max_leads=1), SHAPING),
-    "x2 lead40 z2 >v +.05 two leads": (dataclasses.replace(FACT_SHAPING, max_leads=2), SHAPING),
+    "x2 lead40 z2 >v +.05 one lead": (dataclasses.replace(FACT_SHAPING, max_leads=1), PLAIN),
+    "x2 lead40 z2 >v +.05 two leads": (dataclasses.replace(FACT_SHAPING, max_leads=2), PLAIN),
+    # The vault's second signal (issue 13, helper i13-vault): "idf X" = keyword support also
+    # when the shared words carry X of the query's summed idf; "idf-only X" = without the
+    # word count; "ord cN/sM" = kept hits ordered by fused score + N * cosine + M * coverage.
+    **{f"idf {x}": (BEFORE, vault(idf_share=x)) for x in (0.3, 0.4, 0.5, 0.6)},
+    **{f"idf-only {x}": (BEFORE, vault(idf_share=x, count_rule=False)) for x in (0.4, 0.5, 0.6)},
+    # "idf X cY": the rarity rule asks a cosine of Y as well (the word count keeps its 0.30).
+    **{
+        f"idf {x} c{y}": (BEFORE, vault(idf_share=x, idf_similarity=y))
+        for x in (0.25, 0.3, 0.35, 0.2, 0.15, 0.1, 0.01)
+        for y in (0.45, 0.5, 0.55, 0.6)
+    },
+    **{
+        f"idf 0.25 c0.5 ord c{c}/s{m}": (
+            BEFORE,
+            vault(idf_share=0.25, idf_similarity=0.5, order_cosine=c, order_support=m),
+        )
+        for c in (0, 1, 2, 4, 8)
+        for m in (0, 0.5, 1, 2)
+        if c or m
+    },
+    # "all Y": a note holding every query word needs only cosine Y.
+    **{
+        f"idf 0.25 c0.5 all{y}": (BEFORE, vault(idf_share=0.25, idf_similarity=0.5, all_words_similarity=y))
+        for y in (0.2, 0.25)
+    },
+    **{
+        f"idf 0.25 c0.5 all0.25 ord c{c}/s{m}": (
+            BEFORE,
+            vault(idf_share=0.25, idf_similarity=0.5, all_words_similarity=0.25, order_cosine=c, order_support=m),
+        )
+        for c, m in ((8, 0.5), (8, 1), (12, 0.5), (12, 1), (16, 0.5), (16, 1), (24, 1), (100, 0))
+    },
+    "vault idf 0.25 c0.5 all0.25 ord c12/s0.5 (chosen)": (BEFORE, SHAPING),
+    "vault idf 0.25 c0.5 all0.25 ord c12/s0.5 t0.75 kw-first": (
+        BEFORE,
+        dataclasses.replace(SHAPING, order_title=0.75, order_keyword_first=True),
+    ),
+    # "tX": field weighting, plus X times the share of the query's words in the title or path.
+    **{
+        f"idf 0.25 c0.5 all0.25 ord c12/s0.5 t{t}": (
+            BEFORE,
+            dataclasses.replace(SHAPING, order_title=t),
+        )
+        for t in (0.25, 0.5, 0.75, 1, 1.5, 2)
+    },
+    # "ordq": the cosine weight times (1 - the best kept note's idf coverage).
+    **{
+        f"idf 0.25 c0.5 all0.25 ordq c{c}/s{m}": (
+            BEFORE,
+            vault(
+                idf_share=0.25,
+                idf_similarity=0.5,
+                all_words_similarity=0.25,
+                order_cosine=c,
+                order_support=m,
+                order_by_gap=True,
+            ),
+        )
+        for c, m in ((12, 0.5), (16, 0.5), (24, 0.5), (32, 0.5), (24, 1))
+    },
+    # Both kept changes together: the defaults now.
+    "facts + vault (the defaults)": (FACT_SHAPING, SHAPING),
 }
 
 

@@ -12,9 +12,9 @@ from cli_org import facts
 from cli_org.db.connect import connect
 from cli_org.errors import InputError
 from cli_org.recall.answer import NOTHING, parse_arms, recall
-from cli_org.recall.shaping import VaultShaping
+from cli_org.recall.shaping import SHAPING, VaultShaping
 from cli_org.recall.terms import needed, terms
-from cli_org.recall.vault_arm import shape
+from cli_org.recall.vault_arm import has_keyword_support, idf_coverage, shape, title_share
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
 from cli_org.vault.search import NoteHit
@@ -201,8 +201,8 @@ def test_vault_vector_only_hits_need_keyword_company(vault_env):
     assert supports["git/squash.md" if "git/squash.md" in supports else "copy/squash.md"] == "keyword"
     assert supports.get("cooking/bread.md") == "vector-only"
     # Shared words and close meaning: supported.
-    bread = vault_env("knead dough", arms=("vault",), embedder=embedder).hits[0]
-    assert bread.data["path"] == "cooking/bread.md" and bread.data["support"] == "keyword"
+    found = vault_env("knead dough", arms=("vault",), embedder=embedder).hits
+    assert {h.data["path"]: h.data["support"] for h in found}["cooking/bread.md"] == "keyword"
     # Shared words but far in meaning (this embedder reads the words differently): not support.
     far = HashEmbedder({"knead": "xx", "dough": "yy"})
     assert vault_env("knead dough", arms=("vault",), embedder=far).hits == []
@@ -228,7 +228,7 @@ def _hit(path, kw_rank=None, matched=0, terms_=2, sim=None, snippet=None):
 def test_shape_floor_and_half_limit_cap():
     hits = [_hit("k1", 1, 2), *[_hit(f"v{i}", sim=0.9 - i / 100) for i in range(8)], _hit("low", sim=0.2)]
     kept = shape(hits, limit=8, shaping=SHAPING_03)
-    assert [k.hit.path for k in kept] == ["k1", "v0", "v1", "v2", "v3"]  # vector-only: at most 4 of 8
+    assert {k.hit.path for k in kept} == {"k1", "v0", "v1", "v2", "v3"}  # vector-only: at most 4 of 8
     assert "low" not in [k.hit.path for k in shape(hits, limit=20, shaping=SHAPING_03)]
     # One shared word of a three-word query is not keyword support.
     assert shape([_hit("weak", 1, 1, 3, 0.9)], limit=8, shaping=SHAPING_03) == []
@@ -238,6 +238,82 @@ def test_shape_floor_and_half_limit_cap():
     assert shape([_hit("long", 1, 2, 8, 0.5)], limit=8, shaping=SHAPING_03) == []
     # Shared words with a vector far in meaning are not support; without vectors, words suffice.
     assert shape([_hit("far", 1, 2, 3, 0.1)], limit=8, shaping=SHAPING_03) == []
+
+
+# Idfs of a five-word question: two rare words, three common ones (issue 13, rarity rule).
+IDF = {"leiningen": 8.0, "jvm": 7.0, "memori": 2.0, "give": 1.5, "project": 1.5}
+PLAIN = dataclasses.replace(
+    SHAPING, idf_share=0.0, all_words_similarity=None, order_cosine=0.0, order_support=0.0, order_title=0.0
+)
+
+
+def _rare(path, words, sim, idf=IDF, score=0.0, title=None):
+    return NoteHit(
+        path,
+        title or path,
+        "",
+        path,
+        score,
+        keyword_rank=1,
+        matched_terms=len(words),
+        query_terms=len(idf),
+        matched_words=tuple(words),
+        term_idf=idf,
+        semantic_score=sim,
+    )
+
+
+def test_shared_rare_word_close_in_meaning_is_keyword_support():
+    rare = _rare("clojure/heap.md", ["leiningen"], 0.6)  # 1 word of 5 (the count needs 3), 40% of the idf
+    assert idf_coverage(rare) == pytest.approx(0.4)
+    assert has_keyword_support(rare, SHAPING)
+    assert not has_keyword_support(rare, PLAIN)  # the word count alone: not support
+    # Rarity is weighed with meaning: the same word far from the question is not support.
+    assert not has_keyword_support(_rare("clojure/heap.md", ["leiningen"], 0.45), SHAPING)
+    # Two shared common words (15% of the idf) are not support, however close the vector.
+    assert not has_keyword_support(_rare("misc.md", ["give", "project"], 0.9), SHAPING)
+    # Without idfs to weigh or a vector to check (keyword-only search), the count rule alone.
+    assert not has_keyword_support(dataclasses.replace(rare, term_idf={}), SHAPING)
+    assert not has_keyword_support(dataclasses.replace(rare, semantic_score=None), SHAPING)
+    assert [k.hit.path for k in shape([rare], limit=8)] == ["clojure/heap.md"]
+    assert shape([rare], limit=8, shaping=PLAIN) == []
+
+
+def test_note_holding_every_word_of_a_short_query_needs_a_lower_cosine():
+    idf = {"vimium": 7.0, "histori": 3.0}
+    both = _rare("chrome/vimium-history.md", ["histori", "vimium"], 0.28, idf=idf)
+    assert has_keyword_support(both, SHAPING)
+    assert not has_keyword_support(both, PLAIN)  # below keyword_similarity 0.30
+    assert not has_keyword_support(_rare("x.md", ["histori", "vimium"], 0.2, idf=idf), SHAPING)
+    assert not has_keyword_support(_rare("x.md", ["vimium"], 0.28, idf=idf), SHAPING)  # one of two: 0.30 as before
+    # A word the memory lacks still raises the floor.
+    assert not has_keyword_support(both, SHAPING, unknown=True)
+
+
+def test_kept_hits_ordered_by_meaning_coverage_and_title():
+    words = ["jvm", "leiningen", "memori"]
+    fused_first = _rare("a.md", words, 0.40, score=1.0)
+    closer = _rare("b.md", words, 0.60, score=0.9)
+    assert [k.hit.path for k in shape([fused_first, closer], limit=8)] == ["b.md", "a.md"]
+    assert [k.hit.path for k in shape([fused_first, closer], limit=8, shaping=PLAIN)] == ["a.md", "b.md"]
+    # Equal otherwise: the note whose title holds the question's words comes first.
+    plain = _rare("c/notes.md", words, 0.5, score=1.0, title="Notes")
+    titled = _rare("c/more-memory.md", words, 0.5, score=1.0, title="Give leiningen more memory")
+    query = "give the jvm more memory in a leiningen project"
+    titles = dataclasses.replace(SHAPING, order_title=0.75)  # measured, left off by default
+    ordered = shape([plain, titled], limit=8, query=query, shaping=titles)
+    assert [k.hit.path for k in ordered] == ["c/more-memory.md", "c/notes.md"]
+    assert title_share(titled, terms(query)) > title_share(plain, terms(query)) == 0.0
+    assert [k.hit.path for k in shape([plain, titled], limit=8, query=query)] == ["c/notes.md", "c/more-memory.md"]
+    # Keyword-supported first (measured, left off): a vector-only hit then never leads.
+    lone = _rare("v.md", [], 0.9, score=5.0)
+    both = [fused_first, lone]
+    assert [k.hit.path for k in shape(both, limit=8)][0] == "v.md"
+    first = dataclasses.replace(SHAPING, order_keyword_first=True)
+    assert [(k.hit.path, k.support) for k in shape(both, limit=8, shaping=first)] == [
+        ("a.md", "keyword"),
+        ("v.md", "vector-only"),
+    ]
 
 
 # --- merge, output, logging --------------------------------------------------------------

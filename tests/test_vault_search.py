@@ -55,6 +55,17 @@ def test_bm25_rare_term_outweighs_common_term(conn):
     assert paths(search(conn, "commits graph", mode="keyword"))[0] == "git/log.md"
 
 
+def test_hits_carry_their_shared_words_and_the_query_idfs(conn):
+    # Recall weighs keyword support by rarity with these (issue 13).
+    hits = {h.path: h for h in search(conn, "commits graph zzqx", mode="keyword").hits}
+    log = hits["git/log.md"]
+    assert "graph" in log.matched_words and len(log.matched_words) == log.matched_terms
+    assert set(log.term_idf) == {"commit", "graph", "zzqx"}  # a word no note holds has an idf too
+    assert log.term_idf["zzqx"] > log.term_idf["graph"] > log.term_idf["commit"]
+    others = [h for p, h in hits.items() if p != "git/log.md"]
+    assert others and all("graph" not in h.matched_words for h in others)
+
+
 def test_one_hit_per_note_and_exclusions(conn):
     result = search(conn, "squash commits", mode="keyword", private=True)
     assert len(paths(result)) == len(set(paths(result)))

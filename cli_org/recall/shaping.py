@@ -27,6 +27,36 @@ class VaultShaping:
     # ...and only when that word is no whole token of the query model's vocabulary either
     # (ordinary English is; most product names are not).
     unknown_needs_foreign: bool = True
+    # Keyword support weighted by rarity (issue 13, benchmarks/RESULTS.md "Recall by
+    # meaning", candidates "idf X cY"): a note also has support when the words it shares
+    # carry idf_share of the query's summed BM25 idf and it is this close in meaning. On the
+    # tuning half every share from 0.01 to 0.25 with a cosine of 0.45 to 0.55 found the same
+    # two paraphrases more (0.923 -> 0.945) and let no noise or near-topic question in; 0.3
+    # and above, or a cosine of 0.6, found fewer. The rarest share of that plateau is kept.
+    idf_share: float = 0.25
+    idf_similarity: float = 0.50
+    count_rule: bool = True  # the word count above stays a way in (without it: 0.736 on the tuning half)
+    # A note holding every one of the query's words (a two-word query, an exact term) needs
+    # only this cosine: a short query's vector says little ("all0.25": one short query more,
+    # nothing let in; 0.20 the same). None: keyword_similarity like any other.
+    all_words_similarity: float | None = 0.25
+    # Kept hits are ordered by fused score + order_cosine * cosine + order_support * idf
+    # coverage ("ord cN/sM"): paraphrases share few words, so meaning decides more of the
+    # order than the fusion gives it. Tuning-half MRR 0.829 -> 0.846 at 12 / 0.5 (8 to 24
+    # gave 0.839-0.846; pure cosine 0.820), held out 0.818 -> 0.828. Exact-term MRR fell on
+    # the tuning half (0.926 -> 0.870), not held out (0.848 -> 0.864).
+    order_cosine: float = 12.0
+    order_support: float = 0.5
+    # Measured and left off ("ordq"): the cosine weight times (1 - the best kept note's idf
+    # coverage) kept the exact-term order but lost paraphrase MRR (0.841 at best).
+    order_by_gap: bool = False
+    # Measured and left off (the issue's rule: a step is kept when it improves the tuning half
+    # and the held-out half too). Field weighting ("tX": plus X times the share of the
+    # query's words starting a word of the title or path) lifted tuning-half MRR 0.846 ->
+    # 0.853 at 0.5-1 but held-out MRR fell 0.828 -> 0.821; every keyword-supported hit before
+    # every vector-only one ("kw-first") lifted it to 0.859 with held-out 0.810.
+    order_title: float = 0.0
+    order_keyword_first: bool = False
 
     def words_needed(self, query_terms: int) -> int:
         return min(self.max_shared_words, max(1, math.ceil(query_terms * self.share_needed)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..db import Conn
@@ -9,6 +10,7 @@ from ..db.session import owns_transaction
 from ..vault.embedders import Embedder
 from ..vault.search import NoteHit, prefix_pattern, search
 from .shaping import SHAPING, VaultShaping
+from .terms import terms
 
 
 @dataclass
@@ -23,12 +25,34 @@ def exclusions(extra: list[str]) -> tuple[str, ...]:
     return tuple(prefix_pattern(p) for p in extra)
 
 
+def idf_coverage(hit: NoteHit) -> float:
+    """The share of the query's summed idf that the note's shared words carry: a shared rare
+    word is strong evidence, shared common words weak. Without idfs (keyword-only callers),
+    the plain share of words."""
+    total = sum(hit.term_idf.values())
+    if not total:
+        return hit.matched_terms / hit.query_terms if hit.query_terms else 0.0
+    return sum(hit.term_idf.get(w, 0.0) for w in hit.matched_words) / total
+
+
 def has_keyword_support(hit: NoteHit, shaping: VaultShaping, unknown: bool = False) -> bool:
     """The note shares half of the query's words, or three of a long query's (one shared
-    common word is noise), and, where vectors exist, is close in meaning too: off-topic
-    questions share words as well."""
-    shares = hit.matched_terms > 0 and hit.matched_terms >= shaping.words_needed(hit.query_terms)
-    floor = max(shaping.keyword_similarity, shaping.unknown_similarity) if unknown else shaping.keyword_similarity
+    common word is noise), or words carrying `idf_share` of the query's rarity, and, where
+    vectors exist, is close in meaning too: off-topic questions share words as well."""
+    counted = shaping.count_rule and hit.matched_terms >= shaping.words_needed(hit.query_terms)
+    # Rarity needs idfs to weigh and a cosine to check: without vectors the count rule alone.
+    rare = (
+        bool(shaping.idf_share)
+        and bool(hit.term_idf)
+        and hit.semantic_score is not None
+        and hit.semantic_score >= shaping.idf_similarity
+        and idf_coverage(hit) >= shaping.idf_share
+    )
+    shares = hit.matched_terms > 0 and (counted or rare)
+    base = shaping.keyword_similarity
+    if shaping.all_words_similarity is not None and hit.query_terms and hit.matched_terms == hit.query_terms:
+        base = min(base, shaping.all_words_similarity)
+    floor = max(base, shaping.unknown_similarity) if unknown else base
     return shares and (hit.semantic_score is None or hit.semantic_score >= floor)
 
 
@@ -45,10 +69,12 @@ def recall_vault(
 ) -> tuple[list[VaultHit], str | None]:
     """`unknown`: the question holds a word the memory has never seen (recall.unknown_terms)."""
     result = search(conn, query, mode="hybrid", limit=limit * 2, embedder=embedder, exclude=exclusions(exclude))
-    return shape(result.hits, limit=limit, shaping=shaping, unknown=unknown), result.notice
+    return shape(result.hits, limit=limit, shaping=shaping, unknown=unknown, query=query), result.notice
 
 
-def shape(hits: list[NoteHit], *, limit: int, shaping: VaultShaping = SHAPING, unknown: bool = False) -> list[VaultHit]:
+def shape(
+    hits: list[NoteHit], *, limit: int, shaping: VaultShaping = SHAPING, unknown: bool = False, query: str = ""
+) -> list[VaultHit]:
     """Keyword-supported hits stay; vector-only hits need one beside them, a similarity
     floor, and fill at most half the slots. Same title and snippet twice take one slot. A
     question holding a word the memory lacks raises every floor to unknown_similarity."""
@@ -73,4 +99,28 @@ def shape(hits: list[NoteHit], *, limit: int, shaping: VaultShaping = SHAPING, u
         kept.append(VaultHit(hit, support))
         if len(kept) == limit:
             break
+    if kept and (shaping.order_cosine or shaping.order_support or shaping.order_title):
+        weight = shaping.order_cosine
+        if shaping.order_by_gap:
+            weight *= 1 - max(idf_coverage(v.hit) for v in kept)
+        words = terms(query)
+        kept.sort(
+            key=lambda v: (
+                shaping.order_keyword_first and v.support != "keyword",
+                -(order_key(v.hit, weight, shaping.order_support) + shaping.order_title * title_share(v.hit, words)),
+            )
+        )
     return kept
+
+
+def title_share(hit: NoteHit, words: list[str]) -> float:
+    """The share of the query's words whose first five letters start a word of the title or path."""
+    if not words:
+        return 0.0
+    field = re.findall(r"[a-z0-9]+", f"{hit.title} {hit.path}".lower())
+    return sum(1 for w in words if any(f.startswith(w[:5]) for f in field)) / len(words)
+
+
+def order_key(hit: NoteHit, cosine_weight: float, support_weight: float) -> float:
+    """Where a kept hit sits: the fused score, plus weighted cosine and rarity coverage."""
+    return hit.score + cosine_weight * (hit.semantic_score or 0.0) + support_weight * idf_coverage(hit)

@@ -16,7 +16,7 @@ WITH q AS (
            %(k1)s * (1 - %(b)s) AS k_base, %(k1)s * %(b)s / s.avgdl AS k_len
     FROM q CROSS JOIN s LEFT JOIN vault_terms t ON t.term = q.term
 ), p AS (
-    SELECT t.file_id, d.idf * t.tf * (%(k1)s + 1) / (t.tf + d.k_base + d.k_len * t.dl) AS w
+    SELECT t.file_id, d.term, d.idf * t.tf * (%(k1)s + 1) / (t.tf + d.k_base + d.k_len * t.dl) AS w
     FROM df d CROSS JOIN LATERAL (
         SELECT p.file_id, p.tf, p.dl FROM vault_postings p
         WHERE p.term = d.term
@@ -24,10 +24,14 @@ WITH q AS (
         LIMIT %(per_term)s
     ) t
 ), scored AS (
-    SELECT file_id, sum(w) AS score, count(*) AS matched FROM p GROUP BY file_id
+    SELECT file_id, sum(w) AS score, count(*) AS matched, array_agg(term ORDER BY term) AS words
+    FROM p GROUP BY file_id
 )
-SELECT sc.file_id, sc.score, sc.matched, (SELECT count(*) FROM q) AS terms,
-       (SELECT json_object_agg(term, df) FROM df WHERE df > 0) AS dfs, (SELECT n FROM s) AS n,
+-- `words`: the query's terms the note holds; `idfs`: every query term's idf (a term no note
+-- holds included), so recall can weigh the shared words by rarity (issue 13).
+SELECT sc.file_id, sc.score, sc.matched, sc.words, (SELECT count(*) FROM q) AS terms,
+       (SELECT json_object_agg(term, df) FROM df WHERE df > 0) AS dfs,
+       (SELECT json_object_agg(term, idf) FROM df) AS idfs, (SELECT n FROM s) AS n,
        (SELECT avgdl FROM s) AS avgdl
 -- Best first, and only as many notes looked up for the path rules as the limit needs: a
 -- note shows if it is visible to the caller (row-level security), not private (unless
@@ -70,7 +74,7 @@ WHERE c.id = ANY (%(ids)s);
 SELECT p.file_id,
        sum(ln(1 + (%(n)s - d.df + 0.5) / (d.df + 0.5))
            * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / %(avgdl)s))) AS score,
-       count(*) AS matched
+       count(*) AS matched, array_agg(d.term ORDER BY d.term) AS words
 FROM unnest(%(terms)s::text[], %(dfs)s::float8[]) AS d (term, df)
 CROSS JOIN unnest(%(ids)s::bigint[]) AS i (file_id)
 -- One primary-key probe per (term, note); LIMIT 1 keeps the planner from turning the probes

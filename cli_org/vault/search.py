@@ -54,6 +54,10 @@ class NoteHit:
     keyword_rank: int | None = None
     matched_terms: int = 0
     query_terms: int = 0
+    # The query's terms (stemmed) the note holds, and every query term's BM25 idf: recall
+    # weighs keyword support by rarity with them (issue 13, benchmarks/RESULTS.md).
+    matched_words: tuple[str, ...] = ()
+    term_idf: dict[str, float] = field(default_factory=dict)
     semantic_score: float | None = None
     semantic_rank: int | None = None
     file_id: int = 0
@@ -181,6 +185,8 @@ def _candidates(keyword: list[dict], semantic: list[dict]) -> dict[int, NoteHit]
             keyword_rank=rank,
             matched_terms=row["matched"],
             query_terms=row["terms"],
+            matched_words=tuple(row["words"] or ()),
+            term_idf={t: float(v) for t, v in (row["idfs"] or {}).items()},
             file_id=row["file_id"],
         )
     for rank, row in enumerate(semantic, 1):
@@ -216,6 +222,8 @@ def _complete(conn, hits: dict[int, NoteHit], keyword: list[dict], vector: str |
         hits[fid].keyword_score = float(row["score"]) if row else 0.0
         hits[fid].matched_terms = row["matched"] if row else 0
         hits[fid].query_terms = keyword[0]["terms"] if keyword else 0
+        hits[fid].matched_words = tuple(row["words"] or ()) if row else ()
+        hits[fid].term_idf = {t: float(v) for t, v in (keyword[0]["idfs"] or {}).items()} if keyword else {}
     only_keyword = [fid for fid, h in hits.items() if h.semantic_score is None]
     if only_keyword and vector:
         for row in conn.execute(sql("search.dense_for"), {"vector": vector, "ids": only_keyword}):
