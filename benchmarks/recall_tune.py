@@ -42,9 +42,6 @@ PLAIN = dataclasses.replace(
     all_words_similarity=None,
     order_cosine=0.0,
     order_support=0.0,
-    order_by_gap=False,
-    order_title=0.0,
-    order_keyword_first=False,
 )
 
 
@@ -98,10 +95,9 @@ CANDIDATES = {
     "x2 lead40 z2 >v +.05 one lead": (dataclasses.replace(FACT_SHAPING, max_leads=1), PLAIN),
     "x2 lead40 z2 >v +.05 two leads": (dataclasses.replace(FACT_SHAPING, max_leads=2), PLAIN),
     # The vault's second signal (issue 13, helper i13-vault): "idf X" = keyword support also
-    # when the shared words carry X of the query's summed idf; "idf-only X" = without the
-    # word count; "ord cN/sM" = kept hits ordered by fused score + N * cosine + M * coverage.
+    # when the shared words carry X of the query's summed idf;
+    # "ord cN/sM" = kept hits ordered by fused score + N * cosine + M * coverage.
     **{f"idf {x}": (BEFORE, vault(idf_share=x)) for x in (0.3, 0.4, 0.5, 0.6)},
-    **{f"idf-only {x}": (BEFORE, vault(idf_share=x, count_rule=False)) for x in (0.4, 0.5, 0.6)},
     # "idf X cY": the rarity rule asks a cosine of Y as well (the word count keeps its 0.30).
     **{
         f"idf {x} c{y}": (BEFORE, vault(idf_share=x, idf_similarity=y))
@@ -130,33 +126,8 @@ CANDIDATES = {
         for c, m in ((8, 0.5), (8, 1), (12, 0.5), (12, 1), (16, 0.5), (16, 1), (24, 1), (100, 0))
     },
     "vault idf 0.25 c0.5 all0.25 ord c12/s0.5 (chosen)": (BEFORE, SHAPING),
-    "vault idf 0.25 c0.5 all0.25 ord c12/s0.5 t0.75 kw-first": (
-        BEFORE,
-        dataclasses.replace(SHAPING, order_title=0.75, order_keyword_first=True),
-    ),
-    # "tX": field weighting, plus X times the share of the query's words in the title or path.
-    **{
-        f"idf 0.25 c0.5 all0.25 ord c12/s0.5 t{t}": (
-            BEFORE,
-            dataclasses.replace(SHAPING, order_title=t),
-        )
-        for t in (0.25, 0.5, 0.75, 1, 1.5, 2)
-    },
-    # "ordq": the cosine weight times (1 - the best kept note's idf coverage).
-    **{
-        f"idf 0.25 c0.5 all0.25 ordq c{c}/s{m}": (
-            BEFORE,
-            vault(
-                idf_share=0.25,
-                idf_similarity=0.5,
-                all_words_similarity=0.25,
-                order_cosine=c,
-                order_support=m,
-                order_by_gap=True,
-            ),
-        )
-        for c, m in ((12, 0.5), (16, 0.5), (24, 0.5), (32, 0.5), (24, 1))
-    },
+    # Dropped, their settings removed (commit da37494 has them): "idf-only X", "tX" (title
+    # words), "kw-first", "ordq".
     # Both kept changes together: the defaults now.
     "facts + vault (the defaults)": (FACT_SHAPING, SHAPING),
 }

@@ -14,7 +14,7 @@ from cli_org.errors import InputError
 from cli_org.recall.answer import NOTHING, parse_arms, recall
 from cli_org.recall.shaping import SHAPING, VaultShaping
 from cli_org.recall.terms import needed, terms
-from cli_org.recall.vault_arm import has_keyword_support, idf_coverage, shape, title_share
+from cli_org.recall.vault_arm import has_keyword_support, idf_coverage, shape
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
 from cli_org.vault.search import NoteHit
@@ -242,9 +242,7 @@ def test_shape_floor_and_half_limit_cap():
 
 # Idfs of a five-word question: two rare words, three common ones (issue 13, rarity rule).
 IDF = {"leiningen": 8.0, "jvm": 7.0, "memori": 2.0, "give": 1.5, "project": 1.5}
-PLAIN = dataclasses.replace(
-    SHAPING, idf_share=0.0, all_words_similarity=None, order_cosine=0.0, order_support=0.0, order_title=0.0
-)
+PLAIN = dataclasses.replace(SHAPING, idf_share=0.0, all_words_similarity=None, order_cosine=0.0, order_support=0.0)
 
 
 def _rare(path, words, sim, idf=IDF, score=0.0, title=None):
@@ -290,29 +288,17 @@ def test_note_holding_every_word_of_a_short_query_needs_a_lower_cosine():
     assert not has_keyword_support(both, SHAPING, unknown=True)
 
 
-def test_kept_hits_ordered_by_meaning_coverage_and_title():
+def test_kept_hits_ordered_by_meaning_and_coverage():
     words = ["jvm", "leiningen", "memori"]
     fused_first = _rare("a.md", words, 0.40, score=1.0)
     closer = _rare("b.md", words, 0.60, score=0.9)
     assert [k.hit.path for k in shape([fused_first, closer], limit=8)] == ["b.md", "a.md"]
     assert [k.hit.path for k in shape([fused_first, closer], limit=8, shaping=PLAIN)] == ["a.md", "b.md"]
-    # Equal otherwise: the note whose title holds the question's words comes first.
-    plain = _rare("c/notes.md", words, 0.5, score=1.0, title="Notes")
-    titled = _rare("c/more-memory.md", words, 0.5, score=1.0, title="Give leiningen more memory")
-    query = "give the jvm more memory in a leiningen project"
-    titles = dataclasses.replace(SHAPING, order_title=0.75)  # measured, left off by default
-    ordered = shape([plain, titled], limit=8, query=query, shaping=titles)
-    assert [k.hit.path for k in ordered] == ["c/more-memory.md", "c/notes.md"]
-    assert title_share(titled, terms(query)) > title_share(plain, terms(query)) == 0.0
-    assert [k.hit.path for k in shape([plain, titled], limit=8, query=query)] == ["c/notes.md", "c/more-memory.md"]
-    # Keyword-supported first (measured, left off): a vector-only hit then never leads.
+    # A vector-only hit close in meaning may lead: the order is by meaning, not by support.
     lone = _rare("v.md", [], 0.9, score=5.0)
-    both = [fused_first, lone]
-    assert [k.hit.path for k in shape(both, limit=8)][0] == "v.md"
-    first = dataclasses.replace(SHAPING, order_keyword_first=True)
-    assert [(k.hit.path, k.support) for k in shape(both, limit=8, shaping=first)] == [
-        ("a.md", "keyword"),
+    assert [(k.hit.path, k.support) for k in shape([fused_first, lone], limit=8)] == [
         ("v.md", "vector-only"),
+        ("a.md", "keyword"),
     ]
 
 

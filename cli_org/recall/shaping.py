@@ -35,7 +35,6 @@ class VaultShaping:
     # and above, or a cosine of 0.6, found fewer. The rarest share of that plateau is kept.
     idf_share: float = 0.25
     idf_similarity: float = 0.50
-    count_rule: bool = True  # the word count above stays a way in (without it: 0.736 on the tuning half)
     # A note holding every one of the query's words (a two-word query, an exact term) needs
     # only this cosine: a short query's vector says little ("all0.25": one short query more,
     # nothing let in; 0.20 the same). None: keyword_similarity like any other.
@@ -47,16 +46,13 @@ class VaultShaping:
     # the tuning half (0.926 -> 0.870), not held out (0.848 -> 0.864).
     order_cosine: float = 12.0
     order_support: float = 0.5
-    # Measured and left off ("ordq"): the cosine weight times (1 - the best kept note's idf
-    # coverage) kept the exact-term order but lost paraphrase MRR (0.841 at best).
-    order_by_gap: bool = False
-    # Measured and left off (the rule: a step is kept when it improves the tuning half
-    # and the held-out half too). Field weighting ("tX": plus X times the share of the
+    # Measured and dropped (their code is in commit da37494): "ordq", the cosine weight
+    # times (1 - the best kept note's idf coverage), kept the exact-term order but lost
+    # paraphrase MRR (0.841 at best); field weighting ("tX": plus X times the share of the
     # query's words starting a word of the title or path) lifted tuning-half MRR 0.846 ->
-    # 0.853 at 0.5-1 but held-out MRR fell 0.828 -> 0.821; every keyword-supported hit before
-    # every vector-only one ("kw-first") lifted it to 0.859 with held-out 0.810.
-    order_title: float = 0.0
-    order_keyword_first: bool = False
+    # 0.853 but held-out MRR fell 0.828 -> 0.821; every keyword-supported hit before every
+    # vector-only one ("kw-first") lifted it to 0.859 with held-out 0.810; rarity without the
+    # word count ("idf-only") fell to 0.736.
 
     def words_needed(self, query_terms: int) -> int:
         return min(self.max_shared_words, max(1, math.ceil(query_terms * self.share_needed)))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from ..db import Conn
@@ -10,7 +9,6 @@ from ..db.session import owns_transaction
 from ..vault.embedders import Embedder
 from ..vault.search import NoteHit, prefix_pattern, search
 from .shaping import SHAPING, VaultShaping
-from .terms import terms
 
 
 @dataclass
@@ -39,7 +37,7 @@ def has_keyword_support(hit: NoteHit, shaping: VaultShaping, unknown: bool = Fal
     """The note shares half of the query's words, or three of a long query's (one shared
     common word is noise), or words carrying `idf_share` of the query's rarity, and, where
     vectors exist, is close in meaning too: off-topic questions share words as well."""
-    counted = shaping.count_rule and hit.matched_terms >= shaping.words_needed(hit.query_terms)
+    counted = hit.matched_terms >= shaping.words_needed(hit.query_terms)
     # Rarity needs idfs to weigh and a cosine to check: without vectors the count rule alone.
     rare = (
         bool(shaping.idf_share)
@@ -69,12 +67,10 @@ def recall_vault(
 ) -> tuple[list[VaultHit], str | None]:
     """`unknown`: the question holds a word the memory has never seen (recall.unknown_terms)."""
     result = search(conn, query, mode="hybrid", limit=limit * 2, embedder=embedder, exclude=exclusions(exclude))
-    return shape(result.hits, limit=limit, shaping=shaping, unknown=unknown, query=query), result.notice
+    return shape(result.hits, limit=limit, shaping=shaping, unknown=unknown), result.notice
 
 
-def shape(
-    hits: list[NoteHit], *, limit: int, shaping: VaultShaping = SHAPING, unknown: bool = False, query: str = ""
-) -> list[VaultHit]:
+def shape(hits: list[NoteHit], *, limit: int, shaping: VaultShaping = SHAPING, unknown: bool = False) -> list[VaultHit]:
     """Keyword-supported hits stay; vector-only hits need one beside them, a similarity
     floor, and fill at most half the slots. Same title and snippet twice take one slot. A
     question holding a word the memory lacks raises every floor to unknown_similarity."""
@@ -99,26 +95,9 @@ def shape(
         kept.append(VaultHit(hit, support))
         if len(kept) == limit:
             break
-    if kept and (shaping.order_cosine or shaping.order_support or shaping.order_title):
-        weight = shaping.order_cosine
-        if shaping.order_by_gap:
-            weight *= 1 - max(idf_coverage(v.hit) for v in kept)
-        words = terms(query)
-        kept.sort(
-            key=lambda v: (
-                shaping.order_keyword_first and v.support != "keyword",
-                -(order_key(v.hit, weight, shaping.order_support) + shaping.order_title * title_share(v.hit, words)),
-            )
-        )
+    if kept and (shaping.order_cosine or shaping.order_support):
+        kept.sort(key=lambda v: -order_key(v.hit, shaping.order_cosine, shaping.order_support))
     return kept
-
-
-def title_share(hit: NoteHit, words: list[str]) -> float:
-    """The share of the query's words whose first five letters start a word of the title or path."""
-    if not words:
-        return 0.0
-    field = re.findall(r"[a-z0-9]+", f"{hit.title} {hit.path}".lower())
-    return sum(1 for w in words if any(f.startswith(w[:5]) for f in field)) / len(words)
 
 
 def order_key(hit: NoteHit, cosine_weight: float, support_weight: float) -> float:
