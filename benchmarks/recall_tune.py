@@ -91,9 +91,7 @@ CANDIDATES = {
     "x2 lead40 z2 >v +.03": (dataclasses.replace(FACT_SHAPING, shared_bonus=0.03), PLAIN),
     "x2 lead40 z2 >v +.05 (chosen)": (FACT_SHAPING, PLAIN),
     "x2 lead40 z2 >v +.08": (dataclasses.replace(FACT_SHAPING, shared_bonus=0.08), PLAIN),
-    # "one lead" / "two leads": at most one (two) facts come before the vault's best note.
-    "x2 lead40 z2 >v +.05 one lead": (dataclasses.replace(FACT_SHAPING, max_leads=1), PLAIN),
-    "x2 lead40 z2 >v +.05 two leads": (dataclasses.replace(FACT_SHAPING, max_leads=2), PLAIN),
+    # Dropped, the setting removed (commit 984d92b has it): "one lead", "two leads" (a cap).
     # The vault's second signal (issue 13, helper i13-vault): "idf X" = keyword support also
     # when the shared words carry X of the query's summed idf;
     # "ord cN/sM" = kept hits ordered by fused score + N * cosine + M * coverage.

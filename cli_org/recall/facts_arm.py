@@ -97,8 +97,6 @@ def recall_facts(
     hits = _once(lexical + semantic, limit)
     strict = [h for h in hits if h.match == "strict"]
     lead = sorted((h for h in hits if h.match != "strict" and h.lead), key=rank)
-    for h in lead[shaping.max_leads :]:
-        h.lead = False  # still first among the facts, but after the vault's best note
     loose = [h for h in hits if h.match == "loose" and not h.lead]
     found = sorted((h for h in hits if h.match == "semantic" and not h.lead), key=rank)
     return strict + lead + loose + found
