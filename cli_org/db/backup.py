@@ -122,7 +122,9 @@ def _run(argv: list[str], env: dict[str, str], on_line: Callable[[str], None]) -
         on_line(line)
     if proc.wait() != 0:
         detail = errors[0] if errors else f"exit code {proc.returncode}"
-        raise DatabaseError(f"{Path(argv[0]).name} failed: {detail.split(': ', 1)[-1][:300]}")
+        # "pg_restore: error: could not execute query: ERROR:  role ... does not exist": the server's words.
+        detail = re.split(r"ERROR:\s+|error:\s+", detail)[-1].strip()
+        raise DatabaseError(f"{Path(argv[0]).name} failed: {detail[:300]}")
 
 
 def _initialised(conninfo: str) -> dict[str, int] | None:
