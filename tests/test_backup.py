@@ -307,6 +307,23 @@ def test_a_failed_restore_leaves_the_database_as_it_was(org, tmp_path):
     assert left == []
 
 
+def test_a_database_in_use_is_not_swapped(org, tmp_path):
+    """Another session (an MCP or web server) on the database: the swap is refused in one
+    line, the staging database dropped, the database as it was."""
+    dump = tmp_path / "org.dump"
+    backup(org.settings, dump)
+    with org.as_agent("bot") as held:
+        facts.remember(held, "later", "Written after the backup", source="docs/later.md")
+        before = content_hashes(org.server.url(org.name))
+        code, out, err = _run(org.env, "db", "restore", str(dump), "--force")
+        assert code == 1 and out == "" and err.count("\n") == 1
+        assert "is in use by other sessions" in err and "warm stop" in err
+    assert content_hashes(org.server.url(org.name)) == before
+    with psycopg.connect(org.server.admin_url) as conn:
+        left = conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", (org.name + "\\_%",)).fetchall()
+    assert left == []
+
+
 def test_bad_files_are_one_line(org, tmp_path):
     missing = tmp_path / "nope.dump"
     with pytest.raises(NotFound, match="does not exist"):
