@@ -11,7 +11,9 @@ from .common import as_option, emit_json, json_option, settings
 @click.command()
 @click.argument("subject")
 @click.argument("claim")
-@click.option("--source", metavar="SRC", required=True, help="Where it comes from: a path, #message, t_card id or URL.")
+@click.option(
+    "--source", metavar="SRC", required=True, help="Where it comes from: a path, #message, t_card id or URL."
+)
 @click.option("--project", metavar="P", help="Project the fact belongs to (default: all projects).")
 @click.option("--inferred", is_flag=True, help="Mark as inferred rather than confirmed.")
 @click.option("--kind", type=click.Choice(KINDS), default="fact", show_default=True)

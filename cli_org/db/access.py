@@ -64,7 +64,9 @@ def admin_access(settings: Settings, *, show_password: bool = False, start: bool
         params = conninfo_to_dict(settings.database_url)
         if params.get("password") and not show_password:
             params["password"] = MASK
-        return Access(url_from(params), str(params.get("user", "")), str(params.get("dbname", "")), None, None)
+        return Access(
+            url_from(params), str(params.get("user", "")), str(params.get("dbname", "")), None, None
+        )
     server = embedded.ensure_running(settings.data_dir) if start else embedded.running(settings.data_dir)
     if server is None:
         return None

@@ -25,7 +25,9 @@ def admin_conninfo(settings: Settings, dbname: str | None = None) -> str:
     return info.conninfo(dbname or settings.database_name)
 
 
-def connect(settings: Settings, agent: str | None = None, *, autocommit: bool = False, bounded: bool = True) -> Conn:
+def connect(
+    settings: Settings, agent: str | None = None, *, autocommit: bool = False, bounded: bool = True
+) -> Conn:
     """A connection whose current role is the agent's, so row-level security applies.
 
     With no agent named, the login role is the identity (on a shared server, each agent
