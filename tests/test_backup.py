@@ -373,3 +373,41 @@ def test_a_backup_of_another_database_is_refused(org, tmp_path):
         pytest.skip("the database name comes from the URL")
     with pytest.raises(InputError, match=f"backup of database '{org.name}', not 'elsewhere'"):
         restore(other, dump)
+
+
+# --- a team server (CLI_ORG_DATABASE_URL): the tools on PATH --------------------------
+
+
+def _url_env(org, path: str) -> dict[str, str]:
+    return {"CLI_ORG_DATABASE_URL": org.server.url(org.name), "PATH": path}
+
+
+def test_with_a_url_the_tools_come_from_path(org, tmp_path, monkeypatch):
+    """The server's own pg_dump/pg_restore, found on PATH (here: the wheel's folder, which
+    is what a team server's client package puts there): a round trip over the same database."""
+    if org.server.data_dir is None:
+        pytest.skip("needs the embedded server's tools to stand in for the PATH ones")
+    _fill(org, tmp_path)
+    for key, value in _url_env(org, str(embedded.tool_path("pg_dump").parent)).items():
+        monkeypatch.setenv(key, value)
+    settings = Settings.from_env()
+    dump = tmp_path / "org.dump"
+    made = backup(settings, dump)
+    assert made.tool == str(embedded.tool_path("pg_dump"))
+    before = content_hashes(org.server.url(org.name))
+    result = restore(settings, dump, force=True)
+    assert result.replaced and result.roles_created == []
+    assert content_hashes(org.server.url(org.name)) == before
+
+
+def test_a_missing_or_older_tool_on_path_is_one_line(org, tmp_path):
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    code, out, err = _run(_url_env(org, str(empty)), "db", "backup", str(tmp_path / "x.dump"))
+    assert code == 1 and out == "" and err.count("\n") == 1 and "pg_dump is not on PATH" in err
+    old = empty / "pg_dump"
+    old.write_text("#!/bin/sh\necho 'pg_dump (PostgreSQL) 9.6.24'\n")
+    old.chmod(0o755)
+    code, out, err = _run(_url_env(org, str(empty)), "db", "backup", str(tmp_path / "x.dump"))
+    assert code == 1 and "is PostgreSQL 9, older than the server" in err
+    assert not (tmp_path / "x.dump").exists()
