@@ -49,6 +49,7 @@ def test_a_restart_keeps_the_port(data_dir):
     first = embedded.ensure_running(data_dir)
     assert embedded.port_file(data_dir).read_text().strip() == str(first.port)
     embedded.stop(data_dir)
+    assert f"not running (data {data_dir}, port {first.port} kept)" in _run(env, "db", "status")[1]
     code, out, _ = _run(env, "db", "start")
     assert code == 0 and f"port {first.port}," in out
     second = embedded.running(data_dir)

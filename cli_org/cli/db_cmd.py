@@ -79,7 +79,8 @@ def status(as_json: bool) -> None:
         click.echo(f"embedded server running: pid {info['pid']}, port {info['port']}, data {info['data_dir']}")
         click.echo(f"url: {url}")
     else:
-        click.echo(f"embedded server not running (data {info['data_dir']})")
+        kept = embedded.saved_port(cfg.data_dir)
+        click.echo(f"embedded server not running (data {info['data_dir']}" + (f", port {kept} kept)" if kept else ")"))
     if info.get("initialised"):
         todo = info["pending_migrations"]
         click.echo(

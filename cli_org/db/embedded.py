@@ -207,6 +207,15 @@ def port_file(data_dir: Path) -> Path:
     return data_dir / "port"
 
 
+def saved_port(data_dir: Path) -> int | None:
+    """The kept port, or None before the first start (or when the file is not a port)."""
+    try:
+        raw = port_file(data_dir).read_text().strip()
+    except FileNotFoundError:
+        return None
+    return int(raw) if raw.isdigit() else None
+
+
 def kept_port(data_dir: Path) -> int:
     """The port this data folder's server listens on, chosen (a free one) and kept on first use."""
     path = port_file(data_dir)
