@@ -412,3 +412,20 @@ def test_a_missing_or_older_tool_on_path_is_one_line(org, tmp_path):
     code, out, err = _run(_url_env(org, str(empty)), "db", "backup", str(tmp_path / "x.dump"))
     assert code == 1 and "is PostgreSQL 9, older than the server" in err
     assert not (tmp_path / "x.dump").exists()
+
+
+def test_one_restore_at_a_time_and_progress(org, tmp_path):
+    from cli_org.db import locks
+
+    dump = tmp_path / "org.dump"
+    seen: list[tuple[int, int, str]] = []
+    made = backup(org.settings, dump, progress=lambda done, total, what: seen.append((done, total, what)))
+    assert seen and seen[-1][0] == seen[-1][1] == made.tables
+    assert [s[0] for s in seen] == sorted(s[0] for s in seen)
+    with psycopg.connect(org.server.url("postgres"), autocommit=True) as other:
+        other.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (locks.RESTORE, org.name))
+        with pytest.raises(DatabaseError, match="another restore into"):
+            restore(org.settings, dump, force=True)
+    seen.clear()
+    result = restore(org.settings, dump, force=True, progress=lambda d, t, w: seen.append((d, t, w)))
+    assert result.replaced and seen and all(0 < d <= t for d, t, _ in seen)

@@ -27,7 +27,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from ..config import Settings
 from ..errors import ConfigError, DatabaseError, InputError, NotFound
-from . import embedded
+from . import embedded, locks
 from .connect import admin_conninfo, connect_error
 from .errors import first_line
 
@@ -266,6 +266,10 @@ def restore(settings: Settings, file: Path, *, force: bool = False, progress: Pr
     pg_restore = tool(settings, "pg_restore")
     with admin:
         _check_version(pg_restore, maintenance)
+        # Two restores of one database would share (and drop) one staging database.
+        got = admin.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", (locks.RESTORE, target)).fetchone()
+        if not got or not got[0]:
+            raise DatabaseError(f"another restore into {target!r} is running; wait for it to finish")
         exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (target,)).fetchone() is not None
         counts = _initialised(conninfo) if exists else None
         if exists and not force and _has_tables(conninfo):
