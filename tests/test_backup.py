@@ -200,6 +200,7 @@ def test_round_trip_into_a_fresh_data_folder_is_identical(org, tmp_path, data_di
     made = backup(org.settings, dump)
     assert dump.stat().st_size == made.bytes > 0 and made.database == org.name
     assert not list(tmp_path.glob(".*.partial"))
+    assert dump.stat().st_mode & 0o777 == 0o600  # private notebooks inside: the owner's only
     before = content_hashes(org.server.url(org.name))
     for table in (
         "memory_facts",

@@ -175,6 +175,9 @@ def backup(settings: Settings, file: Path, progress: Progress | None = None) -> 
             if progress:
                 progress(min(done, tables), tables, line.rsplit(" ", 1)[-1].strip('"'))
 
+    partial.unlink(missing_ok=True)
+    # The file holds every agent's private notebook: readable by its owner only, from the start.
+    os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     try:
         # Custom format (compressed, selective restore); -v names each table as it goes.
         _run([str(pg_dump), "-Fc", "-v", "-f", str(partial), "-d", target], env, on_line)
