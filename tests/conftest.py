@@ -119,7 +119,11 @@ def blank_db(server):
     settings, env = _settings_for(server, name)
     yield OrgDb(server, name, settings, env)
     with psycopg.connect(server.admin_url, autocommit=True) as conn:
-        conn.execute(pgsql.SQL("DROP DATABASE {} WITH (FORCE)").format(pgsql.Identifier(name)))
+        conn.execute(pgsql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(pgsql.Identifier(name)))
+        # and what `db restore --force` kept (tests/test_backup.py, test_json_output.py)
+        kept = conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", (name + "\\_replaced\\_%",))
+        for (database,) in kept.fetchall():
+            conn.execute(pgsql.SQL("DROP DATABASE {} WITH (FORCE)").format(pgsql.Identifier(database)))
         roles = [r[0] for r in conn.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE %s", (name + "\\_%",))]
         for role in roles:
             conn.execute(pgsql.SQL("DROP ROLE {}").format(pgsql.Identifier(role)))

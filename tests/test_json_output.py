@@ -239,6 +239,9 @@ FIELDS: dict[str, object] = {
     # the warm helper (README, "Warm helper")
     "warm status": F("running", "target", "socket", "enabled", "pid", "started_at", "idle_timeout", "requests"),
     "warm stop": F("stopped"),
+    # backups (README, "Backups"): the file, its size and time; a restore's replaced database and new roles
+    "db backup": F("file", "database", "bytes", "tables", "seconds", "tool"),
+    "db restore": F("file", "database", "source_database", "replaced", "roles_created", "seconds", "tool"),
 }
 
 ARGS: dict[str, tuple[list[str], str | None]] = {
@@ -282,6 +285,8 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "setup": (["setup", "claude-code", "--project-dir", "{root}", "--agent", "bot", "--dry-run"], None),
     "warm status": (["warm", "status"], None),
     "warm stop": (["warm", "stop"], None),
+    "db backup": (["db", "backup", "{dump}"], None),
+    "db restore": (["db", "restore", "{dump}", "--force"], None),
 }
 
 
@@ -338,6 +343,7 @@ def _files(tmp_path: Path) -> dict[str, str]:
         "pinned": "1",
         "forgotten": "1",
         "todo": "1",
+        "dump": str(tmp_path / "org.dump"),
     }
 
 
@@ -384,6 +390,10 @@ def run_json(org, cli, tmp_path, monkeypatch):
     def run(command: str, *, full: bool):
         if full:
             _fill(org, cli, files)
+            if command == "db restore":  # the backup it restores (over the database: --force)
+                from cli_org.db.backup import backup
+
+                backup(org.settings, Path(files["dump"]))
         args, agent = ARGS[command]
         return cli(*[a.format(**files) for a in args], "--json", agent=agent)
 

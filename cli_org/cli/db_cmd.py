@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import getpass
 import re
+from pathlib import Path
 
 import click
 
-from .common import emit_json, json_option, settings
+from .common import Progress, emit_json, json_option, settings
 
 
 def _default_owner() -> str:
@@ -78,7 +79,8 @@ def status(as_json: bool) -> None:
         click.echo(f"embedded server running: pid {info['pid']}, port {info['port']}, data {info['data_dir']}")
         click.echo(f"url: {url}")
     else:
-        click.echo(f"embedded server not running (data {info['data_dir']})")
+        kept = embedded.saved_port(cfg.data_dir)
+        click.echo(f"embedded server not running (data {info['data_dir']}" + (f", port {kept} kept)" if kept else ")"))
     if info.get("initialised"):
         todo = info["pending_migrations"]
         click.echo(
@@ -139,12 +141,77 @@ def psql(agent: str | None, psql_args: tuple[str, ...]) -> None:
 
 
 @db.command()
+@click.option(
+    "--port", type=click.IntRange(1024, 65535), metavar="N", help="Listen on this TCP port from now on (kept)."
+)
+def start(port: int | None) -> None:
+    """Start the embedded server (every command starts it anyway) on its kept port.
+
+    The port is chosen once and kept in the data folder, so agents' saved URLs survive a
+    restart; --port moves it (stop the server first)."""
+    from ..db import embedded
+    from ..errors import ConfigError
+
+    cfg = settings()
+    if cfg.database_url:
+        raise ConfigError("CLI_ORG_DATABASE_URL is set: there is no embedded server to start")
+    info = embedded.start(cfg.data_dir, port)
+    click.echo(f"embedded server running: pid {info.pid}, port {info.port}, data {cfg.data_dir}")
+
+
+@db.command()
 def stop() -> None:
     """Stop the embedded server; the next command starts it again."""
     from ..db import embedded
 
     stopped = embedded.stop(settings().data_dir)
     click.echo("stopped" if stopped else "not running")
+
+
+@db.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@json_option
+def backup(file: Path, as_json: bool) -> None:
+    """Write the whole database (facts, notebooks, pins, vault index, archive) to FILE.
+
+    pg_dump's custom format, from the server wheel (embedded) or PATH (CLI_ORG_DATABASE_URL);
+    written to a temporary name and renamed, so a failure leaves no file."""
+    from ..db.backup import backup as run_backup
+
+    progress = Progress("backup")
+    result = run_backup(settings(), file, progress)
+    progress.done()
+    if as_json:
+        emit_json(result)
+        return
+    click.echo(
+        f"backed up {result.database} to {result.file}: {result.tables} tables, "
+        f"{result.bytes / 1e6:.1f} MB in {result.seconds:.1f} s"
+    )
+
+
+@db.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Replace a database that is not empty (the old one is kept, renamed).")
+@json_option
+def restore(file: Path, force: bool, as_json: bool) -> None:
+    """Restore FILE (made by `db backup`) into the database, with its agents' roles.
+
+    Loaded into a temporary database and renamed into place only when complete. Roles that
+    are missing are created without a login: give `--login` agents a password again."""
+    from ..db.backup import restore as run_restore
+
+    progress = Progress("restore")
+    result = run_restore(settings(), file, force=force, progress=progress)
+    progress.done()
+    if as_json:
+        emit_json(result)
+        return
+    click.echo(f"restored {result.file} into {result.database} in {result.seconds:.1f} s")
+    if result.replaced:
+        click.echo(f"the old database is kept as {result.replaced}")
+    if result.roles_created:
+        click.echo(f"roles created without a login: {', '.join(result.roles_created)}")
 
 
 COMMANDS = [init, db]

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import DatabaseError
+from ..errors import DatabaseError, InputError
 from ..private import private_folder
 
 SUPERUSER = "postgres"
@@ -70,7 +70,7 @@ def ensure_running(data_dir: Path) -> ServerInfo:
         pgdata = pgdata_path(data_dir)
         if not (pgdata / "PG_VERSION").exists():
             _initdb(pgdata)
-        _start(pgdata)
+        _start(pgdata, kept_port(data_dir))
         for _ in range(100):
             info = running(data_dir)
             if info:
@@ -118,6 +118,11 @@ def _bin_dir() -> Path:
 def psql_path() -> Path:
     """The psql that ships in the server wheel, beside the server it talks to."""
     return _bin_dir() / "psql"
+
+
+def tool_path(name: str) -> Path:
+    """A client tool (pg_dump, pg_restore) that ships in the server wheel."""
+    return _bin_dir() / name
 
 
 def _run_as() -> str | None:
@@ -196,6 +201,82 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start(pgdata: Path) -> None:
-    options = f"-h 127.0.0.1 -p {_free_port()} -k {_socket_dir(pgdata)}"
-    _pg("pg_ctl", "-w", "-t", "30", "-D", str(pgdata), "-l", str(pgdata / "server.log"), "-o", options, "start")
+def port_file(data_dir: Path) -> Path:
+    """Where the server's TCP port is kept: chosen once, reused on every start, so the
+    connection strings agents saved (`cli-org db url --as NAME`) survive a restart."""
+    return data_dir / "port"
+
+
+def saved_port(data_dir: Path) -> int | None:
+    """The kept port, or None before the first start (or when the file is not a port)."""
+    try:
+        raw = port_file(data_dir).read_text().strip()
+    except FileNotFoundError:
+        return None
+    return int(raw) if raw.isdigit() else None
+
+
+def kept_port(data_dir: Path) -> int:
+    """The port this data folder's server listens on, chosen (a free one) and kept on first use."""
+    path = port_file(data_dir)
+    try:
+        raw = path.read_text().strip()
+    except FileNotFoundError:
+        port = _free_port()
+        set_port(data_dir, port)
+        return port
+    if not raw.isdigit() or not 1 <= int(raw) <= 65535:
+        raise DatabaseError(f"{path} holds {raw[:20]!r}, not a port; set one with `cli-org db start --port N`")
+    return int(raw)
+
+
+def set_port(data_dir: Path, port: int) -> None:
+    """Keep `port` for this data folder's server (it takes effect at the next start)."""
+    if not 1024 <= port <= 65535:
+        raise InputError(f"port {port}: use a number from 1024 to 65535")
+    data_dir.mkdir(parents=True, exist_ok=True)
+    tmp = port_file(data_dir).with_suffix(".tmp")
+    tmp.write_text(f"{port}\n")
+    tmp.replace(port_file(data_dir))
+
+
+def _port_taken(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+def _taken_error(port: int) -> DatabaseError:
+    return DatabaseError(
+        f"port {port} on 127.0.0.1, kept for the embedded server, is taken by another program; "
+        "stop that program, or move the server with `cli-org db start --port N` (agents' saved URLs then change)"
+    )
+
+
+def start(data_dir: Path, port: int | None = None) -> ServerInfo:
+    """Start the server (or find it running); with `port`, keep that port from now on.
+
+    A running server on another port is not moved: stop it first."""
+    if port is not None:
+        info = running(data_dir)
+        if info and info.port != port:
+            raise InputError(f"the server runs on port {info.port}; `cli-org db stop` first to move it to {port}")
+        set_port(data_dir, port)
+    return ensure_running(data_dir)
+
+
+def _start(pgdata: Path, port: int) -> None:
+    if _port_taken(port):
+        raise _taken_error(port)
+    options = f"-h 127.0.0.1 -p {port} -k {_socket_dir(pgdata)}"
+    try:
+        _pg("pg_ctl", "-w", "-t", "30", "-D", str(pgdata), "-l", str(pgdata / "server.log"), "-o", options, "start")
+    except DatabaseError:
+        # Taken between the check and the start: the log says "could not bind".
+        if _port_taken(port) and not (pgdata / "postmaster.pid").exists():
+            raise _taken_error(port) from None
+        raise

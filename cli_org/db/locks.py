@@ -19,6 +19,7 @@ MIGRATIONS = 0x0C11_0A6E
 SCAN = 0x0C11_5CA9
 ARCHIVE = 726170003
 CREATE = 0x0C11_1417  # creating a database (with its name's hash) and adding its first owner
+RESTORE = 0x0C11_4E57  # restoring a backup into a database (with its name's hash): one at a time
 
 
 @contextmanager
