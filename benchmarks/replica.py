@@ -6,7 +6,8 @@ only, no recall log: no query model and no write, so the figures are the reads).
     python -m benchmarks.replica [--facts 200] [--recalls 300]
 
 The primary and the replica are the embedded server's own binaries in a temporary folder
-(tests/replica_pair.py), both on this machine's 2 shared cores.
+(tests/replica_pair.py) in a fresh folder under $BENCH_WORK, removed after; both on this
+machine's 2 shared cores.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from cli_org.facts import remember
 from cli_org.recall.answer import recall
 from tests.replica_pair import build_pair, stop_pair
 
-from .common import median, percentile
+from .common import WORK, median, percentile
 
 POLL_SECONDS = 0.0005  # how often the replica is asked whether the fact is there yet
 
@@ -47,7 +48,8 @@ def main() -> None:
     parser.add_argument("--facts", type=int, default=200)
     parser.add_argument("--recalls", type=int, default=300)
     args = parser.parse_args()
-    base = Path(tempfile.mkdtemp(prefix="cli-org-replica-"))
+    WORK.mkdir(parents=True, exist_ok=True)
+    base = Path(tempfile.mkdtemp(prefix="replica-", dir=WORK))
     pair = build_pair(base)
     try:
         env = {k: v for k, v in pair.embedded_env().items() if v is not None}
