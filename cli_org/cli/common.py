@@ -152,7 +152,7 @@ ESTIMATE_AFTER_SECONDS = 3.0
 
 
 def remaining(done: int, total: int, elapsed: float) -> str:
-    """ ", about 2 min 10 s left" at the average rate so far; empty while it means little."""
+    """", about 2 min 10 s left" at the average rate so far; empty while it means little."""
     if done <= 0 or done >= total or elapsed < ESTIMATE_AFTER_SECONDS:
         return ""
     seconds = round((total - done) * elapsed / done)
