@@ -47,6 +47,9 @@ class Settings:
     """Everything cli-org reads from the environment, validated once."""
 
     database_url: str | None = None
+    # Where reads may go (a streaming replica): recall, search, context and the MCP server's
+    # read tools. Writes always go to database_url (or the embedded server). README "Read replicas".
+    read_url: str | None = None
     database_name: str = "org"
     data_dir: Path = field(default_factory=_default_data_dir)
     agent: str | None = None
@@ -63,6 +66,8 @@ class Settings:
     def __post_init__(self) -> None:
         if self.database_url:
             check_database_url(self.database_url)
+        if self.read_url:
+            check_database_url(self.read_url, "CLI_ORG_READ_URL")
         if not _DB_NAME.match(self.database_name):
             raise ConfigError(
                 f"CLI_ORG_DATABASE {self.database_name!r}: use lowercase letters, digits and '_', "
@@ -80,6 +85,7 @@ class Settings:
                 raise ConfigError(f'{key} is not valid UTF-8: "{shown(value)}"')
         return cls(
             database_url=env.get("CLI_ORG_DATABASE_URL") or None,
+            read_url=env.get("CLI_ORG_READ_URL") or None,
             database_name=env.get("CLI_ORG_DATABASE") or "org",
             data_dir=data_dir_from(env),
             agent=env.get("ORG_AGENT") or None,
@@ -102,8 +108,8 @@ class Settings:
         return self.database_url is None
 
 
-def check_database_url(url: str) -> None:
-    """Refuse a CLI_ORG_DATABASE_URL that libpq cannot parse, in one line that never shows
+def check_database_url(url: str, name: str = "CLI_ORG_DATABASE_URL") -> None:
+    """Refuse a CLI_ORG_DATABASE_URL (or CLI_ORG_READ_URL) that libpq cannot parse, in one line that never shows
     the URL itself (it may hold a password). Checked when settings are made, so every
     command (db status and init included) says the same before it connects."""
     from psycopg import ProgrammingError
@@ -114,13 +120,13 @@ def check_database_url(url: str) -> None:
     except ProgrammingError as exc:
         reason = (str(exc).strip().splitlines() or ["cannot be parsed"])[0].replace(url, "...")
         raise ConfigError(
-            f"CLI_ORG_DATABASE_URL is not a valid connection string ({reason}); "
+            f"{name} is not a valid connection string ({reason}); "
             "use postgresql://USER@HOST:PORT/DATABASE or 'host=... dbname=...'"
         ) from None
     ports = [p.strip() for p in str(params.get("port") or "").split(",") if p.strip()]
     bad = [p for p in ports if not p.isdigit()]
     if bad:
-        raise ConfigError(f"CLI_ORG_DATABASE_URL: port {bad[0]!r} is not a number")
+        raise ConfigError(f"{name}: port {bad[0]!r} is not a number")
 
 
 def load_dotenv() -> None:

@@ -30,6 +30,8 @@ INSIDE_A_CALLERS_TRANSACTION = {
     "cli_org.db.connect.become",  # sets up a new connection's identity, before any call
     "cli_org.agents.role_for",  # reads conn.info only
     "cli_org.db.first",  # one statement inside the caller's transaction
+    "cli_org.db.connect.mark_replica",  # sets a Python attribute on the connection; no statement
+    "cli_org.db.connect.on_replica",  # reads that attribute; no statement
 }
 
 

@@ -55,19 +55,42 @@ def resident(held: Resident) -> Iterator[None]:
 
 
 @contextmanager
-def agent_session(cfg: Settings, agent: str | None, *, embed: bool) -> Iterator[tuple[Embedder | None, Conn]]:
+def agent_session(
+    cfg: Settings, agent: str | None, *, embed: bool, read: bool = False
+) -> Iterator[tuple[Embedder | None, Conn]]:
     """The query model (when `embed`) and a connection acting as `agent`, for one command:
-    opened here and closed after, or lent by the warm helper that runs the command."""
-    if _resident is not None:
+    opened here and closed after, or lent by the warm helper that runs the command. `read`:
+    the command only reads, so with CLI_ORG_READ_URL set the connection goes to the replica
+    (the warm helper's resident connection is the primary's, so such a command opens its own)."""
+    if _resident is not None and not (read and cfg.read_url):
         with _resident.session(cfg, agent, embed=embed) as pair:
             yield pair
         return
     from ..db.connect import connect
     from ..vault.embedders import opened, query_embedder
 
+    if _resident is not None:  # a read sent to the replica, inside the helper: its model, our connection
+        with connect(cfg, agent, read=read) as conn:
+            yield _resident.embedder(cfg) if embed else None, conn
+        return
     # The model starts loading now, beside the connection.
-    with opened(query_embedder(cfg)[0] if embed else None) as embedder, connect(cfg, agent) as conn:
+    with opened(query_embedder(cfg)[0] if embed else None) as embedder, connect(cfg, agent, read=read) as conn:
         yield embedder, conn
+
+
+def record_on_primary(cfg: Settings, agent: str | None, result, embedder: Embedder | None) -> None:
+    """After a recall read from the replica: its log line and lazy fact vectors, written on
+    the primary. The answer is out already, so a primary that cannot be reached costs a
+    notice on stderr, not the answer (README "Read replicas")."""
+    from ..db.connect import connect
+    from ..errors import OrgError
+    from ..recall.answer import record_recall
+
+    try:
+        with connect(cfg, agent) as conn:
+            record_recall(conn, result, settings=cfg, embedder=embedder)
+    except OrgError as exc:
+        click.echo(f"notice: answered from the read replica; not logged on the primary ({exc})", err=True)
 
 
 def in_helper() -> bool:

@@ -41,7 +41,8 @@ def context(
     from ..context import build_context
 
     cfg = settings()
-    with agent_session(cfg, agent, embed=bool(for_text)) as (embedder, conn):
+    # With --session the block remembers what it delivered: a write, so the primary.
+    with agent_session(cfg, agent, embed=bool(for_text), read=session is None) as (embedder, conn):
         block = build_context(
             conn,
             settings=cfg,

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import click
 
-from .common import agent_session, as_option, emit_json, json_option, query_argument, settings, warm_up
+from .common import (
+    agent_session,
+    as_option,
+    emit_json,
+    json_option,
+    query_argument,
+    record_on_primary,
+    settings,
+    warm_up,
+)
 
 
 @click.command()
@@ -20,18 +29,21 @@ def recall(question: str, project: str | None, limit: int, arms: str | None, age
     Prints one line per hit ([fact], [memory] or [vault]) or one line saying nothing was
     found. Every call is logged in recall_events.
     """
+    from ..db.connect import on_replica
     from ..recall.answer import parse_arms
     from ..recall.answer import recall as run_recall
     from ..render import recall_data
 
     cfg = settings()
     chosen = parse_arms(arms)
-    with agent_session(cfg, agent, embed="vault" in chosen) as (embedder, conn):
+    with agent_session(cfg, agent, embed="vault" in chosen, read=True) as (embedder, conn):
         result = run_recall(conn, question, settings=cfg, project=project, limit=limit, arms=chosen, embedder=embedder)
-    if as_json:
-        emit_json(recall_data(result))
-    else:
-        click.echo(result.text)
+        if as_json:
+            emit_json(recall_data(result))
+        else:
+            click.echo(result.text)
+        if on_replica(conn):  # the answer is out; its log line and lazy vectors go to the primary
+            record_on_primary(cfg, agent, result, embedder)
     warm_up()
 
 

@@ -100,7 +100,10 @@ def search(query: str, mode: str, limit: int, private: bool, agent: str | None, 
     from ..vault.embedders import opened, query_embedder
 
     # The model starts loading now, beside the connection.
-    with opened(query_embedder(cfg)[0] if mode != "keyword" else None) as embedder, connect(cfg, agent) as conn:
+    with (
+        opened(query_embedder(cfg)[0] if mode != "keyword" else None) as embedder,
+        connect(cfg, agent, read=True) as conn,
+    ):
         result = run_search(conn, query, mode=mode, limit=limit, embedder=embedder, private=private)
     if result.notice:
         click.echo(f"notice: {result.notice}", err=True)

@@ -1,4 +1,11 @@
-"""Open a connection to the embedded server or to CLI_ORG_DATABASE_URL, as an agent."""
+"""Open a connection to the embedded server or to CLI_ORG_DATABASE_URL, as an agent.
+
+Reads and writes (README "Read replicas"): a face asks `connect(..., read=True)` for a
+command that only reads (recall, search, context without --session, the MCP server's read
+tools). With CLI_ORG_READ_URL set, that connection goes to the replica and is marked so the
+library skips the writes a read makes as a side effect (`on_replica`); every other
+connection, and so every write, goes to the primary: CLI_ORG_DATABASE_URL or the embedded
+server. Without CLI_ORG_READ_URL, reads use the primary too."""
 
 from __future__ import annotations
 
@@ -25,25 +32,61 @@ def admin_conninfo(settings: Settings, dbname: str | None = None) -> str:
     return info.conninfo(dbname or settings.database_name)
 
 
+# Set on a connection to the read replica; read by on_replica().
+_REPLICA = "_cli_org_replica"
+
+
+def uses_replica(settings: Settings, read: bool) -> bool:
+    """Whether a connection asked for with `read` goes to CLI_ORG_READ_URL."""
+    return bool(read and settings.read_url)
+
+
+def conninfo_for(settings: Settings, read: bool = False) -> str:
+    """The primary's admin conninfo, or for a read with CLI_ORG_READ_URL set, the replica's."""
+    if uses_replica(settings, read):
+        return settings.read_url or ""
+    return admin_conninfo(settings)
+
+
+def mark_replica(conn: Conn) -> None:
+    setattr(conn, _REPLICA, True)
+
+
+def on_replica(conn: Conn | None) -> bool:
+    """Whether `conn` reads from CLI_ORG_READ_URL: a read-only server, where the library
+    skips a read's side writes (the recall log, lazy fact vectors) and the face does them
+    on the primary."""
+    return conn is not None and getattr(conn, _REPLICA, False)
+
+
 def connect(
-    settings: Settings, agent: str | None = None, *, autocommit: bool = False, bounded: bool = True
+    settings: Settings,
+    agent: str | None = None,
+    *,
+    autocommit: bool = False,
+    bounded: bool = True,
+    read: bool = False,
 ) -> Conn:
     """A connection whose current role is the agent's, so row-level security applies.
 
     With no agent named, the login role is the identity (on a shared server, each agent
-    logs in as its own role). Every statement is bounded by settings.statement_timeout
-    unless `bounded` is false (long admin jobs), and the server stops a query whose client
-    went away either way (limits.py).
+    logs in as its own role; on a replica too, since roles replicate). Every statement is
+    bounded by settings.statement_timeout unless `bounded` is false (long admin jobs), and
+    the server stops a query whose client went away either way (limits.py). `read` sends
+    the connection to CLI_ORG_READ_URL when that is set (see the module's doc).
     """
+    replica = uses_replica(settings, read)
     try:
         conn = psycopg.connect(
-            admin_conninfo(settings),
+            conninfo_for(settings, read),
             row_factory=dict_row,
             autocommit=autocommit,
-            options=server_options(settings, bounded),
+            options=server_options(settings, bounded, read=read),
         )
     except psycopg.OperationalError as exc:
-        raise connect_error(settings, exc) from None
+        raise connect_error(settings, exc, read=replica) from None
+    if replica:
+        mark_replica(conn)
     if agent:
         try:
             become(conn, agent)
@@ -53,12 +96,14 @@ def connect(
     return conn
 
 
-def server_options(settings: Settings, bounded: bool) -> str:
+def server_options(settings: Settings, bounded: bool, *, read: bool = False) -> str:
     """Server settings for the connection, after any the URL itself carries."""
+    url = settings.read_url if uses_replica(settings, read) else settings.database_url
+    name = "CLI_ORG_READ_URL" if uses_replica(settings, read) else "CLI_ORG_DATABASE_URL"
     try:
-        own = conninfo_to_dict(settings.database_url).get("options", "") if settings.database_url else ""
+        own = conninfo_to_dict(url).get("options", "") if url else ""
     except psycopg.ProgrammingError as exc:
-        raise ConfigError(f"CLI_ORG_DATABASE_URL is not a valid connection string: {exc}") from None
+        raise ConfigError(f"{name} is not a valid connection string: {exc}") from None
     ours = f"-c client_connection_check_interval={CLIENT_CHECK_MS}"
     if bounded:
         ours += f" -c statement_timeout={round(settings.statement_timeout * 1000)}"
@@ -83,9 +128,11 @@ def become(conn: Conn, agent: str) -> None:
         conn.commit()
 
 
-def connect_error(settings: Settings, exc: Exception) -> Exception:
+def connect_error(settings: Settings, exc: Exception, *, read: bool = False) -> Exception:
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if "does not exist" in first and "database" in first:
         return ConfigError(f"{first}; run `cli-org init`")
+    if read:
+        return DatabaseError(f"cannot connect to the read replica (CLI_ORG_READ_URL): {first}")
     where = "CLI_ORG_DATABASE_URL" if settings.database_url else "the embedded server"
     return DatabaseError(f"cannot connect to {where}: {first}")

@@ -10,6 +10,12 @@ from psycopg import errors as pgerr
 from ..errors import AccessDenied, DatabaseError, InputError, NotFound, OrgError
 from . import Conn, first
 
+# A write that reached a read-only server: the replica named as the primary, most likely.
+READ_ONLY = (
+    "this server is read-only (a replica): writes go to the primary; "
+    "set CLI_ORG_DATABASE_URL to the primary and CLI_ORG_READ_URL to the replica"
+)
+
 
 def first_line(exc: BaseException) -> str:
     """The server's primary message, or the exception's first line."""
@@ -49,6 +55,8 @@ def translated(conn: Conn | None = None):
                 "ask a narrower question or raise the limit"
             ) from None
         raise DatabaseError(msg) from None
+    except pgerr.ReadOnlySqlTransaction:
+        raise DatabaseError(READ_ONLY) from None
     except pgerr.UndefinedTable as exc:
         raise DatabaseError(f"{first_line(exc)}; run `cli-org init`") from None
     except psycopg.Error as exc:

@@ -10,31 +10,41 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..config import Settings
 from ..errors import DatabaseError
 from . import Conn
-from .connect import admin_conninfo, become, connect, server_options
+from .connect import become, connect, conninfo_for, mark_replica, server_options, uses_replica
 
 
 def open_pool(
-    settings: Settings, agent: str | None = None, *, min_size: int = 1, max_size: int = 4, bounded: bool = True
+    settings: Settings,
+    agent: str | None = None,
+    *,
+    min_size: int = 1,
+    max_size: int = 4,
+    bounded: bool = True,
+    read: bool = False,
 ) -> ConnectionPool[Conn]:
     """Open a pool whose connections act as `agent` (or as the login role). Close it when
-    done (`with open_pool(...) as pool:`); take a connection with `pool.connection()`."""
+    done (`with open_pool(...) as pool:`); take a connection with `pool.connection()`.
+    `read`: the pool serves reads only and goes to CLI_ORG_READ_URL when that is set."""
 
-    connect(settings, agent, bounded=bounded).close()  # a clear error now, not a pool timeout later
+    connect(settings, agent, bounded=bounded, read=read).close()  # a clear error now, not a pool timeout later
+    replica = uses_replica(settings, read)
 
     def configure(conn: Conn) -> None:
         conn.row_factory = dict_row
+        if replica:
+            mark_replica(conn)
         if agent:
             become(conn, agent)
 
     pool = ConnectionPool(
-        admin_conninfo(settings),
-        kwargs={"options": server_options(settings, bounded)},
+        conninfo_for(settings, read),
+        kwargs={"options": server_options(settings, bounded, read=read)},
         min_size=min_size,
         max_size=max_size,
         configure=configure,
         check=ConnectionPool.check_connection,
         open=False,
-        name="cli-org",
+        name="cli-org-reads" if replica else "cli-org",
     )
     try:
         pool.open(wait=True, timeout=10)

@@ -11,6 +11,11 @@ structured content. It never imports click.
 - One connection for the life of the process (a pool of one, which replaces the connection
   if the server drops it) and the query embedder loaded once; calls are served one at a time
   on that connection (the long-lived-process rule, DESIGN.md). Both are closed on exit.
+- Reads and writes: with CLI_ORG_READ_URL set, a second pool of one serves the read tools
+  (org_recall, org_search, org_facts, org_sessions_search, org_context and the context
+  resource) from the replica; writes, the notebook (read your own writes) and every log
+  line go to the primary's pool. A recall read from the replica has its log line and lazy
+  fact vectors written on the primary after it (README "Read replicas").
 - Refusals (write checks, rights, caps: any OrgError) come back as tool errors whose text is
   the CLI's one line; anything unexpected is a tool error too, its traceback goes to stderr,
   and the server keeps serving.
@@ -25,6 +30,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from contextlib import nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
@@ -73,27 +79,37 @@ _CALL: ContextVar[Call | None] = ContextVar("cli_org_mcp_call", default=None)
 
 @dataclass
 class Session:
-    """What the process holds for its life: settings, the pool of one, the query embedder."""
+    """What the process holds for its life: settings, the pool of one (the primary), the
+    replica's pool of one when CLI_ORG_READ_URL is set, the query embedder."""
 
     settings: Settings
     pool: ConnectionPool[Conn]
     embedder: Embedder | None
     lock: anyio.Lock = field(default_factory=anyio.Lock)
+    reads: ConnectionPool[Conn] | None = None
 
-    async def run(self, fn: Callable[[Conn], R]) -> R:
-        """Run fn(conn) on the one connection, in a worker thread, one call at a time."""
+    async def run(self, fn: Callable[[Conn], R], *, read: bool = False) -> R:
+        """Run fn(conn) on the one connection (the replica's for a read, when there is one),
+        in a worker thread, one call at a time."""
         async with self.lock:
-            return await anyio.to_thread.run_sync(self._on_connection, fn)
+            return await anyio.to_thread.run_sync(self._on_connection, fn, read)
 
-    def _on_connection(self, fn: Callable[[Conn], R]) -> R:
+    def _on_connection(self, fn: Callable[[Conn], R], read: bool = False) -> R:
+        pool = self.reads if read and self.reads is not None else self.pool
+        with pool.connection() as conn:
+            return fn(conn)
+
+    def on_primary(self, fn: Callable[[Conn], R]) -> R:
+        """From inside a read served by the replica: fn on the primary's connection."""
         with self.pool.connection() as conn:
             return fn(conn)
 
-    async def answer(self, body: Callable[[Conn], CallToolResult]) -> CallToolResult:
+    async def answer(self, body: Callable[[Conn], CallToolResult], *, read: bool = False) -> CallToolResult:
         """A tool's body and its log line, in one trip to the connection. An OrgError is the
         CLI's line as a tool error; a crash is a tool error too, with its traceback on stderr,
         and the server goes on."""
         call = _CALL.get()
+        apart = read and self.reads is not None  # the answer from the replica, its log line on the primary
 
         def served(conn: Conn) -> CallToolResult:
             try:
@@ -103,14 +119,23 @@ class Session:
             except Exception as exc:
                 traceback.print_exc(file=sys.stderr)
                 result = _refusal(f"unexpected error ({type(exc).__name__}); the server's stderr has the details")
-            if call is not None:
+            if call is not None and not apart:
                 self._log(conn, call, not result.is_error)
             return result
 
-        return await self.run(served)
+        if not apart:
+            return await self.run(served)
+        result = await self.run(served, read=True)
+        if call is not None:
+            await self.log(call, not result.is_error)
+        return result
 
     async def log(self, call: Call, ok: bool) -> None:
-        await self.run(lambda conn: self._log(conn, call, ok))
+        try:
+            await self.run(lambda conn: self._log(conn, call, ok))
+        except Exception as exc:  # the primary out of reach: the answer still stands
+            call.logged = True
+            print(f"cli-org mcp: could not log a call to {call.tool}: {exc}", file=sys.stderr)
 
     def _log(self, conn: Conn, call: Call, ok: bool) -> None:
         from ..archive.usage import log_call
@@ -175,8 +200,9 @@ Project = Annotated[
 def build_server(session: Session) -> OrgServer:
     from .. import notebook as nb
     from ..context import build_context
+    from ..db.connect import on_replica
     from ..facts import forget, list_facts, remember
-    from ..recall.answer import recall
+    from ..recall.answer import recall, record_recall
     from ..render import (
         change_line,
         facts_text,
@@ -202,9 +228,14 @@ def build_server(session: Session) -> OrgServer:
 
         def body(conn):
             result = recall(conn, question, settings=cfg, project=project, limit=limit, embedder=session.embedder)
+            if on_replica(conn):
+                try:
+                    session.on_primary(lambda w: record_recall(w, result, settings=cfg, embedder=session.embedder))
+                except Exception as exc:  # the answer from the replica stands without its log line
+                    print(f"cli-org mcp: a recall read from the replica was not logged: {exc}", file=sys.stderr)
             return _answer(result.text, recall_data(result))
 
-        return await session.answer(body)
+        return await session.answer(body, read=True)
 
     @server.tool()
     async def org_remember(
@@ -273,7 +304,7 @@ def build_server(session: Session) -> OrgServer:
             )
             return _answer(facts_text(found), {"facts": found})
 
-        return await session.answer(body)
+        return await session.answer(body, read=True)
 
     @server.tool()
     async def org_search(
@@ -294,7 +325,7 @@ def build_server(session: Session) -> OrgServer:
                 lines.insert(0, f"notice: {result.notice}")
             return _answer("\n".join(lines), result)
 
-        return await session.answer(body)
+        return await session.answer(body, read=True)
 
     @server.tool()
     async def org_sessions_search(
@@ -313,7 +344,7 @@ def build_server(session: Session) -> OrgServer:
             text = "\n".join(message_hit_line(h) for h in hits) or "no matching messages"
             return _answer(text, {"hits": hits})
 
-        return await session.answer(body)
+        return await session.answer(body, read=True)
 
     @server.tool()
     async def org_notebook(
@@ -370,11 +401,11 @@ def build_server(session: Session) -> OrgServer:
             )
             return _answer(block.text or "(nothing to show)", block)
 
-        return await session.answer(body)
+        return await session.answer(body, read=True)
 
-    async def _read(fn: Callable[[Conn], str]) -> str:
+    async def _read(fn: Callable[[Conn], str], read: bool = False) -> str:
         try:
-            return await session.run(fn)
+            return await session.run(fn, read=read)
         except OrgError as exc:
             raise ResourceError(str(exc)) from None
 
@@ -385,7 +416,7 @@ def build_server(session: Session) -> OrgServer:
         mime_type="text/plain",
     )
     async def context_resource() -> str:
-        return await _read(lambda conn: build_context(conn, settings=cfg).text)
+        return await _read(lambda conn: build_context(conn, settings=cfg).text, read=True)
 
     @server.resource(
         "cli-org://notebook",
@@ -405,6 +436,11 @@ def serve(settings: Settings, agent: str | None) -> None:
     from ..vault.embedders import opened, query_embedder
 
     # One connection: calls are served one at a time (Session.lock), so a second would idle.
-    with opened(query_embedder(settings)[0]) as embedder, open_pool(settings, agent, min_size=1, max_size=1) as pool:
-        server = build_server(Session(settings, pool, embedder))
+    # With CLI_ORG_READ_URL, one more, to the replica, for the read tools.
+    with (
+        opened(query_embedder(settings)[0]) as embedder,
+        open_pool(settings, agent, min_size=1, max_size=1) as pool,
+        open_pool(settings, agent, min_size=1, max_size=1, read=True) if settings.read_url else nullcontext() as reads,
+    ):
+        server = build_server(Session(settings, pool, embedder, reads=reads))
         server.run("stdio")

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 from ..db import Conn, first
+from ..db.connect import on_replica
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -149,20 +150,42 @@ def recall(
         result.arms = [arm for arm in ARMS if any(h.arm == arm for h in result.hits)]
         result.text = "\n".join(h.text for h in result.hits) if result.hits else NOTHING
         result.ms = (time.perf_counter() - started) * 1000
-        if log:
-            conn.execute(
-                sql("recall.log"),
-                {
-                    "project": project,
-                    "query": query,
-                    "arms": result.arms,
-                    "hits": len(result.hits),
-                    "chars": result.chars,
-                    "ms": round(result.ms),
-                },
-            )
+        # A replica cannot store the log line: the face records it on the primary after the
+        # answer (record_recall), so a recall read from the replica is still counted.
+        if log and not on_replica(conn):
+            _log(conn, result)
             conn.commit()
     return result
+
+
+def _log(conn: Conn, result: RecallResult) -> None:
+    conn.execute(
+        sql("recall.log"),
+        {
+            "project": result.project,
+            "query": result.query,
+            "arms": result.arms,
+            "hits": len(result.hits),
+            "chars": result.chars,
+            "ms": round(result.ms),
+        },
+    )
+
+
+@owns_transaction
+def record_recall(conn: Conn, result: RecallResult, *, settings: Settings, embedder: Embedder | None = None) -> int:
+    """On the primary, the writes a recall read from a replica could not make there: its
+    line in recall_events, and (given the query model) vectors for up to a lazy batch of
+    facts that have none, which the replica then receives, so its semantic fact pass does
+    not starve. Returns how many fact vectors it stored."""
+    from .facts_arm import ensure_fact_vectors
+
+    if on_replica(conn):
+        raise ConfigError("record_recall writes, so it needs a connection to the primary, not the replica")
+    with translated(conn):
+        _log(conn, result)
+        stored = ensure_fact_vectors(conn, embedder, cap=settings.fact_shaping.lazy_batch) if embedder else 0
+    return stored
 
 
 @owns_transaction
@@ -230,4 +253,3 @@ def _render(item) -> RecallHit:
     }
     why = "keyword-supported" if item.support == "keyword" else f"vector-only, similarity {hit.semantic_score:.2f}"
     return RecallHit("vault", line, why, data)
-

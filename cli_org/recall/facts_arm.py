@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from ..db import Conn, first
+from ..db.connect import on_replica
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..facts import Fact
@@ -141,6 +142,8 @@ def ensure_fact_vectors(conn: Conn, embedder: Embedder, *, cap: int) -> int:
     the caller's, migration 0017) and store them as the caller; returns how many. A
     connection that is no agent cannot store a vector, so it embeds nothing and its semantic
     pass sees the vectors the facts' authors computed."""
+    if on_replica(conn):  # read-only: record_recall embeds them on the primary after the answer
+        return 0
     if first(conn, sql("facts.me"))["name"] is None:
         return 0
     rows = conn.execute(sql("fact_vectors.missing"), {"model": embedder.name, "limit": cap}).fetchall()
