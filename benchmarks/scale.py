@@ -6,8 +6,8 @@ the TIL vault's vocabulary with Zipf-like word frequencies and sent with COPY; t
 postings and random unit vectors (384 dimensions, one per chunk and one per fact) are
 computed by the server in set-based statements. The GIN and HNSW indexes are dropped
 before the load and built afterwards, each timed. Queries are 1-8 Zipf-drawn words,
-embedded with the real ONNX query model; every figure is in-process and warm (each query
-five queries are run untimed first), as the agent `scale-bot` (row-level security applies).
+embedded with the real ONNX query model; every figure is in-process and warm (--warm
+queries are run untimed first), as the agent `scale-bot` (row-level security applies).
 
     python -m benchmarks.scale --facts 10000 --chunks 10000 [--queries 100]
     python -m benchmarks.scale --plot          # docs/scale.png from benchmarks/scale-results.json
@@ -141,9 +141,7 @@ def load_chunks(conn, n: int, words: Words, timings: dict) -> None:
     statistics as a scan leaves them, and a random unit vector per chunk."""
     for index in ("vault_chunks_tsv", "vault_chunks_embedding", "vault_chunks_unembedded"):
         conn.execute(f"DROP INDEX IF EXISTS {index}")
-    conn.execute(
-        "CREATE UNLOGGED TABLE IF NOT EXISTS scale_stage (path text, ord int, heading text, content text)"
-    )
+    conn.execute("CREATE UNLOGGED TABLE IF NOT EXISTS scale_stage (path text, ord int, heading text, content text)")
     conn.commit()
     notes = max(1, n // CHUNKS_PER_NOTE)
     started = time.perf_counter()
@@ -154,7 +152,10 @@ def load_chunks(conn, n: int, words: Words, timings: dict) -> None:
         _copy(
             conn,
             "COPY vault_files (path, title, hash, size, mtime) FROM STDIN",
-            ((f"topic{(at + i) % 200:03d}/note{at + i}.md", t.title(), f"h{at + i}", 2000, 0) for i, t in enumerate(titles)),
+            (
+                (f"topic{(at + i) % 200:03d}/note{at + i}.md", t.title(), f"h{at + i}", 2000, 0)
+                for i, t in enumerate(titles)
+            ),
         )
         heads = words.texts(size * CHUNKS_PER_NOTE, 2, 2)
         bodies = words.texts(size * CHUNKS_PER_NOTE, 60, 120)
@@ -180,6 +181,7 @@ def load_chunks(conn, n: int, words: Words, timings: dict) -> None:
     conn.commit()
     timings["chunks_tsv_vectors_s"] = round(time.perf_counter() - started, 1)
     started = time.perf_counter()
+    conn.execute("SET work_mem = '256MB'")  # the loader's sort and hash of every (note, term)
     conn.execute(BULK_POSTINGS)
     conn.execute("INSERT INTO vault_terms (term, df) SELECT term, count(*) FROM vault_postings GROUP BY term")
     conn.execute(_sql("vault.refresh_stats"))
@@ -204,7 +206,8 @@ CREATE TEMP TABLE scale_tf AS
     FROM vault_chunks c, unnest(c.tsv) t GROUP BY 1, 2;
 CREATE TEMP TABLE scale_dl AS SELECT file_id, sum(tf)::int AS dl FROM scale_tf GROUP BY 1;
 UPDATE vault_files f SET length = d.dl FROM scale_dl d WHERE f.id = d.file_id;
-INSERT INTO vault_postings (term, file_id, tf, dl) SELECT t.term, t.file_id, t.tf, d.dl FROM scale_tf t JOIN scale_dl d USING (file_id);
+INSERT INTO vault_postings (term, file_id, tf, dl)
+    SELECT t.term, t.file_id, t.tf, d.dl FROM scale_tf t JOIN scale_dl d USING (file_id);
 DROP TABLE scale_tf, scale_dl;
 """
 
@@ -235,7 +238,7 @@ def sizes(conn) -> dict:
     return out
 
 
-WARM = 5  # untimed calls first: they read the tables and indexes into the cache
+WARM = 5  # untimed calls first (--warm): they read the tables and indexes into the cache
 
 
 def _found(got) -> int:
@@ -247,8 +250,8 @@ def _found(got) -> int:
     return got.text.count("\n")
 
 
-def measure(settings, queries: list[str]) -> dict:
-    """p50/p95 in ms of each call, warm (one untimed pass over the queries first)."""
+def measure(settings, queries: list[str], warm: int = WARM) -> dict:
+    """p50/p95 in ms of each call, after `warm` untimed calls that read tables and indexes in."""
     embedder, why = query_embedder(settings)
     if embedder is None:
         raise SystemExit(why)
@@ -266,7 +269,7 @@ def measure(settings, queries: list[str]) -> dict:
     with connect(settings, AGENT) as conn:
         for label, call in calls.items():
             errors = 0
-            for q in queries[:WARM]:
+            for q in queries[:warm]:
                 try:
                     call(conn, q)
                 except Exception:  # noqa: BLE001 - a timed-out call is a result here
@@ -294,7 +297,7 @@ def measure(settings, queries: list[str]) -> dict:
     return out
 
 
-def run(n_facts: int, n_chunks: int, n_queries: int, keep: bool) -> dict:
+def run(n_facts: int, n_chunks: int, n_queries: int, keep: bool, warm: int = WARM) -> dict:
     name = f"scale_f{n_facts}_c{n_chunks}"
     empty = Path(tempfile.mkdtemp(prefix="scale-root-"))  # no project memory files
     settings = replace(_bench_settings(name, fresh=True), root=str(empty))
@@ -310,11 +313,12 @@ def run(n_facts: int, n_chunks: int, n_queries: int, keep: bool) -> dict:
         print("chunks loaded", timings, file=sys.stderr, flush=True)
         table_sizes = sizes(admin)
     queries = Words(seed=15).texts(n_queries, 1, 8)
-    latency = measure(settings, queries)
+    latency = measure(settings, queries, warm)
     result = {
         "facts": n_facts,
         "chunks": n_chunks,
         "queries": n_queries,
+        "warm": warm,
         "load_s": timings,
         "sizes_mb": table_sizes,
         "latency_ms": latency,
@@ -346,14 +350,23 @@ def plot(out: Path) -> None:
         xs = [r["facts"] for r in runs if r["latency_ms"][label]["p95_ms"] is not None]
         ys = [r["latency_ms"][label]["p95_ms"] for r in runs if r["latency_ms"][label]["p95_ms"] is not None]
         left.plot(xs, ys, marker="o", label=f"{label} p95")
-    left.set(xscale="log", yscale="log", xlabel="facts (vault chunks alike)", ylabel="ms", title="Latency, p95, warm")
+    left.set(
+        xscale="log", yscale="log", xlabel="facts (chunks for hybrid search)", ylabel="ms", title="Latency, p95, warm"
+    )
     hs = [r for r in runs if r["latency_ms"]["hybrid search"]["p95_ms"] is not None]
-    left.plot([r["facts"] for r in hs], [r["latency_ms"]["hybrid search"]["p95_ms"] for r in hs], marker="s",
-              label="hybrid search p95")
+    left.plot(
+        [r["chunks"] for r in hs],
+        [r["latency_ms"]["hybrid search"]["p95_ms"] for r in hs],
+        marker="s",
+        label="hybrid search p95",
+    )
     left.legend(fontsize=8)
     left.grid(True, which="both", alpha=0.3)
-    for key, label in (("chunks_hnsw_build_s", "HNSW build (chunks)"), ("chunks_gin_build_s", "GIN build (chunks)"),
-                       ("facts_gin_build_s", "GIN build (facts)")):
+    for key, label in (
+        ("chunks_hnsw_build_s", "HNSW build (chunks)"),
+        ("chunks_gin_build_s", "GIN build (chunks)"),
+        ("facts_gin_build_s", "GIN build (facts)"),
+    ):
         xs = [r["chunks"] if "chunks" in key else r["facts"] for r in runs]
         right.plot(xs, [r["load_s"][key] for r in runs], marker="o", label=label)
     right.set(xscale="log", yscale="log", xlabel="rows", ylabel="s", title="Index build time")
@@ -366,18 +379,90 @@ def plot(out: Path) -> None:
     print(out)
 
 
+CALLS = ("fact arm", "fact arm, lexical", "hybrid search", "recall", "context --for")
+
+
+def table() -> str:
+    """The RESULTS.md tables (markdown) from the saved runs, the latest run of each size."""
+    latest: dict[tuple[int, int], dict] = {}
+    for r in json.loads(RESULTS.read_text()):
+        latest[(r["facts"], r["chunks"])] = r
+    runs = sorted(latest.values(), key=lambda r: (r["facts"], r["chunks"]))
+
+    def cell(r, label):
+        f = r["latency_ms"].get(label)
+        if not f or f["p50_ms"] is None:
+            return "all timed out" if f and f["errors"] else "-"
+        out = f"{f['p50_ms']:g} / {f['p95_ms']:g}"
+        return out + (f" ({f['errors']} timed out)" if f["errors"] else "")
+
+    lines = [
+        "| facts | chunks | queries | " + " | ".join(f"{c} p50 / p95 ms" for c in CALLS) + " |",
+        "| ---: | ---: | ---: |" + " --- |" * len(CALLS),
+    ]
+    for r in runs:
+        lines.append(
+            f"| {r['facts']:,} | {r['chunks']:,} | {r['queries']} | " + " | ".join(cell(r, c) for c in CALLS) + " |"
+        )
+    lines += [
+        "",
+        "| facts | chunks | facts COPY s | fact vectors s | facts GIN s | chunks COPY s | tsvector + vectors s "
+        "| postings s | chunks GIN s | chunks HNSW s | facts MB | fact vectors MB | chunks MB | HNSW MB "
+        "| chunks GIN MB | postings MB | database MB |",
+        "|" + " ---: |" * 17,
+    ]
+    for r in runs:
+        t, z = r["load_s"], r["sizes_mb"]
+        lines.append(
+            f"| {r['facts']:,} | {r['chunks']:,} | "
+            + " | ".join(
+                f"{t[k]:g}"
+                for k in (
+                    "facts_copy_s",
+                    "fact_vectors_s",
+                    "facts_gin_build_s",
+                    "chunks_copy_s",
+                    "chunks_tsv_vectors_s",
+                    "postings_s",
+                    "chunks_gin_build_s",
+                    "chunks_hnsw_build_s",
+                )
+            )
+            + " | "
+            + " | ".join(
+                f"{z.get(k, 0):g}"
+                for k in (
+                    "memory_facts",
+                    "memory_fact_vectors",
+                    "vault_chunks",
+                    "vault_chunks_embedding",
+                    "vault_chunks_tsv",
+                    "vault_postings",
+                    "database_mb",
+                )
+            )
+            + " |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--facts", type=int, default=10_000)
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--warm", type=int, default=WARM, help="untimed queries first")
     parser.add_argument("--keep", action="store_true", help="keep the database (default: drop it when done)")
     parser.add_argument("--plot", action="store_true", help="only draw docs/scale.png from the saved results")
+    parser.add_argument("--table", action="store_true", help="only print the RESULTS.md tables")
     args = parser.parse_args()
     if args.plot:
         plot(ROOT / "docs" / "scale.png")
         return
-    print(json.dumps(run(args.facts, args.chunks, args.queries, args.keep), indent=1))
+    if args.table:
+        print(table())
+        return
+    print(json.dumps(run(args.facts, args.chunks, args.queries, args.keep, args.warm), indent=1))
 
 
 if __name__ == "__main__":
