@@ -61,3 +61,12 @@ def percentile(values: list[float], q: float) -> float:
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
+
+
+def drop_database(settings: Settings) -> None:
+    """Drop the benchmark's database (embedded server only): large runs give their disk back."""
+    if settings.embedded:
+        with psycopg.connect(admin_conninfo(settings, "postgres"), autocommit=True) as conn:
+            conn.execute(
+                pgsql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(pgsql.Identifier(settings.database_name))
+            )

@@ -1,0 +1,487 @@
+"""How far one server goes: latency and index build time at 10k, 100k and 1M facts and
+vault chunks (issue 14, part 4).
+
+Each size gets its own database, loaded in bulk: facts and chunk texts are generated from
+the TIL vault's vocabulary with Zipf-like word frequencies and sent with COPY; tsvectors,
+postings and random unit vectors (384 dimensions, one per chunk and one per fact) are
+computed by the server in set-based statements. The GIN and HNSW indexes are dropped
+before the load and built afterwards, each timed. Queries are 1-8 Zipf-drawn words,
+embedded with the real ONNX query model; every figure is in-process and warm (--warm
+queries are run untimed first), as the agent `scale-bot` (row-level security applies).
+
+    python -m benchmarks.scale --facts 10000 --chunks 10000 [--queries 100]
+    python -m benchmarks.scale --plot          # docs/scale.png from benchmarks/scale-results.json
+
+Results are appended to benchmarks/scale-results.json (one object per run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from cli_org.agents import add_agent
+from cli_org.context import build_context
+from cli_org.db.connect import connect
+from cli_org.recall.answer import recall
+from cli_org.recall.facts_arm import recall_facts
+from cli_org.rules import KINDS
+from cli_org.vault.embedders import MODEL_NAME, index_embedder, query_embedder
+from cli_org.vault.search import search
+
+from .common import ROOT, median, percentile
+from .common import bench_settings as _bench_settings
+from .synthetic import vocabulary
+
+RESULTS = ROOT / "benchmarks" / "scale-results.json"
+AGENT = "scale-bot"
+PROJECTS = ("alpha", "beta", "gamma", "delta")
+CHUNKS_PER_NOTE = 4  # as the synthetic vault: four sections per note
+BATCH = 50_000  # rows generated and sent per COPY
+RANDOM_VECTOR = "(SELECT l2_normalize(array_agg(random() - 0.5)::vector) FROM generate_series(1, 384) WHERE {ref} > 0)"
+
+
+class Words:
+    """Zipf-drawn word sequences, vectorised (numpy), reproducible from the seed."""
+
+    def __init__(self, seed: int):
+        words, weights = vocabulary()
+        self.words = np.array(words, dtype=object)
+        p = np.array(weights, dtype=float)
+        self.p = p / p.sum()
+        self.rng = np.random.default_rng(seed)
+
+    def texts(self, count: int, low: int, high: int) -> list[str]:
+        lengths = self.rng.integers(low, high + 1, size=count)
+        flat = self.words[self.rng.choice(len(self.words), size=int(lengths.sum()), p=self.p)]
+        out, at = [], 0
+        for n in lengths:
+            out.append(" ".join(flat[at : at + n]))
+            at += n
+        return out
+
+
+def _copy(conn, statement: str, rows) -> None:
+    """COPY rows (tuples of str) in text format; tabs, newlines and backslashes never occur."""
+    buf = io.StringIO()
+    for row in rows:
+        buf.write("\t".join("\\N" if v is None else str(v) for v in row))
+        buf.write("\n")
+    with conn.cursor() as cur, cur.copy(statement) as copy:
+        copy.write(buf.getvalue())
+
+
+def _timed(conn, statement: str) -> float:
+    started = time.perf_counter()
+    conn.execute(statement)
+    conn.commit()
+    return round(time.perf_counter() - started, 1)
+
+
+def load_facts(conn, n: int, words: Words, timings: dict) -> None:
+    """n current facts by the bench agent, spread over four projects and the org, with one
+    random unit vector each (computed by the author, so recall trusts it)."""
+    conn.execute("DROP INDEX IF EXISTS memory_facts_search")
+    conn.execute("DROP INDEX IF EXISTS memory_facts_no_duplicate")
+    conn.execute("DROP INDEX IF EXISTS memory_facts_current")
+    conn.commit()
+    started = time.perf_counter()
+    # Synthetic rows skip the write-time checks (triggers) and the foreign-key checks: they
+    # measure the engine's storage and lookup, not the checks, which `remember` measures.
+    conn.execute("SET session_replication_role = replica")
+    for at in range(0, n, BATCH):
+        size = min(BATCH, n - at)
+        subjects = words.texts(size, 2, 3)
+        claims = words.texts(size, 10, 30)
+        rows = (
+            (
+                s,
+                f"{c} (item {at + i})",  # unique claims: the duplicate index holds
+                f"docs/{at + i}.md",
+                AGENT,
+                None if (at + i) % 5 == 4 else PROJECTS[(at + i) % 4],
+                KINDS[(at + i) % len(KINDS)],
+            )
+            for i, (s, c) in enumerate(zip(subjects, claims, strict=True))
+        )
+        _copy(conn, "COPY memory_facts (subject, claim, source, author, project, kind) FROM STDIN", rows)
+        conn.commit()
+    timings["facts_copy_s"] = round(time.perf_counter() - started, 1)
+    started = time.perf_counter()
+    conn.execute(
+        "INSERT INTO memory_fact_vectors (fact_id, model, computed_by, embedding) "
+        f"SELECT f.id, %s, f.author, {RANDOM_VECTOR.format(ref='f.id')} FROM memory_facts f",
+        (MODEL_NAME,),
+    )
+    conn.execute("RESET session_replication_role")
+    conn.commit()
+    timings["fact_vectors_s"] = round(time.perf_counter() - started, 1)
+    conn.execute("SET maintenance_work_mem = '1GB'")
+    timings["facts_gin_build_s"] = _timed(conn, "CREATE INDEX memory_facts_search ON memory_facts USING gin (search)")
+    timings["facts_btree_build_s"] = round(
+        _timed(
+            conn,
+            "CREATE UNIQUE INDEX memory_facts_no_duplicate"
+            " ON memory_facts (subject, md5(claim), coalesce(project, '')) WHERE valid_to IS NULL",
+        )
+        + _timed(conn, "CREATE INDEX memory_facts_current ON memory_facts (subject) WHERE valid_to IS NULL"),
+        1,
+    )
+    conn.execute("ANALYZE memory_facts")
+    conn.execute("ANALYZE memory_fact_vectors")
+    conn.commit()
+
+
+def load_chunks(conn, n: int, words: Words, timings: dict) -> None:
+    """n chunks in n/4 notes (four sections each), their postings, term counts and BM25
+    statistics as a scan leaves them, and a random unit vector per chunk."""
+    for index in ("vault_chunks_tsv", "vault_chunks_embedding", "vault_chunks_unembedded"):
+        conn.execute(f"DROP INDEX IF EXISTS {index}")
+    conn.execute("CREATE UNLOGGED TABLE IF NOT EXISTS scale_stage (path text, ord int, heading text, content text)")
+    conn.commit()
+    notes = max(1, n // CHUNKS_PER_NOTE)
+    started = time.perf_counter()
+    per = BATCH // CHUNKS_PER_NOTE
+    for at in range(0, notes, per):
+        size = min(per, notes - at)
+        titles = words.texts(size, 4, 4)
+        _copy(
+            conn,
+            "COPY vault_files (path, title, hash, size, mtime) FROM STDIN",
+            (
+                (f"topic{(at + i) % 200:03d}/note{at + i}.md", t.title(), f"h{at + i}", 2000, 0)
+                for i, t in enumerate(titles)
+            ),
+        )
+        heads = words.texts(size * CHUNKS_PER_NOTE, 2, 2)
+        bodies = words.texts(size * CHUNKS_PER_NOTE, 60, 120)
+        _copy(
+            conn,
+            "COPY scale_stage (path, ord, heading, content) FROM STDIN",
+            (
+                (f"topic{(at + k // 4) % 200:03d}/note{at + k // 4}.md", k % 4, f"Section {k % 4} {h}", b + ".")
+                for k, (h, b) in enumerate(zip(heads, bodies, strict=True))
+            ),
+        )
+        conn.commit()
+    timings["chunks_copy_s"] = round(time.perf_counter() - started, 1)
+    started = time.perf_counter()
+    conn.execute(
+        "INSERT INTO vault_chunks (file_id, ord, heading, content, hash, tsv, embedding, embed_model) "
+        "SELECT f.id, s.ord, s.heading, s.content, md5(s.content), to_tsvector('english', s.content), "
+        f"{RANDOM_VECTOR.format(ref='f.id + s.ord')}, %s "
+        "FROM scale_stage s JOIN vault_files f ON f.path = s.path",
+        (MODEL_NAME,),
+    )
+    conn.execute("DROP TABLE scale_stage")
+    conn.commit()
+    timings["chunks_tsv_vectors_s"] = round(time.perf_counter() - started, 1)
+    started = time.perf_counter()
+    conn.execute("SET work_mem = '256MB'")  # the loader's sort and hash of every (note, term)
+    conn.execute(BULK_POSTINGS)
+    conn.execute("INSERT INTO vault_terms (term, df) SELECT term, count(*) FROM vault_postings GROUP BY term")
+    conn.execute(_sql("vault.refresh_stats"))
+    conn.execute(_sql("vault.set_meta"), {"key": "embed_model", "value": MODEL_NAME})
+    conn.commit()
+    timings["postings_s"] = round(time.perf_counter() - started, 1)
+    conn.execute("SET maintenance_work_mem = '1GB'")
+    timings["chunks_gin_build_s"] = _timed(conn, "CREATE INDEX vault_chunks_tsv ON vault_chunks USING gin (tsv)")
+    timings["chunks_hnsw_build_s"] = _timed(
+        conn, "CREATE INDEX vault_chunks_embedding ON vault_chunks USING hnsw (embedding vector_cosine_ops)"
+    )
+    conn.execute("CREATE INDEX vault_chunks_unembedded ON vault_chunks (id) WHERE embedding IS NULL")
+    for table in ("vault_files", "vault_chunks", "vault_postings", "vault_terms"):
+        conn.execute(f"ANALYZE {table}")
+    conn.commit()
+
+
+# vault.build_postings for every note at once (the scan runs it per batch of notes).
+BULK_POSTINGS = """
+CREATE TEMP TABLE scale_tf AS
+    SELECT c.file_id, t.lexeme AS term, sum(coalesce(array_length(t.positions, 1), 1))::int AS tf
+    FROM vault_chunks c, unnest(c.tsv) t GROUP BY 1, 2;
+CREATE TEMP TABLE scale_dl AS SELECT file_id, sum(tf)::int AS dl FROM scale_tf GROUP BY 1;
+UPDATE vault_files f SET length = d.dl FROM scale_dl d WHERE f.id = d.file_id;
+INSERT INTO vault_postings (term, file_id, tf, dl)
+    SELECT t.term, t.file_id, t.tf, d.dl FROM scale_tf t JOIN scale_dl d USING (file_id);
+DROP TABLE scale_tf, scale_dl;
+"""
+
+
+def _sql(name: str) -> str:
+    from cli_org.db.queries import sql
+
+    return sql(name)
+
+
+SIZES = """
+SELECT c.relname AS name, c.relkind AS kind, pg_total_relation_size(c.oid) AS total, pg_relation_size(c.oid) AS own
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = 'public' AND c.relname IN (
+    'memory_facts', 'memory_fact_vectors', 'vault_chunks', 'vault_postings', 'vault_files',
+    'memory_facts_search', 'vault_chunks_tsv', 'vault_chunks_embedding', 'vault_postings_pkey',
+    'vault_postings_by_density')
+"""
+
+
+def sizes(conn) -> dict:
+    out = {}
+    for r in conn.execute(SIZES):
+        mb = (r["total"] if r["kind"] == "r" else r["own"]) / 2**20
+        out[r["name"]] = round(mb, 1)
+    out["database_mb"] = round(conn.execute("SELECT pg_database_size(current_database()) AS s").fetchone()["s"] / 2**20)
+    conn.rollback()
+    return out
+
+
+WARM = 5  # untimed calls first (--warm): they read the tables and indexes into the cache
+
+
+def _found(got) -> int:
+    """How many hits a call returned (a context block: its lines), so no figure times an empty answer."""
+    if isinstance(got, list):
+        return len(got)
+    if hasattr(got, "hits"):
+        return len(got.hits)
+    return got.text.count("\n")
+
+
+def measure(settings, queries: list[str], warm: int = WARM) -> dict:
+    """p50/p95 in ms of each call, after `warm` untimed calls that read tables and indexes in."""
+    embedder, why = query_embedder(settings)
+    if embedder is None:
+        raise SystemExit(why)
+    embedder.embed(["warm up"])
+    calls = {
+        "fact arm": lambda c, q: recall_facts(
+            c, q, project=None, limit=8, embedder=embedder, shaping=settings.fact_shaping
+        ),
+        "fact arm, lexical": lambda c, q: recall_facts(c, q, project=None, limit=8),
+        "hybrid search": lambda c, q: search(c, q, mode="hybrid", limit=10, embedder=embedder),
+        "recall": lambda c, q: recall(c, q, settings=settings, embedder=embedder),
+        "context --for": lambda c, q: build_context(c, settings=settings, for_text=q, embedder=embedder),
+    }
+    out = {}
+    with connect(settings, AGENT) as conn:
+        for label, call in calls.items():
+            errors = 0
+            for q in queries[:warm]:
+                try:
+                    call(conn, q)
+                except Exception:  # noqa: BLE001 - a timed-out call is a result here
+                    errors += 1
+            times, found = [], []
+            for q in queries:
+                started = time.perf_counter()
+                try:
+                    got = call(conn, q)
+                except Exception as exc:  # noqa: BLE001
+                    errors += 1
+                    print(f"{label}: {type(exc).__name__}: {exc}", file=sys.stderr)
+                    continue
+                times.append((time.perf_counter() - started) * 1000)
+                found.append(_found(got))
+            out[label] = {
+                "mean_hits": round(sum(found) / len(found), 1) if found else 0,
+                "n": len(times),
+                "p50_ms": round(median(times), 1) if times else None,
+                "p95_ms": round(percentile(times, 0.95), 1) if times else None,
+                "errors": errors,
+            }
+            print(label, out[label], file=sys.stderr, flush=True)
+    embedder.close()
+    return out
+
+
+def run(n_facts: int, n_chunks: int, n_queries: int, keep: bool, warm: int = WARM) -> dict:
+    name = f"scale_f{n_facts}_c{n_chunks}"
+    empty = Path(tempfile.mkdtemp(prefix="scale-root-"))  # no project memory files
+    settings = replace(_bench_settings(name, fresh=True), root=str(empty))
+    index_embedder(settings)  # leaves the ONNX query model
+    timings: dict = {}
+    words = Words(seed=14)
+    with connect(settings, bounded=False) as admin:
+        add_agent(admin, AGENT)
+        admin.commit()
+        load_facts(admin, n_facts, words, timings)
+        print("facts loaded", timings, file=sys.stderr, flush=True)
+        load_chunks(admin, n_chunks, words, timings)
+        print("chunks loaded", timings, file=sys.stderr, flush=True)
+        table_sizes = sizes(admin)
+    queries = Words(seed=15).texts(n_queries, 1, 8)
+    latency = measure(settings, queries, warm)
+    result = {
+        "facts": n_facts,
+        "chunks": n_chunks,
+        "queries": n_queries,
+        "warm": warm,
+        "load_s": timings,
+        "sizes_mb": table_sizes,
+        "latency_ms": latency,
+        "when": time.strftime("%Y-%m-%d %H:%M"),
+    }
+    runs = json.loads(RESULTS.read_text()) if RESULTS.exists() else []
+    runs.append(result)
+    RESULTS.write_text(json.dumps(runs, indent=1) + "\n")
+    if not keep:
+        from .common import drop_database
+
+        drop_database(settings)
+    return result
+
+
+def plot(out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = json.loads(RESULTS.read_text())
+    latest: dict[tuple[int, int], dict] = {}
+    for r in runs:
+        latest[(r["facts"], r["chunks"])] = r
+    runs = sorted(latest.values(), key=lambda r: (r["facts"], r["chunks"]))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    timeout_ms = 30_000  # the default CLI_ORG_STATEMENT_TIMEOUT (limits.py) the runs used
+
+    def p95(r, label):
+        # More than 5% of the calls timed out: the p95 is the timeout at least.
+        f = r["latency_ms"][label]
+        calls = r["queries"] + r.get("warm", WARM)
+        if f["p95_ms"] is None:
+            return timeout_ms
+        return max(timeout_ms, f["p95_ms"]) if f["errors"] > 0.05 * calls else f["p95_ms"]
+
+    for label in ("fact arm", "fact arm, lexical", "recall", "context --for"):
+        left.plot([r["facts"] for r in runs], [p95(r, label) for r in runs], marker="o", label=f"{label} p95")
+    left.axhline(timeout_ms, color="grey", linestyle="--", linewidth=1)
+    left.text(runs[0]["facts"], timeout_ms * 1.1, "statement timeout (30 s)", fontsize=7, color="grey")
+    left.set(
+        xscale="log", yscale="log", xlabel="facts (chunks for hybrid search)", ylabel="ms", title="Latency, p95, warm"
+    )
+    hs = sorted((r for r in runs if r["latency_ms"]["hybrid search"]["p95_ms"] is not None), key=lambda r: r["chunks"])
+    left.plot(  # points only: runs of one chunk count differ in their facts, and in the load
+        [r["chunks"] for r in hs],
+        [r["latency_ms"]["hybrid search"]["p95_ms"] for r in hs],
+        marker="s",
+        linestyle="none",
+        label="hybrid search p95 (by chunks)",
+    )
+    left.legend(fontsize=8)
+    left.grid(True, which="both", alpha=0.3)
+    for key, label in (
+        ("chunks_hnsw_build_s", "HNSW build (chunks)"),
+        ("chunks_gin_build_s", "GIN build (chunks)"),
+        ("facts_gin_build_s", "GIN build (facts)"),
+    ):
+        points = sorted((r["chunks"] if "chunks" in key else r["facts"], r["load_s"][key]) for r in runs)
+        right.plot([x for x, _ in points], [y for _, y in points], marker="o", label=label)
+    right.set(xscale="log", yscale="log", xlabel="rows", ylabel="s", title="Index build time")
+    right.legend(fontsize=8)
+    right.grid(True, which="both", alpha=0.3)
+    fig.suptitle("cli-org on one PostgreSQL: 2 shared, loaded cores (see benchmarks/RESULTS.md)", fontsize=9)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    print(out)
+
+
+CALLS = ("fact arm", "fact arm, lexical", "hybrid search", "recall", "context --for")
+
+
+def table() -> str:
+    """The RESULTS.md tables (markdown) from the saved runs, the latest run of each size."""
+    latest: dict[tuple[int, int], dict] = {}
+    for r in json.loads(RESULTS.read_text()):
+        latest[(r["facts"], r["chunks"])] = r
+    runs = sorted(latest.values(), key=lambda r: (r["facts"], r["chunks"]))
+
+    def cell(r, label):
+        f = r["latency_ms"].get(label)
+        if not f:
+            return "-"
+        calls = r["queries"] + r.get("warm", WARM)
+        if f["p50_ms"] is None:
+            return f"all {calls} timed out"
+        out = f"{f['p50_ms']:g} / {f['p95_ms']:g}"
+        return out + (f" ({f['errors']} of {calls} timed out)" if f["errors"] else "")
+
+    lines = [
+        "| facts | chunks | queries | " + " | ".join(f"{c} p50 / p95 ms" for c in CALLS) + " |",
+        "| ---: | ---: | ---: |" + " --- |" * len(CALLS),
+    ]
+    for r in runs:
+        lines.append(
+            f"| {r['facts']:,} | {r['chunks']:,} | {r['queries']} | " + " | ".join(cell(r, c) for c in CALLS) + " |"
+        )
+    lines += [
+        "",
+        "| facts | chunks | facts COPY s | fact vectors s | facts GIN s | chunks COPY s | tsvector + vectors s "
+        "| postings s | chunks GIN s | chunks HNSW s | facts MB | fact vectors MB | chunks MB | HNSW MB "
+        "| chunks GIN MB | postings MB | database MB |",
+        "|" + " ---: |" * 17,
+    ]
+    for r in runs:
+        t, z = r["load_s"], r["sizes_mb"]
+        lines.append(
+            f"| {r['facts']:,} | {r['chunks']:,} | "
+            + " | ".join(
+                f"{t[k]:g}"
+                for k in (
+                    "facts_copy_s",
+                    "fact_vectors_s",
+                    "facts_gin_build_s",
+                    "chunks_copy_s",
+                    "chunks_tsv_vectors_s",
+                    "postings_s",
+                    "chunks_gin_build_s",
+                    "chunks_hnsw_build_s",
+                )
+            )
+            + " | "
+            + " | ".join(
+                f"{z.get(k, 0):g}"
+                for k in (
+                    "memory_facts",
+                    "memory_fact_vectors",
+                    "vault_chunks",
+                    "vault_chunks_embedding",
+                    "vault_chunks_tsv",
+                    "vault_postings",
+                    "database_mb",
+                )
+            )
+            + " |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--facts", type=int, default=10_000)
+    parser.add_argument("--chunks", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--warm", type=int, default=WARM, help="untimed queries first")
+    parser.add_argument("--keep", action="store_true", help="keep the database (default: drop it when done)")
+    parser.add_argument("--plot", action="store_true", help="only draw docs/scale.png from the saved results")
+    parser.add_argument("--table", action="store_true", help="only print the RESULTS.md tables")
+    args = parser.parse_args()
+    if args.plot:
+        plot(ROOT / "docs" / "scale.png")
+        return
+    if args.table:
+        print(table())
+        return
+    print(json.dumps(run(args.facts, args.chunks, args.queries, args.keep, args.warm), indent=1))
+
+
+if __name__ == "__main__":
+    main()
