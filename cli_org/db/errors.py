@@ -51,6 +51,19 @@ def translated(conn: Conn | None = None):
         raise DatabaseError(msg) from None
     except pgerr.UndefinedTable as exc:
         raise DatabaseError(f"{first_line(exc)}; run `cli-org init`") from None
+    except UnicodeEncodeError as exc:
+        # Text that cannot be UTF-8: a lone surrogate, which Python lets through from argv
+        # (undecodable bytes), JSON escapes (MCP, web) or the library's callers; found by
+        # stress/fuzz.py. Refused before anything reaches the server.
+        bad = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else ""
+        where = ", ".join(f"U+{ord(c):04X}" for c in bad) or "a character"
+        raise InputError(
+            f"the text contains {where}, a lone surrogate that is not valid Unicode; send UTF-8 text"
+        ) from None
+    except psycopg.DataError as exc:
+        if exc.sqlstate is None and "NUL" in str(exc):  # refused by the client, never sent
+            raise InputError("the text contains a NUL character (U+0000), which PostgreSQL cannot store") from None
+        raise DatabaseError(first_line(exc)) from None
     except psycopg.Error as exc:
         raise DatabaseError(first_line(exc)) from None
 
