@@ -119,3 +119,87 @@ def test_the_isolation_check_sees_a_leak(org):
     found = isolation.foreign_markers("bot", "alpha", ["bot", "other"], answer)
     assert isolation.note_marker("other") in found and isolation.project_marker("beta") in found
     assert isolation.project_marker("alpha") not in found
+
+
+# --- faults ---------------------------------------------------------------------------------
+
+
+def test_a_connection_the_server_ends_is_one_clear_line(org):
+    """57P01 from the server (pg_terminate_backend, a shutdown): the 'lost the database' line."""
+    from cli_org.db.errors import translated
+    from cli_org.errors import DatabaseError
+
+    with org.as_agent("bot") as conn, org.admin() as admin:
+        pid = conn.info.backend_pid
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        with pytest.raises(DatabaseError, match="lost the database in the middle of the command"), translated(conn):
+            conn.execute("SELECT 1")
+
+
+@pytest.fixture
+def private_server(tmp_path, server):
+    """A private embedded server that a test may stop (never the suite's own)."""
+    if server.data_dir is None:
+        pytest.skip("stops an embedded server; the suite runs against CLI_ORG_TEST_DATABASE_URL")
+    from cli_org.db import embedded
+
+    data_dir = tmp_path / "private"
+    yield data_dir
+    embedded.stop(data_dir)
+
+
+def test_the_server_stopped_mid_scan_is_one_line_and_nothing_half_written(private_server, tmp_path):
+    from stress import stopped
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for i in range(1000):  # a scan of several transactions of 200 notes
+        (vault / f"note{i}.md").write_text(f"# Note {i}\n\nword{i} and [[note{i + 1}]] #tag{i % 7}\n")
+    out = stopped.stopped_during(private_server, ["vault", "scan", str(vault)], after=0.0, rerun=False)
+    assert out["running_when_stopped"], out
+    assert out["exit_code"] == 1 and out["stderr_lines"] == 1 and not out["traceback"], out["stderr"]
+    assert "lost the database in the middle of the command" in out["stderr"][0]
+    assert not any(out["orphans"].values()), out["orphans"]
+    # whole transactions only: the notes kept are a multiple of the scan's batch
+    assert out["rows_before_rerun"].get("vault_files", 0) % 200 == 0
+
+
+def test_kill_9_during_scan_and_import_then_a_rerun_equals_a_clean_run(blank_db, corpora):
+    """The small version of stress/kills.py: the TIL vault's go folder and the transcripts,
+    one kill each (the embed kills run in the script: the model's start-up is too slow here)."""
+    import psycopg
+    from psycopg import sql as pgsql
+    from psycopg.rows import dict_row
+
+    from cli_org.bootstrap import init
+    from cli_org.config import Settings
+    from stress import kills
+
+    names = {"clean": blank_db.name, "killed": blank_db.name + "_k"}
+    with psycopg.connect(blank_db.server.admin_url, autocommit=True) as conn:
+        conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(names["killed"])))
+    try:
+        envs = {}
+        for key, name in names.items():
+            env = {**blank_db.env}
+            if "CLI_ORG_DATABASE_URL" in env and env["CLI_ORG_DATABASE_URL"]:
+                env["CLI_ORG_DATABASE_URL"] = blank_db.server.url(name)
+            else:
+                env["CLI_ORG_DATABASE"] = name
+            envs[key] = env
+            init(Settings.from_env(env), "boss")
+        out = kills.run(
+            envs.__getitem__,
+            lambda key: psycopg.connect(blank_db.server.url(names[key]), row_factory=dict_row),
+            corpora("til") / "go",
+            corpora("transcripts"),
+            kills=2,
+            seed=3,
+            ops=("scan", "import"),
+        )
+        assert out["equal"], {k: v for k, v in out["tables"].items() if not v["equal"]}
+        assert out["no_orphans"], out["orphans"]
+        assert out["tables"]["vault_files"]["clean"]["n"] > 0 and out["tables"]["archive_messages"]["clean"]["n"] > 0
+    finally:
+        with psycopg.connect(blank_db.server.admin_url, autocommit=True) as conn:
+            conn.execute(pgsql.SQL("DROP DATABASE {} WITH (FORCE)").format(pgsql.Identifier(names["killed"])))

@@ -18,6 +18,11 @@ def first_line(exc: BaseException) -> str:
     return primary or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
+# Shutdown (57P01), crash (57P02), starting or stopping (57P03): the server is going away.
+SERVER_GONE = {"57P01", "57P02", "57P03"}
+LOST = "connection is lost"  # the driver's words for a connection that died under it
+
+
 @contextmanager
 def translated(conn: Conn | None = None):
     """Re-raise PostgreSQL errors as OrgError subclasses with one clear line."""
@@ -64,6 +69,19 @@ def translated(conn: Conn | None = None):
         if exc.sqlstate is None and "NUL" in str(exc):  # refused by the client, never sent
             raise InputError("the text contains a NUL character (U+0000), which PostgreSQL cannot store") from None
         raise DatabaseError(first_line(exc)) from None
+    except psycopg.OperationalError as exc:
+        gone = exc.sqlstate in SERVER_GONE or (
+            exc.sqlstate is None and (conn.broken if conn is not None else LOST in str(exc))
+        )
+        if not gone:
+            raise DatabaseError(first_line(exc)) from None
+        # The server went away mid-command (stopped, crashed, restarted): say so, and what
+        # is left (stress/stopped.py). Each command commits only whole units, so what was
+        # not committed is gone and running it again finishes the job.
+        raise DatabaseError(
+            f"lost the database in the middle of the command ({first_line(exc)}); nothing uncommitted was kept: "
+            "run it again once the server is back"
+        ) from None
     except psycopg.Error as exc:
         raise DatabaseError(first_line(exc)) from None
 
