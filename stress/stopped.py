@@ -94,7 +94,10 @@ def main() -> None:
             finally:
                 embedded.stop(Path(tmp))
     print(json.dumps(out, indent=2))
-    bad = [o for o in out if o["exit_code"] == 0 or o["stderr_lines"] != 1 or o["traceback"] or any(o["orphans"].values())]
+    bad = [
+        o for o in out
+        if o["exit_code"] == 0 or o["stderr_lines"] != 1 or o["traceback"] or any(o["orphans"].values())
+    ]
     sys.exit(1 if bad else 0)
 
 
