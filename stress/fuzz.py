@@ -3,6 +3,8 @@ answers or raises the project's own error (OrgError); anything else is a bug.
 
     python -m stress.fuzz [--count 100000] [--seed 14] [--real-model]
 
+Runs with different seeds use different databases, so several can run at once.
+
 The queries mix random code points (lone surrogates and NUL included), the full-text
 operators `& | ! <-> :* ( )`, quotes and backslashes, words that are in the data, and very
 long or very wordy strings. Seeded: the same seed gives the same queries.
@@ -82,9 +84,10 @@ class Outcome:
     seconds: float = 0.0
 
 
-def fuzz(conn, settings, count: int, seed: int, embedder=None) -> Outcome:
+def fuzz(conn, settings, count: int, seed: int, embedder=None, every: int = 0) -> Outcome:
     """Send `count` generated queries through recall (all arms) and through vault search
-    (keyword and hybrid, alternating) on one connection."""
+    (keyword and hybrid, alternating) on one connection; with `every`, a progress line on
+    stderr each `every` queries."""
     from cli_org.recall.answer import recall
     from cli_org.vault.search import search
 
@@ -109,6 +112,10 @@ def fuzz(conn, settings, count: int, seed: int, embedder=None) -> Outcome:
                                        "trace": traceback.format_exc()[-1500:]})
                 if not conn.closed and conn.info.transaction_status:
                     conn.rollback()
+        if every and (i + 1) % every == 0:
+            print(json.dumps({"queries": i + 1, "answered": out.answered, "refused": sum(out.refused.values()),
+                              "unexpected": len(out.unexpected), "seconds": round(time.perf_counter() - started)}),
+                  file=sys.stderr, flush=True)
     out.seconds = time.perf_counter() - started
     return out
 
@@ -138,7 +145,7 @@ def main() -> None:
     from cli_org.agents import add_agent
     from cli_org.db.connect import connect
 
-    settings = bench_settings("stress_fuzz_real" if args.real_model else "stress_fuzz", fresh=True)
+    settings = bench_settings(f"stress_fuzz_{'real' if args.real_model else 'hash'}_{args.seed}", fresh=True)
     with connect(settings) as admin:
         add_agent(admin, "fuzzer")
     embedder = None
@@ -159,7 +166,7 @@ def main() -> None:
             from cli_org.vault.embed import embed_pending
 
             embed_pending(admin, embedder)
-        out = fuzz(conn, settings, args.count, args.seed, embedder)
+        out = fuzz(conn, settings, args.count, args.seed, embedder, every=1000)
     print(json.dumps({
         "queries": args.count, "calls": out.calls, "answered": out.answered, "refused": dict(out.refused),
         "unexpected": len(out.unexpected), "seconds": round(out.seconds, 1),

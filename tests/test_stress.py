@@ -203,3 +203,16 @@ def test_kill_9_during_scan_and_import_then_a_rerun_equals_a_clean_run(blank_db,
     finally:
         with psycopg.connect(blank_db.server.admin_url, autocommit=True) as conn:
             conn.execute(pgsql.SQL("DROP DATABASE {} WITH (FORCE)").format(pgsql.Identifier(names["killed"])))
+
+
+# --- the MCP server under concurrent clients ----------------------------------------------
+
+
+def test_concurrent_mcp_clients_all_answer_and_every_fact_is_stored_once(org):
+    from stress import mcp_load
+
+    agents = ["bot", "other"]
+    out = mcp_load.run(org.env, agents, calls=4)
+    assert out["errors"] == 0, out["first_errors"]
+    assert out["calls"] == 8 and set(out["ms"]) == {"org_recall", "org_remember", "org_notebook", "org_facts"}
+    assert mcp_load.stored(org.admin, agents) == out["remembered"] == {"bot": 2, "other": 2}
