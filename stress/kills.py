@@ -69,8 +69,11 @@ ORPHANS = {
     "(SELECT 1 FROM vault_chunks c WHERE c.file_id = f.id) AND f.length > 0",
     "notes without postings": "SELECT count(*) AS n FROM vault_files f WHERE f.length > 0 AND NOT EXISTS "
     "(SELECT 1 FROM vault_postings p WHERE p.file_id = f.id)",
+    # A parent named by a subagent's file before its own file is read is a placeholder by
+    # design (archive/importer.py); any other session without messages is half-written.
     "sessions without messages": "SELECT count(*) AS n FROM archive_sessions s WHERE NOT EXISTS "
-    "(SELECT 1 FROM archive_messages m WHERE m.session_id = s.id)",
+    "(SELECT 1 FROM archive_messages m WHERE m.session_id = s.id) AND NOT EXISTS "
+    "(SELECT 1 FROM archive_sessions c WHERE c.parent_session = s.id)",
     "vectors without a model": "SELECT count(*) AS n FROM vault_chunks WHERE embedding IS NOT NULL "
     "AND embed_model IS NULL",
 }
