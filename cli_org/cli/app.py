@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from contextlib import contextmanager
@@ -30,6 +31,11 @@ class OrgGroup(click.Group):
         # click reads ORG_AGENT (--as) and ORG_VIA (--via) from the environment while it
         # parses the command line, so .env has to be in the environment before that.
         load_dotenv()
+        # psycopg logs a second error when a pipeline ends on a dead connection ("error
+        # ignored terminating Pipeline"); the one line below already says what happened
+        # (stress/stopped.py found the extra line on stderr).
+        logging.getLogger("psycopg").addHandler(logging.NullHandler())
+        logging.getLogger("psycopg").propagate = False
         OrgGroup.json_errors = "--json" in (args[: args.index("--")] if "--" in args else args)
         # Arguments and ORG_*/CLI_ORG_* values that are not UTF-8 cannot reach the database
         # (Python holds the stray bytes as lone surrogates); refuse them here, for every command.

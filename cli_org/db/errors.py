@@ -24,6 +24,11 @@ def first_line(exc: BaseException) -> str:
     return primary or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
+# Shutdown (57P01), crash (57P02), starting or stopping (57P03): the server is going away.
+SERVER_GONE = {"57P01", "57P02", "57P03"}
+LOST = "connection is lost"  # the driver's words for a connection that died under it
+
+
 @contextmanager
 def translated(conn: Conn | None = None):
     """Re-raise PostgreSQL errors as OrgError subclasses with one clear line."""
@@ -59,6 +64,32 @@ def translated(conn: Conn | None = None):
         raise DatabaseError(READ_ONLY) from None
     except pgerr.UndefinedTable as exc:
         raise DatabaseError(f"{first_line(exc)}; run `cli-org init`") from None
+    except UnicodeEncodeError as exc:
+        # Text that cannot be UTF-8: a lone surrogate, which Python lets through from argv
+        # (undecodable bytes), JSON escapes (MCP, web) or the library's callers; found by
+        # stress/fuzz.py. Refused before anything reaches the server.
+        bad = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else ""
+        where = ", ".join(f"U+{ord(c):04X}" for c in bad) or "a character"
+        raise InputError(
+            f"the text contains {where}, a lone surrogate that is not valid Unicode; send UTF-8 text"
+        ) from None
+    except psycopg.DataError as exc:
+        if exc.sqlstate is None and "NUL" in str(exc):  # refused by the client, never sent
+            raise InputError("the text contains a NUL character (U+0000), which PostgreSQL cannot store") from None
+        raise DatabaseError(first_line(exc)) from None
+    except psycopg.OperationalError as exc:
+        gone = exc.sqlstate in SERVER_GONE or (
+            exc.sqlstate is None and (conn.broken if conn is not None else LOST in str(exc))
+        )
+        if not gone:
+            raise DatabaseError(first_line(exc)) from None
+        # The server went away mid-command (stopped, crashed, restarted): say so, and what
+        # is left (stress/stopped.py). Each command commits only whole units, so what was
+        # not committed is gone and running it again finishes the job.
+        raise DatabaseError(
+            f"lost the database in the middle of the command ({first_line(exc)}); nothing uncommitted was kept: "
+            "run it again once the server is back"
+        ) from None
     except psycopg.Error as exc:
         raise DatabaseError(first_line(exc)) from None
 
