@@ -32,6 +32,8 @@ def init(owner: str | None, as_json: bool) -> None:
     )
     if result.owner:
         click.echo(f"owner: {result.owner}")
+    if result.notice:
+        click.echo(f"note: {result.notice}", err=True)
 
 
 @click.group()

@@ -14,6 +14,10 @@ SELECT name, kind, team_lead, is_owner, role_name, created_at FROM org_agents OR
 -- name: owner_count
 SELECT count(*) AS n FROM org_agents WHERE is_owner;
 
+-- name: admin_may_become
+-- Whether the connected administrator may SET ROLE to the agent's role (a superuser may).
+SELECT pg_has_role(current_user, %(role)s, 'MEMBER') AS yes;
+
 -- name: role_exists
 SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = %(role)s) AS found;
 

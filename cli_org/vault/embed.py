@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 from ..db import Conn, first
 from ..db.errors import translated
 from ..db.queries import sql
+from ..db.migrate import NO_VECTORS, vectors_ready
 from ..db.session import owns_transaction
-from ..errors import InputError
+from ..errors import ConfigError, InputError
 from .embedders import Embedder, vector_literal
 from .scan import chunk_embed_text
 
@@ -45,6 +46,8 @@ def embed_pending(
     started = time.perf_counter()
     summary = EmbedSummary(embedder.name)
     with translated(conn):
+        if not vectors_ready(conn):
+            raise ConfigError(NO_VECTORS)
         stored = conn.execute(sql("vault.get_meta"), {"key": "embed_model"}).fetchone()
         if stored and stored["value"] != embedder.name and not reset:
             raise InputError(
