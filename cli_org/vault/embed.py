@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 from ..db import Conn, first
 from ..db.errors import translated
-from ..db.queries import sql
 from ..db.migrate import NO_VECTORS, vectors_ready
+from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import ConfigError, InputError
 from .embedders import Embedder, vector_literal

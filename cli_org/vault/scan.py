@@ -18,8 +18,8 @@ import psycopg
 
 from ..db import Conn, first, locks
 from ..db.errors import first_line, translated
-from ..db.queries import sql
 from ..db.migrate import vectors_ready
+from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
 from ..limits import LOCK_WAIT

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 from ..db import Conn, first
 from ..db.errors import translated
-from ..db.queries import sql
 from ..db.migrate import NO_VECTORS, vectors_ready
+from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import AccessDenied, ConfigError, InputError
 from ..limits import check_query
