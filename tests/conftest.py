@@ -50,10 +50,11 @@ def corpora():
 class Server:
     """Where the tests' databases live, and how to reach them as admin or over TCP."""
 
-    admin_url: str  # to the maintenance database, as a superuser
+    admin_url: str  # to the maintenance database, as a superuser or a CREATEROLE/CREATEDB admin
     data_dir: Path | None  # set for the embedded server
     tcp_host: str
     tcp_port: int
+    vectors: bool = True  # whether the admin can have pgvector in a new database
 
     def url(self, dbname: str) -> str:
         return make_conninfo(self.admin_url, dbname=dbname)
@@ -65,12 +66,37 @@ def server(tmp_path_factory) -> Server:
     if url:
         params = conninfo_to_dict(url)
         host = params.get("host") or "127.0.0.1"
-        yield Server(url, None, "127.0.0.1" if host.startswith("/") else host, int(params.get("port") or 5432))
+        tcp_host = "127.0.0.1" if host.startswith("/") else host
+        yield Server(url, None, tcp_host, int(params.get("port") or 5432), _can_have_vectors(url))
         return
     data_dir = tmp_path_factory.mktemp("pg")
     info = embedded.ensure_running(data_dir)
     yield Server(info.conninfo("postgres"), data_dir, "127.0.0.1", info.port)
     embedded.stop(data_dir)
+
+
+def _can_have_vectors(admin_url: str) -> bool:
+    """Whether the admin can create pgvector in a database of its own (a team server may lack
+    it: README, Team server). Tried in a scratch database, dropped after."""
+    name = f"t_vec_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(name)))
+        try:
+            with psycopg.connect(make_conninfo(admin_url, dbname=name), autocommit=True) as scratch:
+                scratch.execute("CREATE EXTENSION vector")
+            return True
+        except psycopg.Error:
+            return False
+        finally:
+            conn.execute(pgsql.SQL("DROP DATABASE {} WITH (FORCE)").format(pgsql.Identifier(name)))
+
+
+@pytest.fixture(autouse=True)
+def _needs_vectors(request):
+    """Tests marked `vectors` are skipped, saying why, on a server without pgvector."""
+    if request.node.get_closest_marker("vectors"):
+        if not request.getfixturevalue("server").vectors:
+            pytest.skip("the test server has no pgvector (team server): keyword fallback is tested instead")
 
 
 @dataclass
@@ -121,6 +147,8 @@ def blank_db(server):
     with psycopg.connect(server.admin_url, autocommit=True) as conn:
         conn.execute(pgsql.SQL("DROP DATABASE {} WITH (FORCE)").format(pgsql.Identifier(name)))
         roles = [r[0] for r in conn.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE %s", (name + "\\_%",))]
+        # A role that granted memberships (a test's own non-superuser admin) goes last.
+        roles.sort(key=lambda role: role.endswith("_admin"))
         for role in roles:
             conn.execute(pgsql.SQL("DROP ROLE {}").format(pgsql.Identifier(role)))
 

@@ -16,7 +16,10 @@ SELECT count(*) AS n FROM org_agents WHERE is_owner;
 
 -- name: admin_may_become
 -- Whether the connected administrator may SET ROLE to the agent's role (a superuser may).
-SELECT pg_has_role(current_user, %(role)s, 'MEMBER') AS yes;
+-- PostgreSQL 16 split membership: a CREATEROLE admin holds ADMIN on the roles it makes
+-- but may SET ROLE to them only with the SET option.
+SELECT pg_has_role(current_user, %(role)s,
+                   CASE WHEN current_setting('server_version_num')::int >= 160000 THEN 'SET' ELSE 'MEMBER' END) AS yes;
 
 -- name: role_exists
 SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = %(role)s) AS found;
