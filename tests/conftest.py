@@ -94,9 +94,8 @@ def _can_have_vectors(admin_url: str) -> bool:
 @pytest.fixture(autouse=True)
 def _needs_vectors(request):
     """Tests marked `vectors` are skipped, saying why, on a server without pgvector."""
-    if request.node.get_closest_marker("vectors"):
-        if not request.getfixturevalue("server").vectors:
-            pytest.skip("the test server has no pgvector (team server): keyword fallback is tested instead")
+    if request.node.get_closest_marker("vectors") and not request.getfixturevalue("server").vectors:
+        pytest.skip("the test server has no pgvector (team server): keyword fallback is tested instead")
 
 
 @dataclass
