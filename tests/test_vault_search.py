@@ -9,8 +9,8 @@ import pytest
 from fakes import HashEmbedder
 
 from cli_org.db.connect import connect
-from cli_org.errors import InputError
 from cli_org.db.migrate import NO_VECTORS
+from cli_org.errors import InputError
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
 from cli_org.vault.search import prefix_pattern, search
