@@ -39,12 +39,13 @@ def _vault(tmp_path):
 
 def _without_vectors_everything_else_works(env: dict[str, str], settings: Settings, tmp_path) -> None:
     """What works on a server without pgvector, asserted through the CLI as users see it."""
-    assert _cli(env, "agents", "add", "bot", "--json")[0] == 0
+    code, out, err = _cli(env, "agents", "add", "scout", "--json")
+    assert code == 0, err
     code, out, err = _cli(
-        env, "remember", "deploys", "we deploy on tuesdays", "--source", "https://x.org/1", agent="bot"
+        env, "remember", "deploys", "we deploy on tuesdays", "--source", "https://x.org/1", agent="scout"
     )
     assert code == 0, err
-    code, out, err = _cli(env, "notebook", "add", "--target", "memory", "staging is flaky on fridays", agent="bot")
+    code, out, err = _cli(env, "notebook", "add", "--target", "memory", "staging is flaky on fridays", agent="scout")
     assert code == 0, err
     code, out, err = _cli(env, "vault", "scan", str(_vault(tmp_path)), "--json")
     assert code == 0, err
@@ -58,11 +59,11 @@ def _without_vectors_everything_else_works(env: dict[str, str], settings: Settin
         assert code == 0 and data["used"] == "keyword" and data["notice"] == f"{NO_VECTORS}; showing keyword results"
         assert data["hits"][0]["path"] == "deploy.md"
     # Recall with a query model in hand: every arm answers by keyword, one notice.
-    with connect(settings, "bot") as conn:
+    with connect(settings, "scout") as conn:
         result = recall(conn, "when do we deploy", settings=settings, embedder=HashEmbedder(), log=False)
     assert result.notice == f"{NO_VECTORS}; showing keyword results"
     assert {h.arm for h in result.hits} >= {"fact", "vault"}
-    code, out, err = _cli(env, "recall", "staging flaky", "--json", agent="bot")
+    code, out, err = _cli(env, "recall", "staging flaky", "--json", agent="scout")
     assert code == 0 and any(h["arm"] == "memory" for h in json.loads(out)["hits"]), out
     # Embedding says why it cannot, in one line, before it writes anything.
     with connect(settings) as conn:
@@ -116,7 +117,7 @@ def test_vectors_added_later(restricted, tmp_path):
         conn.rollback()
     _without_vectors_everything_else_works(env, settings, tmp_path)
     # The administrator (no superuser) acts as an agent, and reads notebooks as the admin.
-    code, out, err = _cli(env, "notebook", "show", "--target", "memory", "--json", agent="bot")
+    code, out, err = _cli(env, "notebook", "show", "--target", "memory", "--json", agent="scout")
     assert code == 0 and "staging is flaky" in out
 
     # The service enables pgvector in the database; init again applies what waited.
@@ -132,14 +133,14 @@ def test_vectors_added_later(restricted, tmp_path):
         assert embed_pending(conn, HashEmbedder()).embedded == 2
         hybrid = search(conn, "deploy tuesdays", mode="hybrid", embedder=HashEmbedder())
     assert hybrid.notice is None and hybrid.used == "hybrid" and hybrid.hits[0].path == "deploy.md"
-    with connect(settings, "bot") as conn:
+    with connect(settings, "scout") as conn:
         again = recall(conn, "when do we deploy", settings=settings, embedder=HashEmbedder(), log=False)
     assert again.notice is None
     assert any(h.arm == "fact" and "tuesdays" in h.text for h in again.hits)
     # Nothing stored before was lost: the fact, the notebook line, both notes.
-    code, out, err = _cli(env, "facts", "--json", agent="bot")
+    code, out, err = _cli(env, "facts", "--json", agent="scout")
     assert [f["claim"] for f in json.loads(out)] == ["we deploy on tuesdays"]
-    code, out, err = _cli(env, "notebook", "show", "--target", "memory", "--json", agent="bot")
+    code, out, err = _cli(env, "notebook", "show", "--target", "memory", "--json", agent="scout")
     assert "staging is flaky" in out
 
 
