@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 import uuid
 
 # Every library call in the suite checks the connection rule (cli_org/db/session.py): it
@@ -88,7 +89,7 @@ def _can_have_vectors(admin_url: str) -> bool:
         except psycopg.Error:
             return False
         finally:
-            conn.execute(pgsql.SQL("DROP DATABASE {} WITH (FORCE)").format(pgsql.Identifier(name)))
+            _drop_database(conn, name)
 
 
 @pytest.fixture(autouse=True)
@@ -135,6 +136,19 @@ def _settings_for(server: Server, name: str) -> tuple[Settings, dict[str, str]]:
     return Settings.from_env(env), env
 
 
+def _drop_database(conn: psycopg.Connection, name: str) -> None:
+    """DROP DATABASE ... WITH (FORCE). A non-superuser admin (a team server's) may not end an
+    autovacuum worker busy in the database, so it waits for the worker to finish."""
+    for attempt in range(100):
+        try:
+            conn.execute(pgsql.SQL("DROP DATABASE {} WITH (FORCE)").format(pgsql.Identifier(name)))
+            return
+        except psycopg.errors.InsufficientPrivilege:
+            if attempt == 99:
+                raise
+            time.sleep(0.2)
+
+
 @pytest.fixture
 def blank_db(server):
     """An empty database (no migrations) and its settings; dropped with its roles after."""
@@ -144,7 +158,7 @@ def blank_db(server):
     settings, env = _settings_for(server, name)
     yield OrgDb(server, name, settings, env)
     with psycopg.connect(server.admin_url, autocommit=True) as conn:
-        conn.execute(pgsql.SQL("DROP DATABASE {} WITH (FORCE)").format(pgsql.Identifier(name)))
+        _drop_database(conn, name)
         roles = [r[0] for r in conn.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE %s", (name + "\\_%",))]
         # A role that granted memberships (a test's own non-superuser admin) goes last.
         roles.sort(key=lambda role: role.endswith("_admin"))
