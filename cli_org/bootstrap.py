@@ -83,7 +83,13 @@ def state(conninfo: str) -> dict:
             if todo is None:
                 return {"initialised": False}
             counts = first(conn, sql("vault.counts" if vectors_ready(conn) else "vault.counts_plain"))
+            waiting = missing_extensions(conn)
     except psycopg.OperationalError as exc:
         reason = str(exc).strip().splitlines()[0].rsplit("failed: ", 1)[-1]
         return {"initialised": False, **({} if "does not exist" in reason else {"error": reason})}
-    return {"initialised": True, "pending_migrations": [f"{m.version:04d}_{m.name}" for m in todo], **counts}
+    return {
+        "initialised": True,
+        "pending_migrations": [f"{m.version:04d}_{m.name}" for m in todo],
+        "waiting_for_extensions": waiting,  # e.g. {"vector": [...]}: init alone cannot apply those
+        **counts,
+    }

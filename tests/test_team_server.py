@@ -72,6 +72,10 @@ def _without_vectors_everything_else_works(env: dict[str, str], settings: Settin
         assert not vectors_ready(conn)
         assert [f"{m.version:04d}_{m.name}" for m in pending(conn) or []] == VECTOR_MIGRATIONS
         assert missing_extensions(conn) == {"vector": VECTOR_MIGRATIONS}
+    code, out, err = _cli(env, "db", "status", "--json")
+    assert code == 0 and json.loads(out)["waiting_for_extensions"] == {"vector": VECTOR_MIGRATIONS}
+    code, out, err = _cli(env, "db", "status")
+    assert "wait for the extension vector" in out
 
 
 def test_no_pgvector_on_this_server(org, tmp_path):

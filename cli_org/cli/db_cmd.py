@@ -83,10 +83,12 @@ def status(as_json: bool) -> None:
         click.echo(f"embedded server not running (data {info['data_dir']})")
     if info.get("initialised"):
         todo = info["pending_migrations"]
+        waiting = sorted(info.get("waiting_for_extensions") or {})
         click.echo(
             f"database {cfg.database_name if info['embedded'] else '(URL)'}: {info['files']} notes, "
             f"{info['chunks']} chunks, {info['vectors']} with vectors; "
             + (f"{len(todo)} migration(s) pending: run `cli-org init`" if todo else "schema up to date")
+            + (f" (some wait for the extension {', '.join(waiting)}: README, Team server)" if waiting else "")
         )
     elif info["running"] is not False:
         click.echo(f"database: {info.get('error') or 'not initialised'}; run `cli-org init`")
