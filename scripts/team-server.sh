@@ -39,7 +39,13 @@ url() {
 case "$cmd" in
   start)
     if [[ ! -f "$pgdata/PG_VERSION" ]]; then
-      if [[ $(id -u) == 0 ]]; then chown "${TEAM_SERVER_USER:-postgres}" "$dir"; fi
+      if [[ $(id -u) == 0 ]]; then
+        chown "${TEAM_SERVER_USER:-postgres}" "$dir"
+        if ! as test -w "$dir"; then
+          echo "${TEAM_SERVER_USER:-postgres} cannot reach $dir (a parent folder is private); use a folder under /tmp" >&2
+          exit 1
+        fi
+      fi
       # The bootstrap superuser is reached only through the local socket in DIR (peer of
       # the server's own user); everyone else comes over TCP with a scram password.
       as "$bin/initdb" -D "$pgdata" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
