@@ -65,7 +65,9 @@ def _without_vectors_everything_else_works(env: dict[str, str], settings: Settin
     assert {h.arm for h in result.hits} >= {"fact", "vault"}
     code, out, err = _cli(env, "recall", "staging flaky", "--json", agent="scout")
     assert code == 0 and any(h["arm"] == "memory" for h in json.loads(out)["hits"]), out
-    # Embedding says why it cannot, in one line, before it writes anything.
+    # Embedding says why it cannot, in one line, before it loads a model or writes anything.
+    code, out, err = _cli(env, "vault", "embed")
+    assert code == 1 and out == "" and err == f"cli-org: {NO_VECTORS}\n"
     with connect(settings) as conn:
         with pytest.raises(Exception, match="vectors are unavailable"):
             embed_pending(conn, HashEmbedder())

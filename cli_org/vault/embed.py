@@ -35,6 +35,14 @@ class EmbedSummary:
 
 
 @owns_transaction
+def require_vectors(conn: Conn) -> None:
+    """Refuse, in one line, on a database without its vector parts (README, Team server):
+    called before a model is loaded, which takes seconds."""
+    if not vectors_ready(conn):
+        raise ConfigError(NO_VECTORS)
+
+
+@owns_transaction
 def embed_pending(
     conn: Conn,
     embedder: Embedder,
@@ -46,8 +54,7 @@ def embed_pending(
     started = time.perf_counter()
     summary = EmbedSummary(embedder.name)
     with translated(conn):
-        if not vectors_ready(conn):
-            raise ConfigError(NO_VECTORS)
+        require_vectors(conn)
         stored = conn.execute(sql("vault.get_meta"), {"key": "embed_model"}).fetchone()
         if stored and stored["value"] != embedder.name and not reset:
             raise InputError(
