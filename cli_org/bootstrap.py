@@ -82,8 +82,8 @@ def state(conninfo: str) -> dict:
             todo = pending(conn)
             if todo is None:
                 return {"initialised": False}
-            counts = first(conn, sql("vault.counts" if vectors_ready(conn) else "vault.counts_plain"))
             waiting = missing_extensions(conn)
+            counts = first(conn, sql("vault.counts" if vectors_ready(conn) else "vault.counts_plain"))
     except psycopg.OperationalError as exc:
         reason = str(exc).strip().splitlines()[0].rsplit("failed: ", 1)[-1]
         return {"initialised": False, **({} if "does not exist" in reason else {"error": reason})}
