@@ -58,6 +58,12 @@ def add_agent(
             conn.execute(pgsql.SQL("CREATE ROLE {} {}").format(pgsql.Identifier(role), login))
         group = first(conn, sql("agents.member_role"))["name"]
         conn.execute(pgsql.SQL("GRANT {} TO {}").format(pgsql.Identifier(group), pgsql.Identifier(role)))
+        if not first(conn, sql("agents.admin_may_become"), {"role": role})["yes"]:
+            # A team server's administrator is no superuser (README, Team server): to act as
+            # an agent (`--as`) it must be a member of the agent's role, as PostgreSQL
+            # requires for SET ROLE. It gains nothing it lacked: with CREATEROLE it could
+            # already reset the role's password.
+            conn.execute(pgsql.SQL("GRANT {} TO CURRENT_USER").format(pgsql.Identifier(role)))
         conn.execute(
             sql("agents.insert"),
             {"name": name, "kind": "person" if person else "bot", "lead": lead, "owner": owner, "role": role},

@@ -14,7 +14,7 @@ from .config import Settings
 from .db import first, locks
 from .db.connect import admin_conninfo, connect
 from .db.errors import first_line, translated
-from .db.migrate import migrate, pending
+from .db.migrate import NO_VECTORS, migrate, missing_extensions, pending, vectors_ready
 from .db.queries import sql
 from .errors import DatabaseError
 
@@ -25,6 +25,7 @@ class InitResult:
     created: bool
     applied: list[str]
     owner: str | None
+    notice: str | None = None  # what waits for an extension the server lacks (pgvector)
 
 
 def create_database(settings: Settings) -> bool:
@@ -69,7 +70,9 @@ def init(settings: Settings, owner: str | None = None) -> InitResult:
                 made = owner
             elif not has_owner:
                 raise DatabaseError("the database has no owner yet; pass --owner NAME")
-        return InitResult(conn.info.dbname, created, applied, made)
+        waiting = missing_extensions(conn).get("vector")
+        notice = f"{NO_VECTORS} (waiting: {', '.join(waiting)})" if waiting else None
+        return InitResult(conn.info.dbname, created, applied, made, notice)
 
 
 def state(conninfo: str) -> dict:
@@ -79,8 +82,14 @@ def state(conninfo: str) -> dict:
             todo = pending(conn)
             if todo is None:
                 return {"initialised": False}
-            counts = first(conn, sql("vault.counts"))
+            waiting = missing_extensions(conn)
+            counts = first(conn, sql("vault.counts" if vectors_ready(conn) else "vault.counts_plain"))
     except psycopg.OperationalError as exc:
         reason = str(exc).strip().splitlines()[0].rsplit("failed: ", 1)[-1]
         return {"initialised": False, **({} if "does not exist" in reason else {"error": reason})}
-    return {"initialised": True, "pending_migrations": [f"{m.version:04d}_{m.name}" for m in todo], **counts}
+    return {
+        "initialised": True,
+        "pending_migrations": [f"{m.version:04d}_{m.name}" for m in todo],
+        "waiting_for_extensions": waiting,  # e.g. {"vector": [...]}: init alone cannot apply those
+        **counts,
+    }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 import uuid
 
 # Every library call in the suite checks the connection rule (cli_org/db/session.py): it
@@ -50,10 +51,11 @@ def corpora():
 class Server:
     """Where the tests' databases live, and how to reach them as admin or over TCP."""
 
-    admin_url: str  # to the maintenance database, as a superuser
+    admin_url: str  # to the maintenance database, as a superuser or a CREATEROLE/CREATEDB admin
     data_dir: Path | None  # set for the embedded server
     tcp_host: str
     tcp_port: int
+    vectors: bool = True  # whether the admin can have pgvector in a new database
 
     def url(self, dbname: str) -> str:
         return make_conninfo(self.admin_url, dbname=dbname)
@@ -65,12 +67,36 @@ def server(tmp_path_factory) -> Server:
     if url:
         params = conninfo_to_dict(url)
         host = params.get("host") or "127.0.0.1"
-        yield Server(url, None, "127.0.0.1" if host.startswith("/") else host, int(params.get("port") or 5432))
+        tcp_host = "127.0.0.1" if host.startswith("/") else host
+        yield Server(url, None, tcp_host, int(params.get("port") or 5432), _can_have_vectors(url))
         return
     data_dir = tmp_path_factory.mktemp("pg")
     info = embedded.ensure_running(data_dir)
     yield Server(info.conninfo("postgres"), data_dir, "127.0.0.1", info.port)
     embedded.stop(data_dir)
+
+
+def _can_have_vectors(admin_url: str) -> bool:
+    """Whether the admin can create pgvector in a database of its own (a team server may lack
+    it: README, Team server). Tried in a scratch database, dropped after."""
+    name = f"t_vec_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(name)))
+        try:
+            with psycopg.connect(make_conninfo(admin_url, dbname=name), autocommit=True) as scratch:
+                scratch.execute("CREATE EXTENSION vector")
+            return True
+        except psycopg.Error:
+            return False
+        finally:
+            _drop_database(conn, name)
+
+
+@pytest.fixture(autouse=True)
+def _needs_vectors(request):
+    """Tests marked `vectors` are skipped, saying why, on a server without pgvector."""
+    if request.node.get_closest_marker("vectors") and not request.getfixturevalue("server").vectors:
+        pytest.skip("the test server has no pgvector (team server): keyword fallback is tested instead")
 
 
 @dataclass
@@ -110,6 +136,19 @@ def _settings_for(server: Server, name: str) -> tuple[Settings, dict[str, str]]:
     return Settings.from_env(env), env
 
 
+def _drop_database(conn: psycopg.Connection, name: str) -> None:
+    """DROP DATABASE ... WITH (FORCE). A non-superuser admin (a team server's) may not end an
+    autovacuum worker busy in the database, so it waits for the worker to finish."""
+    for attempt in range(100):
+        try:
+            conn.execute(pgsql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(pgsql.Identifier(name)))
+            return
+        except psycopg.errors.InsufficientPrivilege:
+            if attempt == 99:
+                raise
+            time.sleep(0.2)
+
+
 @pytest.fixture
 def blank_db(server):
     """An empty database (no migrations) and its settings; dropped with its roles after."""
@@ -119,12 +158,14 @@ def blank_db(server):
     settings, env = _settings_for(server, name)
     yield OrgDb(server, name, settings, env)
     with psycopg.connect(server.admin_url, autocommit=True) as conn:
-        conn.execute(pgsql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(pgsql.Identifier(name)))
+        _drop_database(conn, name)
         # and what `db restore --force` kept (tests/test_backup.py, test_json_output.py)
         kept = conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", (name + "\\_replaced\\_%",))
         for (database,) in kept.fetchall():
-            conn.execute(pgsql.SQL("DROP DATABASE {} WITH (FORCE)").format(pgsql.Identifier(database)))
+            _drop_database(conn, database)
         roles = [r[0] for r in conn.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE %s", (name + "\\_%",))]
+        # A role that granted memberships (a test's own non-superuser admin) goes last.
+        roles.sort(key=lambda role: role.endswith("_admin"))
         for role in roles:
             conn.execute(pgsql.SQL("DROP ROLE {}").format(pgsql.Identifier(role)))
 

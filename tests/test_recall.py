@@ -191,6 +191,7 @@ def test_vault_exclusions_and_duplicates(vault_env):
     assert "private/notes.md" not in [h.data["path"] for h in result.hits]
 
 
+@pytest.mark.vectors
 def test_vault_vector_only_hits_need_keyword_company(vault_env):
     embedder = HashEmbedder({"dough": "commits", "knead": "squash"})
     with connect(vault_env.settings) as conn:
@@ -329,11 +330,13 @@ def test_nothing_found_is_one_line(vault_env):
 
 @pytest.fixture
 def hostile_env(org, vault_env):
-    """One fact, one memory line and the vault, all with vectors, for odd questions."""
+    """One fact, one memory line and the vault, all with vectors (where the server has
+    pgvector; elsewhere recall falls back to keyword), for odd questions."""
     remember(org, "bot", "x", "Some claim about things")
     memory(vault_env, "m.md", "a line about things\n")
-    with connect(vault_env.settings) as conn:
-        embed_pending(conn, HashEmbedder())
+    if org.server.vectors:
+        with connect(vault_env.settings) as conn:
+            embed_pending(conn, HashEmbedder())
     return vault_env
 
 

@@ -33,6 +33,8 @@ def init(owner: str | None, as_json: bool) -> None:
     )
     if result.owner:
         click.echo(f"owner: {result.owner}")
+    if result.notice:
+        click.echo(f"note: {result.notice}", err=True)
 
 
 @click.group()
@@ -83,10 +85,12 @@ def status(as_json: bool) -> None:
         click.echo(f"embedded server not running (data {info['data_dir']}" + (f", port {kept} kept)" if kept else ")"))
     if info.get("initialised"):
         todo = info["pending_migrations"]
+        waiting = sorted(info.get("waiting_for_extensions") or {})
         click.echo(
             f"database {cfg.database_name if info['embedded'] else '(URL)'}: {info['files']} notes, "
             f"{info['chunks']} chunks, {info['vectors']} with vectors; "
             + (f"{len(todo)} migration(s) pending: run `cli-org init`" if todo else "schema up to date")
+            + (f" (some wait for the extension {', '.join(waiting)}: README, Team server)" if waiting else "")
         )
     elif info["running"] is not False:
         click.echo(f"database: {info.get('error') or 'not initialised'}; run `cli-org init`")

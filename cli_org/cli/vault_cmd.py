@@ -71,9 +71,10 @@ def embed(reset: bool, batch: int, as_json: bool) -> None:
 
 
 def _embed(conn, cfg, *, reset: bool, batch: int = 64):
-    from ..vault.embed import embed_pending
+    from ..vault.embed import embed_pending, require_vectors
     from ..vault.embedders import index_embedder
 
+    require_vectors(conn)
     with index_embedder(cfg) as embedder:
         progress = Progress("embed")  # after the model is made: the time left counts embedding only
         summary = embed_pending(conn, embedder, batch=batch, reset=reset, progress=progress)

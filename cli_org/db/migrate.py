@@ -1,4 +1,12 @@
-"""Numbered SQL migrations: each file once, in order, in its own transaction."""
+"""Numbered SQL migrations: each file once, in order, in its own transaction.
+
+A migration whose file has a line `-- requires: vector` needs that extension. When the
+server cannot give it (not installed, as on Debian's own PostgreSQL, or the administrator may
+not create it, as on a managed service before someone enables it), the migration stays
+pending and the rest apply; once the extension is there, the next `cli-org init` applies it
+without touching what is stored. Nothing after such a migration may depend on it unless it
+says `-- requires:` the same.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +15,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from psycopg import errors as pgerr
+from psycopg import sql as pgsql
 from psycopg.rows import dict_row
 
 from ..errors import DatabaseError
@@ -16,6 +25,7 @@ from .queries import sql
 from .session import owns_transaction
 
 _FILE = re.compile(r"^(\d{4})_(\w+)\.sql$")
+_REQUIRES = re.compile(r"^-- requires: ([a-z_]+)\s*$", re.M)
 
 
 @dataclass(frozen=True)
@@ -23,6 +33,7 @@ class Migration:
     version: int
     name: str
     sql: str
+    needs: tuple[str, ...] = ()  # extensions, from its `-- requires: NAME` lines
 
 
 def available() -> list[Migration]:
@@ -30,7 +41,8 @@ def available() -> list[Migration]:
     for entry in resources.files("cli_org").joinpath("migrations").iterdir():
         m = _FILE.match(entry.name)
         if m:
-            found.append(Migration(int(m[1]), m[2], entry.read_text("utf-8")))
+            text = entry.read_text("utf-8")
+            found.append(Migration(int(m[1]), m[2], text, tuple(_REQUIRES.findall(text))))
     found.sort(key=lambda mig: mig.version)
     return found
 
@@ -53,7 +65,10 @@ def migrate(conn: Conn, lock_wait: float = LOCK_WAIT) -> list[Migration]:
                 " applied_at timestamptz NOT NULL DEFAULT now())"
             )
             applied = []
+            missing: dict[str, str | None] = {}  # extension -> why it cannot be had (None: it is there)
             for mig in _not_applied(conn):  # the table exists now
+                if any(_extension(conn, ext, missing) for ext in mig.needs):
+                    continue  # stays pending until the extension can be had
                 try:
                     with conn.transaction():
                         conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{round(lock_wait * 1000)}ms",))
@@ -75,6 +90,30 @@ def migrate(conn: Conn, lock_wait: float = LOCK_WAIT) -> list[Migration]:
         conn.autocommit = was
 
 
+def _extension(conn: Conn, name: str, seen: dict[str, str | None]) -> str | None:
+    """Create the extension if it is missing; None when it is there, else why it is not."""
+    if name not in seen:
+        try:
+            with conn.transaction():
+                conn.execute(pgsql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(pgsql.Identifier(name)))
+            seen[name] = None
+        except (pgerr.UndefinedFile, pgerr.FeatureNotSupported, pgerr.InsufficientPrivilege) as exc:
+            # Not installed on the server (UndefinedFile), or this login may not create it.
+            seen[name] = str(exc).strip().splitlines()[0]
+    return seen[name]
+
+
+@owns_transaction
+def missing_extensions(conn: Conn) -> dict[str, list[str]]:
+    """Extensions that pending migrations wait for, each with those migrations' names."""
+    todo = pending(conn) or []
+    waiting: dict[str, list[str]] = {}
+    for mig in todo:
+        for ext in mig.needs:
+            waiting.setdefault(ext, []).append(f"{mig.version:04d}_{mig.name}")
+    return waiting
+
+
 @owns_transaction
 def pending(conn: Conn) -> list[Migration] | None:
     """Migrations not yet applied; None when the database was never migrated."""
@@ -86,3 +125,16 @@ def pending(conn: Conn) -> list[Migration] | None:
 def _not_applied(conn: Conn) -> list[Migration]:
     done = {row["version"] for row in conn.execute("SELECT version FROM schema_migrations")}
     return [m for m in available() if m.version not in done]
+
+
+# The one notice for a database without its vector parts (search, recall, embed, init).
+NO_VECTORS = (
+    "vectors are unavailable: this PostgreSQL has no pgvector (or it is not enabled in this database); "
+    "install it and run `cli-org init` again"
+)
+
+
+@owns_transaction
+def vectors_ready(conn: Conn) -> bool:
+    """Whether the schema's vector parts (the migrations that require pgvector) are in place."""
+    return bool(first(conn, sql("embed.vectors_ready"))["ready"])

@@ -1,7 +1,6 @@
--- The vault index: files, links, tags, heading-aware chunks with full text and vectors,
--- and note-level term postings for BM25.
-
-CREATE EXTENSION IF NOT EXISTS vector;
+-- The vault index: files, links, tags, heading-aware chunks with full text, and note-level
+-- term postings for BM25. The chunks' vectors need pgvector and come with 0018_vault_vectors
+-- (databases made before that split got them here, and 0018 finds them in place).
 
 CREATE TABLE vault_files (
     id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -41,13 +40,10 @@ CREATE TABLE vault_chunks (
     content     text NOT NULL,
     hash        text NOT NULL,
     tsv         tsvector NOT NULL,
-    embedding   vector(384),
     embed_model text,
     UNIQUE (file_id, ord)
 );
 CREATE INDEX vault_chunks_tsv ON vault_chunks USING gin (tsv);
-CREATE INDEX vault_chunks_unembedded ON vault_chunks (id) WHERE embedding IS NULL;
-CREATE INDEX vault_chunks_embedding ON vault_chunks USING hnsw (embedding vector_cosine_ops);
 
 -- BM25 postings per note: a lexeme, the note, how often it occurs there, and the note's
 -- length (kept here so scoring never joins).

@@ -1,3 +1,5 @@
+-- requires: vector
+-- (stays pending on a server without pgvector; cli_org/db/migrate.py)
 -- Fact embeddings for the semantic pass of the [fact] arm (issue 13): one vector of a
 -- fact's subject and claim per (fact, model, agent who computed it).
 --

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ..db import Conn, first
 from ..db.connect import on_replica
 from ..db.errors import translated
+from ..db.migrate import NO_VECTORS, vectors_ready
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import ConfigError, InputError
@@ -120,6 +121,9 @@ def recall(
     # Words excluded with `-` narrow the fact arm's full-text query; the memory and vault
     # arms match words, so they drop them. A question of exclusions only asks for nothing.
     wanted = " ".join(positive_words(query))
+    if embedder is not None and not vectors_ready(conn):
+        # A server without pgvector: every arm answers by keyword, with one notice.
+        embedder, result.notice = None, f"{NO_VECTORS}; showing keyword results"
     if embedder is not None:
         embedder = _QueryOnce(embedder)  # type: ignore[assignment]  # the Embedder protocol's embed
     with translated(conn):
@@ -135,7 +139,7 @@ def recall(
             memory += recall_notebook(conn, wanted, limit=half)
             memory.sort(key=lambda h: -h.matched)  # stable: files before notebook on a tie
         if "vault" in arms and wanted:
-            vault, result.notice = recall_vault(
+            vault, notice = recall_vault(
                 conn,
                 wanted,
                 limit=limit,
@@ -144,6 +148,7 @@ def recall(
                 shaping=settings.vault_shaping,
                 unknown=unknown,
             )
+            result.notice = notice or result.notice
         if vault:
             settle_leads(facts, vault[0].hit.semantic_score, settings.fact_shaping)
         result.hits = [_render(item) for item in merge(facts, memory, vault, limit)]

@@ -14,6 +14,13 @@ SELECT name, kind, team_lead, is_owner, role_name, created_at FROM org_agents OR
 -- name: owner_count
 SELECT count(*) AS n FROM org_agents WHERE is_owner;
 
+-- name: admin_may_become
+-- Whether the connected administrator may SET ROLE to the agent's role (a superuser may).
+-- PostgreSQL 16 split membership: a CREATEROLE admin holds ADMIN on the roles it makes
+-- but may SET ROLE to them only with the SET option.
+SELECT pg_has_role(current_user, %(role)s,
+                   CASE WHEN current_setting('server_version_num')::int >= 160000 THEN 'SET' ELSE 'MEMBER' END) AS yes;
+
 -- name: role_exists
 SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = %(role)s) AS found;
 

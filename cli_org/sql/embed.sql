@@ -13,3 +13,10 @@ LIMIT %(limit)s;
 
 -- name: store
 UPDATE vault_chunks SET embedding = %(embedding)s::vector, embed_model = %(model)s WHERE id = %(id)s;
+
+-- name: vectors_ready
+-- Whether the schema's vector parts exist (migrations marked `-- requires: vector`): false on
+-- a server without pgvector, until it is added and `cli-org init` runs again.
+SELECT EXISTS (SELECT 1 FROM pg_attribute
+               WHERE attrelid = to_regclass('public.vault_chunks') AND attname = 'embedding' AND NOT attisdropped)
+       AND to_regclass('public.memory_fact_vectors') IS NOT NULL AS ready;

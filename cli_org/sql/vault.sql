@@ -96,3 +96,19 @@ INSERT INTO vault_private_prefixes (prefix) VALUES (%(prefix)s) ON CONFLICT DO N
 
 -- name: mark_private
 UPDATE vault_files SET private = org_vault_private(path) WHERE private <> org_vault_private(path);
+
+-- name: drop_chunks_plain
+-- drop_chunks on a server without pgvector (no embedding column yet).
+DELETE FROM vault_chunks WHERE file_id = %(id)s RETURNING hash, NULL::text AS embedding, embed_model;
+
+-- name: insert_chunk_plain
+-- insert_chunk on a server without pgvector: no vectors to keep.
+INSERT INTO vault_chunks (file_id, ord, heading, content, hash, tsv, embed_model)
+VALUES (%(file_id)s, %(ord)s, %(heading)s, %(content)s, %(hash)s, to_tsvector('english', %(index_text)s),
+        %(embed_model)s);
+
+-- name: counts_plain
+-- counts on a server without pgvector.
+SELECT (SELECT count(*) FROM vault_files) AS files,
+       (SELECT count(*) FROM vault_chunks) AS chunks,
+       0::bigint AS vectors;

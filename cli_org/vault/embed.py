@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING
 
 from ..db import Conn, first
 from ..db.errors import translated
+from ..db.migrate import NO_VECTORS, vectors_ready
 from ..db.queries import sql
 from ..db.session import owns_transaction
-from ..errors import InputError
+from ..errors import ConfigError, InputError
 from .embedders import Embedder, vector_literal
 from .scan import chunk_embed_text
 
@@ -34,6 +35,14 @@ class EmbedSummary:
 
 
 @owns_transaction
+def require_vectors(conn: Conn) -> None:
+    """Refuse, in one line, on a database without its vector parts (README, Team server):
+    called before a model is loaded, which takes seconds."""
+    if not vectors_ready(conn):
+        raise ConfigError(NO_VECTORS)
+
+
+@owns_transaction
 def embed_pending(
     conn: Conn,
     embedder: Embedder,
@@ -45,6 +54,7 @@ def embed_pending(
     started = time.perf_counter()
     summary = EmbedSummary(embedder.name)
     with translated(conn):
+        require_vectors(conn)
         stored = conn.execute(sql("vault.get_meta"), {"key": "embed_model"}).fetchone()
         if stored and stored["value"] != embedder.name and not reset:
             raise InputError(

@@ -18,6 +18,7 @@ import psycopg
 
 from ..db import Conn, first, locks
 from ..db.errors import first_line, translated
+from ..db.migrate import vectors_ready
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
@@ -250,6 +251,8 @@ def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: S
         progress(len(paths), len(paths), "")
 
     resolver = _LinkResolver(on_disk)
+    # Without pgvector the chunks have no embedding column yet (README, Team server).
+    plain = "" if vectors_ready(conn) else "_plain"
     for start in range(0, len(pending), BATCH):
         batch = pending[start : start + BATCH]
         stored = []
@@ -257,7 +260,7 @@ def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: S
             _no_wait_for_disk(conn)
             ids = []
             for item in batch:
-                file_id = _store_isolated(conn, item, resolver, summary)
+                file_id = _store_isolated(conn, item, resolver, summary, plain)
                 if file_id is not None:
                     ids.append(file_id)
                     stored.append(item)
@@ -292,12 +295,12 @@ def _no_wait_for_disk(conn: Conn) -> None:
     conn.execute("SELECT set_config('synchronous_commit', 'off', true)")
 
 
-def _store_isolated(conn: Conn, item: _Pending, resolver: _LinkResolver, summary: ScanSummary):
+def _store_isolated(conn: Conn, item: _Pending, resolver: _LinkResolver, summary: ScanSummary, plain: str):
     """Store one note under a savepoint: a note the database refuses is named and left
     out, and the rest of its batch is kept. Only a lost connection stops the scan."""
     try:
         with conn.transaction():
-            return _store(conn, item, resolver)
+            return _store(conn, item, resolver, plain)
     except (psycopg.Error, ValueError) as exc:
         if conn.broken:
             raise
@@ -306,7 +309,7 @@ def _store_isolated(conn: Conn, item: _Pending, resolver: _LinkResolver, summary
         return None
 
 
-def _store(conn: Conn, item: _Pending, resolver: _LinkResolver) -> int:
+def _store(conn: Conn, item: _Pending, resolver: _LinkResolver, plain: str = "") -> int:
     note = item.note
     file_id = first(
         conn,
@@ -321,7 +324,7 @@ def _store(conn: Conn, item: _Pending, resolver: _LinkResolver) -> int:
         },
     )["id"]
     # Keep the vectors of chunks whose text did not change: re-embedding is the slow part.
-    old = {r["hash"]: r for r in conn.execute(sql("vault.drop_chunks"), {"id": file_id})}
+    old = {r["hash"]: r for r in conn.execute(sql("vault.drop_chunks" + plain), {"id": file_id})}
     for name in ("vault.drop_links", "vault.drop_tags"):
         conn.execute(sql(name), {"id": file_id})
     conn.execute(sql("vault.drop_postings"), {"ids": [file_id]})
@@ -346,7 +349,7 @@ def _store(conn: Conn, item: _Pending, resolver: _LinkResolver) -> int:
             }
         )
     cur = conn.cursor()
-    cur.executemany(sql("vault.insert_chunk"), rows)
+    cur.executemany(sql("vault.insert_chunk" + plain), rows)
     cur.executemany(
         sql("vault.insert_link"),
         [

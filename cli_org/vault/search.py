@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from ..db import Conn, first
 from ..db.errors import translated
+from ..db.migrate import NO_VECTORS, vectors_ready
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import AccessDenied, ConfigError, InputError
@@ -133,6 +134,8 @@ def prefix_pattern(prefix: str) -> str:
 
 
 def _usable_embedder(conn, embedder) -> tuple[Embedder | None, str | None]:
+    if not vectors_ready(conn):
+        return None, f"{NO_VECTORS}; showing keyword results"
     state = conn.execute(sql("search.has_vectors")).fetchone()
     if not state["yes"]:
         return None, "no embeddings yet (run `cli-org vault embed`); showing keyword results"
