@@ -140,7 +140,7 @@ def build_pair(base: Path) -> Pair:
         "-h", str(primary.socket_dir), "-p", str(primary.port), "-U", embedded.SUPERUSER,
         "-D", str(replica_pg), "-R", "-X", "stream", "-c", "fast",
     )  # fmt: skip
-    embedded._start(replica_pg)
+    embedded._start(replica_pg, embedded.kept_port(replica_dir))
     replica = _wait(lambda: embedded.running(replica_dir), "the replica did not start")
     made = Pair(primary_dir, primary, replica_dir, replica, name, roles)
     with made.admin(replica=True) as r:
