@@ -46,8 +46,22 @@ def _run(workers: list[Callable[[], None]]) -> list[BaseException]:
     return errors
 
 
-def remember_race(login: Login, admin: Callable[[], psycopg.Connection], agents: list[str], threads: int,
-                  claims: int, seed: int = 14) -> dict:
+def _watched(
+    workers: list[Callable[[], None]], watch: Callable[[], None], stop: threading.Event
+) -> list[BaseException]:
+    """Run the workers while `watch` reads the live state, until they are done."""
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        return _run(workers)
+    finally:
+        stop.set()
+        watcher.join()
+
+
+def remember_race(
+    login: Login, admin: Callable[[], psycopg.Connection], agents: list[str], threads: int, claims: int, seed: int = 14
+) -> dict:
     """Every session of an agent writes the same `claims` claims in its own order."""
     returned: dict[tuple[str, int], set[int]] = {}
     lock = threading.Lock()
@@ -64,6 +78,7 @@ def remember_race(login: Login, admin: Callable[[], psycopg.Connection], agents:
                     with lock:
                         timings.append((time.perf_counter() - started) * 1000)
                         returned.setdefault((agent, i), set()).add(got.id)
+
         return work
 
     workers = [worker(a, k * len(agents) + j) for j, a in enumerate(agents) for k in range(threads)]
@@ -88,8 +103,9 @@ def remember_race(login: Login, admin: Callable[[], psycopg.Connection], agents:
     }
 
 
-def notebook_race(login: Login, admin: Callable[[], psycopg.Connection], agent: str, threads: int, writes: int,
-                  seed: int = 14) -> dict:
+def notebook_race(
+    login: Login, admin: Callable[[], psycopg.Connection], agent: str, threads: int, writes: int, seed: int = 14
+) -> dict:
     """Sessions of one agent add entries of random size and now and then remove one, so the
     memory store is at its cap again and again; a watcher reads the live total meanwhile."""
     cap = NOTEBOOK_CAPS["memory"]
@@ -106,7 +122,8 @@ def notebook_race(login: Login, admin: Callable[[], psycopg.Connection], agent: 
             while not stop.is_set():
                 used = conn.execute(
                     "SELECT coalesce(sum(length(body)), 0) AS n FROM notebook_entries "
-                    "WHERE agent = %s AND store = 'memory' AND removed_at IS NULL", (agent,)
+                    "WHERE agent = %s AND store = 'memory' AND removed_at IS NULL",
+                    (agent,),
                 ).fetchone()["n"]
                 seen_max[0] = max(seen_max[0], used)
 
@@ -136,17 +153,18 @@ def notebook_race(login: Login, admin: Callable[[], psycopg.Connection], agent: 
                         outcomes["added"] += 1
                     except notebook.NotebookFull:
                         outcomes["full"] += 1
+
         return work
 
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    errors = _run([worker(n) for n in range(threads)])
-    stop.set()
-    watcher.join()
+    errors = _watched([worker(n) for n in range(threads)], watch, stop)
     with admin() as conn:
-        live = {r["body"] for r in conn.execute(
-            "SELECT body FROM notebook_entries WHERE agent = %s AND store = 'memory' AND removed_at IS NULL", (agent,)
-        )}
+        live = {
+            r["body"]
+            for r in conn.execute(
+                "SELECT body FROM notebook_entries WHERE agent = %s AND store = 'memory' AND removed_at IS NULL",
+                (agent,),
+            )
+        }
     return {
         "cap": cap,
         "outcomes": dict(outcomes),
@@ -158,8 +176,9 @@ def notebook_race(login: Login, admin: Callable[[], psycopg.Connection], agent: 
     }
 
 
-def pins_race(login: Login, admin: Callable[[], psycopg.Connection], agents: list[str], threads: int, moves: int,
-              seed: int = 14) -> dict:
+def pins_race(
+    login: Login, admin: Callable[[], psycopg.Connection], agents: list[str], threads: int, moves: int, seed: int = 14
+) -> dict:
     """Sessions of several agents pin and unpin random facts org-wide and in two projects; a
     watcher counts live pins per scope meanwhile; afterwards the pin history is replayed."""
     # Pinning takes the rights of forget (the author, their lead, an owner): each agent pins
@@ -168,12 +187,15 @@ def pins_race(login: Login, admin: Callable[[], psycopg.Connection], agents: lis
     project_ids: dict[tuple[str, str], list[int]] = {}
     for agent in agents:
         with login(agent) as conn:
-            org_ids[agent] = [facts.remember(conn, "pins", f"Org pin candidate {i} of {agent}",
-                                             source="docs/p.md").id for i in range(PIN_CAP_ORG * 2)]
+            org_ids[agent] = [
+                facts.remember(conn, "pins", f"Org pin candidate {i} of {agent}", source="docs/p.md").id
+                for i in range(PIN_CAP_ORG * 2)
+            ]
             for p in ("alpha", "beta"):
-                project_ids[agent, p] = [facts.remember(conn, "pins", f"{p} pin candidate {i} of {agent}",
-                                                        source="docs/p.md", project=p).id
-                                         for i in range(PIN_CAP_PROJECT * 2)]
+                project_ids[agent, p] = [
+                    facts.remember(conn, "pins", f"{p} pin candidate {i} of {agent}", source="docs/p.md", project=p).id
+                    for i in range(PIN_CAP_PROJECT * 2)
+                ]
     outcomes: Counter = Counter()
     stop = threading.Event()
     seen: Counter = Counter()
@@ -205,17 +227,18 @@ def pins_race(login: Login, admin: Callable[[], psycopg.Connection], agents: lis
                             outcomes["pinned"] += 1
                     except OrgError as exc:
                         outcomes["full" if "already holds" in str(exc) else type(exc).__name__] += 1
+
         return work
 
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    errors = _run([worker(n) for n in range(threads)])
-    stop.set()
-    watcher.join()
+    errors = _watched([worker(n) for n in range(threads)], watch, stop)
     with admin() as conn:
-        final = {r["scope"]: r["n"] for r in conn.execute(
-            "SELECT coalesce(project, '(org)') AS scope, count(*) AS n FROM memory_pins WHERE unpinned_at IS NULL "
-            "GROUP BY 1")}
+        final = {
+            r["scope"]: r["n"]
+            for r in conn.execute(
+                "SELECT coalesce(project, '(org)') AS scope, count(*) AS n FROM memory_pins WHERE unpinned_at IS NULL "
+                "GROUP BY 1"
+            )
+        }
     caps = {"(org)": PIN_CAP_ORG, "alpha": PIN_CAP_PROJECT, "beta": PIN_CAP_PROJECT}
     return {
         "caps": caps,
