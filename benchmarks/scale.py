@@ -10,6 +10,8 @@ embedded with the real ONNX query model; every figure is in-process and warm (--
 queries are run untimed first), as the agent `scale-bot` (row-level security applies).
 
     python -m benchmarks.scale --facts 10000 --chunks 10000 [--queries 100]
+    python -m benchmarks.scale --facts 10000 --chunks 1000000 --nn 50 --build-mem 4GB
+                                               # + HNSW recall@10 against exact search
     python -m benchmarks.scale --plot          # docs/scale.png from benchmarks/scale-results.json
 
 Results are appended to benchmarks/scale-results.json (one object per run).
@@ -92,6 +94,8 @@ def load_facts(conn, n: int, words: Words, timings: dict) -> None:
     conn.execute("DROP INDEX IF EXISTS memory_facts_search")
     conn.execute("DROP INDEX IF EXISTS memory_facts_no_duplicate")
     conn.execute("DROP INDEX IF EXISTS memory_facts_current")
+    conn.execute("DROP INDEX IF EXISTS memory_facts_pieces")
+    conn.execute("DROP INDEX IF EXISTS memory_fact_vectors_embedding")
     conn.commit()
     started = time.perf_counter()
     # Synthetic rows skip the write-time checks (triggers) and the foreign-key checks: they
@@ -135,12 +139,23 @@ def load_facts(conn, n: int, words: Words, timings: dict) -> None:
         + _timed(conn, "CREATE INDEX memory_facts_current ON memory_facts (subject) WHERE valid_to IS NULL"),
         1,
     )
+    # The fact arm's own indexes (migrations 0020 and 0021): word pieces for the lexical
+    # passes, the HNSW graph of fact vectors for the semantic one.
+    timings["facts_pieces_build_s"] = _timed(
+        conn,
+        "CREATE INDEX memory_facts_pieces ON memory_facts USING gin (fact_word_pieces(subject, claim))"
+        " WHERE valid_to IS NULL",
+    )
+    timings["fact_hnsw_build_s"] = _timed(
+        conn,
+        "CREATE INDEX memory_fact_vectors_embedding ON memory_fact_vectors USING hnsw (embedding vector_cosine_ops)",
+    )
     conn.execute("ANALYZE memory_facts")
     conn.execute("ANALYZE memory_fact_vectors")
     conn.commit()
 
 
-def load_chunks(conn, n: int, words: Words, timings: dict) -> None:
+def load_chunks(conn, n: int, words: Words, timings: dict, build_mem: str = "1GB") -> None:
     """n chunks in n/4 notes (four sections each), their postings, term counts and BM25
     statistics as a scan leaves them, and a random unit vector per chunk."""
     for index in ("vault_chunks_tsv", "vault_chunks_embedding", "vault_chunks_unembedded"):
@@ -185,14 +200,30 @@ def load_chunks(conn, n: int, words: Words, timings: dict) -> None:
     conn.commit()
     timings["chunks_tsv_vectors_s"] = round(time.perf_counter() - started, 1)
     started = time.perf_counter()
+    # The postings arrive with their three b-tree indexes dropped and the foreign-key
+    # trigger off (session_replication_role), and the indexes are built once afterwards:
+    # keeping them up row by row was most of the build at 1M chunks (RESULTS.md, "1M vault
+    # chunks, measured"). The library's scan still writes postings per batch of notes.
+    conn.execute(DROP_POSTINGS_INDEXES)
     conn.execute("SET work_mem = '256MB'")  # the loader's sort and hash of every (note, term)
+    conn.execute("SET session_replication_role = replica")
     conn.execute(BULK_POSTINGS)
+    conn.execute("RESET session_replication_role")
+    conn.commit()
+    timings["postings_insert_s"] = round(time.perf_counter() - started, 1)
+    built = time.perf_counter()
+    conn.execute(f"SET maintenance_work_mem = '{build_mem}'")
+    conn.execute(CREATE_POSTINGS_INDEXES)
+    conn.commit()
+    timings["postings_indexes_s"] = round(time.perf_counter() - built, 1)
     conn.execute("INSERT INTO vault_terms (term, df) SELECT term, count(*) FROM vault_postings GROUP BY term")
     conn.execute(_sql("vault.refresh_stats"))
     conn.execute(_sql("vault.set_meta"), {"key": "embed_model", "value": MODEL_NAME})
     conn.commit()
     timings["postings_s"] = round(time.perf_counter() - started, 1)
-    conn.execute("SET maintenance_work_mem = '1GB'")
+    # The builds only (never the server's setting): HNSW over 1M vectors needs more than
+    # 1 GB to keep its graph in memory while it builds.
+    conn.execute(f"SET maintenance_work_mem = '{build_mem}'")
     timings["chunks_gin_build_s"] = _timed(conn, "CREATE INDEX vault_chunks_tsv ON vault_chunks USING gin (tsv)")
     timings["chunks_hnsw_build_s"] = _timed(
         conn, "CREATE INDEX vault_chunks_embedding ON vault_chunks USING hnsw (embedding vector_cosine_ops)"
@@ -213,6 +244,19 @@ UPDATE vault_files f SET length = d.dl FROM scale_dl d WHERE f.id = d.file_id;
 INSERT INTO vault_postings (term, file_id, tf, dl)
     SELECT t.term, t.file_id, t.tf, d.dl FROM scale_tf t JOIN scale_dl d USING (file_id);
 DROP TABLE scale_tf, scale_dl;
+"""
+
+
+# The postings' indexes as migrations 0002 and 0006 make them, dropped for the bulk load.
+DROP_POSTINGS_INDEXES = """
+ALTER TABLE vault_postings DROP CONSTRAINT IF EXISTS vault_postings_pkey;
+DROP INDEX IF EXISTS vault_postings_file;
+DROP INDEX IF EXISTS vault_postings_by_density;
+"""
+CREATE_POSTINGS_INDEXES = """
+ALTER TABLE vault_postings ADD CONSTRAINT vault_postings_pkey PRIMARY KEY (term, file_id) INCLUDE (tf, dl);
+CREATE INDEX vault_postings_file ON vault_postings (file_id);
+CREATE INDEX vault_postings_by_density ON vault_postings (term, (tf::real / dl) DESC) INCLUDE (file_id, tf, dl);
 """
 
 
@@ -266,6 +310,8 @@ def measure(settings, queries: list[str], warm: int = WARM) -> dict:
         ),
         "fact arm, lexical": lambda c, q: recall_facts(c, q, project=None, limit=8),
         "hybrid search": lambda c, q: search(c, q, mode="hybrid", limit=10, embedder=embedder),
+        "keyword search": lambda c, q: search(c, q, mode="keyword", limit=10),
+        "semantic search": lambda c, q: search(c, q, mode="semantic", limit=10, embedder=embedder),
         "recall": lambda c, q: recall(c, q, settings=settings, embedder=embedder),
         "context --for": lambda c, q: build_context(c, settings=settings, for_text=q, embedder=embedder),
     }
@@ -301,23 +347,42 @@ def measure(settings, queries: list[str], warm: int = WARM) -> dict:
     return out
 
 
-def run(n_facts: int, n_chunks: int, n_queries: int, keep: bool, warm: int = WARM) -> dict:
+def run(
+    n_facts: int,
+    n_chunks: int,
+    n_queries: int,
+    keep: bool,
+    warm: int = WARM,
+    load: bool = True,
+    build_mem: str = "1GB",
+    nn: int = 0,
+) -> dict:
     name = f"scale_f{n_facts}_c{n_chunks}"
     empty = Path(tempfile.mkdtemp(prefix="scale-root-"))  # no project memory files
-    settings = replace(_bench_settings(name, fresh=True), root=str(empty))
-    index_embedder(settings)  # leaves the ONNX query model
-    timings: dict = {}
-    words = Words(seed=14)
-    with connect(settings, bounded=False) as admin:
-        add_agent(admin, AGENT)
-        admin.commit()
-        load_facts(admin, n_facts, words, timings)
-        print("facts loaded", timings, file=sys.stderr, flush=True)
-        load_chunks(admin, n_chunks, words, timings)
-        print("chunks loaded", timings, file=sys.stderr, flush=True)
-        table_sizes = sizes(admin)
+    if not load:  # --no-load: measure a database kept by an earlier run (--keep), migrated first
+        settings = replace(_bench_settings(name), root=str(empty))
+        earlier = [r for r in _saved() if (r["facts"], r["chunks"]) == (n_facts, n_chunks)]
+        if not earlier:
+            raise SystemExit(f"--no-load: no saved run of {n_facts} facts and {n_chunks} chunks")
+        timings = dict(earlier[-1]["load_s"])
+        with connect(settings, bounded=False) as admin:
+            table_sizes = sizes(admin)
+    else:
+        settings = replace(_bench_settings(name, fresh=True), root=str(empty))
+        index_embedder(settings)  # leaves the ONNX query model
+        timings = {}
+        words = Words(seed=14)
+        with connect(settings, bounded=False) as admin:
+            add_agent(admin, AGENT)
+            admin.commit()
+            load_facts(admin, n_facts, words, timings)
+            print("facts loaded", timings, file=sys.stderr, flush=True)
+            load_chunks(admin, n_chunks, words, timings, build_mem)
+            print("chunks loaded", timings, file=sys.stderr, flush=True)
+            table_sizes = sizes(admin)
     queries = Words(seed=15).texts(n_queries, 1, 8)
     latency = measure(settings, queries, warm)
+    neighbours = nearest_neighbours(settings, Words(seed=16).texts(nn, 1, 8)) if nn else None
     result = {
         "facts": n_facts,
         "chunks": n_chunks,
@@ -326,9 +391,13 @@ def run(n_facts: int, n_chunks: int, n_queries: int, keep: bool, warm: int = WAR
         "load_s": timings,
         "sizes_mb": table_sizes,
         "latency_ms": latency,
+        **({"hnsw_recall_at_10": neighbours} if neighbours else {}),
         "when": time.strftime("%Y-%m-%d %H:%M"),
     }
-    runs = json.loads(RESULTS.read_text()) if RESULTS.exists() else []
+    result["fact_arm_indexed"] = True  # the fact arm's indexes of migrations 0020 and 0021
+    if not load:
+        result["reused_database"] = True  # load times and sizes are the earlier run's
+    runs = _saved()
     runs.append(result)
     RESULTS.write_text(json.dumps(runs, indent=1) + "\n")
     if not keep:
@@ -338,17 +407,124 @@ def run(n_facts: int, n_chunks: int, n_queries: int, keep: bool, warm: int = WAR
     return result
 
 
+def _saved() -> list[dict]:
+    return json.loads(RESULTS.read_text()) if RESULTS.exists() else []
+
+
+# Top-10 chunks through the HNSW index, as search.dense asks for them, against exact search.
+# The library sets ef_search to max(100, 3 x depth) (vault/search.py; 100 for --limit 10);
+# 40 is pgvector's own default.
+EF_SEARCH = (40, 100)
+# search.dense asks for 3 x depth chunks (90 for --limit 10) and orders them itself (the
+# iterative scan's relaxed order); the exact side is the same query without the index.
+NN_QUERY = (
+    "SELECT id, embedding <=> %(v)s::vector AS d FROM vault_chunks WHERE embedding IS NOT NULL"
+    " ORDER BY embedding <=> %(v)s::vector LIMIT 90"
+)
+
+
+def _top10(conn, literal: str) -> tuple[set[int], int]:
+    """The ten nearest chunks' ids, and the nearest one's."""
+    # Never prepared: a cached generic plan would keep the exact side's scan (or the index)
+    # for the other side, whatever enable_indexscan says by then.
+    rows = sorted(conn.execute(NN_QUERY, {"v": literal}, prepare=False).fetchall(), key=lambda r: (r["d"], r["id"]))
+    return {r["id"] for r in rows[:10]}, rows[0]["id"]
+
+
+def nearest_neighbours(settings, queries: list[str]) -> dict:
+    """Recall@10 of the HNSW index against an exact scan, for three kinds of query vector:
+    the query model's embedding of a query (what search sends; the stored vectors are random,
+    so every chunk is about as far), a random unit vector, and a stored chunk's vector with
+    noise added (a query that has a true near neighbour)."""
+    embedder, why = query_embedder(settings)
+    if embedder is None:
+        raise SystemExit(why)
+    rng = np.random.default_rng(17)
+    model = [np.asarray(v, dtype=float) for v in embedder.embed(queries)]
+    embedder.close()
+    few = max(1, len(queries) * 2 // 5)  # the two synthetic kinds: fewer (an exact scan each)
+    randoms = [v / np.linalg.norm(v) for v in rng.normal(size=(few, 384))]
+    out: dict = {}
+    with connect(settings, bounded=False, autocommit=True) as conn:  # each SET LOCAL in its own transaction
+        top = conn.execute("SELECT max(id) AS m FROM vault_chunks").fetchone()["m"]
+        picks = [int(i) for i in rng.integers(1, top + 1, size=few)]
+        stored = [
+            np.array(json.loads(r["v"]), dtype=float)
+            for r in (
+                conn.execute("SELECT embedding::text AS v FROM vault_chunks WHERE id = %s", (i,)).fetchone()
+                for i in picks
+            )
+        ]
+        noisy = [
+            (v + 0.03 * n) / np.linalg.norm(v + 0.03 * n)
+            for v, n in zip(stored, rng.normal(size=(few, 384)), strict=True)
+        ]
+        plans = []
+        for off in (True, False):
+            with conn.transaction():
+                if off:
+                    conn.execute("SET LOCAL enable_indexscan = off")
+                plan = conn.execute("EXPLAIN " + NN_QUERY, {"v": "[" + ",".join(["0.05"] * 384) + "]"}).fetchall()
+                plans.append(" / ".join(r["QUERY PLAN"].strip().split(" '[")[0] for r in plan[:3]))
+        print("exact plan:", plans[0], "| index plan:", plans[1], file=sys.stderr)
+        if "vault_chunks_embedding" in plans[0] or "vault_chunks_embedding" not in plans[1]:
+            raise SystemExit("the exact side must scan, the index side must use the HNSW index")
+        for kind, vectors in (("query model", model), ("random", randoms), ("stored + noise", noisy)):
+            scores: dict[str, list[float]] = {f"ef_search {ef}": [] for ef in EF_SEARCH}
+            scores["pgvector defaults, LIMIT 10"] = []
+            first_found: list[float] = []
+            exact_ms, index_ms = [], []
+            for v in vectors:
+                literal = "[" + ",".join(f"{x:.7g}" for x in v) + "]"
+                with conn.transaction():
+                    conn.execute("SET LOCAL enable_indexscan = off")  # an exact scan and sort
+                    started = time.perf_counter()
+                    exact, exact_first = _top10(conn, literal)
+                    exact_ms.append((time.perf_counter() - started) * 1000)
+                for ef in EF_SEARCH:
+                    with conn.transaction():
+                        conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef),))
+                        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                        started = time.perf_counter()
+                        found, _ = _top10(conn, literal)
+                        index_ms.append((time.perf_counter() - started) * 1000)
+                    scores[f"ef_search {ef}"].append(len(found & exact) / 10)
+                    if ef == EF_SEARCH[-1]:
+                        first_found.append(float(exact_first in found))
+                # pgvector as it comes: ef_search 40, no iterative scan, only 10 asked for.
+                plain = {
+                    r["id"]
+                    for r in conn.execute(NN_QUERY.replace("LIMIT 90", "LIMIT 10"), {"v": literal}, prepare=False)
+                }
+                scores["pgvector defaults, LIMIT 10"].append(len(plain & exact) / 10)
+            out[kind] = {
+                **{k: {"mean": round(float(np.mean(v)), 3), "min": round(float(min(v)), 2)} for k, v in scores.items()},
+                "nearest found (ef_search 100)": round(float(np.mean(first_found)), 3),
+                "queries": len(vectors),
+                "exact_p50_ms": round(median(exact_ms), 1),
+                "index_p50_ms": round(median(index_ms), 1),
+            }
+            print("recall@10", kind, out[kind], file=sys.stderr, flush=True)
+    return out
+
+
 def plot(out: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    runs = json.loads(RESULTS.read_text())
-    latest: dict[tuple[int, int], dict] = {}
-    for r in runs:
-        latest[(r["facts"], r["chunks"])] = r
-    runs = sorted(latest.values(), key=lambda r: (r["facts"], r["chunks"]))
+    saved = json.loads(RESULTS.read_text())
+
+    def latest_of(indexed: bool) -> list[dict]:
+        # Runs marked with a "code" note are side runs (a first version, a re-run of main).
+        latest: dict[tuple[int, int], dict] = {}
+        for r in saved:
+            if "code" not in r and bool(r.get("fact_arm_indexed")) == indexed:
+                latest[(r["facts"], r["chunks"])] = r
+        return sorted(latest.values(), key=lambda r: (r["facts"], r["chunks"]))
+
+    runs, after = latest_of(False), latest_of(True)  # before / after migrations 0020 and 0021
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     timeout_ms = 30_000  # the default CLI_ORG_STATEMENT_TIMEOUT (limits.py) the runs used
 
@@ -361,7 +537,16 @@ def plot(out: Path) -> None:
         return max(timeout_ms, f["p95_ms"]) if f["errors"] > 0.05 * calls else f["p95_ms"]
 
     for label in ("fact arm", "fact arm, lexical", "recall", "context --for"):
-        left.plot([r["facts"] for r in runs], [p95(r, label) for r in runs], marker="o", label=f"{label} p95")
+        (line,) = left.plot([r["facts"] for r in runs], [p95(r, label) for r in runs], marker="o", label=f"{label} p95")
+        if after:
+            left.plot(
+                [r["facts"] for r in after],
+                [p95(r, label) for r in after],
+                marker="^",
+                linestyle="--",
+                color=line.get_color(),
+                label=f"{label} p95, index-backed",
+            )
     left.axhline(timeout_ms, color="grey", linestyle="--", linewidth=1)
     left.text(runs[0]["facts"], timeout_ms * 1.1, "statement timeout (30 s)", fontsize=7, color="grey")
     left.set(
@@ -381,8 +566,14 @@ def plot(out: Path) -> None:
         ("chunks_hnsw_build_s", "HNSW build (chunks)"),
         ("chunks_gin_build_s", "GIN build (chunks)"),
         ("facts_gin_build_s", "GIN build (facts)"),
+        ("facts_pieces_build_s", "word-piece GIN build (facts)"),
+        ("fact_hnsw_build_s", "HNSW build (fact vectors)"),
     ):
-        points = sorted((r["chunks"] if "chunks" in key else r["facts"], r["load_s"][key]) for r in runs)
+        # One point per size: the index-backed run's where there is one.
+        by_rows = {
+            r["chunks"] if "chunks" in key else r["facts"]: r["load_s"][key] for r in runs + after if key in r["load_s"]
+        }
+        points = sorted(by_rows.items())
         right.plot([x for x, _ in points], [y for _, y in points], marker="o", label=label)
     right.set(xscale="log", yscale="log", xlabel="rows", ylabel="s", title="Index build time")
     right.legend(fontsize=8)
@@ -424,21 +615,23 @@ def table() -> str:
         )
     lines += [
         "",
-        "| facts | chunks | facts COPY s | fact vectors s | facts GIN s | chunks COPY s | tsvector + vectors s "
-        "| postings s | chunks GIN s | chunks HNSW s | facts MB | fact vectors MB | chunks MB | HNSW MB "
-        "| chunks GIN MB | postings MB | database MB |",
-        "|" + " ---: |" * 17,
+        "| facts | chunks | facts COPY s | fact vectors s | facts GIN s | fact pieces GIN s | fact HNSW s "
+        "| chunks COPY s | tsvector + vectors s | postings s | chunks GIN s | chunks HNSW s | facts MB "
+        "| fact vectors MB | chunks MB | HNSW MB | chunks GIN MB | postings MB | database MB |",
+        "|" + " ---: |" * 19,
     ]
     for r in runs:
         t, z = r["load_s"], r["sizes_mb"]
         lines.append(
             f"| {r['facts']:,} | {r['chunks']:,} | "
             + " | ".join(
-                f"{t[k]:g}"
+                f"{t[k]:g}" if k in t else "-"  # runs before migrations 0020/0021 built no fact-arm index
                 for k in (
                     "facts_copy_s",
                     "fact_vectors_s",
                     "facts_gin_build_s",
+                    "facts_pieces_build_s",
+                    "fact_hnsw_build_s",
                     "chunks_copy_s",
                     "chunks_tsv_vectors_s",
                     "postings_s",
@@ -470,7 +663,12 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--warm", type=int, default=WARM, help="untimed queries first")
+    parser.add_argument("--build-mem", default="1GB", help="maintenance_work_mem for the index builds only")
+    parser.add_argument("--nn", type=int, default=0, help="queries for HNSW recall@10 against exact search")
     parser.add_argument("--keep", action="store_true", help="keep the database (default: drop it when done)")
+    parser.add_argument(
+        "--no-load", action="store_true", help="measure the database an earlier --keep run left (implies --keep)"
+    )
     parser.add_argument("--plot", action="store_true", help="only draw docs/scale.png from the saved results")
     parser.add_argument("--table", action="store_true", help="only print the RESULTS.md tables")
     args = parser.parse_args()
@@ -480,7 +678,9 @@ def main() -> None:
     if args.table:
         print(table())
         return
-    print(json.dumps(run(args.facts, args.chunks, args.queries, args.keep, args.warm), indent=1))
+    keep = args.keep or args.no_load
+    result = run(args.facts, args.chunks, args.queries, keep, args.warm, not args.no_load, args.build_mem, args.nn)
+    print(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":

@@ -62,6 +62,9 @@ class Settings:
     fact_shaping: FactShaping = FACT_SHAPING  # the semantic fact pass; benchmarks pass variants
     statement_timeout: float = STATEMENT_TIMEOUT  # seconds; see limits.py
     lock_wait: float = LOCK_WAIT  # seconds
+    # `cli-org serve`: the token every request must carry; required to serve on a
+    # non-loopback address (cli_org/web/guard.py).
+    web_token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.database_url:
@@ -101,6 +104,7 @@ class Settings:
             ),
             statement_timeout=_seconds(env, "CLI_ORG_STATEMENT_TIMEOUT", STATEMENT_TIMEOUT),
             lock_wait=_seconds(env, "CLI_ORG_LOCK_WAIT", LOCK_WAIT),
+            web_token=env.get("CLI_ORG_WEB_TOKEN") or None,
         )
 
     @property

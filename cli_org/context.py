@@ -41,6 +41,7 @@ from .db.queries import sql
 from .db.session import owns_transaction
 from .errors import InputError
 from .facts import Fact, list_facts
+from .notebook import current_agent
 from .notebook import show as show_notebook
 from .pins import list_pins
 from .text import one_line
@@ -332,7 +333,12 @@ def build_context(
         raise InputError("only the hits were asked for, but no text to find them for")
     shape = "markdown" if fmt == "markdown" else "text"
     with translated(conn):
-        agent, sections, extra = _stable(conn, project)
+        sections: list[Section]
+        extra: list[Omitted]
+        if hits_only:  # the per-turn hook: nothing stable is shown, so none of it is read
+            agent, sections, extra = current_agent(conn), [], []
+        else:
+            agent, sections, extra = _stable(conn, project)
         if for_text is not None:
             from .recall.answer import recall
 

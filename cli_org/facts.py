@@ -165,10 +165,28 @@ def list_facts(
     project: str | None = None,
     author: str | None = None,
     kind: str | None = None,
+    text: str | None = None,
+    newest_first: bool = False,
+    limit: int | None = None,
+    offset: int = 0,
 ) -> list[Fact]:
-    params = {"all": include_retired, "subject": subject, "project": project, "author": author, "kind": kind}
+    """Facts (current ones unless `include_retired`) matching every filter given; `text`:
+    a substring of the subject, claim or source, any case. `limit`/`offset` page through
+    them (the web page shows a page at a time)."""
+    if limit is not None and limit < 0 or offset < 0:
+        raise InputError("limit and offset may not be negative")
+    params = {
+        "all": include_retired,
+        "subject": subject,
+        "project": project,
+        "author": author,
+        "kind": kind,
+        "text": text or None,
+        "limit": limit,
+        "offset": offset,
+    }
     with translated(conn):
-        return [Fact(**row) for row in conn.execute(sql("facts.list"), params)]
+        return [Fact(**row) for row in conn.execute(sql("facts.list_newest" if newest_first else "facts.list"), params)]
 
 
 @dataclass

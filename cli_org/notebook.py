@@ -147,7 +147,9 @@ def _listed(entries: list[Entry]) -> str:
     return "; ".join(f'#{e.id} "{_preview(e.body)}" ({len(e.body)})' for e in entries) or "(none)"
 
 
-def _me(conn: Conn) -> str:
+@owns_transaction
+def current_agent(conn: Conn) -> str:
+    """The connected agent's name; refused for a role that is no agent."""
     me = first(conn, sql("notebook.me"))
     if me["name"] is None:
         raise AccessDenied(f"role {me['role']} is not a cli-org agent: set ORG_AGENT or pass --as NAME")
@@ -166,7 +168,7 @@ def _store(agent: str, target: str, entries: list[Entry]) -> Store:
 
 def _whose(conn: Conn, agent: str | None) -> str:
     """The agent whose notebook is read: the caller's own, or one the caller may read."""
-    me = _me(conn)
+    me = current_agent(conn)
     if agent is None or agent == me:
         return me
     row = first(conn, sql("notebook.agent_exists"), {"agent": agent})
@@ -203,7 +205,7 @@ def add(conn: Conn, target: str, text: str) -> Change:
     """Add one entry to the caller's store; identical to a live entry: nothing to do."""
     text = check_entry(text, target)
     with translated(conn):
-        me = _me(conn)
+        me = current_agent(conn)
         conn.execute(sql("notebook.lock"))
         store = _store(me, target, _live(conn, me, target))
         for e in store.entries:
@@ -240,7 +242,7 @@ def replace(conn: Conn, target: str, old: str, new: str) -> Change:
     """Replace the one entry containing `old` with `new` (the whole entry becomes `new`)."""
     new = check_entry(new, target)
     with translated(conn):
-        me = _me(conn)
+        me = current_agent(conn)
         conn.execute(sql("notebook.lock"))
         store = _store(me, target, _live(conn, me, target))
         entry = _one(store, old, "replace")
@@ -261,7 +263,7 @@ def remove(conn: Conn, target: str, substring: str) -> Change:
     """Mark the one entry containing `substring` removed (kept, with who and when)."""
     _target(target)
     with translated(conn):
-        me = _me(conn)
+        me = current_agent(conn)
         conn.execute(sql("notebook.lock"))
         store = _store(me, target, _live(conn, me, target))
         entry = _one(store, substring, "remove")
@@ -300,7 +302,7 @@ def import_file(conn: Conn, target: str, path: Path) -> Imported:
         except InputError as exc:
             problems.append(f'entry {n} "{_preview(entry)}": {exc}')
     with translated(conn):
-        me = _me(conn)
+        me = current_agent(conn)
         conn.execute(sql("notebook.lock"))
         store = _store(me, target, _live(conn, me, target))
         known = {e.body for e in store.entries}

@@ -72,12 +72,8 @@ class ImportResult:
 
 
 def _require_admin(conn: Conn, doing: str) -> None:
-    row = first(
-        conn,
-        "SELECT org_me() AS agent, (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS superuser,"
-        " pg_has_role(current_user, org_member_role(), 'member') AS member",
-    )
-    if row["agent"] is not None or (row["member"] and not row["superuser"]):
+    row = first(conn, sql("transfer.caller"))
+    if row["agent"] is not None or not row["admin"]:
         who = row["agent"] or "a member role"
         raise AccessDenied(
             f"{doing} needs the database admin, not {who}: a member's view is filtered by row-level security"
@@ -373,7 +369,7 @@ def _check_text(conn: Conn, body: Any) -> None:
 
 def _add_agent(conn: Conn, record: dict) -> None:
     """A new agent: a role without a login in the member group (named as `agents add` names it)."""
-    from .agents import role_for
+    from .agents import _let_the_admin_become, role_for
     from .rules import AGENT_NAME
 
     name = record["name"]
@@ -384,6 +380,7 @@ def _add_agent(conn: Conn, record: dict) -> None:
         conn.execute(pgsql.SQL("CREATE ROLE {} NOLOGIN").format(pgsql.Identifier(role)))
     group = first(conn, "SELECT org_member_role() AS name")["name"]
     conn.execute(pgsql.SQL("GRANT {} TO {}").format(pgsql.Identifier(group), pgsql.Identifier(role)))
+    _let_the_admin_become(conn, role)  # as `agents add` does: a team server's admin is no superuser
     conn.execute(
         "INSERT INTO org_agents (name, kind, is_owner, role_name, created_at) VALUES (%s, %s, %s, %s, %s)",
         (name, record.get("agent_kind") or "bot", bool(record.get("is_owner")), role, record.get("created_at")),

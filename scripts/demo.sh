@@ -18,6 +18,16 @@ for question in "how do we roll back a bad deploy" "when are database backups ta
   echo "\$ cli-org recall \"$question\""
   ORG_AGENT=builder cli-org recall "$question"
 done
+# Two saved golden runs for the web page's Evaluation page (`cli-org serve`): the sample's
+# held-out golden set at k=3 and k=8 (about 30 recalls each; not logged as usage). Saved
+# once: a rerun keeps the runs it finds.
+runs=$(cli-org eval history --json --as mara)
+for k in 3 8; do
+  if grep -q "\"name\": \"mara/demo-k$k\"" <<<"$runs"; then continue; fi
+  echo
+  echo "\$ cli-org eval golden eval/golden.test.txt --limit $k --save demo-k$k --as mara"
+  (cd "$here" && cli-org eval golden eval/golden.test.txt --limit "$k" --save "demo-k$k" --as mara | tail -n 1)
+done
 echo
 cli-org db status
 echo

@@ -1,12 +1,17 @@
 """`kill -9` at seeded random moments during `vault scan`, `vault embed` and `archive
-import` (real corpora, read in place); each rerun must complete and leave exactly what a
-clean run leaves (counts and content hashes of every table it writes), with no orphan rows.
+import` (real corpora, read in place); after each kill the command is run again to the
+end, and the database must then hold exactly what a clean run leaves (counts and content
+hashes of every table the command writes), with no orphan rows.
 
     python -m stress.kills [--kills 20] [--seed 14] [--vault DIR] [--transcripts DIR]
 
-The kills are spread over the three commands (scan, embed, import in turn). A kill lands
-between 0 and the clean run's duration after the start; a command that finished before
-its kill counts as `finished`, not as a kill. The same seed gives the same moments.
+The kills are spread over the three commands (scan, embed, import in turn). Every kill
+gets a fresh database, brought to the state a clean run starts that command from (a scan
+before an embed), so the command does its whole work again and the kill lands inside it:
+at a seeded moment between 0 and the clean run's measured duration. A run that finishes
+before its moment (a loaded machine is uneven) is counted as `finished_first` and tried
+again on another fresh database, its next moment drawn within the run just seen; the same
+seed gives the same moments while no run finishes first.
 """
 
 from __future__ import annotations
@@ -107,8 +112,8 @@ def finish(env: dict[str, str], args: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def signature(conn: psycopg.Connection) -> dict[str, dict]:
-    return {name: dict(conn.execute(query).fetchone()) for name, query in SIGNATURES.items()}
+def signature(conn: psycopg.Connection, tables: list[str] | None = None) -> dict[str, dict]:
+    return {name: dict(conn.execute(SIGNATURES[name]).fetchone()) for name in tables or SIGNATURES}
 
 
 def orphans(conn: psycopg.Connection) -> dict[str, int]:
@@ -132,45 +137,119 @@ def min_cosine(a: dict, b: dict) -> float | None:
     return float(min(np.dot(a[k], b[k]) / (np.linalg.norm(a[k]) * np.linalg.norm(b[k])) for k in common))
 
 
-def killed_runs(env: dict[str, str], args: list[str], kills: int, longest: float, rng: random.Random) -> dict:
-    """Start the command `kills` times and kill -9 each at a random moment; then run it to the end."""
-    landed = finished = 0
-    moments = []
-    for _ in range(kills):
+# The command each command's clean run starts from, and the tables it writes: a killed
+# run is compared with the clean run on those tables only.
+BEFORE = {"scan": [], "embed": ["scan"], "import": []}
+VAULT_TABLES = ["vault_files", "vault_chunks", "vault_links", "vault_tags", "vault_postings", "vault_terms"]
+TABLES = {
+    "scan": VAULT_TABLES,
+    "embed": [*VAULT_TABLES, "vectors"],
+    "import": ["archive_sessions", "archive_messages", "archive_sources"],
+}
+# What a killed run had committed when it died (rows counted before the rerun).
+PROGRESS = {"scan": "vault_files", "embed": "vectors", "import": "archive_messages"}
+# A run that keeps finishing before its moment is given up after this many tries (reported).
+MAX_TRIES = 5
+
+
+def kill_at(env: dict[str, str], args: list[str], at: float) -> tuple[bool, float]:
+    """Start the command and SIGKILL it `at` seconds later: (whether the kill landed, the
+    seconds the run lasted); a run that finished first did not land."""
+    started = time.perf_counter()
+    proc = cli(env, args)
+    try:
+        proc.wait(timeout=at)
+        landed = False
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        landed = True
+    proc.stdout.close()  # type: ignore[union-attr]
+    proc.stderr.close()  # type: ignore[union-attr]
+    return landed, time.perf_counter() - started
+
+
+def one_kill(fresh, env_for, connect_to, cmds, op: str, longest: float, rng: random.Random, clean: dict) -> dict:
+    """A fresh database, the commands before `op`, `op` killed at a seeded moment, `op` run
+    again to the end; then its tables against the clean run's, and the orphan checks."""
+    moments, finished_first = [], 0
+    landed = False
+    for _ in range(MAX_TRIES):
+        fresh("killed")
+        env = env_for("killed")
+        for before in BEFORE[op]:
+            finish(env, cmds[before])
         at = rng.uniform(0.0, longest)
-        proc = cli(env, args)
-        try:
-            proc.wait(timeout=at)
-            finished += 1
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
-            landed += 1
-            moments.append(round(at, 2))
-        proc.stdout.close()  # type: ignore[union-attr]
-        proc.stderr.close()  # type: ignore[union-attr]
-    rerun = finish(env, args)
-    return {"kills": landed, "finished_before_kill": finished, "moments_s": moments, "rerun_s": round(rerun, 1)}
+        moments.append(round(at, 2))
+        landed, lasted = kill_at(env, cmds[op], at)
+        if landed:
+            break
+        # It ran faster than the clean run (the machine's load changes): the next moment
+        # is drawn within the run just seen.
+        finished_first += 1
+        longest = min(longest, lasted)
+    with connect_to("killed") as conn:
+        left = conn.execute(SIGNATURES[PROGRESS[op]]).fetchone()["n"]
+    rerun = finish(env, cmds[op])
+    with connect_to("killed") as conn:
+        sig = signature(conn, TABLES[op])
+        out = {
+            "op": op,
+            "landed": landed,
+            "at_s": moments[-1],
+            "finished_first": finished_first,
+            "left_by_kill": {PROGRESS[op]: left},
+            "rerun_s": round(rerun, 1),
+            "unequal": [t for t in TABLES[op] if sig[t] != clean["signature"][t]],
+            "orphans": {k: v for k, v in orphans(conn).items() if v},
+        }
+        if op == "embed":
+            out["vectors_min_cosine"] = min_cosine(clean["vectors"], vectors(conn))
+    out["equal"] = not out["unequal"]
+    return out
 
 
-def run(env_for, connect_to, vault: Path, transcripts: Path, kills: int, seed: int, ops=("scan", "embed", "import")):
-    """`env_for(name)` gives the CLI environment of database `name`, `connect_to(name)` an
-    admin connection to it; "clean" and "killed" are both made fresh by the caller."""
+def run(fresh, env_for, connect_to, vault: Path, transcripts: Path, kills: int, seed: int,
+        ops=("scan", "embed", "import")):
+    """`fresh(name)` makes database `name` new and initialised (dropping any earlier one),
+    `env_for(name)` gives its CLI environment and `connect_to(name)` an admin connection
+    to it; the names are "clean" and "killed"."""
     rng = random.Random(seed)
     cmds = commands(vault, transcripts)
-    clean_s = {op: finish(env_for("clean"), cmds[op]) for op in ops}
+    fresh("clean")
+    clean_s: dict[str, float] = {}
+    for op in ("scan", "embed", "import"):
+        if op in ops or any(op in BEFORE[o] for o in ops):
+            clean_s[op] = finish(env_for("clean"), cmds[op])
+    with connect_to("clean") as conn:
+        clean = {"signature": signature(conn), "orphans": orphans(conn)}
+        clean["vectors"] = vectors(conn) if "embed" in ops else {}
     per_op = [kills // len(ops) + (1 if i < kills % len(ops) else 0) for i in range(len(ops))]
-    report: dict = {"clean_s": {op: round(s, 1) for op, s in clean_s.items()}, "ops": {}}
+    runs = []
     for op, n in zip(ops, per_op, strict=True):
-        report["ops"][op] = killed_runs(env_for("killed"), cmds[op], n, clean_s[op], rng)
-    with connect_to("clean") as clean, connect_to("killed") as killed:
-        a, b = signature(clean), signature(killed)
-        report["tables"] = {name: {"clean": a[name], "killed": b[name], "equal": a[name] == b[name]} for name in a}
-        report["orphans"] = {"clean": orphans(clean), "killed": orphans(killed)}
-        if "embed" in ops:
-            report["vectors_min_cosine"] = min_cosine(vectors(clean), vectors(killed))
-    report["equal"] = all(t["equal"] for t in report["tables"].values())
-    report["no_orphans"] = not any(report["orphans"]["killed"].values())
+        for _ in range(n):
+            runs.append(one_kill(fresh, env_for, connect_to, cmds, op, clean_s[op], rng, clean))
+            print(json.dumps(runs[-1], default=str), file=sys.stderr, flush=True)
+    summary = {
+        op: {
+            "kills": sum(1 for r in runs if r["op"] == op),
+            "landed": sum(1 for r in runs if r["op"] == op and r["landed"]),
+            "finished_first": sum(r["finished_first"] for r in runs if r["op"] == op),
+            "reruns_equal": sum(1 for r in runs if r["op"] == op and r["equal"]),
+            "with_orphans": sum(1 for r in runs if r["op"] == op and r["orphans"]),
+        }
+        for op in ops
+    }
+    report = {
+        "clean_s": {op: round(s, 1) for op, s in clean_s.items()},
+        "clean_counts": {name: v["n"] for name, v in clean["signature"].items()},
+        "clean_orphans": {k: v for k, v in clean["orphans"].items() if v},
+        "summary": summary,
+        "runs": runs,
+    }
+    report["landed"] = sum(s["landed"] for s in summary.values())
+    report["equal"] = all(r["equal"] for r in runs)
+    report["no_orphans"] = not any(r["orphans"] for r in runs) and not report["clean_orphans"]
     return report
 
 
@@ -180,12 +259,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--vault", type=Path, default=ROOT.parent / "shared" / "corpora" / "til")
     parser.add_argument("--transcripts", type=Path, default=ROOT.parent / "shared" / "corpora" / "transcripts")
+    parser.add_argument("--ops", default="scan,embed,import", help="which commands to kill, comma-separated")
     args = parser.parse_args()
     from cli_org.db.connect import admin_conninfo
 
     from .common import fresh_org
 
-    orgs = {name: fresh_org(f"stress_kill_{name}", []) for name in ("clean", "killed")}
+    orgs = {}
+
+    def fresh(name: str) -> None:
+        orgs[name] = fresh_org(f"stress_kill_{name}", [])
 
     def env_for(name: str) -> dict[str, str]:
         s = orgs[name].settings
@@ -194,7 +277,8 @@ def main() -> None:
     def connect_to(name: str) -> psycopg.Connection:
         return psycopg.connect(admin_conninfo(orgs[name].settings), row_factory=dict_row)
 
-    out = run(env_for, connect_to, args.vault, args.transcripts, args.kills, args.seed)
+    out = run(fresh, env_for, connect_to, args.vault, args.transcripts, args.kills, args.seed,
+              ops=tuple(args.ops.split(",")))
     print(json.dumps(out, indent=2, default=str))
     sys.exit(0 if out["equal"] and out["no_orphans"] else 1)
 

@@ -14,6 +14,8 @@ os.environ["CLI_ORG_CHECK_CONNECTIONS"] = "1"
 # suite runs answers cold, and none leaves a helper behind.
 os.environ["CLI_ORG_WARM"] = "0"
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,40 +151,55 @@ def _drop_database(conn: psycopg.Connection, name: str) -> None:
             time.sleep(0.2)
 
 
-@pytest.fixture
-def blank_db(server):
-    """An empty database (no migrations) and its settings; dropped with its roles after."""
+@contextmanager
+def fresh_database(server: Server) -> Iterator[OrgDb]:
+    """An empty database (no migrations) and its settings; dropped with its roles after.
+    `blank_db` for one test; a module's fixture may hold one for all its tests."""
     name = f"t_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(server.admin_url, autocommit=True) as conn:
         conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(name)))
     settings, env = _settings_for(server, name)
-    yield OrgDb(server, name, settings, env)
-    with psycopg.connect(server.admin_url, autocommit=True) as conn:
-        _drop_database(conn, name)
-        # and what `db restore --force` kept (tests/test_backup.py, test_json_output.py)
-        kept = conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", (name + "\\_replaced\\_%",))
-        for (database,) in kept.fetchall():
-            _drop_database(conn, database)
-        roles = [r[0] for r in conn.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE %s", (name + "\\_%",))]
-        # A role that granted memberships (a test's own non-superuser admin) goes last.
-        roles.sort(key=lambda role: role.endswith("_admin"))
-        for role in roles:
-            conn.execute(pgsql.SQL("DROP ROLE {}").format(pgsql.Identifier(role)))
+    try:
+        yield OrgDb(server, name, settings, env)
+    finally:
+        with psycopg.connect(server.admin_url, autocommit=True) as conn:
+            _drop_database(conn, name)
+            # and what `db restore --force` kept (tests/test_backup.py, test_json_output.py)
+            kept = conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", (name + "\\_replaced\\_%",))
+            for (database,) in kept.fetchall():
+                _drop_database(conn, database)
+            roles = [r[0] for r in conn.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE %s", (name + "\\_%",))]
+            # A role that granted memberships (a test's own non-superuser admin) goes last.
+            roles.sort(key=lambda role: role.endswith("_admin"))
+            for role in roles:
+                conn.execute(pgsql.SQL("DROP ROLE {}").format(pgsql.Identifier(role)))
+
+
+@pytest.fixture
+def blank_db(server):
+    """An empty database (no migrations) and its settings; dropped with its roles after."""
+    with fresh_database(server) as blank:
+        yield blank
+
+
+def with_team(blank: OrgDb) -> OrgDb:
+    """Migrate `blank` with an owner `boss`, a lead `lead`, and bots `bot` (led by lead) and `other`."""
+    from cli_org.agents import add_agent
+    from cli_org.bootstrap import init
+
+    init(blank.settings, "boss")
+    with blank.admin() as conn:
+        add_agent(conn, "lead")
+        add_agent(conn, "bot", lead="lead", password="bot-pw")
+        add_agent(conn, "other", password="other-pw")
+        conn.commit()
+    return blank
 
 
 @pytest.fixture
 def org(blank_db) -> OrgDb:
     """A migrated database with an owner `boss`, a lead `lead`, and bots `bot` (led by lead) and `other`."""
-    from cli_org.agents import add_agent
-    from cli_org.bootstrap import init
-
-    init(blank_db.settings, "boss")
-    with blank_db.admin() as conn:
-        add_agent(conn, "lead")
-        add_agent(conn, "bot", lead="lead", password="bot-pw")
-        add_agent(conn, "other", password="other-pw")
-        conn.commit()
-    return blank_db
+    return with_team(blank_db)
 
 
 @pytest.fixture
@@ -202,3 +219,26 @@ def cli(org, monkeypatch):
         return result.exit_code, result.stdout, result.stderr
 
     return run
+
+
+@pytest.fixture
+def web(org):
+    """A client of the web page on the test database: `web("bot")` serves as bot (loopback,
+    no token; pass token=... for one). The pools are closed after the test."""
+    from contextlib import ExitStack
+
+    from fastapi.testclient import TestClient
+
+    from cli_org.web.app import create_app, opened
+    from cli_org.web.guard import hosts_for
+
+    stack = ExitStack()
+
+    def make(agent: str | None = "boss", *, token: str | None = None, host: str = "127.0.0.1", port: int = 8765):
+        served = stack.enter_context(opened(org.settings, agent, token=token, hosts=hosts_for(host, port)))
+        client = TestClient(create_app(served), base_url=f"http://{host}:{port}", follow_redirects=False)
+        stack.enter_context(client)
+        return client
+
+    yield make
+    stack.close()

@@ -104,3 +104,63 @@ def test_an_unreachable_server_is_one_line(cli, monkeypatch, command):
     code, out, err = cli(*command, agent="bot")
     assert code == 1 and out == "" and err.count("\n") == 1, (code, out, err)
     assert err.startswith("cli-org: cannot connect to CLI_ORG_DATABASE_URL") and "refused" in err
+
+
+# --- the read URL (CLI_ORG_READ_URL) in db url and db status -------------------------------
+
+READ_URL = "postgresql://reader:r3ad%40pw@replica.example:5433/org?sslmode=require"
+READ_MASKED = "postgresql://reader:********@replica.example:5433/org?sslmode=require"
+
+
+def test_db_url_and_status_show_the_read_url_masked(cli, org, monkeypatch):
+    admin_url = cli("db", "url")[1].strip()
+    monkeypatch.setenv("CLI_ORG_READ_URL", READ_URL)
+    code, out, err = cli("db", "url")
+    # stdout stays the one admin URL (`psql "$(cli-org db url)"`); the replica's goes to stderr
+    assert code == 0 and out.strip() == admin_url
+    assert err == f"read url: {READ_MASKED} (CLI_ORG_READ_URL)\n"
+    assert json.loads(cli("db", "url", "--json")[1])["read_url"] == READ_MASKED
+    code, out, err = cli("db", "url", "--show-password")
+    assert code == 0 and f"read url: {READ_URL} " in err
+    shown = json.loads(cli("db", "url", "--show-password", "--json")[1])["read_url"]
+    assert conninfo_to_dict(shown)["password"] == "r3ad@pw"
+
+    code, out, err = cli("db", "status")
+    assert code == 0 and f"read url: {READ_MASKED} (CLI_ORG_READ_URL" in out and "r3ad" not in out + err
+    data = json.loads(cli("db", "status", "--json")[1])
+    assert data["read_url"] == READ_MASKED and data["url"] == admin_url
+
+
+def test_db_url_as_an_agent_gives_its_own_login_on_the_replica_without_a_password(cli, org, monkeypatch):
+    monkeypatch.setenv("CLI_ORG_READ_URL", READ_URL)
+    code, out, err = cli("db", "url", "--as", "bot")
+    role = f"{org.name}_bot"
+    assert code == 0 and "r3ad" not in out + err and "********" not in out + err
+    assert f"read url: postgresql://{role}@replica.example:5433/org?sslmode=require (CLI_ORG_READ_URL)" in err
+    data = json.loads(cli("db", "url", "--as", "bot", "--show-password", "--json")[1])
+    assert data["read_url"] == f"postgresql://{role}@replica.example:5433/org?sslmode=require"  # never a password
+
+
+def test_a_read_url_in_keyword_form_is_masked_too(cli, org, monkeypatch):
+    monkeypatch.setenv("CLI_ORG_READ_URL", "host=replica.example port=5433 dbname=org user=reader password='a b\\'c'")
+    for command in (["db", "url"], ["db", "status"], ["db", "status", "--json"], ["db", "url", "--json"]):
+        code, out, err = cli(*command)
+        assert code == 0 and "a b" not in out + err
+        assert "postgresql://reader:********@replica.example:5433/org" in out + err
+
+
+def test_without_a_read_url_neither_shows_one(cli, org, monkeypatch):
+    monkeypatch.delenv("CLI_ORG_READ_URL", raising=False)
+    code, out, err = cli("db", "status")
+    assert code == 0 and "read url" not in out + err
+    assert json.loads(cli("db", "status", "--json")[1])["read_url"] is None
+    assert json.loads(cli("db", "url", "--json")[1])["read_url"] is None
+    assert json.loads(cli("db", "url", "--as", "bot", "--json")[1])["read_url"] is None
+
+
+@pytest.mark.parametrize("command", [["db", "status"], ["db", "status", "--json"], ["db", "url"]])
+def test_a_malformed_read_url_is_one_line_without_its_password(cli, org, monkeypatch, command):
+    monkeypatch.setenv("CLI_ORG_READ_URL", "postgresql://u:hunter2@h:notaport/db")
+    code, out, err = cli(*command)
+    assert code == 1 and out == "" and err.count("\n") == 1, (code, out, err)
+    assert "CLI_ORG_READ_URL" in err and "hunter2" not in err

@@ -131,6 +131,7 @@ FIELDS: dict[str, object] = {
         "verdict",
         "warnings",
         rows=[F("metric", "unit", "a", "b", "delta", "direction", "change")],
+        changed=[F("question", "expected", "position_a", "position_b", "chars_a", "chars_b", "change")],
     ),
     "eval history": [
         F(
@@ -168,6 +169,21 @@ FIELDS: dict[str, object] = {
         log=F("agents", "agents_using", "recall_calls", "remember_calls", "adoption_pct"),
         # calls served by `cli-org mcp`, per face and tool
         tools=[F("face", "tool", "calls", "refused", "agents")],
+        # issue 15: over time per harness, per agent from the log, per session, hits later quoted
+        bucket=None,
+        recalls_per_using_session=None,
+        sessions=None,  # the sample archive's one session neither recalls nor remembers
+        over_time=[F("period", "harness", "sessions", "sessions_using", "sessions_recalled", "sessions_remembered")],
+        agents_over_time=[F("period", "agent", "recalls", "remembers")],
+        agents=[F("agent", "recalls", "remembers", "days_recalling", "chars_mean", "chars_median", "chars_p95")],
+        quoted=F(
+            "phrase_words",
+            "min_content_words",
+            "sessions",
+            "recall_calls",
+            "tied",
+            arms=[F("arm", "recalls", "hits", "quoted", "by_id", "by_path", "by_phrase", "share")],
+        ),
     ),
     # "its time, harness, session, role and a snippet"
     "sessions search": [F("occurred_at", "harness", "session", "kind", "tool_name", "snippet")],

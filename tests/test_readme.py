@@ -142,7 +142,7 @@ SETTINGS = re.findall(r"^\| `([A-Z_]+)` \|", _section("Settings"), flags=re.M)
 
 
 def test_the_settings_table_lists_every_variable():
-    assert len(SETTINGS) == 14 and len(set(SETTINGS)) == len(SETTINGS)
+    assert len(SETTINGS) == 15 and len(set(SETTINGS)) == len(SETTINGS)
 
 
 @pytest.mark.parametrize("variable", SETTINGS)

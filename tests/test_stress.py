@@ -166,7 +166,8 @@ def test_the_server_stopped_mid_scan_is_one_line_and_nothing_half_written(privat
 
 def test_kill_9_during_scan_and_import_then_a_rerun_equals_a_clean_run(blank_db, corpora):
     """The small version of stress/kills.py: the TIL vault's go folder and the transcripts,
-    one kill each (the embed kills run in the script: the model's start-up is too slow here)."""
+    two kills each, every one on a fresh database so that it lands inside the command's run
+    (the embed kills run in the script: the model's start-up is too slow here)."""
     import psycopg
     from psycopg import sql as pgsql
     from psycopg.rows import dict_row
@@ -174,35 +175,55 @@ def test_kill_9_during_scan_and_import_then_a_rerun_equals_a_clean_run(blank_db,
     from cli_org.bootstrap import init
     from cli_org.config import Settings
     from stress import kills
+    from tests.conftest import _drop_database
 
     names = {"clean": blank_db.name, "killed": blank_db.name + "_k"}
-    with psycopg.connect(blank_db.server.admin_url, autocommit=True) as conn:
-        conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(names["killed"])))
+
+    def env_for(key):
+        env = {**blank_db.env}
+        if env.get("CLI_ORG_DATABASE_URL"):
+            env["CLI_ORG_DATABASE_URL"] = blank_db.server.url(names[key])
+        else:
+            env["CLI_ORG_DATABASE"] = names[key]
+        return env
+
+    def drop_killed(conn):
+        _drop_database(conn, names["killed"])
+        for (role,) in conn.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE %s", (names["killed"] + "\\_%",)):
+            conn.execute(pgsql.SQL("DROP ROLE {}").format(pgsql.Identifier(role)))
+
+    made = []
+
+    def fresh(key):
+        if key == "killed":  # the clean one is the fixture's own, empty database
+            with psycopg.connect(blank_db.server.admin_url, autocommit=True) as conn:
+                drop_killed(conn)
+                conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(names["killed"])))
+        init(Settings.from_env(env_for(key)), "boss")
+        made.append(key)
+
     try:
-        envs = {}
-        for key, name in names.items():
-            env = {**blank_db.env}
-            if "CLI_ORG_DATABASE_URL" in env and env["CLI_ORG_DATABASE_URL"]:
-                env["CLI_ORG_DATABASE_URL"] = blank_db.server.url(name)
-            else:
-                env["CLI_ORG_DATABASE"] = name
-            envs[key] = env
-            init(Settings.from_env(env), "boss")
         out = kills.run(
-            envs.__getitem__,
+            fresh,
+            env_for,
             lambda key: psycopg.connect(blank_db.server.url(names[key]), row_factory=dict_row),
             corpora("til") / "go",
             corpora("transcripts"),
-            kills=2,
+            kills=4,
             seed=3,
             ops=("scan", "import"),
         )
-        assert out["equal"], {k: v for k, v in out["tables"].items() if not v["equal"]}
-        assert out["no_orphans"], out["orphans"]
-        assert out["tables"]["vault_files"]["clean"]["n"] > 0 and out["tables"]["archive_messages"]["clean"]["n"] > 0
+        bad = [r for r in out["runs"] if not r["equal"]]
+        assert not bad, bad
+        assert out["no_orphans"], [r["orphans"] for r in out["runs"]]
+        assert [r["op"] for r in out["runs"]] == ["scan", "scan", "import", "import"]
+        assert made == ["clean"] + ["killed"] * sum(1 + r["finished_first"] for r in out["runs"])
+        assert out["clean_counts"]["vault_files"] > 0 and out["clean_counts"]["archive_messages"] > 0
+        # Every kill landed inside its run, whatever the load (a run that ended first is retried).
+        assert out["landed"] == 4, out["runs"]
     finally:
         with psycopg.connect(blank_db.server.admin_url, autocommit=True) as conn:
-            conn.execute(pgsql.SQL("DROP DATABASE {} WITH (FORCE)").format(pgsql.Identifier(names["killed"])))
+            drop_killed(conn)
 
 
 # --- the MCP server under concurrent clients ----------------------------------------------

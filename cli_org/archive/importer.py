@@ -83,6 +83,9 @@ def import_sessions(
                     if progress:
                         progress(harness, n, len(found))
             summaries.append(summary)
+        if any(s.sessions or s.messages for s in summaries):
+            conn.execute(sql("archive.analyze"))
+            conn.commit()
     return summaries
 
 

@@ -150,5 +150,6 @@ MODULES = [
     "setup_cmd",
     "hook_cmd",
     "mcp_cmd",
+    "serve_cmd",
     "warm_cmd",
 ]

@@ -154,19 +154,25 @@ def history_cmd(file: str, no_diff: bool, as_json: bool) -> None:
 
 @click.command()
 @click.option("--days", type=click.IntRange(1, 3650), default=30, show_default=True, help="The window, in days.")
+@click.option(
+    "--by", "bucket", type=click.Choice(["day", "week"]), default="day", show_default=True,
+    help="Adoption over time per day or per week (with --detail, and in --json).",
+)
+@click.option("--detail", is_flag=True, help="Also print adoption over time, per agent and per session.")
 @json_option
-def usage(days: int, as_json: bool) -> None:
-    """Is memory being used? Sessions that recalled or remembered, per harness.
+def usage(days: int, bucket: str, detail: bool, as_json: bool) -> None:
+    """Is memory being used? Sessions that recalled or remembered, per harness, and how many
+    recalled hits the session later quoted.
 
     Counted from archived transcripts (run `cli-org archive import` first) and, beside them,
-    from cli-org's own recall log where it exists.
+    from cli-org's own recall log where it exists. --json carries every table --detail prints.
     """
-    from ..archive.usage import MAX_DAYS
-    from ..archive.usage import usage as adoption
+    from ..archive.usage import MAX_DAYS, usage_detail
     from ..db.connect import connect
+    from ..text import one_line
 
     with connect(settings()) as conn:
-        found = adoption(conn, days)
+        found = usage_detail(conn, days, bucket)
     if as_json:
         emit_json(found)
         return
@@ -192,6 +198,17 @@ def usage(days: int, as_json: bool) -> None:
             + (f"widen the window ({wider}) or " if wider else "")
             + "import sessions with `cli-org archive import`"
         )
+    q = found.quoted
+    if q.recall_calls:
+        click.echo(
+            f"hits later quoted ({_count(q.sessions, 'session')}, {_count(q.recall_calls, 'recall call')},"
+            f" {q.tied} tied):"
+        )
+        for a in q.arms:
+            share = f"{a.share:.1%}" if a.share is not None else "n/a"
+            click.echo(f"  {a.arm:<8} {_count(a.hits, 'hit')}, {a.quoted} quoted ({share})")
+    if detail:
+        _usage_detail(found, one_line)
     log = found.log
     rate = f"{log.adoption_pct:.1f}%" if log.adoption_pct is not None else "n/a"
     click.echo(
@@ -201,6 +218,63 @@ def usage(days: int, as_json: bool) -> None:
     if found.tools:
         click.echo("calls served by cli-org mcp (and other long-lived faces), per tool:")
         click.echo(table([vars(t) for t in found.tools], ["face", "tool", "calls", "refused", "agents"]))
+
+
+def _usage_detail(found, one_line) -> None:
+    """The tables of `usage --detail`: over time, per agent, per session."""
+    click.echo(f"per {found.bucket}, from archived sessions:")
+    if found.over_time:
+        rows = [
+            {
+                found.bucket: f"{p.period:%Y-%m-%d}",
+                "harness": p.harness,
+                "sessions": p.sessions,
+                "using": p.sessions_using,
+                "recalled": p.sessions_recalled,
+                "remembered": p.sessions_remembered,
+            }
+            for p in found.over_time
+        ]
+        click.echo(table(rows, [found.bucket, "harness", "sessions", "using", "recalled", "remembered"]))
+    else:
+        click.echo("  none")
+    click.echo("per agent, from cli-org's own log (characters per recall answer):")
+    if found.agents:
+        rows = [
+            {
+                "agent": one_line(a.agent),
+                "recalls": a.recalls,
+                "remembers": a.remembers,
+                "days": a.days_recalling,
+                "chars median": a.chars_median if a.chars_median is not None else "-",
+                "chars p95": a.chars_p95 if a.chars_p95 is not None else "-",
+            }
+            for a in found.agents
+        ]
+        click.echo(table(rows, ["agent", "recalls", "remembers", "days", "chars median", "chars p95"]))
+    else:
+        click.echo("  none")
+    per = found.recalls_per_using_session
+    click.echo("per session" + (f" ({per:g} recall calls per session that recalled)" if per is not None else "") + ":")
+    if found.sessions:
+        rows = [
+            {
+                "harness": s.harness,
+                "session": one_line(s.session, 40),
+                "started": f"{s.started_at:%Y-%m-%d %H:%M}" if s.started_at else "?",
+                "recall": s.recall_calls,
+                "remember": s.remember_calls,
+                "result chars": s.result_chars_median if s.result_chars_median is not None else "-",
+                "tied": s.tied,
+                "hits": s.hits,
+                "quoted": s.quoted,
+            }
+            for s in found.sessions
+        ]
+        headers = ["harness", "session", "started", "recall", "remember", "result chars", "tied", "hits", "quoted"]
+        click.echo(table(rows, headers))
+    else:
+        click.echo("  none")
 
 
 @click.group()

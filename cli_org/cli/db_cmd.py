@@ -49,14 +49,15 @@ def status(as_json: bool) -> None:
     is up to date, and how big its vault index is."""
     from ..bootstrap import state
     from ..db import embedded
-    from ..db.access import admin_access
+    from ..db.access import admin_access, read_url
     from ..errors import DatabaseError
 
     cfg = settings()
     access = admin_access(cfg, start=False)
     url = access.url if access else None
+    replica = read_url(cfg)  # shown whether the embedded server runs or not
     if cfg.database_url:
-        info = {"embedded": False, "running": None, "url": url, **state(cfg.database_url)}
+        info = {"embedded": False, "running": None, "url": url, "read_url": replica, **state(cfg.database_url)}
         if info.get("error"):
             # The one thing status is asked: an unreachable server is a failure, in one line.
             raise DatabaseError(f"cannot connect to CLI_ORG_DATABASE_URL: {info['error']}")
@@ -70,6 +71,7 @@ def status(as_json: bool) -> None:
             "data_dir": str(cfg.data_dir),
             "database": cfg.database_name,
             "url": url,
+            "read_url": replica,
             **(state(server.conninfo(cfg.database_name)) if server else {}),
         }
     if as_json:
@@ -83,6 +85,8 @@ def status(as_json: bool) -> None:
     else:
         kept = embedded.saved_port(cfg.data_dir)
         click.echo(f"embedded server not running (data {info['data_dir']}" + (f", port {kept} kept)" if kept else ")"))
+    if replica:
+        click.echo(f"read url: {replica} (CLI_ORG_READ_URL: recall, search and context read there)")
     if info.get("initialised"):
         todo = info["pending_migrations"]
         waiting = sorted(info.get("waiting_for_extensions") or {})
@@ -117,12 +121,15 @@ def url(agent: str | None, show_password: bool, as_json: bool) -> None:
     The admin's is CLI_ORG_DATABASE_URL (password masked unless --show-password) or the
     embedded server's superuser over its private socket (started if needed). With --as, the
     agent's role over TCP and no password: clients read it from PGPASSWORD or ~/.pgpass.
+    With CLI_ORG_READ_URL set, the replica's URL follows on stderr, masked the same way.
     """
     _, access = _access(agent, show_password)
     if as_json:
         emit_json(access)
         return
     click.echo(access.url)
+    if access.read_url:  # on stderr: stdout stays one URL, for `psql "$(cli-org db url)"`
+        click.echo(f"read url: {access.read_url} (CLI_ORG_READ_URL)", err=True)
     if access.password_from:
         click.echo(f"password: from {access.password_from}", err=True)
 

@@ -32,6 +32,9 @@ class Access:
     database: str
     agent: str | None  # None: the admin
     password_from: str | None  # where a client finds the password, when the URL has none
+    # CLI_ORG_READ_URL, the replica that recall, search and context read from (README, Read
+    # replicas), masked or without a password as `url` is; None when reads use the primary.
+    read_url: str | None = None
 
 
 def url_from(conninfo: Mapping[str, str | int | None]) -> str:
@@ -56,16 +59,34 @@ def url_from(conninfo: Mapping[str, str | int | None]) -> str:
     return f"postgresql://{netloc}/{dbname}" + (f"?{query}" if query else "")
 
 
+def masked_url(conninfo: str, *, show_password: bool = False) -> str:
+    """A URL or conninfo string as a postgresql:// URL, its password shown as MASK unless
+    `show_password`: the one way a configured URL (primary or replica) is printed."""
+    params = conninfo_to_dict(conninfo)
+    if params.get("password") and not show_password:
+        params["password"] = MASK
+    return url_from(params)
+
+
+def read_url(settings: Settings, *, show_password: bool = False) -> str | None:
+    """The admin's read URL: CLI_ORG_READ_URL, masked as the primary's is; None without one."""
+    return masked_url(settings.read_url, show_password=show_password) if settings.read_url else None
+
+
 def admin_access(settings: Settings, *, show_password: bool = False, start: bool = True) -> Access | None:
     """The admin's URL: CLI_ORG_DATABASE_URL (password masked unless `show_password`), or
-    the embedded superuser over the server's socket. None when the embedded server is not
-    running and `start` is false."""
+    the embedded superuser over the server's socket; with it CLI_ORG_READ_URL, masked the
+    same way. None when the embedded server is not running and `start` is false."""
+    replica = read_url(settings, show_password=show_password)
     if settings.database_url:
         params = conninfo_to_dict(settings.database_url)
-        if params.get("password") and not show_password:
-            params["password"] = MASK
         return Access(
-            url_from(params), str(params.get("user", "")), str(params.get("dbname", "")), None, None
+            masked_url(settings.database_url, show_password=show_password),
+            str(params.get("user", "")),
+            str(params.get("dbname", "")),
+            None,
+            None,
+            replica,
         )
     server = embedded.ensure_running(settings.data_dir) if start else embedded.running(settings.data_dir)
     if server is None:
@@ -76,7 +97,7 @@ def admin_access(settings: Settings, *, show_password: bool = False, start: bool
         "host": str(server.socket_dir),
         "port": str(server.port),
     }
-    return Access(url_from(params), embedded.SUPERUSER, settings.database_name, None, None)
+    return Access(url_from(params), embedded.SUPERUSER, settings.database_name, None, None, replica)
 
 
 @owns_transaction
@@ -101,7 +122,17 @@ def member_access(conn: Conn, settings: Settings, agent: str) -> Access:
         server = embedded.ensure_running(settings.data_dir)
         params = {"host": "127.0.0.1", "port": str(server.port), "dbname": settings.database_name}
     params["user"] = row["role_name"]
-    return Access(url_from(params), row["role_name"], str(params.get("dbname", "")), agent, PASSWORD_FROM)
+    replica = None
+    if settings.read_url:
+        # The same role on the replica (roles and passwords replicate), and no password either.
+        read = conninfo_to_dict(settings.read_url)
+        read.pop("password", None)
+        read.pop("passfile", None)
+        read["user"] = row["role_name"]
+        replica = url_from(read)
+    return Access(
+        url_from(params), row["role_name"], str(params.get("dbname", "")), agent, PASSWORD_FROM, replica
+    )
 
 
 def psql_argv(settings: Settings, access: Access, args: list[str]) -> tuple[list[str], dict[str, str]]:

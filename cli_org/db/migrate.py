@@ -122,6 +122,15 @@ def pending(conn: Conn) -> list[Migration] | None:
     return _not_applied(conn)
 
 
+@owns_transaction
+def behind(conn: Conn) -> list[str] | None:
+    """Pending migrations that wait for no extension (the ones the code needs and `cli-org
+    init` applies); None when the database was never migrated. A long-lived face checks this
+    before it serves, so a page never fails on a column an upgrade added."""
+    todo = pending(conn)
+    return None if todo is None else [f"{m.version:04d}_{m.name}" for m in todo if not m.needs]
+
+
 def _not_applied(conn: Conn) -> list[Migration]:
     done = {row["version"] for row in conn.execute("SELECT version FROM schema_migrations")}
     return [m for m in available() if m.version not in done]

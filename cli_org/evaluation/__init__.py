@@ -2,7 +2,7 @@
 stale memory. Every function returns dataclasses; the CLI only renders them."""
 
 from .cases import Case, line_problem, load_golden, load_queries, parse_golden, parse_queries, read_text
-from .compare import Comparison, MetricRow, compare, verdict
+from .compare import CaseChange, Comparison, MetricRow, changed_cases, compare, verdict
 from .cost import CHARS_PER_TOKEN, ContextCost, CostRow, TypicalRecall, context_cost, typical_recall
 from .golden import CaseResult, Figures, GoldenRun, figures, first_position, require_hit_rate, run_golden
 from .noise import NoiseResult, NoiseRun, require_quiet, run_noise
@@ -12,6 +12,7 @@ from .stale import StaleItem, StaleReport, cited_paths, stale
 __all__ = [
     "CHARS_PER_TOKEN",
     "Case",
+    "CaseChange",
     "CaseResult",
     "Comparison",
     "ContextCost",
@@ -27,6 +28,7 @@ __all__ = [
     "StaleReport",
     "TypicalRecall",
     "cited_paths",
+    "changed_cases",
     "compare",
     "context_cost",
     "figures",

@@ -3,7 +3,7 @@ that says what changed."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .runs import SavedRun
 
@@ -51,6 +51,41 @@ class MetricRow:
 
 
 @dataclass
+class CaseChange:
+    """A case (by question) in both runs whose rank moved: a flip or a hit that rose or fell."""
+
+    question: str
+    expected: str
+    position_a: int | None  # None: a miss
+    position_b: int | None
+    chars_a: int
+    chars_b: int
+    change: str  # now hit | now miss | rose | fell (rank 1 is the top)
+
+
+def _change(a: int | None, b: int | None) -> str:
+    if not a:
+        return "now hit"
+    if not b:
+        return "now miss"
+    return "rose" if b < a else "fell"
+
+
+def changed_cases(a: SavedRun, b: SavedRun) -> list[CaseChange]:
+    """The cases of B whose first hit position differs from A's, flips first, in B's order."""
+    before = {c.question: c for c in a.cases}
+    out = [
+        CaseChange(
+            c.question, c.expected, was.position, c.position, was.chars, c.chars, _change(was.position, c.position)
+        )
+        for c in b.cases
+        if (was := before.get(c.question)) is not None and was.position != c.position
+    ]
+    order = {"now miss": 0, "now hit": 1, "fell": 2, "rose": 3}
+    return sorted(out, key=lambda x: order[x.change])
+
+
+@dataclass
 class Comparison:
     a: str  # the runs' names (AUTHOR/NAME when an agent saved them)
     b: str
@@ -63,6 +98,7 @@ class Comparison:
     chars: str  # rose | fell | held: median characters from A to B
     verdict: str
     warnings: list[str]
+    changed: list[CaseChange] = field(default_factory=list)  # every case whose rank moved
 
 
 def _row(label: str, attr: str, unit: str, higher_is_better: bool, a: SavedRun, b: SavedRun) -> MetricRow:
@@ -120,4 +156,5 @@ def compare(a: SavedRun, b: SavedRun) -> Comparison:
         chars.direction,
         verdict(hit, chars, a.k if a.k == b.k else None),
         warnings,
+        changed_cases(a, b),
     )

@@ -71,6 +71,8 @@ class SavedRun:
     k: int
     overall: Figures
     cases: list[CaseResult]
+    golden_file: str | None = None
+    project: str | None = None
 
 
 def _label(row: dict) -> str:
@@ -103,6 +105,8 @@ def load_run(conn: Conn, name: str) -> SavedRun:
             row["k"],
             Figures(**row["summary"]["overall"]),
             [CaseResult(**c) for c in row["cases"]],
+            row["golden_file"],
+            row["project"],
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(f"saved run {_label(row)!r} is malformed ({type(exc).__name__}: {exc})") from None
@@ -123,10 +127,11 @@ class HistoryRow:
 
 
 @owns_transaction
-def run_history(conn: Conn) -> list[HistoryRow]:
-    """Every saved run, oldest first; a malformed one is listed with what is wrong."""
+def run_history(conn: Conn, *, limit: int | None = None, offset: int = 0) -> list[HistoryRow]:
+    """Saved runs, oldest first: every one, or the newest `limit` after skipping the newest
+    `offset` (a page of the web page's history); a malformed one is listed with what is wrong."""
     with translated(conn):
-        rows = conn.execute(sql("evaluation.runs")).fetchall()
+        rows = conn.execute(sql("evaluation.runs"), {"limit": limit, "offset": offset}).fetchall()
     out = []
     for r in rows:
         overall, problem = None, None

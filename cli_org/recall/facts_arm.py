@@ -4,6 +4,9 @@ specification's three lexical passes, unchanged), then a semantic pass over fact
 
 from __future__ import annotations
 
+import itertools
+import math
+import random
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
@@ -109,6 +112,9 @@ def _lexical(conn: Conn, query: str, *, project: str | None, limit: int) -> list
         # Only exclusions ("-a -b"): they ask for nothing, and as a full-text query they
         # match every fact, each ranked (the review's 400-term attack).
         return []
+    words = terms(" ".join(positive_words(query)))
+    # One round trip cuts the query and its terms into the word pieces of migration 0020.
+    query_words, *term_words = _pieces(conn, [query, *words])
     rows = conn.execute(
         sql("recall.facts_strict"),
         {
@@ -117,36 +123,95 @@ def _lexical(conn: Conn, query: str, *, project: str | None, limit: int) -> list
             "limit": limit * 2,  # room for copies of one claim by several authors
             # A substring of two letters matches almost anything.
             "substring": len(query) >= 3,
+            "pieces": _all_of([w for w in query_words if len(w) >= PIECE_MIN]),
         },
     ).fetchall()
     if rows:
         return _once([FactHit(_fact(r), "strict", float(r["rank"])) for r in rows], limit)
-    words = terms(" ".join(positive_words(query)))
     if not words:
         return []
+    need = needed(len(words))
     rows = conn.execute(
         sql("recall.facts_loose"),
         {
             "patterns": word_start_patterns(words),
-            "need": needed(len(words)),
+            "need": need,
             "project": project,
             "limit": limit * 2,
+            "pieces": _loose_pieces(term_words, need),
         },
     ).fetchall()
     return _once([FactHit(_fact(r), "loose", r["matched"] / len(words)) for r in rows], limit)
 
 
+# The shortest word run the piece index of migration 0020 can find inside a word: it holds
+# every tail of three characters or more.
+PIECE_MIN = 3
+# The loose pass asks the index for facts holding k of its terms as an OR of every k-term
+# AND; past this many ANDs it asks for fewer terms at once (a weaker filter, the same answers).
+MAX_PIECE_GROUPS = 64
+
+
+def _pieces(conn: Conn, texts: list[str]) -> list[list[str]]:
+    """Each text's runs of word characters, cut as the index cuts a fact (`recall.pieces`)."""
+    rows = conn.execute(sql("recall.pieces"), {"texts": texts}).fetchall()
+    return [list(r["words"] or []) for r in rows]
+
+
+def _prefix(piece: str) -> str:
+    # Pieces are runs of word characters: nothing in them needs quoting in a tsquery.
+    return f"'{piece}':*"
+
+
+def _all_of(pieces: list[str]) -> str | None:
+    """A tsquery asking for a fact that holds every piece (None: no piece to ask for)."""
+    return " & ".join(_prefix(p) for p in dict.fromkeys(pieces)) or None
+
+
+def _loose_pieces(term_words: list[list[str]], need: int) -> str | None:
+    """A tsquery that every fact matching `need` of the terms matches: a term's first word run
+    starts a word wherever its regex matches, so it is a piece of that fact. A term whose first
+    run is too short for the index could match anywhere, and lowers what the others must
+    show; None when nothing can be asked of the index."""
+    firsts = [w[0] if w and len(w[0]) >= PIECE_MIN else None for w in term_words]
+    asked = [p for p in firsts if p is not None]
+    k = need - (len(firsts) - len(asked))
+    if k <= 0 or not asked:
+        return None
+    while k > 1 and math.comb(len(asked), k) > MAX_PIECE_GROUPS:
+        k -= 1
+    groups = {" & ".join(_prefix(p) for p in sorted(set(g))) for g in itertools.combinations(asked, k)}
+    return " | ".join(f"({g})" for g in sorted(groups))
+
+
+# The check for facts without a vector looks at the newest LAZY_WINDOW ids and at one more
+# window of that size drawn at random (both ranges of the primary key); a table of up to
+# twice that is checked whole, as before issue 14's part 4. At 100k facts the whole check
+# took 0.66 s of a recall, two windows of 5,000 0.18 s (load average 15; benchmarks/RESULTS.md,
+# "The fact arm at scale"). The newest window is four times the most a recall embeds.
+LAZY_WINDOW = 2000
+
+
 @owns_transaction
 def ensure_fact_vectors(conn: Conn, embedder: Embedder, *, cap: int) -> int:
     """Embed up to `cap` current facts that have no vector recall trusts (the fact author's or
-    the caller's, migration 0017) and store them as the caller; returns how many. A
+    the caller's, migration 0017) and store them as the caller; returns how many. On a large
+    table, only among the newest facts and a random window of older ones (LAZY_WINDOW). A
     connection that is no agent cannot store a vector, so it embeds nothing and its semantic
     pass sees the vectors the facts' authors computed."""
     if on_replica(conn):  # read-only: record_recall embeds them on the primary after the answer
         return 0
     if first(conn, sql("facts.me"))["name"] is None:
         return 0
-    rows = conn.execute(sql("fact_vectors.missing"), {"model": embedder.name, "limit": cap}).fetchall()
+    top = int(first(conn, sql("fact_vectors.top_id"))["top"])
+    if top <= 2 * LAZY_WINDOW:
+        ranges = {"newest_after": 0, "low": 0, "high": 0}  # every fact, as the check always did
+    else:
+        # The newest facts (the ones remembered since the last recalls), and a window of the
+        # older ones drawn at random, so that over many recalls every fact is looked at.
+        low = random.randrange(0, top - LAZY_WINDOW)
+        ranges = {"newest_after": top - LAZY_WINDOW, "low": low, "high": low + LAZY_WINDOW}
+    rows = conn.execute(sql("fact_vectors.missing"), {"model": embedder.name, "limit": cap, **ranges}).fetchall()
     if not rows:
         return 0
     from ..vault.embedders import vector_literal
@@ -211,25 +276,51 @@ def _semantic_hits(
     return hits
 
 
+# The semantic pass reads this many nearest trusted vectors from the HNSW index (migration
+# 0021) before it scores and keeps `limit * 2` facts; the graph search looks as wide
+# (hnsw.ef_search), and an iterative scan goes on while the filters (model, trust, scope)
+# drop candidates. On a table the planner scans whole (the evaluation sets), the figures
+# are exact; see benchmarks/RESULTS.md, "The fact arm at scale".
+NEAREST_CANDIDATES = 40
+# The background (mean and spread of the query's similarity to facts in scope, FactShaping's
+# z) is measured over every fact up to twice this many rows, and past that over a fixed
+# random sample of about this many: a mean and a standard deviation from 2,000 draws are
+# within a few hundredths of a standard deviation of the whole table's.
+BACKGROUND_SAMPLE = 2000
+
+
 def _nearest(
     conn: Conn, query: str, project: str | None, limit: int, embedder: Embedder, shaping: FactShaping
 ) -> list[tuple[dict, float, float | None]]:
     """The facts nearest the query (after embedding any that lack a vector), each with its
-    cosine and its z against the query's background over every fact in scope (None when
-    fewer than `min_background` facts are in scope)."""
+    cosine and its z against the query's background over the facts in scope (every one, or
+    a fixed sample of a large table; None when fewer than `min_background` are in scope)."""
     from ..vault.embedders import vector_literal
 
     ensure_fact_vectors(conn, embedder, cap=shaping.lazy_batch)
-    vector = embedder.embed([" ".join(positive_words(query))])[0]
-    rows = conn.execute(
-        sql("fact_vectors.search"),
-        {"query": vector_literal(vector), "model": embedder.name, "project": project, "limit": limit * 2},
-    ).fetchall()
+    vector = vector_literal(embedder.embed([" ".join(positive_words(query))])[0])
+    params = {"query": vector, "model": embedder.name, "project": project}
+    with conn.transaction():
+        candidates = max(NEAREST_CANDIDATES, limit * 2)
+        conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(1000, candidates)),))
+        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        rows = conn.execute(
+            sql("fact_vectors.search"), {**params, "limit": limit * 2, "candidates": candidates}
+        ).fetchall()
+    estimate = float(first(conn, sql("fact_vectors.facts_estimate"))["estimate"])
+    percent = 100.0 if estimate <= 2 * BACKGROUND_SAMPLE else 100.0 * BACKGROUND_SAMPLE / estimate
+    background = first(conn, sql("fact_vectors.background"), {**params, "percent": percent})
+    n = int(background["n"])
+    if len(rows) < limit * 2 and n * 100.0 / percent > len(rows):
+        # The graph gave fewer facts than the scope holds: the filters ran it dry (a member
+        # can crowd one spot of it with vectors nobody else trusts). Read every fact.
+        rows = conn.execute(sql("fact_vectors.search_exact"), {**params, "limit": limit * 2}).fetchall()
+    sd = float(background["sd"] or 0.0)
+    mean = float(background["mean"] or 0.0)
     out = []
     for row in rows:
         sim = float(row["similarity"])
-        sd = float(row["sd"] or 0.0)
-        z = (sim - float(row["mean"])) / sd if sd > 0 and row["n"] >= shaping.min_background else None
+        z = (sim - mean) / sd if sd > 0 and n >= shaping.min_background else None
         out.append((row, sim, z))
     return out
 

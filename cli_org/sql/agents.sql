@@ -29,3 +29,43 @@ SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = %(role)s) AS found;
 SELECT a.role_name, coalesce(r.rolcanlogin, false) AS can_login
 FROM org_agents a LEFT JOIN pg_roles r ON r.rolname = a.role_name
 WHERE a.name = %(name)s;
+
+-- name: overview
+-- Every agent with what the Agents page shows, in one statement (no query per agent):
+-- facts written (current / all), notebook use per store where row-level security lets the
+-- caller read it (org_notebook_readable, migration 0013: the agent, its team lead, an
+-- owner), and its recall calls. Bounded by the number of agents; the aggregates scan
+-- memory_facts, notebook_entries and recall_events once each (only the named agent's rows
+-- when `name` is given: its own page).
+WITH written AS (
+    SELECT author, count(*) FILTER (WHERE valid_to IS NULL) AS current, count(*) AS total
+    FROM memory_facts WHERE %(name)s::text IS NULL OR author = %(name)s GROUP BY author
+), notes AS (
+    SELECT agent,
+           coalesce(sum(length(body)) FILTER (WHERE store = 'memory'), 0) AS memory,
+           coalesce(sum(length(body)) FILTER (WHERE store = 'user'), 0) AS "user"
+    FROM notebook_entries WHERE removed_at IS NULL AND (%(name)s::text IS NULL OR agent = %(name)s) GROUP BY agent
+), recalls AS (
+    SELECT agent, count(*) AS calls, max(created_at) AS last FROM recall_events
+    WHERE agent IS NOT NULL AND (%(name)s::text IS NULL OR agent = %(name)s) GROUP BY agent
+)
+SELECT a.name, a.kind, a.team_lead, a.is_owner, a.created_at,
+       coalesce(w.current, 0) AS facts_current, coalesce(w.total, 0) AS facts_all,
+       org_notebook_readable(a.name) AS notebook_readable,
+       CASE WHEN org_notebook_readable(a.name) THEN coalesce(n.memory, 0) END AS notebook_memory,
+       CASE WHEN org_notebook_readable(a.name) THEN coalesce(n."user", 0) END AS notebook_user,
+       coalesce(r.calls, 0) AS recalls, r.last AS last_recall
+FROM org_agents a
+LEFT JOIN written w ON w.author = a.name
+LEFT JOIN notes n ON n.agent = a.name
+LEFT JOIN recalls r ON r.agent = a.name
+WHERE %(name)s::text IS NULL OR a.name = %(name)s
+ORDER BY a.name;
+
+-- name: recent_recalls
+-- An agent's latest recall calls, newest first (recall_events, migration 0004; members
+-- read every line, as `usage` does).
+SELECT id, created_at, project, query, arms, hits, chars, ms
+FROM recall_events WHERE agent = %(name)s
+ORDER BY created_at DESC, id DESC
+LIMIT %(limit)s;

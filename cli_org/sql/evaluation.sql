@@ -19,9 +19,13 @@ WHERE %(author)s::text IS NOT NULL
 ORDER BY created_at, id;
 
 -- name: runs
-SELECT id, name, author, created_at, git_commit, embedder, vault_files, vault_chunks, golden_file, k, project,
-       summary
-FROM eval_runs ORDER BY created_at, id;
+-- The newest %(limit)s runs after skipping %(offset)s (a NULL limit: all of them), given
+-- back oldest first.
+SELECT * FROM (
+    SELECT id, name, author, created_at, git_commit, embedder, vault_files, vault_chunks, golden_file, k, project,
+           summary
+    FROM eval_runs ORDER BY created_at DESC, id DESC LIMIT %(limit)s OFFSET %(offset)s
+) newest ORDER BY created_at, id;
 
 -- name: vault_size
 SELECT (SELECT count(*) FROM vault_files) AS files, (SELECT count(*) FROM vault_chunks) AS chunks,

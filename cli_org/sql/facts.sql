@@ -27,15 +27,31 @@ SELECT org_forget(%(id)s, %(why)s);
 id, subject, claim, source, author, project, confidence, kind, via, valid_from, valid_to,
 retired_by, retired_reason, supersedes, superseded_by, created_at
 
--- name: list
-SELECT {facts.columns}
-FROM memory_facts
+-- name: list_where
+-- The filters of a fact list (every parameter NULL: no filter).
 WHERE (%(all)s OR valid_to IS NULL)
   AND (%(subject)s::text IS NULL OR lower(subject) = lower(%(subject)s))
   AND (%(project)s::text IS NULL OR project = %(project)s)
   AND (%(author)s::text IS NULL OR author = %(author)s)
   AND (%(kind)s::text IS NULL OR kind = %(kind)s)
-ORDER BY id;
+  AND (%(text)s::text IS NULL
+       OR strpos(lower(subject || ' ' || claim || ' ' || source), lower(%(text)s)) > 0)
+
+-- name: list
+SELECT {facts.columns}
+FROM memory_facts
+{facts.list_where}
+ORDER BY id
+LIMIT %(limit)s OFFSET %(offset)s;
+
+-- name: list_newest
+-- The same, newest first: a page of the web's list walks the primary key backwards and
+-- stops after the page, where one ORDER BY for both directions sorted every fact.
+SELECT {facts.columns}
+FROM memory_facts
+{facts.list_where}
+ORDER BY id DESC
+LIMIT %(limit)s OFFSET %(offset)s;
 
 -- name: links
 SELECT supersedes, superseded_by FROM memory_facts WHERE id = %(id)s;

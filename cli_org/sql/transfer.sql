@@ -27,3 +27,13 @@ SELECT id AS key, to_jsonb(x) AS row FROM org_todos x ORDER BY id;
 
 -- name: tidy
 SELECT id AS key, to_jsonb(x) AS row FROM memory_tidy_log x ORDER BY id;
+
+-- name: caller
+-- Who runs an export or import. The administrator is the role that owns the org's tables,
+-- as migration 0019 defines it for the notebook read rule (a superuser passes too); on a
+-- team server it is no superuser and, being granted every agent's role so that `--as` can
+-- SET ROLE, a member of the member group as well: membership does not tell it apart.
+SELECT public.org_me() AS agent,
+       pg_has_role(current_user,
+                   (SELECT c.relowner FROM pg_class c WHERE c.oid = 'public.notebook_entries'::regclass),
+                   'USAGE') AS admin;

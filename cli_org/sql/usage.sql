@@ -1,16 +1,13 @@
 -- Adoption of cli-org: is memory being used? Run by cli-org usage, or by hand with psql.
--- Each query takes one parameter, the window as an interval: replace %(window)s with a
--- literal such as '30 days' (see the README, "Archive and adoption").
+-- Each query takes the window as an interval: replace %(window)s with a literal such as
+-- '30 days' (see the README, "Archive and adoption").
 --
--- A call counts when an assistant's tool call runs cli-org's recall or remember: a shell
--- command spelling `cli-org recall` or `org recall` (any path before it), or the MCP tools
--- org_recall / org_remember of the server `cli-org` under the names harnesses record for
--- them: Claude Code and Codex `mcp__cli-org__org_recall` (both write `mcp__<server>__<tool>`;
--- the Codex transcripts in the corpora show `mcp__cloud-associates__execute_workflow`), Hermes
--- `mcp_cli_org_org_recall` (it writes `mcp_<server>_<tool>`, every character outside
--- [A-Za-z0-9_] turned into `_`; newer versions `mcp__cli_org__org_recall`), and the bare tool
--- name. Calls made in a subagent or a compacted continuation count for the session at the
--- top of its tree, and a call copied into a continuation (same call id) counts once.
+-- Which tool call is a recall or a remember is defined once, by org_is_recall_call() and
+-- org_is_remember_call() (migration 0022): a shell command spelling `cli-org recall` or
+-- `org recall`, or the MCP tools org_recall / org_remember under the names harnesses record.
+-- Each archived message keeps their answer in archive_messages.recall_call / remember_call.
+-- Calls made in a subagent or a compacted continuation count for the session at the top of
+-- its tree, and a call copied into a continuation (same call id) counts once.
 
 -- name: by_harness
 WITH RECURSIVE tree AS (
@@ -25,14 +22,12 @@ roots AS (
 calls AS (
     SELECT t.root,
            t.root || ':' || coalesce(m.tool_call_id, m.session_id || ':' || m.source_key) AS call,
-           coalesce(m.command ~ '(^|[^[:alnum:]_.-])(cli-)?org[[:space:]]+recall([^[:alnum:]_-]|$)', false)
-               OR m.tool_name ~ '^(mcp__?cli[-_]org__?)?org_recall$' AS is_recall,
-           coalesce(m.command ~ '(^|[^[:alnum:]_.-])(cli-)?org[[:space:]]+remember([^[:alnum:]_-]|$)', false)
-               OR m.tool_name ~ '^(mcp__?cli[-_]org__?)?org_remember$' AS is_remember
+           m.recall_call AS is_recall,
+           m.remember_call AS is_remember
     FROM archive_messages m
     JOIN tree t ON t.id = m.session_id
     JOIN roots r ON r.id = t.root
-    WHERE m.kind = 'assistant' AND m.tool_name IS NOT NULL
+    WHERE m.recall_call OR m.remember_call
 )
 SELECT r.harness,
        count(DISTINCT r.id) AS sessions,
@@ -80,3 +75,154 @@ SELECT set_config('synchronous_commit', 'off', true);
 -- name: log_call
 -- One served call, as the connected agent.
 INSERT INTO tool_calls (face, tool, ok, ms) VALUES (%(face)s, %(tool)s, %(ok)s, %(ms)s);
+
+-- name: over_time
+-- Adoption over time: per day or week (%(bucket)s, 'day' or 'week', weeks start on Monday,
+-- in UTC) and harness, the top-level sessions started then, those that recalled or
+-- remembered, those that recalled, and those that remembered (calls in their subagents
+-- and continuations included, as in by_harness).
+WITH RECURSIVE tree AS (
+    SELECT id, id AS root FROM archive_sessions WHERE parent_session IS NULL
+    UNION ALL
+    SELECT s.id, t.root FROM archive_sessions s JOIN tree t ON s.parent_session = t.id
+),
+roots AS (
+    SELECT id, harness, started_at FROM archive_sessions
+    WHERE parent_session IS NULL AND started_at >= now() - %(window)s::interval
+),
+used AS (
+    SELECT t.root,
+           bool_or(m.recall_call) AS recalled,
+           bool_or(m.remember_call) AS remembered
+    FROM archive_messages m
+    JOIN tree t ON t.id = m.session_id
+    JOIN roots r ON r.id = t.root
+    WHERE m.recall_call OR m.remember_call
+    GROUP BY t.root
+)
+SELECT (date_trunc(%(bucket)s, r.started_at, 'UTC') AT TIME ZONE 'UTC')::date AS period,
+       r.harness,
+       count(*) AS sessions,
+       count(*) FILTER (WHERE u.recalled OR u.remembered) AS sessions_using,
+       count(*) FILTER (WHERE u.recalled) AS sessions_recalled,
+       count(*) FILTER (WHERE u.remembered) AS sessions_remembered
+FROM roots r
+LEFT JOIN used u ON u.root = r.id
+GROUP BY 1, 2
+ORDER BY 1, 2;
+
+-- name: agents_over_time
+-- From cli-org's own log, per day or week and agent: recalls (recall_events) and remembers
+-- (facts written). The archive does not know which agent a session ran as; the log does.
+WITH events AS (
+    SELECT agent, created_at, true AS is_recall FROM recall_events
+    WHERE created_at >= now() - %(window)s::interval AND agent IS NOT NULL
+    UNION ALL
+    SELECT author, created_at, false FROM memory_facts
+    WHERE created_at >= now() - %(window)s::interval
+)
+SELECT (date_trunc(%(bucket)s, created_at, 'UTC') AT TIME ZONE 'UTC')::date AS period,
+       agent,
+       count(*) FILTER (WHERE is_recall) AS recalls,
+       count(*) FILTER (WHERE NOT is_recall) AS remembers
+FROM events
+GROUP BY 1, 2
+ORDER BY 1, 2;
+
+-- name: by_agent
+-- Per agent over the window, from the log: recall calls, remembers, the days it recalled,
+-- and the characters per recall (the text answer's length, recall_events.chars).
+WITH recalls AS (
+    SELECT agent, count(*) AS recalls,
+           count(DISTINCT (created_at AT TIME ZONE 'UTC')::date) AS days_recalling,
+           round(avg(chars)) AS chars_mean,
+           percentile_disc(0.5) WITHIN GROUP (ORDER BY chars) AS chars_median,
+           percentile_disc(0.95) WITHIN GROUP (ORDER BY chars) AS chars_p95
+    FROM recall_events
+    WHERE created_at >= now() - %(window)s::interval AND agent IS NOT NULL
+    GROUP BY agent
+),
+remembers AS (
+    SELECT author AS agent, count(*) AS remembers FROM memory_facts
+    WHERE created_at >= now() - %(window)s::interval
+    GROUP BY author
+)
+SELECT coalesce(r.agent, w.agent) AS agent,
+       coalesce(r.recalls, 0) AS recalls,
+       coalesce(w.remembers, 0) AS remembers,
+       coalesce(r.days_recalling, 0) AS days_recalling,
+       r.chars_mean::integer AS chars_mean, r.chars_median, r.chars_p95
+FROM recalls r
+FULL JOIN remembers w ON w.agent = r.agent
+ORDER BY recalls DESC, remembers DESC, agent;
+
+-- name: by_session
+-- Every archived session started in the window that recalled or remembered (subagents and
+-- continuations each on their own row, naming their parent): its calls, and the characters
+-- of the recall results the transcript holds (a result is the tool message carrying the
+-- call's id). A call id repeated within a session (one message, several lines) counts once.
+WITH calls AS (
+    SELECT DISTINCT ON (m.session_id, coalesce(m.tool_call_id, m.source_key))
+           m.session_id, m.tool_call_id,
+           m.recall_call AS is_recall,
+           m.remember_call AS is_remember
+    FROM archive_messages m
+    JOIN archive_sessions s ON s.id = m.session_id
+    WHERE s.started_at >= now() - %(window)s::interval
+      AND (m.recall_call OR m.remember_call)
+    ORDER BY m.session_id, coalesce(m.tool_call_id, m.source_key), m.position, m.part
+),
+results AS (
+    SELECT c.session_id,
+           (SELECT length(r.text) FROM archive_messages r
+            WHERE r.session_id = c.session_id AND r.kind = 'tool' AND r.tool_call_id = c.tool_call_id
+            ORDER BY r.position, r.part LIMIT 1) AS chars
+    FROM calls c
+    WHERE c.is_recall AND c.tool_call_id IS NOT NULL
+),
+-- One pass over calls and results grouped by session (a subquery per session read every
+-- call once per session: 85 ms at 1,000 sessions, benchmarks/usage_scale.py).
+counted AS (
+    SELECT session_id, count(*) FILTER (WHERE is_recall) AS recall_calls,
+           count(*) FILTER (WHERE is_remember) AS remember_calls
+    FROM calls GROUP BY session_id
+),
+measured AS (
+    SELECT session_id, count(chars) AS results,
+           percentile_disc(0.5) WITHIN GROUP (ORDER BY chars) AS result_chars_median
+    FROM results GROUP BY session_id
+)
+SELECT s.id, s.harness, s.external_id AS session, p.external_id AS parent, s.project, s.started_at,
+       k.recall_calls, k.remember_calls, coalesce(r.results, 0) AS results, r.result_chars_median
+FROM counted k
+JOIN archive_sessions s ON s.id = k.session_id
+LEFT JOIN measured r ON r.session_id = k.session_id
+LEFT JOIN archive_sessions p ON p.id = s.parent_session
+ORDER BY s.started_at DESC NULLS LAST, s.id DESC;
+
+-- name: recall_sessions
+-- The messages of every session started in the window that holds a recall call, in order,
+-- for the "hits later quoted" rule (cli_org/archive/quoted.py), which reads them in Python.
+-- Only the sessions named in %(ids)s: the ones whose verdicts are not already known
+-- (recall_session_keys).
+SELECT m.session_id, m.kind, m.text, m.tool_name, m.tool_call_id,
+       m.recall_call AS is_recall
+FROM archive_messages m
+WHERE m.session_id = ANY(%(ids)s)
+ORDER BY m.session_id, m.position, m.part, m.id;
+
+-- name: recall_session_keys
+-- Every session started in the window that holds a recall call, in order, with what decides
+-- its verdicts: the newest message the caller can read, how many, and its recall call ids.
+SELECT m.session_id, max(m.id) AS newest, count(*) AS messages,
+       current_database() AS db, current_user AS reader,
+       coalesce(array_agg(m.tool_call_id) FILTER (WHERE m.recall_call AND m.tool_call_id IS NOT NULL),
+                '{}') AS recall_ids
+FROM archive_messages m
+WHERE m.session_id IN (
+    SELECT DISTINCT c.session_id FROM archive_messages c
+    JOIN archive_sessions s ON s.id = c.session_id
+    WHERE s.started_at >= now() - %(window)s::interval AND c.recall_call
+)
+GROUP BY m.session_id
+ORDER BY m.session_id;

@@ -1,0 +1,1 @@
+"""The web face: `cli-org serve` (README "Web page")."""

@@ -1,0 +1,208 @@
+"""The web page: one ASGI application for the people who run the agents.
+
+A face like the CLI and the MCP server: each route parses its input, calls the library
+function the matching command calls, and renders the result (HTML from a template, or the
+same data as JSON under /api/...). It never imports click and holds no rule of its own.
+
+- Identity: the agent (usually a person) named by --as / ORG_AGENT on the embedded server,
+  or the login role of CLI_ORG_DATABASE_URL, fixed when the server starts. Every query runs
+  on a connection acting as it, so row-level security applies to every page and every write.
+- Connections: one pool for the life of the process (the long-lived-process rule,
+  DESIGN.md), and a second for reads when CLI_ORG_READ_URL is set; the query model is opened
+  once and closed on exit. Routes are plain functions, served in worker threads, each taking
+  a connection from the pool for one library call.
+- Security (one place each, in guard.py): loopback only unless a token is set; the token on
+  every request when it is; the Host header checked against the address served; a form's
+  CSRF token checked on every form post; /api writes take JSON only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, nullcontext
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeVar
+
+from fastapi import FastAPI, Request
+from fastapi.exception_handlers import request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from .. import __version__
+from ..errors import AccessDenied, ConfigError, DatabaseError, InputError, NotFound, OrgError
+from . import guard
+from .view import STATIC_DIR, render
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
+    from ..config import Settings
+    from ..db import Conn
+    from ..vault.embedders import Embedder
+
+R = TypeVar("R")
+
+
+@dataclass
+class Web:
+    """What the process holds for its life: settings, who it acts as, the pools, the model."""
+
+    settings: Settings
+    agent: str | None  # None: the login role of the URL
+    pool: ConnectionPool[Conn]
+    embedder: Embedder | None = None
+    reads: ConnectionPool[Conn] | None = None
+    token: str | None = None
+    hosts: frozenset[str] = field(default_factory=frozenset)  # Host headers accepted; empty: any
+    secret: bytes = field(default_factory=guard.new_secret)  # signs the CSRF tokens of forms
+
+    def read(self, fn: Callable[[Conn], R]) -> R:
+        """fn(conn) on a connection for reads (the replica's when there is one)."""
+        with (self.reads or self.pool).connection() as conn:
+            return fn(conn)
+
+    def write(self, fn: Callable[[Conn], R]) -> R:
+        """fn(conn) on the primary's connection."""
+        with self.pool.connection() as conn:
+            return fn(conn)
+
+    def csrf(self) -> str:
+        return guard.csrf_token(self.secret)
+
+
+def status_for(exc: OrgError) -> int:
+    """The HTTP status of each kind of expected failure (the CLI's exit 1 with one line)."""
+    if isinstance(exc, NotFound):
+        return 404
+    if isinstance(exc, AccessDenied):
+        return 403
+    if isinstance(exc, InputError):
+        return 400
+    if isinstance(exc, DatabaseError):
+        return 503
+    return 500
+
+
+def wants_json(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+def create_app(web: Web) -> FastAPI:
+    """The application over `web`; whoever made `web` opens and closes its pools."""
+    app = FastAPI(
+        title="cli-org",
+        version=__version__,
+        description="The org memory's facts, agents, recall, usage and evaluation, as JSON.",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+    )
+    app.state.web = web
+    app.middleware("http")(guard.middleware(web))
+
+    @app.exception_handler(OrgError)
+    async def refused(request: Request, exc: OrgError) -> Response:
+        status = status_for(exc)
+        if wants_json(request):
+            return JSONResponse({"error": str(exc)}, status_code=status)
+        return HTMLResponse(render("error.html", request, status=status, message=str(exc)), status_code=status)
+
+    @app.exception_handler(guard.Refused)
+    async def guarded(request: Request, exc: guard.Refused) -> Response:
+        if wants_json(request):
+            return JSONResponse({"error": exc.message}, status_code=exc.status)
+        return HTMLResponse(
+            render("error.html", request, status=exc.status, message=exc.message), status_code=exc.status
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
+        if wants_json(request):  # FastAPI's own body, which the schema describes
+            return await request_validation_exception_handler(request, exc)
+        problems = "; ".join(_problem(e) for e in exc.errors()[:3])
+        return HTMLResponse(render("error.html", request, status=422, message=problems), status_code=422)
+
+    @app.get("/", include_in_schema=False)
+    def home() -> RedirectResponse:
+        return RedirectResponse("/facts", status_code=303)
+
+    from .pages import ROUTERS
+
+    for router in ROUTERS:
+        app.include_router(router)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    return app
+
+
+def _problem(error: dict) -> str:
+    """One line for one invalid parameter: `q: Field required`."""
+    where = ".".join(str(part) for part in error.get("loc", ())[1:]) or "request"
+    return f"{where}: {error.get('msg', 'invalid')}"
+
+
+def web_of(request: Request) -> Web:
+    return request.app.state.web
+
+
+@contextmanager
+def opened(settings: Settings, agent: str | None, *, token: str | None, hosts: frozenset[str]) -> Iterator[Web]:
+    """The pools and the query model for a server's life; closed on exit."""
+    from ..db.pool import open_pool
+    from ..vault.embedders import opened as model_opened
+    from ..vault.embedders import query_embedder
+
+    if settings.embedded and not agent:
+        raise ConfigError("say who the page acts as: --as NAME or ORG_AGENT (a person, usually)")
+    _check_schema(settings)
+    with (
+        model_opened(query_embedder(settings)[0]) as embedder,
+        open_pool(settings, agent, min_size=1, max_size=4) as pool,
+        open_pool(settings, agent, min_size=1, max_size=4, read=True) if settings.read_url else nullcontext() as reads,
+    ):
+        yield Web(settings, agent, pool, embedder, reads=reads, token=token, hosts=hosts)
+
+
+def _check_schema(settings: Settings) -> None:
+    """Refuse to serve a database behind the code (a page would fail on a column an upgrade
+    added). Read as the admin on the embedded server; a login that may not read the
+    migration log (an agent's own, on a team server) is not checked."""
+    import psycopg
+
+    from ..db.connect import connect
+    from ..db.migrate import behind
+
+    try:
+        with connect(settings) as conn:
+            todo = behind(conn)
+    except psycopg.errors.InsufficientPrivilege:
+        return
+    if todo is None:
+        raise ConfigError("this database was never initialised: run `cli-org init` first")
+    if todo:
+        raise ConfigError(
+            f"this database is {len(todo)} migration(s) behind cli-org ({', '.join(todo)}): run `cli-org init` first"
+        )
+
+
+def serve(settings: Settings, agent: str | None, host: str, port: int, *, log: Callable[[str], None]) -> None:
+    """Check the address, open everything, serve until interrupted, close everything."""
+    import uvicorn
+
+    token = settings.web_token
+    guard.check_bind(host, token)
+    started = time.perf_counter()
+    with opened(settings, agent, token=token, hosts=guard.hosts_for(host, port)) as web:
+        app = create_app(web)
+
+        @asynccontextmanager
+        async def announce(_app: FastAPI):
+            who = agent or "the login role"
+            ready = time.perf_counter() - started
+            address = f"http://{guard.shown_host(host)}:{port}/"
+            log(f"cli-org serve: {address} as {who} (ready in {ready:.1f} s; Ctrl-C stops)")
+            yield
+
+        app.router.lifespan_context = announce
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

@@ -1,0 +1,157 @@
+"""The web page's security rules, one place each (README "Web page", Security).
+
+- Bind: loopback only, unless a token is configured (CLI_ORG_WEB_TOKEN); a page that
+  reads every agent's facts must not be reachable from the network by default.
+- Token: when set, every request carries it: `Authorization: Bearer TOKEN`, the cookie the
+  page sets, or `?token=TOKEN` once (which sets the cookie and drops it from the address).
+- Host: when bound to loopback, only a Host header naming that loopback address is served,
+  so a web site cannot reach the page through a name it controls (DNS rebinding).
+- Cross-site requests: a request another site's page makes in the background (an image, a
+  script, a fetch: `Sec-Fetch-Site: cross-site` and not a navigation) is refused, so a page
+  elsewhere cannot ask questions that log recall calls as the serving identity.
+- CSRF: every form carries a token signed with the process's secret, checked on every form
+  post; a post whose Origin names another site is refused. /api writes take
+  application/json only, which a cross-site form cannot send.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+from urllib.parse import urlencode, urlsplit
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from .app import Web
+
+COOKIE = "cli_org_token"
+CSRF_FIELD = "csrf"
+_LOOPBACK_NAMES = ("localhost",)
+
+
+class Refused(Exception):
+    """A request the guard turns away, with its status and one line."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def new_secret() -> bytes:
+    return secrets.token_bytes(32)
+
+
+def is_loopback(host: str) -> bool:
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """The bind rule: a non-loopback address needs a token."""
+    if not is_loopback(host) and not token:
+        raise ConfigError(
+            f"refusing to serve on {host}, which is not a loopback address, without a token: "
+            "set CLI_ORG_WEB_TOKEN (every request must then carry it), or use --host 127.0.0.1"
+        )
+    if token is not None and len(token) < 16:
+        raise ConfigError("CLI_ORG_WEB_TOKEN is too short: use at least 16 characters (e.g. `openssl rand -hex 16`)")
+
+
+def shown_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def hosts_for(host: str, port: int) -> frozenset[str]:
+    """The Host headers served: for a loopback bind, the loopback names with the port; for
+    any other bind (token required) any host, since the token already decides."""
+    if not is_loopback(host):
+        return frozenset()
+    names = {shown_host(host), "localhost", "127.0.0.1", "[::1]"}
+    return frozenset(f"{name}:{port}" for name in names)
+
+
+def csrf_token(secret: bytes) -> str:
+    return hmac.new(secret, b"cli-org form", hashlib.sha256).hexdigest()
+
+
+def _token_of(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        return header[7:].strip()
+    return request.cookies.get(COOKIE) or request.query_params.get("token")
+
+
+def _same(a: str | None, b: str) -> bool:
+    return a is not None and hmac.compare_digest(a.encode("utf-8", "replace"), b.encode())
+
+
+def _cross_site(request: Request) -> bool:
+    origin = request.headers.get("origin")
+    if not origin or origin == "null":
+        return origin == "null"
+    return urlsplit(origin).netloc != request.headers.get("host", "")
+
+
+def _refusal(request: Request, status: int, message: str) -> Response:
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": message}, status_code=status)
+    from .view import render
+
+    return HTMLResponse(render("error.html", request, status=status, message=message), status_code=status)
+
+
+def middleware(web: Web) -> Callable[[Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]]:
+    async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        if web.hosts and request.headers.get("host", "") not in web.hosts:
+            return _refusal(request, 421, "this page answers only to the loopback address it was started on")
+        if web.token is not None:
+            given = _token_of(request)
+            if not _same(given, web.token):
+                return _refusal(
+                    request,
+                    401,
+                    "a token is required: send `Authorization: Bearer TOKEN` or open the page with ?token=TOKEN once",
+                )
+            if request.query_params.get("token") and request.method == "GET":
+                kept = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+                address = request.url.path + ("?" + urlencode(kept) if kept else "")
+                moved = RedirectResponse(address, status_code=303)
+                moved.set_cookie(COOKIE, web.token, httponly=True, samesite="strict")
+                return moved
+        fetched = request.headers.get("sec-fetch-mode", "navigate")
+        if request.headers.get("sec-fetch-site") == "cross-site" and fetched != "navigate":
+            return _refusal(request, 403, "refused: another site's page may not fetch from this one")
+        if request.method not in ("GET", "HEAD", "OPTIONS"):
+            if _cross_site(request):
+                return _refusal(request, 403, "refused: this request came from another site")
+            kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            if request.url.path.startswith("/api/"):
+                if kind != "application/json":
+                    return _refusal(request, 415, "send the request body as application/json")
+            elif kind != "application/x-www-form-urlencoded":
+                return _refusal(request, 415, "forms are posted as application/x-www-form-urlencoded")
+        return await call_next(request)
+
+    return guard
+
+
+async def check_form(request: Request, web: Web) -> dict[str, str]:
+    """The posted form's fields, once its CSRF token is the page's."""
+    form = await request.form()
+    fields = {k: v for k, v in form.items() if isinstance(v, str)}
+    if not _same(fields.get(CSRF_FIELD), web.csrf()):
+        raise Refused(403, "refused: the form's CSRF token is missing or wrong; reload the page and try again")
+    return fields

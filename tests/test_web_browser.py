@@ -1,0 +1,332 @@
+"""The web page in a real browser: headless Chromium (Debian's, driven by Playwright) against
+a real `cli-org serve` process on a test database with data on every page.
+
+It opens every page of the navigation (cli_org/web/view.py PAGES), asks a question in the
+recall box, follows a fact to its history, pins and unpins from the page (then reads the
+database), and saves a screenshot of each page under test-output/screens/ (or
+$CLI_ORG_SCREENS). A page named in PAGES but not yet served by any router in
+cli_org/web/pages is skipped, saying so; every served page is tested.
+
+No browser is downloaded: the test launches /usr/bin/chromium (or $CLI_ORG_CHROMIUM). Without
+it the test is skipped, saying why, except under CI=true, where a missing browser fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from conftest import fresh_database, with_team
+
+from cli_org.web.view import PAGES
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("CLI_ORG_CHROMIUM", "/usr/bin/chromium")
+# The flags for a sandboxed CI machine with no network: no GPU, no QUIC, nothing phoned home.
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+HOSTILE = "<script>alert('claim')</script><img src=x onerror=alert(1)>"
+QUESTION = "when is the deploy freeze"
+ANSWER = "December 20 to January 3"
+
+
+def screens_dir() -> Path:
+    """Where the screenshots go: $CLI_ORG_SCREENS, or test-output/screens (git-ignored)."""
+    folder = Path(os.environ.get("CLI_ORG_SCREENS") or ROOT / "test-output" / "screens")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def served_paths() -> set[str]:
+    """The paths the routers of cli_org/web/pages serve (the one test of whether a page exists)."""
+    from cli_org.web.pages import ROUTERS
+
+    return {getattr(route, "path", "") for router in ROUTERS for route in router.routes}
+
+
+def _needs_a_page(path: str) -> None:
+    if path not in served_paths():
+        pytest.skip(f"{path} is in PAGES but no router in cli_org/web/pages serves it yet")
+
+
+def _browser_or_skip() -> str:
+    if Path(CHROMIUM).exists():
+        return CHROMIUM
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"no Chromium at {CHROMIUM}: .ci/run installs Debian's chromium; the browser test must run in CI")
+    pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set CLI_ORG_CHROMIUM); CI=true fails here")
+
+
+# --- the data: facts, a small vault, a saved evaluation run, an archived session ----------
+
+
+def _claude_line(session: str, uuid: str, block: dict, minutes_ago: float, role: str = "assistant") -> str:
+    at = (datetime.now(UTC) - timedelta(minutes=minutes_ago)).isoformat().replace("+00:00", "Z")
+    message = {"role": role, "id": "msg-" + uuid, "model": "m", "content": [block]}
+    record = {"type": role, "sessionId": session, "uuid": uuid, "timestamp": at, "cwd": "/w/shop"}
+    return json.dumps({**record, "message": message}) + "\n"
+
+
+def _load(org, tmp: Path) -> dict[str, int]:
+    from click.testing import CliRunner
+
+    from cli_org.archive.importer import import_sessions
+    from cli_org.cli import cli as group
+    from cli_org.facts import remember
+
+    with org.as_agent("bot") as conn:
+        freeze = remember(conn, "deploy freeze", f"No deploys from {ANSWER}.", source="docs/freeze.md").id
+        old = remember(conn, "log retention", "Logs are kept for 30 days.", source="#ops-1").id
+        remember(conn, "log retention", "Logs are kept for 90 days since the audit.", source="#ops-2", supersedes=old)
+        hostile = remember(conn, "<b>hostile</b>", f"A claim that tries {HOSTILE}", source="#sec-1").id
+    with org.as_agent("other") as conn:
+        remember(conn, "billing", "Invoices go out on the first working day.", source="#fin-1", kind="rule")
+
+    vault = tmp / "root" / "vault"
+    (vault / "ops").mkdir(parents=True)
+    (vault / "ops" / "freeze.md").write_text("# Deploy freeze\n\nThe yearly freeze covers the holidays.\n")
+    (vault / "ops" / "oncall.md").write_text("# On call\n\nThe on-call rota changes on Mondays at 09:00.\n")
+    golden = tmp / "golden.txt"
+    golden.write_text(f"{QUESTION}|{ANSWER}|fact\nwho is on call|rota changes on Mondays|vault\n")
+
+    runner = CliRunner()
+    env = {**org.env, "ORG_ROOT": str(tmp / "root"), "ORG_AGENT": "boss"}
+    for args in (["vault", "scan", str(vault), "--embed"], ["eval", "golden", str(golden), "--save", "first"]):
+        done = runner.invoke(group, args, env=env, catch_exceptions=False)
+        assert done.exit_code == 0, done.output
+
+    # An archived session that recalled (bot's real recall, its printed answer as the tool's
+    # result, also in the recall log) and then quoted the fact it found.
+    asked = runner.invoke(group, ["recall", QUESTION], env={**env, "ORG_AGENT": "bot"}, catch_exceptions=False)
+    assert asked.exit_code == 0 and ANSWER in asked.stdout, asked.output
+    claude = tmp / "claude" / "-w-shop"
+    claude.mkdir(parents=True)
+    recall = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": f'cli-org recall "{QUESTION}"'}}
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": asked.stdout}
+    quote = {"type": "text", "text": f"Fact #{freeze} says no deploys from {ANSWER}."}
+    (claude / "S1.jsonl").write_text(
+        _claude_line("S1", "u1", recall, 30)
+        + _claude_line("S1", "u2", result, 29.5, "user")
+        + _claude_line("S1", "u3", quote, 29)
+    )
+    with org.admin() as conn:
+        import_sessions(conn, {"claude-code": tmp / "claude"})
+    return {"freeze": freeze, "hostile": hostile}
+
+
+# --- a real server ---------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_until_up(proc: subprocess.Popen, url: str, log: Path, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"cli-org serve exited with {proc.returncode}: {log.read_text()}")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as answer:
+                if answer.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.3)
+    raise AssertionError(f"cli-org serve did not answer within {seconds:.0f} s: {log.read_text()}")
+
+
+@pytest.fixture(scope="module")
+def site(server, tmp_path_factory):
+    """`cli-org serve --as boss` on a free port over a database with data for every page;
+    yields (base URL, the database, the ids loaded). Stopped and dropped after the module."""
+    _browser_or_skip()
+    tmp = tmp_path_factory.mktemp("browser")
+    with fresh_database(server) as blank:
+        org = with_team(blank)
+        ids = _load(org, tmp)
+        port = _free_port()
+        env = {**os.environ, **org.env, "ORG_ROOT": str(tmp / "root")}
+        env.pop("ORG_AGENT", None)
+        log = tmp / "serve.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "cli_org", "serve", "--port", str(port), "--as", "boss"],
+                env=env,
+                cwd=ROOT,  # this checkout's cli_org, whatever the venv installed
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            base = f"http://127.0.0.1:{port}"
+            _wait_until_up(proc, base + "/facts", log)
+            yield base, org, ids
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.fixture(scope="module")
+def browser(site):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=_browser_or_skip(), args=CHROMIUM_FLAGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+class Watched:
+    """A page that records what must never happen: a script dialog (escaping failed), an
+    uncaught script error, or a request to anywhere but the server (nothing fetched from the
+    internet at run time)."""
+
+    def __init__(self, browser, base: str) -> None:
+        self.base = base
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=base)
+        self.page = self.context.new_page()
+        self.dialogs: list[str] = []
+        self.errors: list[str] = []
+        self.elsewhere: list[str] = []
+        self.page.on("dialog", self._dialog)
+        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        self.page.on("request", self._request)
+
+    def _dialog(self, dialog) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    def _request(self, request) -> None:
+        url = request.url
+        if not (url.startswith(self.base + "/") or url.startswith("data:") or url == self.base):
+            self.elsewhere.append(url)
+
+    def open(self, path: str):
+        answer = self.page.goto(path, wait_until="load")
+        assert answer is not None and answer.status == 200, f"{path}: {answer and answer.status}"
+        return answer
+
+    def shoot(self, name: str) -> Path:
+        shot = screens_dir() / f"{name}.png"
+        self.page.screenshot(path=str(shot), full_page=True)
+        assert shot.stat().st_size > 10_000, f"{shot} is nearly empty"
+        return shot
+
+    def clean(self) -> None:
+        assert self.dialogs == [], f"a script ran from the page's text: {self.dialogs}"
+        assert self.errors == [], f"script errors on the page: {self.errors}"
+        assert self.elsewhere == [], f"the page fetched from elsewhere: {self.elsewhere}"
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def tab(site, browser):
+    base, _, _ = site
+    watched = Watched(browser, base)
+    yield watched
+    watched.close()
+
+
+def _shot_name(path: str) -> str:
+    return path.strip("/").replace("/", "-") or "home"
+
+
+@pytest.mark.parametrize("path", [path for path, _ in PAGES], ids=[_shot_name(p) for p, _ in PAGES])
+def test_every_page_opens_with_its_data_and_is_screenshotted(tab, path):
+    _needs_a_page(path)
+    tab.open(path)
+    title = dict(PAGES)[path]
+    page = tab.page
+    assert title in page.title()
+    # The navigation names every page, and marks this one.
+    nav = page.locator("nav").first
+    for _, name in PAGES:
+        assert nav.get_by_text(name, exact=True).count() >= 1, f"{path}: the navigation lacks {name}"
+    assert nav.locator('[aria-current="page"]').inner_text().strip() == title
+    assert "Traceback" not in page.content() and "Internal Server Error" not in page.content()
+    assert page.locator("main").inner_text().strip(), f"{path}: an empty page"
+    tab.shoot(_shot_name(path))
+    tab.clean()
+
+
+def test_the_facts_page_shows_hostile_text_as_text(site, tab):
+    _, _, ids = site
+    tab.open("/facts")
+    row = tab.page.locator(f'a[href="/facts/{ids["hostile"]}"]').first
+    assert row.count() == 1
+    assert HOSTILE in tab.page.locator("main").inner_text()  # shown, as the characters it is
+    tab.open(f"/facts/{ids['hostile']}")
+    assert HOSTILE in tab.page.locator("blockquote").inner_text()
+    assert tab.page.locator("main img, main script").count() == 0
+    tab.clean()
+
+
+def test_follow_a_fact_to_its_history_then_pin_and_unpin_it(site, tab):
+    _, org, ids = site
+    fid = ids["freeze"]
+    page = tab.page
+    tab.open("/facts")
+    page.locator(f'a[href="/facts/{fid}"]').first.click()
+    page.wait_for_url(f"**/facts/{fid}")
+    assert page.get_by_role("heading", name="History").count() == 1
+    assert "written" in page.locator("ol.events").inner_text()
+    tab.shoot("fact")
+
+    page.get_by_role("button", name="Pin", exact=True).click()
+    page.wait_for_url(f"**/facts/{fid}")
+    assert "org-wide: pinned by boss" in page.locator("ul.pins").inner_text()
+    with org.admin() as conn:
+        rows = conn.execute("SELECT pinned_by, unpinned_by FROM memory_pins WHERE fact_id = %s", (fid,)).fetchall()
+    assert rows == [{"pinned_by": "boss", "unpinned_by": None}]
+    tab.shoot("fact-pinned")
+
+    page.get_by_role("button", name="Unpin", exact=True).click()
+    page.wait_for_url(f"**/facts/{fid}")
+    assert "unpinned by boss" in page.locator("ul.pins").inner_text()
+    with org.admin() as conn:
+        rows = conn.execute("SELECT pinned_by, unpinned_by FROM memory_pins WHERE fact_id = %s", (fid,)).fetchall()
+    assert rows == [{"pinned_by": "boss", "unpinned_by": "boss"}]
+    assert page.get_by_role("button", name="Pin", exact=True).count() == 1
+    tab.clean()
+
+
+def test_ask_a_question_in_the_recall_box(tab):
+    _needs_a_page("/recall")
+    page = tab.page
+    tab.open("/recall")
+    # The question box: the page's first visible text field outside a write form.
+    box = page.locator(
+        'main form:not([method="post"]) input:not([type="hidden"]):not([type="checkbox"]):not([type="radio"]),'
+        ' main form:not([method="post"]) textarea'
+    ).first
+    box.fill(QUESTION)
+    with page.expect_navigation(wait_until="load"):
+        box.press("Enter")
+    assert ANSWER in page.locator("main").inner_text()
+    tab.shoot("recall-answered")
+    tab.clean()

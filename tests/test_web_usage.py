@@ -1,0 +1,98 @@
+"""The Usage page and /api/usage over a real archive, read as the serving identity; refusals,
+escaping, and the figures the library computes (tests/test_quoted.py tests the rule)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cli_org.archive.importer import import_sessions
+
+NOW = datetime.now(UTC)
+
+
+def _line(n: int, role: str, content, session: str) -> str:
+    stamp = (NOW - timedelta(hours=1) + timedelta(seconds=n)).isoformat().replace("+00:00", "Z")
+    return json.dumps(
+        {
+            "type": role,
+            "sessionId": session,
+            "uuid": f"{session}-{n}",
+            "timestamp": stamp,
+            "cwd": "/w/<b>app</b>",
+            "message": {"role": role, "model": "m", "content": content},
+        }
+    ) + "\n"
+
+
+@pytest.fixture
+def archived(org, tmp_path):
+    folder = tmp_path / "claude" / "-w-app"
+    folder.mkdir(parents=True)
+    session = "<script>alert(1)</script>"
+    answer = "[fact #7] deploy: Deploys run from the release branch every Tuesday (docs; bot; today)"
+    lines = [
+        _line(1, "user", "How do we ship?", session),
+        _line(2, "assistant", [{"type": "tool_use", "id": "c1", "name": "Bash",
+                                "input": {"command": "cli-org recall 'how do we ship'"}}], session),
+        _line(3, "user", [{"type": "tool_result", "tool_use_id": "c1", "content": answer}], session),
+        _line(4, "assistant", [{"type": "text", "text": "Following fact #7."}], session),
+    ]
+    (folder / "s1.jsonl").write_text("".join(lines))
+    with org.admin() as conn:
+        import_sessions(conn, {"claude-code": tmp_path / "claude"})
+        conn.execute(
+            "INSERT INTO recall_events (agent, query, arms, hits, chars, ms) VALUES ('bot', 'ship', '{fact}', 1, 90, 4)"
+        )
+        conn.commit()
+    return org
+
+
+def test_the_usage_page_shows_adoption_quotes_agents_and_sessions(archived, web):
+    page = web("boss").get("/usage")
+    assert page.status_code == 200
+    text = page.text
+    assert "<svg" in text and "Adoption over time" in text and "Hits later quoted" in text
+    assert "<strong>1 tied</strong>" in text
+    # The fact arm: one recall, one hit, quoted by its id.
+    assert '<span class="arm fact">fact</span></td><td class="num">1</td><td class="num">1</td>' in text
+    assert "100.0%" in text
+    # A session id and a folder an agent's transcript chose are escaped.
+    assert "<script>alert(1)</script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert ">bot</td>" in text
+
+
+def test_the_usage_api_matches_the_library(archived, web):
+    from cli_org.archive.usage import usage_detail
+    from cli_org.render import plain
+
+    data = web("bot").get("/api/usage", params={"days": 30, "by": "week"}).json()
+    with archived.as_agent("bot") as conn:
+        assert data == json.loads(json.dumps(plain(usage_detail(conn, 30, "week"))))
+    assert data["quoted"]["tied"] == 1
+    assert {a["arm"]: a["quoted"] for a in data["quoted"]["arms"]} == {"fact": 1, "memory": 0, "vault": 0}
+    assert data["sessions"][0]["session"] == "<script>alert(1)</script>"  # JSON carries the text as stored
+    assert data["agents"][0]["agent"] == "bot" and data["agents"][0]["chars_median"] == 90
+
+
+def test_usage_refusals(web):
+    client = web("bot")
+    assert client.get("/api/usage", params={"days": 0}).status_code == 422
+    assert client.get("/api/usage", params={"days": 3651}).status_code == 422
+    assert client.get("/api/usage", params={"by": "month"}).status_code == 422
+    assert client.get("/usage", params={"days": "x"}).status_code == 422
+    assert client.post("/api/usage", json={}).status_code == 405  # read-only
+
+
+def test_an_empty_archive_says_so(web):
+    text = web("bot").get("/usage", params={"days": 7}).text
+    assert "none in the last 7 days" in text and "no data yet" in text
+    assert "No archived session recalled or remembered in the last 7 days." in text
+
+
+def test_the_schema_names_the_usage_api(web):
+    schema = web("boss").get("/api/openapi.json").json()
+    assert "/api/usage" in schema["paths"]
+    assert {"quoted", "over_time", "sessions"} <= set(schema["components"]["schemas"]["UsageOut"]["properties"])
