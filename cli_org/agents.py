@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from psycopg import sql as pgsql
 
@@ -14,12 +13,10 @@ from .db.errors import translated
 from .db.queries import sql
 from .db.session import owns_transaction
 from .errors import AccessDenied, InputError, NotFound
+from .facts import Fact  # at run time: the web API reads AgentDetail's fields from these names
+from .notebook import Notebook
 from .project import MEMORY_DIR, memory_dir
 from .rules import AGENT_NAME
-
-if TYPE_CHECKING:
-    from .facts import Fact
-    from .notebook import Notebook
 
 
 @dataclass

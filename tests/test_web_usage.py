@@ -65,12 +65,13 @@ def test_the_usage_page_shows_adoption_quotes_agents_and_sessions(archived, web)
 
 
 def test_the_usage_api_matches_the_library(archived, web):
-    from cli_org.archive.usage import usage_detail
-    from cli_org.render import plain
+    from pydantic import TypeAdapter
+
+    from cli_org.archive.usage import UsageDetail, usage_detail
 
     data = web("bot").get("/api/usage", params={"days": 30, "by": "week"}).json()
-    with archived.as_agent("bot") as conn:
-        assert data == json.loads(json.dumps(plain(usage_detail(conn, 30, "week"))))
+    with archived.as_agent("bot") as conn:  # the JSON reads back as the very dataclass the library returns
+        assert TypeAdapter(UsageDetail).validate_python(data) == usage_detail(conn, 30, "week")
     assert data["quoted"]["tied"] == 1
     assert {a["arm"]: a["quoted"] for a in data["quoted"]["arms"]} == {"fact": 1, "memory": 0, "vault": 0}
     assert data["sessions"][0]["session"] == "<script>alert(1)</script>"  # JSON carries the text as stored
@@ -95,4 +96,4 @@ def test_an_empty_archive_says_so(web):
 def test_the_schema_names_the_usage_api(web):
     schema = web("boss").get("/api/openapi.json").json()
     assert "/api/usage" in schema["paths"]
-    assert {"quoted", "over_time", "sessions"} <= set(schema["components"]["schemas"]["UsageOut"]["properties"])
+    assert {"quoted", "over_time", "sessions"} <= set(schema["components"]["schemas"]["UsageDetail"]["properties"])

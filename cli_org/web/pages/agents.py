@@ -8,10 +8,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import HTMLResponse
-from pydantic import BaseModel
 
 from ... import agents as agents_lib
-from ...facts import Fact
 from ...project import project_root
 from ...render import plain
 from ...rules import NOTEBOOK_CAPS
@@ -54,82 +52,14 @@ def agent_page(request: Request, name: AgentName) -> str:
 # --- the same as JSON ---------------------------------------------------------------------
 
 
-class AgentOut(BaseModel):
-    name: str
-    kind: str
-    team_lead: str | None
-    is_owner: bool
-    created_at: str
-    facts_current: int
-    facts_all: int
-    notebook_readable: bool
-    notebook_memory: int | None
-    notebook_user: int | None
-    recalls: int
-    last_recall: str | None
-
-
-class EntryOut(BaseModel):
-    id: int
-    agent: str
-    store: str
-    body: str
-    version: int
-    created_at: str
-    changed_at: str
-    changed_by: str | None
-
-
-class StoreOut(BaseModel):
-    agent: str
-    target: str
-    cap: int
-    used: int
-    percent: int
-    entries: list[EntryOut]
-
-
-class NotebookOut(BaseModel):
-    agent: str
-    stores: list[StoreOut]
-
-
-class MemoryFileOut(BaseModel):
-    path: str
-    chars: int
-    text: str
-    cut: bool
-    modified_at: str
-
-
-class RecallEventOut(BaseModel):
-    id: int
-    created_at: str
-    project: str | None
-    query: str
-    arms: list[str]
-    hits: int
-    chars: int
-    ms: int
-
-
-class AgentDetailOut(BaseModel):
-    agent: AgentOut
-    facts: list[Fact]
-    notebook: NotebookOut | None
-    notebook_refused: str | None
-    memory_file: MemoryFileOut | None
-    recalls: list[RecallEventOut]
-
-
-@router.get("/api/agents", response_model=list[AgentOut], tags=["agents"])
+@router.get("/api/agents", response_model=list[agents_lib.AgentSummary], tags=["agents"])
 def agents_api(request: Request) -> Any:
     """Every agent: kind, lead, owner flag, facts written (current and all), notebook use
     per store (null where the serving identity may not read it), recall calls and the last."""
     return plain(_overview(request))
 
 
-@router.get("/api/agents/{name}", response_model=AgentDetailOut, responses=Refusals, tags=["agents"])
+@router.get("/api/agents/{name}", response_model=agents_lib.AgentDetail, responses=Refusals, tags=["agents"])
 def agent_api(request: Request, name: AgentName) -> Any:
     """One agent: its counts, newest current facts, notebook (or why it is not shown), bot
     memory file and latest recall calls."""

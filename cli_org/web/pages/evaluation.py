@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel
 
-from ...evaluation import compare, load_run, run_history
+from ...evaluation import Comparison, HistoryRow, SavedRun, compare, load_run, run_history
 from ...evaluation.compare import format_delta, format_value
 from ...render import plain
 from ..app import web_of
@@ -125,91 +125,10 @@ def compare_page(request: Request, a: RunParam, b: RunParam) -> str:
 # --- the same as JSON ---------------------------------------------------------------------
 
 
-class FiguresOut(BaseModel):
-    n: int
-    hit_rate: float
-    mrr: float
-    chars_median: float
-    chars_p95: float
-    ms_median: float
-    ms_p95: float
-
-
-class RunRow(BaseModel):
-    name: str
-    author: str | None
-    created_at: str
-    git_commit: str | None
-    embedder: str | None
-    vault_files: int | None
-    golden_file: str
-    k: int
-    overall: FiguresOut | None
-    problem: str | None
-
-
-class RunPage(BaseModel):
-    runs: list[RunRow]
+class RunPage(BaseModel):  # a page of the history: the runs plus the page and whether more follow
+    runs: list[HistoryRow]
     page: int
     more: bool
-
-
-class CaseOut(BaseModel):
-    question: str
-    expected: str
-    tag: str
-    position: int | None
-    chars: int
-    ms: float
-
-
-class RunOut(BaseModel):
-    name: str
-    author: str | None
-    created_at: str
-    git_commit: str | None
-    embedder: str | None
-    vault_files: int | None
-    k: int
-    overall: FiguresOut
-    cases: list[CaseOut]
-    golden_file: str | None
-    project: str | None
-
-
-class MetricOut(BaseModel):
-    metric: str
-    unit: str
-    a: float
-    b: float
-    delta: float
-    direction: str
-    change: str
-
-
-class CaseChangeOut(BaseModel):
-    question: str
-    expected: str
-    position_a: int | None
-    position_b: int | None
-    chars_a: int
-    chars_b: int
-    change: str
-
-
-class CompareOut(BaseModel):
-    a: str
-    b: str
-    k_a: int
-    k_b: int
-    rows: list[MetricOut]
-    now_hit: list[str]
-    now_miss: list[str]
-    hit: str
-    chars: str
-    verdict: str
-    warnings: list[str]
-    changed: list[CaseChangeOut]
 
 
 Refusals: dict[int | str, dict[str, Any]] = {
@@ -225,19 +144,19 @@ def runs_api(request: Request, page: Page = 1) -> Any:
     return {"runs": plain(runs), "page": page, "more": more}
 
 
-@router.get("/api/eval/runs/{name}", response_model=RunOut, responses=Refusals, tags=["evaluation"])
+@router.get("/api/eval/runs/{name}", response_model=SavedRun, responses=Refusals, tags=["evaluation"])
 def run_api(request: Request, name: RunName) -> Any:
     """One saved run with every case: yours of that name, else the only run so named."""
     return plain(web_of(request).read(lambda conn: load_run(conn, name)))
 
 
-@router.get("/api/eval/runs/{author}/{name}", response_model=RunOut, responses=Refusals, tags=["evaluation"])
+@router.get("/api/eval/runs/{author}/{name}", response_model=SavedRun, responses=Refusals, tags=["evaluation"])
 def authors_run_api(request: Request, author: Author, name: RunName) -> Any:
     """One saved run with every case, named by the agent who saved it and its name."""
     return plain(web_of(request).read(lambda conn: load_run(conn, f"{author}/{name}")))
 
 
-@router.get("/api/eval/compare", response_model=CompareOut, responses=Refusals, tags=["evaluation"])
+@router.get("/api/eval/compare", response_model=Comparison, responses=Refusals, tags=["evaluation"])
 def compare_api(request: Request, a: RunParam, b: RunParam) -> Any:
     """Two saved runs: per-metric deltas and direction, the verdict, the cases whose rank moved."""
     return plain(_compared(request, a, b))

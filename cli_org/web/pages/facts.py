@@ -73,9 +73,7 @@ def _pins_by_fact(request: Request) -> dict[int, list]:
 
 
 @router.get("/facts", response_class=HTMLResponse, include_in_schema=False)
-def facts_page(
-    request: Request, query: Annotated[FactQuery, Depends(fact_query)]
-) -> str:
+def facts_page(request: Request, query: Annotated[FactQuery, Depends(fact_query)]) -> str:
     found, more = _page_of(request, query)
     pinned = {fid for fid, ps in _pins_by_fact(request).items() if any(p.unpinned_at is None for p in ps)}
     filters, all, page = query.filters, query.all, query.page
@@ -167,9 +165,7 @@ WriteRefusals: dict[int | str, dict[str, Any]] = {
 
 
 @router.get("/api/facts", response_model=FactPage, responses={400: Refusals[400]}, tags=["facts"])
-def facts_api(
-    request: Request, query: Annotated[FactQuery, Depends(fact_query)]
-) -> Any:
+def facts_api(request: Request, query: Annotated[FactQuery, Depends(fact_query)]) -> Any:
     """Facts, newest first, a page of 100 at a time: current ones unless `all`."""
     found, more = _page_of(request, query)
     return {"facts": plain(found), "page": query.page, "more": more}

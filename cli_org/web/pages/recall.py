@@ -68,7 +68,7 @@ def recall_page(request: Request, q: MaybeQuestion = None, project: Project = No
 
 
 class RecallOut(BaseModel):
-    """What `cli-org recall --json` prints."""
+    """What `cli-org recall --json` prints (render.recall_data): no dataclass has its shape."""
 
     query: str
     project: str | None

@@ -7,7 +7,6 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
-from pydantic import BaseModel
 
 from ...limits import MAX_QUERY_CHARS
 from ...render import plain
@@ -50,42 +49,13 @@ def search_page(
     )
 
 
-class NoteHitOut(BaseModel):
-    path: str
-    title: str
-    heading: str
-    snippet: str
-    score: float
-    keyword_score: float | None
-    keyword_rank: int | None
-    matched_terms: int
-    query_terms: int
-    matched_words: list[str]
-    term_idf: dict[str, float]
-    semantic_score: float | None
-    semantic_rank: int | None
-    file_id: int
-    chunk_id: int
-
-
-class SearchOut(BaseModel):
-    """What `cli-org search --json` prints."""
-
-    query: str
-    mode: str
-    used: str
-    hits: list[NoteHitOut]
-    notice: str | None
-    ms: float
-
-
 Refusals: dict[int | str, dict[str, Any]] = {
     400: {"description": "refused input (one line in `error`): e.g. a query of more than 64 words"},
     403: {"description": "`private` asked for by an agent that is no owner"},
 }
 
 
-@router.get("/api/search", response_model=SearchOut, responses=Refusals, tags=["search"])
+@router.get("/api/search", response_model=SearchResult, responses=Refusals, tags=["search"])
 def search_api(request: Request, q: Words, mode: Mode = "hybrid", limit: Limit = 10, private: bool = False) -> Any:
     """Search the vault: one hit per note (its best chunk) with per-mode scores. `used` is
     the mode that answered: semantic and hybrid fall back to keyword, with `notice`, when

@@ -10,7 +10,6 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
-from pydantic import BaseModel
 
 from ...archive.usage import MAX_DAYS, UsageDetail, usage_detail
 from ...render import plain
@@ -93,107 +92,7 @@ def usage_page(request: Request, days: Days = 30, by: Bucket = "day") -> str:
 # --- the same as JSON ---------------------------------------------------------------------
 
 
-class HarnessOut(BaseModel):
-    harness: str
-    sessions: int
-    sessions_using: int
-    recall_calls: int
-    remember_calls: int
-    adoption_pct: float
-
-
-class LogOut(BaseModel):
-    agents: int
-    agents_using: int
-    recall_calls: int
-    remember_calls: int
-    adoption_pct: float | None
-
-
-class ToolOut(BaseModel):
-    face: str
-    tool: str
-    calls: int
-    refused: int
-    agents: int
-
-
-class AdoptionOut(BaseModel):
-    period: str
-    harness: str
-    sessions: int
-    sessions_using: int
-    sessions_recalled: int
-    sessions_remembered: int
-
-
-class AgentPointOut(BaseModel):
-    period: str
-    agent: str
-    recalls: int
-    remembers: int
-
-
-class AgentOut(BaseModel):
-    agent: str
-    recalls: int
-    remembers: int
-    days_recalling: int
-    chars_mean: int | None
-    chars_median: int | None
-    chars_p95: int | None
-
-
-class SessionOut(BaseModel):
-    harness: str
-    session: str
-    parent: str | None
-    project: str | None
-    started_at: str | None
-    recall_calls: int
-    remember_calls: int
-    results: int
-    result_chars_median: int | None
-    tied: int
-    hits: int
-    quoted: int
-
-
-class ArmOut(BaseModel):
-    arm: str
-    recalls: int
-    hits: int
-    quoted: int
-    by_id: int
-    by_path: int
-    by_phrase: int
-    share: float | None
-
-
-class QuotedOut(BaseModel):
-    phrase_words: int
-    min_content_words: int
-    sessions: int
-    recall_calls: int
-    tied: int
-    arms: list[ArmOut]
-
-
-class UsageOut(BaseModel):
-    days: int
-    bucket: str
-    harnesses: list[HarnessOut]
-    log: LogOut
-    tools: list[ToolOut]
-    over_time: list[AdoptionOut]
-    agents_over_time: list[AgentPointOut]
-    agents: list[AgentOut]
-    sessions: list[SessionOut]
-    recalls_per_using_session: float | None
-    quoted: QuotedOut
-
-
-@router.get("/api/usage", response_model=UsageOut, tags=["usage"])
+@router.get("/api/usage", response_model=UsageDetail, tags=["usage"])
 def usage_api(request: Request, days: Days = 30, by: Bucket = "day") -> Any:
     """Adoption per harness (archived sessions) over the window and per day or week; per
     agent from cli-org's own log (recalls, remembers, characters per recall); every session
