@@ -97,3 +97,25 @@ def test_the_schema_names_the_usage_api(web):
     schema = web("boss").get("/api/openapi.json").json()
     assert "/api/usage" in schema["paths"]
     assert {"quoted", "over_time", "sessions"} <= set(schema["components"]["schemas"]["UsageDetail"]["properties"])
+
+
+def test_the_server_judges_the_archive_when_it_starts(archived, web, monkeypatch):
+    """`cli-org serve` runs app.warm_usage in the background as it starts, so the first visit
+    to the Usage page reads no transcript; without it, that visit judges the sessions."""
+    from cli_org.archive import usage
+    from cli_org.web.app import warm_usage
+
+    client = web("boss")
+
+    def judged_again(*args, **kwargs):
+        raise AssertionError("the page judged a session")
+
+    usage._JUDGED.clear()
+    with monkeypatch.context() as m:
+        m.setattr(usage, "_judge_sessions", judged_again)
+        with pytest.raises(AssertionError, match="judged a session"):
+            client.get("/usage")  # not warmed: the page would read the transcripts
+    warm_usage(client.app.state.web)
+    monkeypatch.setattr(usage, "_judge_sessions", judged_again)
+    page = client.get("/usage")
+    assert page.status_code == 200 and "<strong>1 tied</strong>" in page.text

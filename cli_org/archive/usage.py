@@ -23,6 +23,7 @@ from .quoted import (
 )
 
 MAX_DAYS = 3650
+DEFAULT_DAYS = 30  # the window `usage` and the Usage page show unless asked for another
 
 
 @dataclass

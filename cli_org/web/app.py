@@ -18,9 +18,10 @@ same data as JSON under /api/...). It never imports click and holds no rule of i
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager, nullcontext
+from contextlib import asynccontextmanager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
@@ -186,6 +187,21 @@ def _check_schema(settings: Settings) -> None:
         )
 
 
+def warm_usage(web: Web) -> None:
+    """Judge the archived sessions' hits later quoted once, in the background, when the
+    server starts, so that the first visit to the Usage page does not pay for it: the
+    verdicts are kept per session for the process's life (archive/usage.py, _JUDGED), and
+    judging 1,000 sessions that recalled takes about 1 s on a quiet machine
+    (benchmarks/RESULTS.md, "Web page speed"). A refusal (no archive the identity may read)
+    or a lost database is left for the page to report."""
+    import psycopg
+
+    from ..archive.usage import DEFAULT_DAYS, hits_later_quoted
+
+    with suppress(OrgError, psycopg.Error):  # the pool's timeout and closing are psycopg errors too
+        web.read(lambda conn: hits_later_quoted(conn, DEFAULT_DAYS))
+
+
 def serve(settings: Settings, agent: str | None, host: str, port: int, *, log: Callable[[str], None]) -> None:
     """Check the address, open everything, serve until interrupted, close everything."""
     import uvicorn
@@ -202,7 +218,10 @@ def serve(settings: Settings, agent: str | None, host: str, port: int, *, log: C
             ready = time.perf_counter() - started
             address = f"http://{guard.shown_host(host)}:{port}/"
             log(f"cli-org serve: {address} as {who} (ready in {ready:.1f} s; Ctrl-C stops)")
+            warming = threading.Thread(target=warm_usage, args=(web,), name="warm-usage", daemon=True)
+            warming.start()
             yield
+            warming.join(timeout=5)
 
         app.router.lifespan_context = announce
         uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
-from ...archive.usage import MAX_DAYS, UsageDetail, usage_detail
+from ...archive.usage import DEFAULT_DAYS, MAX_DAYS, UsageDetail, usage_detail
 from ...render import plain
 from ..app import web_of
 from ..svg import Series, line_chart
@@ -73,7 +73,7 @@ def _charts(found: UsageDetail, by: str) -> tuple[Any, Any]:
 
 
 @router.get("/usage", response_class=HTMLResponse, include_in_schema=False)
-def usage_page(request: Request, days: Days = 30, by: Bucket = "day") -> str:
+def usage_page(request: Request, days: Days = DEFAULT_DAYS, by: Bucket = "day") -> str:
     found = _detail(request, days, by)
     adoption, agents = _charts(found, by)
     return render(
@@ -93,7 +93,7 @@ def usage_page(request: Request, days: Days = 30, by: Bucket = "day") -> str:
 
 
 @router.get("/api/usage", response_model=UsageDetail, tags=["usage"])
-def usage_api(request: Request, days: Days = 30, by: Bucket = "day") -> Any:
+def usage_api(request: Request, days: Days = DEFAULT_DAYS, by: Bucket = "day") -> Any:
     """Adoption per harness (archived sessions) over the window and per day or week; per
     agent from cli-org's own log (recalls, remembers, characters per recall); every session
     that recalled or remembered; and, per arm, the hits later quoted (the rule: README,
