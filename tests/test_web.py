@@ -225,6 +225,38 @@ def test_another_sites_page_cannot_fetch_from_this_one_but_a_link_from_it_opens(
     assert client.get("/facts", headers={"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"}).status_code == 200
 
 
+def test_another_site_can_neither_frame_the_page_nor_ask_through_a_link(org, web):
+    """A frame is a navigation too (Sec-Fetch-Dest: iframe): refused, and every answer
+    forbids framing, so another site cannot overlay the pin and forget buttons. A link that
+    carries a question would log a recall as the serving identity: refused, nothing logged."""
+    client = web("boss")
+    framed = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe"}
+    assert client.get("/facts", headers=framed).status_code == 403
+    for answer in (client.get("/facts"), client.get("/api/facts"), client.get("/facts", headers=framed)):
+        assert answer.headers["x-frame-options"] == "DENY"
+        assert "frame-ancestors 'none'" in answer.headers["content-security-policy"]
+        assert answer.headers["x-content-type-options"] == "nosniff"
+    link = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+    with org.admin() as conn:
+        logged = conn.execute("SELECT count(*) AS n FROM recall_events").fetchone()["n"]
+    for path in ("/recall", "/api/recall"):
+        refused = client.get(path, params={"q": "deploy window"}, headers=link)
+        assert refused.status_code == 403 and "ask it here" in refused.text
+    assert client.get("/recall", headers=link).status_code == 200  # the empty box opens
+    with org.admin() as conn:
+        assert conn.execute("SELECT count(*) AS n FROM recall_events").fetchone()["n"] == logged
+    asked = client.get("/recall", params={"q": "deploy window"})  # asked on the page itself
+    assert asked.status_code == 200
+    with org.admin() as conn:
+        assert conn.execute("SELECT count(*) AS n FROM recall_events").fetchone()["n"] == logged + 1
+
+
+def test_the_token_redirect_stays_on_this_site(web):
+    client = web("boss", token="t" * 32)
+    moved = client.get("http://127.0.0.1:8765//evil.example/facts?token=" + "t" * 32)
+    assert moved.status_code == 303 and moved.headers["location"] == "/evil.example/facts"
+
+
 def test_a_database_behind_the_code_is_refused_before_serving(org, web, monkeypatch):
     """A newer cli-org (one more migration than the database has) refuses to serve until
     `cli-org init` has run; one waiting for a missing extension does not hold it up."""
@@ -238,3 +270,29 @@ def test_a_database_behind_the_code_is_refused_before_serving(org, web, monkeypa
     waiting = migrate.Migration(9999, "needs_an_extension", "SELECT 1;", ("some_extension",))
     monkeypatch.setattr(migrate, "available", lambda: [*shipped, waiting])
     assert web("boss").get("/facts").status_code == 200
+
+
+def test_a_pool_with_no_free_connection_answers_503_in_one_line(web):
+    client = web("boss")
+    pool = client.app.state.web.pool
+    held = [pool.getconn() for _ in range(pool.max_size)]
+    try:
+        pool.timeout = 0.5
+        page, api = client.get("/facts"), client.get("/api/facts")
+    finally:
+        for conn in held:
+            pool.putconn(conn)
+    assert (
+        page.status_code == 503 and "busy or out of reach" in page.text and "text/html" in page.headers["content-type"]
+    )
+    assert api.status_code == 503 and api.json() == {
+        "error": "the database is busy or out of reach; try again in a moment"
+    }
+    assert client.get("/api/facts").status_code == 200  # and it serves again once one is free
+
+
+def test_on_port_80_a_browser_host_without_the_port_is_served():
+    from cli_org.web.guard import hosts_for
+
+    assert {"127.0.0.1", "localhost:80", "[::1]"} <= hosts_for("127.0.0.1", 80)
+    assert "127.0.0.1" not in hosts_for("127.0.0.1", 8765) and "evil.example" not in hosts_for("127.0.0.1", 80)

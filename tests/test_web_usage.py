@@ -15,16 +15,19 @@ NOW = datetime.now(UTC)
 
 def _line(n: int, role: str, content, session: str) -> str:
     stamp = (NOW - timedelta(hours=1) + timedelta(seconds=n)).isoformat().replace("+00:00", "Z")
-    return json.dumps(
-        {
-            "type": role,
-            "sessionId": session,
-            "uuid": f"{session}-{n}",
-            "timestamp": stamp,
-            "cwd": "/w/<b>app</b>",
-            "message": {"role": role, "model": "m", "content": content},
-        }
-    ) + "\n"
+    return (
+        json.dumps(
+            {
+                "type": role,
+                "sessionId": session,
+                "uuid": f"{session}-{n}",
+                "timestamp": stamp,
+                "cwd": "/w/<b>app</b>",
+                "message": {"role": role, "model": "m", "content": content},
+            }
+        )
+        + "\n"
+    )
 
 
 @pytest.fixture
@@ -35,8 +38,12 @@ def archived(org, tmp_path):
     answer = "[fact #7] deploy: Deploys run from the release branch every Tuesday (docs; bot; today)"
     lines = [
         _line(1, "user", "How do we ship?", session),
-        _line(2, "assistant", [{"type": "tool_use", "id": "c1", "name": "Bash",
-                                "input": {"command": "cli-org recall 'how do we ship'"}}], session),
+        _line(
+            2,
+            "assistant",
+            [{"type": "tool_use", "id": "c1", "name": "Bash", "input": {"command": "cli-org recall 'how do we ship'"}}],
+            session,
+        ),
         _line(3, "user", [{"type": "tool_result", "tool_use_id": "c1", "content": answer}], session),
         _line(4, "assistant", [{"type": "text", "text": "Following fact #7."}], session),
     ]
@@ -119,3 +126,40 @@ def test_the_server_judges_the_archive_when_it_starts(archived, web, monkeypatch
     monkeypatch.setattr(usage, "_judge_sessions", judged_again)
     page = client.get("/usage")
     assert page.status_code == 200 and "<strong>1 tied</strong>" in page.text
+
+
+def test_a_session_dated_in_year_9999_is_counted_but_draws_no_endless_axis(org, web, tmp_path):
+    folder = tmp_path / "claude" / "-w-far"
+    folder.mkdir(parents=True)
+    far = datetime(9999, 12, 31, 12, tzinfo=UTC)
+    lines = [
+        json.dumps(
+            {
+                "type": role,
+                "sessionId": "far",
+                "uuid": f"far-{n}",
+                "timestamp": (far + timedelta(seconds=n)).isoformat(),
+                "cwd": "/w/far",
+                "message": {"role": role, "model": "m", "content": content},
+            }
+        )
+        + "\n"
+        for n, role, content in [
+            (1, "user", "How do we ship?"),
+            (
+                2,
+                "assistant",
+                [{"type": "tool_use", "id": "c9", "name": "Bash", "input": {"command": "cli-org recall ship"}}],
+            ),
+            (3, "user", [{"type": "tool_result", "tool_use_id": "c9", "content": "nothing found"}]),
+        ]
+    ]
+    (folder / "far.jsonl").write_text("".join(lines))
+    with org.admin() as conn:
+        import_sessions(conn, {"claude-code": tmp_path / "claude"})
+        conn.commit()
+    client = web("boss")
+    for by in ("day", "week"):
+        page = client.get("/usage", params={"days": 3650, "by": by})
+        assert page.status_code == 200 and ">far<" in page.text
+    assert any(s["session"] == "far" for s in client.get("/api/usage", params={"days": 3650}).json()["sessions"])

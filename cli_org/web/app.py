@@ -25,6 +25,7 @@ from contextlib import asynccontextmanager, contextmanager, nullcontext, suppres
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
+import psycopg
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import request_validation_exception_handler
 from fastapi.exceptions import RequestValidationError
@@ -110,6 +111,12 @@ def create_app(web: Web) -> FastAPI:
             return JSONResponse({"error": str(exc)}, status_code=status)
         return HTMLResponse(render("error.html", request, status=status, message=str(exc)), status_code=status)
 
+    @app.exception_handler(psycopg.OperationalError)
+    async def unreachable(request: Request, exc: psycopg.OperationalError) -> Response:
+        # What the library does not translate: no free connection in the pool in time (every
+        # one busy), or the pool closing as the server stops. The page says so, as a 503.
+        return await refused(request, DatabaseError("the database is busy or out of reach; try again in a moment"))
+
     @app.exception_handler(guard.Refused)
     async def guarded(request: Request, exc: guard.Refused) -> Response:
         if wants_json(request):
@@ -194,8 +201,6 @@ def warm_usage(web: Web) -> None:
     judging 1,000 sessions that recalled takes about 1 s on a quiet machine
     (benchmarks/RESULTS.md, "Web page speed"). A refusal (no archive the identity may read)
     or a lost database is left for the page to report."""
-    import psycopg
-
     from ..archive.usage import DEFAULT_DAYS, hits_later_quoted
 
     with suppress(OrgError, psycopg.Error):  # the pool's timeout and closing are psycopg errors too

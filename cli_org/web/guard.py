@@ -6,9 +6,12 @@
   page sets, or `?token=TOKEN` once (which sets the cookie and drops it from the address).
 - Host: when bound to loopback, only a Host header naming that loopback address is served,
   so a web site cannot reach the page through a name it controls (DNS rebinding).
-- Cross-site requests: a request another site's page makes in the background (an image, a
-  script, a fetch: `Sec-Fetch-Site: cross-site` and not a navigation) is refused, so a page
-  elsewhere cannot ask questions that log recall calls as the serving identity.
+- Cross-site requests: anything another site's page makes the browser ask for
+  (`Sec-Fetch-Site: cross-site`) is refused unless it opens a whole page from a link (a
+  navigation of the top-level document); a frame, an image, a script or a fetch is
+  refused. A link from elsewhere that asks a question (recall logs every question as the
+  serving identity) is refused too. Every answer also forbids framing (X-Frame-Options,
+  CSP frame-ancestors), so another site cannot overlay the page's buttons.
 - CSRF: every form carries a token signed with the process's secret, checked on every form
   post; a post whose Origin names another site is refused. /api writes take
   application/json only, which a cross-site form cannot send.
@@ -75,12 +78,13 @@ def shown_host(host: str) -> str:
 
 
 def hosts_for(host: str, port: int) -> frozenset[str]:
-    """The Host headers served: for a loopback bind, the loopback names with the port; for
-    any other bind (token required) any host, since the token already decides."""
+    """The Host headers served: for a loopback bind, the loopback names with the port (and
+    without it on port 80, which browsers leave out); for any other bind (token required)
+    any host, since the token already decides."""
     if not is_loopback(host):
         return frozenset()
     names = {shown_host(host), "localhost", "127.0.0.1", "[::1]"}
-    return frozenset(f"{name}:{port}" for name in names)
+    return frozenset({f"{name}:{port}" for name in names} | (names if port == 80 else set()))
 
 
 def csrf_token(secret: bytes) -> str:
@@ -105,6 +109,31 @@ def _cross_site(request: Request) -> bool:
     return urlsplit(origin).netloc != request.headers.get("host", "")
 
 
+# Sent with every answer: no other site may frame the page (clickjacking its forms), and
+# browsers take each answer as the type it says.
+HEADERS = {
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+}
+ASKS = ("/recall", "/api/recall")  # pages whose question is logged as the serving identity's recall
+
+
+def _from_another_site(request: Request) -> str | None:
+    """Why a request another site's page caused is refused, or None (README, Web page)."""
+    if request.headers.get("sec-fetch-site") != "cross-site":
+        return None
+    whole_page = (
+        request.headers.get("sec-fetch-mode", "navigate") == "navigate"
+        and request.headers.get("sec-fetch-dest", "document") == "document"
+    )
+    if not whole_page:
+        return "refused: another site's page may not fetch or frame this one"
+    if request.url.path in ASKS and request.query_params.get("q"):
+        return "refused: a question from another site's link is not asked; ask it here"
+    return None
+
+
 def _refusal(request: Request, status: int, message: str) -> Response:
     if request.url.path.startswith("/api/"):
         return JSONResponse({"error": message}, status_code=status)
@@ -115,6 +144,11 @@ def _refusal(request: Request, status: int, message: str) -> Response:
 
 def middleware(web: Web) -> Callable[[Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]]:
     async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        answer = await _checked(request, call_next)
+        answer.headers.update(HEADERS)
+        return answer
+
+    async def _checked(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         if web.hosts and request.headers.get("host", "") not in web.hosts:
             return _refusal(request, 421, "this page answers only to the loopback address it was started on")
         if web.token is not None:
@@ -127,13 +161,13 @@ def middleware(web: Web) -> Callable[[Request, Callable[[Request], Awaitable[Res
                 )
             if request.query_params.get("token") and request.method == "GET":
                 kept = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
-                address = request.url.path + ("?" + urlencode(kept) if kept else "")
+                # One leading slash: "//site/" would send the browser to another site.
+                address = "/" + request.url.path.lstrip("/") + ("?" + urlencode(kept) if kept else "")
                 moved = RedirectResponse(address, status_code=303)
                 moved.set_cookie(COOKIE, web.token, httponly=True, samesite="strict")
                 return moved
-        fetched = request.headers.get("sec-fetch-mode", "navigate")
-        if request.headers.get("sec-fetch-site") == "cross-site" and fetched != "navigate":
-            return _refusal(request, 403, "refused: another site's page may not fetch from this one")
+        if why := _from_another_site(request):
+            return _refusal(request, 403, why)
         if request.method not in ("GET", "HEAD", "OPTIONS"):
             if _cross_site(request):
                 return _refusal(request, 403, "refused: this request came from another site")

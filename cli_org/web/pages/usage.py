@@ -5,7 +5,7 @@ in cli_org/archive/quoted.py."""
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
@@ -31,8 +31,12 @@ def _detail(request: Request, days: int, by: str) -> UsageDetail:
 
 def _periods(found: UsageDetail, by: str) -> list[date]:
     """Every day or week from the first one with data to the last, gaps included, so the
-    chart's x axis is time and not just the periods that had sessions."""
+    chart's x axis is time and not just the periods that had sessions. It ends today: a
+    transcript may claim any date, and one from year 9999 must not draw thousands of years
+    (its session is still counted in the tables)."""
+    today = datetime.now(UTC).date()
     seen = [p.period for p in found.over_time] + [p.period for p in found.agents_over_time]
+    seen = [p for p in seen if p <= today]
     if not seen:
         return []
     step = timedelta(days=7 if by == "week" else 1)
@@ -53,7 +57,7 @@ def _charts(found: UsageDetail, by: str) -> tuple[Any, Any]:
     for harness in sorted({p.harness for p in found.over_time}):
         values: list[float | None] = [0.0] * len(periods)
         for p in found.over_time:
-            if p.harness == harness:
+            if p.harness == harness and p.period in at:
                 values[at[p.period]] = p.sessions_using
                 total[at[p.period]] = (total[at[p.period]] or 0) + p.sessions
         series.append(Series(f"{harness} using", values))
@@ -65,7 +69,7 @@ def _charts(found: UsageDetail, by: str) -> tuple[Any, Any]:
     for agent in busiest:
         values = [0.0] * len(periods)
         for point in found.agents_over_time:
-            if point.agent == agent:
+            if point.agent == agent and point.period in at:
                 values[at[point.period]] = point.recalls
         agent_series.append(Series(agent, list(values)))
     agents = line_chart(labels, agent_series, title=f"Recalls per {by} and agent (cli-org's own log)")
