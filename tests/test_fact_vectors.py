@@ -126,6 +126,22 @@ def test_the_lazy_batch_is_capped(org, team):
         assert conn.execute("SELECT count(*) AS n FROM memory_fact_vectors").fetchone()["n"] == 3
 
 
+def test_the_newest_facts_are_embedded_first_when_the_batch_is_short(org, team, monkeypatch):
+    """On a table past two lazy windows, a recall checks the newest ids and a random window
+    of older ones; a batch too small for both takes the newest, which the last recalls
+    have not seen (the random window is looked at again on later recalls)."""
+    from cli_org.recall import facts_arm
+
+    monkeypatch.setattr(facts_arm, "LAZY_WINDOW", 3)  # 10 facts: past two windows of 3
+    newest = remember(org, "bot", "release train", "The release train leaves every second Thursday.")
+    with org.as_agent("lead") as conn:
+        assert ensure_fact_vectors(conn, HashEmbedder(), cap=2) == 2
+        conn.commit()
+    with org.admin() as conn:
+        embedded = {r["fact_id"] for r in conn.execute("SELECT fact_id FROM memory_fact_vectors")}
+    assert embedded == {newest, team.port}
+
+
 def test_vector_only_facts_fill_at_most_half_the_limit(org, team):
     # Four more facts all about the same thing, none sharing a word with the question.
     for i in range(4):

@@ -294,7 +294,10 @@ def _nearest(
 ) -> list[tuple[dict, float, float | None]]:
     """The facts nearest the query (after embedding any that lack a vector), each with its
     cosine and its z against the query's background over the facts in scope (every one, or
-    a fixed sample of a large table; None when fewer than `min_background` are in scope)."""
+    a fixed sample of a large table). z is None when fewer than `min_background` facts in
+    scope were measured: on a large table that is the sample's count, so a scope that is a
+    small share of it (a project among many) gets no z and no vector-only hits; facts that
+    share a word with the question still qualify."""
     from ..vault.embedders import vector_literal
 
     ensure_fact_vectors(conn, embedder, cap=shaping.lazy_batch)

@@ -15,7 +15,9 @@ WHERE f.valid_to IS NULL
        WHERE v.fact_id = f.id AND v.model = %(model)s
          AND (v.computed_by = f.author OR v.computed_by = (SELECT org_me()))
        LIMIT 1) IS NULL
-ORDER BY f.id
+-- The newest first, so that facts remembered since the last recalls are embedded before
+-- the random window's older ones when the batch cannot take both.
+ORDER BY f.id DESC
 LIMIT %(limit)s;
 
 -- name: top_id
