@@ -200,6 +200,20 @@ def test_a_non_loopback_bind_needs_a_token(cli):
     assert code == 1 and "not a loopback address" in err and "Traceback" not in err
 
 
+def test_a_port_in_use_is_one_line_before_anything_starts(cli):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, out, err = cli("serve", "--as", "boss", "--port", str(port))
+    assert code == 1 and out == "" and "Traceback" not in err
+    assert err.strip().splitlines() == [
+        f"cli-org: cannot listen on 127.0.0.1:{port}: Address already in use; choose another with --port N"
+    ]
+
+
 def test_the_embedded_server_needs_someone_to_act_as(cli):
     code, _, err = cli("serve")
     assert code == 1 and "--as NAME" in err

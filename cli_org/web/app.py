@@ -213,6 +213,7 @@ def serve(settings: Settings, agent: str | None, host: str, port: int, *, log: C
 
     token = settings.web_token
     guard.check_bind(host, token)
+    guard.check_port(host, port)
     started = time.perf_counter()
     with opened(settings, agent, token=token, hosts=guard.hosts_for(host, port)) as web:
         app = create_app(web)

@@ -23,6 +23,7 @@ import hashlib
 import hmac
 import ipaddress
 import secrets
+import socket
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 from urllib.parse import urlencode, urlsplit
@@ -71,6 +72,20 @@ def check_bind(host: str, token: str | None) -> None:
         )
     if token is not None and len(token) < 16:
         raise ConfigError("CLI_ORG_WEB_TOKEN is too short: use at least 16 characters (e.g. `openssl rand -hex 16`)")
+
+
+def check_port(host: str, port: int) -> None:
+    """A port another process listens on is one line before anything is opened (uvicorn
+    would print its own error after the server said it was ready)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot listen on {shown_host(host)}:{port}: {exc.strerror or exc}; choose another with --port N"
+            ) from None
 
 
 def shown_host(host: str) -> str:
