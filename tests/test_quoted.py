@@ -8,6 +8,7 @@ import psycopg
 import pytest
 
 from cli_org import facts
+from cli_org.archive import usage
 from cli_org.archive.importer import import_sessions
 from cli_org.archive.quoted import (
     PHRASE_WORDS,
@@ -38,10 +39,18 @@ SECOND_ANSWER = json.dumps(
     {
         "query": "cache",
         "hits": [
-            {"arm": "vault", "path": "notes/canary.md", "heading": None, "snippet": "The canary fleet keeps seven hosts"
-             " warm across three zones"},
-            {"arm": "fact", "id": 15, "subject": "cache", "claim": "The session cache expires after ninety minutes"
-             " of idle time"},
+            {
+                "arm": "vault",
+                "path": "notes/canary.md",
+                "heading": None,
+                "snippet": "The canary fleet keeps seven hosts warm across three zones",
+            },
+            {
+                "arm": "fact",
+                "id": 15,
+                "subject": "cache",
+                "claim": "The session cache expires after ninety minutes of idle time",
+            },
         ],
     }
 )
@@ -124,7 +133,9 @@ def test_a_quote_between_call_and_result_is_not_later():
         ("FACT #12", True),
         ("cli-org forget 12 'wrong'", True),
         ("cli-org remember x y --source a --supersedes 12", True),
-        ('{"id": 12}', True),
+        ('{"fact_id": 12}', True),
+        ('{"supersedes": "12"}', True),
+        ('{"id": 12}', False),  # any API's id, not a fact's
         ("#123 and 112 and issue/#12x", False),
         ("12 files changed", False),
         ("&#12;", False),
@@ -137,6 +148,35 @@ def test_fact_id_marks(text, key):
         SessionMessage("assistant", text),
     ]
     assert _verdicts(messages)[1][(0, "fact", "12")][0] is key
+
+
+def test_an_id_in_another_tools_json_does_not_quote_a_fact():
+    def verdict(output):
+        messages = [
+            SessionMessage("assistant", "cli-org recall q", "a", is_recall=True),
+            SessionMessage("tool", "[fact #3] s: c (src; bot; today)", "a"),
+            SessionMessage("assistant", "gh api repos/o/r/issues/3", "b"),
+            SessionMessage("tool", output, "b"),
+        ]
+        return _verdicts(messages)[1][(0, "fact", "3")]
+
+    assert verdict('{"id": 3, "title": "flaky deploy"}') == (False, None)
+    assert verdict('{"fact_id": 3, "ok": true}') == (True, "id")
+
+
+def test_a_call_repeated_in_one_session_is_tied_once():
+    """Claude Code may write the same tool use on two lines of one message: one call, tied
+    once, to the first."""
+    messages = [
+        SessionMessage("assistant", "cli-org recall q", "a", is_recall=True),
+        SessionMessage("assistant", "cli-org recall q", "a", is_recall=True),
+        SessionMessage("tool", "[fact #12] s: c (src; bot; today)", "a"),
+        SessionMessage("assistant", "Per fact #12."),
+        SessionMessage("assistant", "cli-org recall other", None, is_recall=True),  # no id: its own call
+    ]
+    calls, verdicts = quoted_in_session(messages)
+    assert calls == 2
+    assert [(v.call, v.result, [(h.key, h.quoted) for h in v.hits]) for v in verdicts] == [(0, 2, [("12", True)])]
 
 
 @pytest.mark.parametrize(
@@ -184,12 +224,33 @@ def test_parse_hits_reads_text_json_and_noise():
     # The trailing (source; author; age) is not the hit's text; the heading is.
     assert hits[0].text == "billing deploy: Billing deploys go through the blue green switch at 02:00 UTC"
     assert hits[1].text.startswith("Rollback Rollback needs")
-    assert parse_hits(SECOND_ANSWER)[1] == Hit("fact", "15", "cache: The session cache expires after ninety minutes of"
-                                                " idle time")
+    assert parse_hits(SECOND_ANSWER)[1] == Hit(
+        "fact", "15", "cache: The session cache expires after ninety minutes of idle time"
+    )
     assert parse_hits("nothing found") == [] and parse_hits(None) == [] and parse_hits("{not json") == []
     wrapped = json.dumps({"output": "Output:\n" + FIRST_ANSWER, "metadata": {"exit_code": 0}})
-    assert [h.key for h in parse_hits(wrapped)] == ["12", "ops/billing-runbook.md", ".agents/org/memory/bot.md:4",
-                                                     "notes/canary.md", "13"]
+    assert [h.key for h in parse_hits(wrapped)] == [
+        "12",
+        "ops/billing-runbook.md",
+        ".agents/org/memory/bot.md:4",
+        "notes/canary.md",
+        "13",
+    ]
+    # `recall --json` run in a shell whose output has a header first.
+    assert [h.key for h in parse_hits("Exit code: 0\nOutput:\n" + SECOND_ANSWER)] == ["notes/canary.md", "15"]
+
+
+def test_json_inside_a_text_answer_does_not_hide_its_hits():
+    answer = "\n".join(
+        [
+            '[fact #21] codex output: Codex wraps a command\'s output as {"output": "text"} (notes.md; bot; today)',
+            "[vault] ops/codex.md: The wrapper also carries the exit code",
+        ]
+    )
+    assert [(h.arm, h.key) for h in parse_hits(answer)] == [("fact", "21"), ("vault", "ops/codex.md")]
+    # And a claim that holds an answer's own shape, hits and all.
+    shaped = '[fact #22] json: recall --json prints {"hits": [{"arm": "fact", "id": 9}]} (a.md; bot; today)'
+    assert [(h.arm, h.key) for h in parse_hits(shaped)] == [("fact", "22")]
 
 
 def test_phrases_need_five_words_with_three_content_words():
@@ -208,22 +269,25 @@ def _iso(minutes: int) -> str:
 
 def _line(n: int, kind: str, content, session: str = "S1") -> str:
     role = "assistant" if kind == "assistant" else "user"
-    return json.dumps(
-        {
-            "type": role,
-            "sessionId": session,
-            "uuid": f"{session}-u{n}",
-            "timestamp": _iso(n),
-            "cwd": "/w/billing",
-            "message": {"role": role, "model": "m", "content": content},
-        }
-    ) + "\n"
+    return (
+        json.dumps(
+            {
+                "type": role,
+                "sessionId": session,
+                "uuid": f"{session}-u{n}",
+                "timestamp": _iso(n),
+                "cwd": "/w/billing",
+                "message": {"role": role, "model": "m", "content": content},
+            }
+        )
+        + "\n"
+    )
 
 
 def _transcript(root):
     """The constructed session as Claude Code writes it, plus a session that never recalls."""
     folder = root / "-w-billing"
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)
     use = lambda i, name, inp: [{"type": "tool_use", "id": i, "name": name, "input": inp}]  # noqa: E731
     result = lambda i, text: [{"type": "tool_result", "tool_use_id": i, "content": [{"type": "text", "text": text}]}]  # noqa: E731
     say = lambda text: [{"type": "text", "text": text}]  # noqa: E731
@@ -244,6 +308,22 @@ def _transcript(root):
     ]
     (folder / "S1.jsonl").write_text("".join(lines))
     (folder / "S2.jsonl").write_text(_line(1, "user", "hello", "S2") + _line(2, "assistant", say("hi"), "S2"))
+
+
+def _continuation(root):
+    """S3, a continuation of S1 started after it, repeating S1's first recall call and its
+    result (same call id), then naming fact #13, which S1 never names after the result."""
+    folder = root / "-w-billing"
+    folder.mkdir(parents=True, exist_ok=True)
+    call = [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": f'cli-org recall "{QUESTION}"'}}]
+    result = [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": FIRST_ANSWER}]}]
+    lines = [
+        _line(30, "user", "Carry on with the billing deploy.", "S3"),
+        _line(31, "assistant", call, "S3"),
+        _line(32, "user", result, "S3"),
+        _line(33, "assistant", [{"type": "text", "text": "Going by fact #13."}], "S3"),
+    ]
+    (folder / "S3.jsonl").write_text("".join(lines))
 
 
 @pytest.fixture
@@ -267,11 +347,17 @@ def _arms(q):
     return {a.arm: (a.recalls, a.hits, a.quoted, a.share) for a in q.arms}
 
 
-def test_the_rule_over_the_archive(archived):
+def test_the_rule_over_the_archive(archived, monkeypatch):
     with archived.admin() as conn:
         q = hits_later_quoted(conn, 30)
     assert (q.sessions, q.recall_calls, q.tied) == (1, 3, 2)
     assert _arms(q) == {"fact": (2, 3, 2, 0.667), "vault": (2, 3, 1, 0.333), "memory": (1, 1, 0, 0.0)}
+    # The messages stream through a server-side cursor, which lives in a transaction: a
+    # connection in autocommit mode gets one for it.
+    monkeypatch.setattr(usage, "_JUDGED", type(usage._JUDGED)())
+    with archived.admin() as conn:
+        conn.autocommit = True
+        assert hits_later_quoted(conn, 30) == q
 
 
 def test_a_session_judged_once_is_judged_again_when_the_import_adds_to_it(archived, tmp_path):
@@ -291,12 +377,51 @@ def test_a_session_judged_once_is_judged_again_when_the_import_adds_to_it(archiv
     assert sum(a.quoted for a in after.arms) > sum(a.quoted for a in before.arms)
 
 
+def test_a_small_cache_gives_the_same_answer(archived, tmp_path, monkeypatch):
+    """usage._JUDGED forgets the oldest verdicts past _JUDGED_MAX; a request needing more
+    sessions than that, or mixing remembered and new ones, still gets all of its own."""
+    _continuation(tmp_path / "claude")
+    with archived.admin() as conn:
+        import_sessions(conn, {"claude-code": tmp_path / "claude"})
+        conn.commit()
+    monkeypatch.setattr(usage, "_JUDGED", type(usage._JUDGED)())
+    with archived.admin() as conn:
+        full = hits_later_quoted(conn, 30)
+    assert (full.sessions, full.recall_calls, full.tied) == (2, 3, 2)
+    monkeypatch.setattr(usage, "_JUDGED", type(usage._JUDGED)())
+    monkeypatch.setattr(usage, "_JUDGED_MAX", 1)
+    with archived.admin() as conn:
+        assert hits_later_quoted(conn, 30) == full  # two sessions to judge, room for one
+        assert hits_later_quoted(conn, 30) == full  # one remembered, one judged again
+    assert len(usage._JUDGED) == 1
+
+
+def test_a_call_repeated_in_a_continuation_is_tied_in_the_session_that_started_first(org, tmp_path):
+    """Rule 1 goes by when the sessions started, not by the order they were imported in."""
+    root = tmp_path / "claude"
+    _continuation(root)
+    with org.admin() as conn:
+        import_sessions(conn, {"claude-code": root})
+        conn.commit()
+    _transcript(root)
+    with org.admin() as conn:
+        import_sessions(conn, {"claude-code": root})
+        conn.commit()
+        ids = {r["external_id"]: r["id"] for r in conn.execute("SELECT external_id, id FROM archive_sessions")}
+    assert ids["S3"] < ids["S1"]  # the continuation was imported first
+    with org.admin() as conn:
+        d = usage_detail(conn, 30)
+    assert {s.session: (s.recall_calls, s.tied, s.quoted) for s in d.sessions} == {"S1": (3, 2, 3), "S3": (1, 0, 0)}
+
+
 def test_the_usage_page_data(archived):
     with archived.admin() as conn:
         d = usage_detail(conn, 30, "day")
     started = (NOW - timedelta(hours=2) + timedelta(minutes=1)).date()  # the first line's time, UTC
-    assert [(p.period, p.harness, p.sessions, p.sessions_using, p.sessions_recalled, p.sessions_remembered)
-            for p in d.over_time] == [(started, "claude-code", 2, 1, 1, 1)]
+    assert [
+        (p.period, p.harness, p.sessions, p.sessions_using, p.sessions_recalled, p.sessions_remembered)
+        for p in d.over_time
+    ] == [(started, "claude-code", 2, 1, 1, 1)]
     (s,) = d.sessions
     figures = (s.session, s.recall_calls, s.remember_calls, s.results, s.tied, s.hits, s.quoted)
     assert figures == ("S1", 3, 1, 2, 2, 7, 3)

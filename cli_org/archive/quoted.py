@@ -9,12 +9,15 @@ benchmark all call these functions.
    (a shell command running `cli-org recall` / `org recall`, or the MCP tool `org_recall`;
    migration 0022 decides which calls those are) and, after it, the call's result: a tool
    message with the same call id. A recall whose result is missing is counted, not tied.
-   A call id seen again in a later session (a continuation repeats it) is tied once, in the
-   first session.
+   A call id is counted and tied once: in the session that started first (the lower archive
+   id if two started together), at its first call there; a continuation that repeats it, or
+   the same call written twice, adds nothing.
 2. Its hits are read from that result, as the renderer prints them (cli_org/recall/answer.py)
    or as `--json` / the MCP structured answer gives them (also inside a harness's JSON
    wrapper of a command's output, `{"output": "..."}`): `[fact #ID] subject: claim (...)`,
    `[vault] path[ # heading]: snippet`, `[memory] where text`. Each hit belongs to its arm.
+   A JSON answer starts a line of the result (a `{` inside a hit's line is the hit's text);
+   when it holds no hits, the labelled lines are read.
 3. The session's text *before* the result is everything in the session up to the result,
    the recall's own call (its question) included. The text *after* is every message after
    the result. The output of every tied recall in the session is left out of both: a hit
@@ -22,7 +25,8 @@ benchmark all call these functions.
 4. A hit is *later quoted* when one of its marks is in the text after and not in the text
    before (what the session already had, the question included, proves nothing):
    - a fact hit: its id, written `#ID`, `fact ID`, `fact #ID`, `--supersedes ID`,
-     `forget|restore|pin|unpin|show ID` or a JSON `"id"|"fact_id"|"supersedes": ID`;
+     `forget|restore|pin|unpin|show ID` or a JSON `"fact_id"|"supersedes": ID` (not a bare
+     `"id"`: any tool's JSON has one);
    - a vault hit: its path, or its file name (bounded, case-insensitive) unless the name is
      a generic one (README.md, index.md, ...), which needs the path;
    - a memory hit: its `file:line`;
@@ -137,7 +141,7 @@ def parse_hits(result: str | None) -> list[Hit]:
     if not result:
         return []
     from_json = _json_hits(result)
-    if from_json is not None:
+    if from_json:
         return from_json
     hits = []
     for raw in result.splitlines():
@@ -154,12 +158,18 @@ def parse_hits(result: str | None) -> list[Hit]:
     return hits
 
 
+# Where a JSON answer can start (rule 2): at the start of a line, the whole result (`recall
+# --json`, the MCP structured answer, a harness's `{"output": ...}` wrapper) or after a
+# shell's header lines; a `{` later in a line is part of a hit's text.
+_JSON_START = re.compile(r"^[ \t]*(?=\{)", re.M)
+
+
 def _json_hits(result: str) -> list[Hit] | None:
-    start = result.find("{")
-    if start < 0:
+    start = _JSON_START.search(result)
+    if start is None:
         return None
     try:
-        data, _ = json.JSONDecoder().raw_decode(result[start:])
+        data, _ = json.JSONDecoder().raw_decode(result[start.end() :])
     except ValueError:
         return None
     if isinstance(data, dict) and not isinstance(data.get("hits"), list):
@@ -184,12 +194,13 @@ def _json_hits(result: str) -> list[Hit] | None:
 
 
 # Every way a text names a fact by its id (rule 4); the id is in whichever group matched.
+# Bare #ID kept: 0 of 88 planted fact hits called quoted in the 11 real sessions (RESULTS.md, "Hits later quoted").
 FACT_REF = re.compile(
     r"(?<![\w#&/])#(\d+)(?!\d)"
     r"|\bfacts?\s*(?:id\s*)?#?(\d+)(?!\d)"
     r"|--supersedes[=\s]+#?(\d+)(?!\d)"
     r"|\b(?:forget|restore|pin|unpin|show)\s+#?(\d+)(?!\d)"
-    r"|\"(?:id|fact_id|supersedes)\"\s*:\s*\"?(\d+)(?!\d)",
+    r"|\"(?:fact_id|supersedes)\"\s*:\s*\"?(\d+)(?!\d)",
     re.I,
 )
 
@@ -232,7 +243,14 @@ def _names(text: str, lowered: str, literal: str) -> str | None:
 def quoted_in_session(messages: Sequence[SessionMessage], n: int = PHRASE_WORDS) -> tuple[int, list[RecallVerdict]]:
     """Apply the rule to one session's messages, in order. Returns how many recall calls
     the session holds and a verdict for each recall that could be tied."""
-    calls = [i for i, m in enumerate(messages) if m.is_recall]
+    calls: list[int] = []
+    call_ids: set[str] = set()
+    for i, m in enumerate(messages):
+        # Rule 1: a call id once, at its first call (the same call may be written twice).
+        if m.is_recall and not (m.tool_call_id and m.tool_call_id in call_ids):
+            calls.append(i)
+            if m.tool_call_id:
+                call_ids.add(m.tool_call_id)
     tied: list[tuple[int, int, list[Hit]]] = []
     outputs: set[int] = set()
     for i in calls:
@@ -264,9 +282,7 @@ class _Seen:
     """One session's texts, read once: where each fact id, each place name and each wanted
     run of words appears (message indices, in order)."""
 
-    def __init__(
-        self, texts: list[str], ids: set[str], literals: set[str], wanted: set[tuple[str, ...]], n: int
-    ):
+    def __init__(self, texts: list[str], ids: set[str], literals: set[str], wanted: set[tuple[str, ...]], n: int):
         self.ids: dict[str, list[int]] = {}
         self.named: dict[str, list[tuple[int, str]]] = {}
         self.runs: dict[tuple[str, ...], list[int]] = {}

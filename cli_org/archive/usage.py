@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -192,8 +194,11 @@ def _window(days: int) -> dict:
 # recall call ids an earlier session already claimed. A long-lived process (the web page)
 # then reads only sessions it has not judged: 1,000 archived sessions that recalled cost
 # about 3 s to judge (benchmarks/usage_scale.py), which the page would pay on every request.
+# The web server's workers and its warm-up thread share it: every read, insert and eviction
+# holds _JUDGED_LOCK; judging does not.
 _JUDGED: OrderedDict[tuple, tuple[int, list[RecallVerdict]]] = OrderedDict()
 _JUDGED_MAX = 20_000  # sessions remembered; the oldest is forgotten first
+_JUDGED_LOCK = threading.Lock()
 
 
 def _quoted_pass(conn: Conn, params: dict) -> tuple[Quoted, dict[int, tuple[int, int, int]]]:
@@ -203,6 +208,7 @@ def _quoted_pass(conn: Conn, params: dict) -> tuple[Quoted, dict[int, tuple[int,
     seen_calls: set[str] = set()
     order: list[tuple[int, tuple]] = []
     dropped_of: dict[int, frozenset[str]] = {}
+    # In the order the sessions started (rule 1: a call id is tied in the first).
     for row in conn.execute(sql("usage.recall_session_keys"), params):
         ids = [i for i in row["recall_ids"] if i]
         # A call id met in an earlier session (a continuation repeats the call) is tied there.
@@ -211,20 +217,27 @@ def _quoted_pass(conn: Conn, params: dict) -> tuple[Quoted, dict[int, tuple[int,
         key = (server, row["db"], row["reader"], row["session_id"], row["newest"], row["messages"], dropped)
         order.append((row["session_id"], key))
         dropped_of[row["session_id"]] = dropped
-    missing = [sid for sid, key in order if key not in _JUDGED]
+    # This request's verdicts: those remembered, read under the lock, and the fresh ones.
+    known: dict[tuple, tuple[int, list[RecallVerdict]]] = {}
+    with _JUDGED_LOCK:
+        for _, key in order:
+            if key in _JUDGED:
+                _JUDGED.move_to_end(key)
+                known[key] = _JUDGED[key]
+    missing = [sid for sid, key in order if key not in known]
     if missing:
-        fresh = _judge_sessions(conn, missing, dropped_of)
-        for sid, key in order:
-            if sid in fresh:
-                _JUDGED[key] = fresh[sid]
-        while len(_JUDGED) > _JUDGED_MAX:
-            _JUDGED.popitem(last=False)
+        judged = _judge_sessions(conn, missing, dropped_of)
+        fresh = {key: judged[sid] for sid, key in order if sid in judged}
+        known.update(fresh)
+        with _JUDGED_LOCK:
+            _JUDGED.update(fresh)
+            while len(_JUDGED) > _JUDGED_MAX:
+                _JUDGED.popitem(last=False)
     verdicts: list[RecallVerdict] = []
     per_session: dict[int, tuple[int, int, int]] = {}
     calls = 0
     for sid, key in order:
-        _JUDGED.move_to_end(key)
-        n, found = _JUDGED[key]
+        n, found = known[key]
         calls += n
         verdicts.extend(found)
         hits = sum(len(v.hits) for v in found)
@@ -233,10 +246,19 @@ def _quoted_pass(conn: Conn, params: dict) -> tuple[Quoted, dict[int, tuple[int,
     return quoted, per_session
 
 
+# Messages per round trip of the server-side cursor: what is held at once besides the session
+# being judged. Judging 150 generated sessions (benchmarks/usage_scale.py's _write, 6,150
+# messages; loaded machine, medians of 7) took 0.16-0.24 s at 1,000 (7 fetches), 0.25 s at
+# 100 (64 fetches), and 0.14-0.20 s with every message read at once (the client-side cursor).
+MESSAGES_PER_FETCH = 1_000
+
+
 def _judge_sessions(
     conn: Conn, ids: list[int], dropped_of: dict[int, frozenset[str]]
 ) -> dict[int, tuple[int, list[RecallVerdict]]]:
-    """Read the named sessions' messages, one session at a time, and apply the rule."""
+    """Read the named sessions' messages, one session at a time, and apply the rule. The
+    messages stream through a server-side cursor, MESSAGES_PER_FETCH at a time, so only
+    one session's are held whole."""
     judged: dict[int, tuple[int, list[RecallVerdict]]] = {}
 
     def judge(session_id: int, messages: list[SessionMessage]) -> None:
@@ -247,7 +269,10 @@ def _judge_sessions(
 
     current: int | None = None
     batch: list[SessionMessage] = []
-    with conn.cursor() as cur:
+    # A server-side cursor lives in a transaction: the one the caller's statements opened
+    # (@owns_transaction ends it), or on a connection in autocommit mode one opened here.
+    with conn.transaction() if conn.autocommit else nullcontext(), conn.cursor(name="usage_recall_sessions") as cur:
+        cur.itersize = MESSAGES_PER_FETCH
         for row in cur.execute(sql("usage.recall_sessions"), {"ids": ids}):
             if row["session_id"] != current:
                 if current is not None:

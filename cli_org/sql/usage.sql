@@ -212,17 +212,20 @@ WHERE m.session_id = ANY(%(ids)s)
 ORDER BY m.session_id, m.position, m.part, m.id;
 
 -- name: recall_session_keys
--- Every session started in the window that holds a recall call, in order, with what decides
--- its verdicts: the newest message the caller can read, how many, and its recall call ids.
+-- Every session started in the window that holds a recall call, with what decides its
+-- verdicts: the newest message the caller can read, how many, and its recall call ids. In
+-- the order the sessions started, then by id: a call id repeated in a continuation is tied
+-- in the session that started first, whichever was imported first (quoted.py, rule 1).
 SELECT m.session_id, max(m.id) AS newest, count(*) AS messages,
        current_database() AS db, current_user AS reader,
        coalesce(array_agg(m.tool_call_id) FILTER (WHERE m.recall_call AND m.tool_call_id IS NOT NULL),
                 '{}') AS recall_ids
 FROM archive_messages m
+JOIN archive_sessions s ON s.id = m.session_id
 WHERE m.session_id IN (
     SELECT DISTINCT c.session_id FROM archive_messages c
-    JOIN archive_sessions s ON s.id = c.session_id
-    WHERE s.started_at >= now() - %(window)s::interval AND c.recall_call
+    JOIN archive_sessions w ON w.id = c.session_id
+    WHERE w.started_at >= now() - %(window)s::interval AND c.recall_call
 )
-GROUP BY m.session_id
-ORDER BY m.session_id;
+GROUP BY m.session_id, s.started_at
+ORDER BY s.started_at, m.session_id;
