@@ -48,13 +48,7 @@ WITH near AS MATERIALIZED (
 )
 SELECT {facts.columns}, 1 - (v.embedding <=> %(query)s::vector) AS similarity
 FROM memory_facts f
-CROSS JOIN LATERAL (
-    SELECT embedding FROM memory_fact_vectors v
-    WHERE v.fact_id = f.id AND v.model = %(model)s
-      AND (v.computed_by = f.author OR v.computed_by = (SELECT org_me()))
-    ORDER BY v.computed_by = f.author DESC
-    LIMIT 1
-) v
+{fact_vectors.trusted}
 WHERE f.id IN (SELECT fact_id FROM near)
 ORDER BY similarity DESC, created_at DESC
 LIMIT %(limit)s;
@@ -65,13 +59,7 @@ LIMIT %(limit)s;
 -- spot of the graph cannot hide anything.
 SELECT {facts.columns}, 1 - (v.embedding <=> %(query)s::vector) AS similarity
 FROM memory_facts f
-CROSS JOIN LATERAL (
-    SELECT embedding FROM memory_fact_vectors v
-    WHERE v.fact_id = f.id AND v.model = %(model)s
-      AND (v.computed_by = f.author OR v.computed_by = (SELECT org_me()))
-    ORDER BY v.computed_by = f.author DESC
-    LIMIT 1
-) v
+{fact_vectors.trusted}
 WHERE f.valid_to IS NULL
   AND (%(project)s::text IS NULL OR f.project IS NULL OR f.project = %(project)s)
 ORDER BY similarity DESC, created_at DESC
@@ -87,13 +75,7 @@ SELECT count(*) AS n, avg(similarity) AS mean, stddev_pop(similarity) AS sd
 FROM (
     SELECT 1 - (v.embedding <=> %(query)s::vector) AS similarity
     FROM memory_facts f TABLESAMPLE SYSTEM (%(percent)s) REPEATABLE (14)
-    CROSS JOIN LATERAL (
-        SELECT embedding FROM memory_fact_vectors v
-        WHERE v.fact_id = f.id AND v.model = %(model)s
-          AND (v.computed_by = f.author OR v.computed_by = (SELECT org_me()))
-        ORDER BY v.computed_by = f.author DESC
-        LIMIT 1
-    ) v
+    {fact_vectors.trusted}
     WHERE f.valid_to IS NULL
       AND (%(project)s::text IS NULL OR f.project IS NULL OR f.project = %(project)s)
 ) s;
@@ -101,3 +83,15 @@ FROM (
 -- name: facts_estimate
 -- The planner's estimate of the facts table's rows (-1 before its first ANALYZE).
 SELECT reltuples AS estimate FROM pg_class WHERE oid = 'memory_facts'::regclass;
+
+-- name: trusted
+-- The one vector of fact `f` that recall trusts (migration 0017): the author's first, else
+-- the caller's own; a vector another member computed is never used. A fragment, included
+-- by `search`, `search_exact` and `background`.
+CROSS JOIN LATERAL (
+    SELECT embedding FROM memory_fact_vectors v
+    WHERE v.fact_id = f.id AND v.model = %(model)s
+      AND (v.computed_by = f.author OR v.computed_by = (SELECT org_me()))
+    ORDER BY v.computed_by = f.author DESC
+    LIMIT 1
+) v
