@@ -72,11 +72,16 @@ def _plain(row: dict) -> dict:
     return {k: float(v) if isinstance(v, Decimal) else v for k, v in row.items()}
 
 
-@owns_transaction
-def usage(conn: Conn, days: int = 30) -> Usage:
+def _window(days: int) -> dict:
+    """The window's parameter, once `days` is in range (the one check for every usage query)."""
     if not 1 <= days <= MAX_DAYS:
         raise InputError(f"--days must be between 1 and {MAX_DAYS}, not {days}")
-    params = {"window": f"{days} days"}
+    return {"window": f"{days} days"}
+
+
+@owns_transaction
+def usage(conn: Conn, days: int = DEFAULT_DAYS) -> Usage:
+    params = _window(days)
     with translated(conn):
         harnesses = [HarnessUsage(**_plain(r)) for r in conn.execute(sql("usage.by_harness"), params)]
         log = LogUsage(**_plain(first(conn, sql("usage.from_log"), params)))
@@ -180,12 +185,6 @@ class UsageDetail(Usage):
     sessions: list[SessionUsage]
     recalls_per_using_session: float | None  # recall calls / sessions that recalled
     quoted: Quoted
-
-
-def _window(days: int) -> dict:
-    if not 1 <= days <= MAX_DAYS:
-        raise InputError(f"--days must be between 1 and {MAX_DAYS}, not {days}")
-    return {"window": f"{days} days"}
 
 
 # The verdicts of sessions already judged, by what decides them: the server, database and
