@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
 import uuid
 
@@ -64,7 +66,7 @@ class Server:
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory) -> Server:
+def server() -> Server:
     url = os.environ.get("CLI_ORG_TEST_DATABASE_URL")
     if url:
         params = conninfo_to_dict(url)
@@ -72,10 +74,16 @@ def server(tmp_path_factory) -> Server:
         tcp_host = "127.0.0.1" if host.startswith("/") else host
         yield Server(url, None, tcp_host, int(params.get("port") or 5432), _can_have_vectors(url))
         return
-    data_dir = tmp_path_factory.mktemp("pg")
-    info = embedded.ensure_running(data_dir)
-    yield Server(info.conninfo("postgres"), data_dir, "127.0.0.1", info.port)
-    embedded.stop(data_dir)
+    # A folder of its own, not under pytest's temporary root: every new pytest run by the same
+    # user re-secures that root (mode 0700), which cut the server's user off from its data and
+    # killed the suite's server when one test file ran beside it (issue 25; DESIGN.md).
+    data_dir = Path(tempfile.mkdtemp(prefix="cli-org-test-pg-"))
+    try:
+        info = embedded.ensure_running(data_dir)
+        yield Server(info.conninfo("postgres"), data_dir, "127.0.0.1", info.port)
+    finally:
+        embedded.stop(data_dir)
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def _can_have_vectors(admin_url: str) -> bool:
@@ -242,3 +250,55 @@ def web(org):
 
     yield make
     stack.close()
+
+
+# The adversarial tally (issue 21): every test marked `@pytest.mark.attack("surface")` is one
+# attack; it passes when the attack is refused. `python -m pytest -m attack` ends with a table
+# of tried / refused / through per surface (and writes it as JSON to CLI_ORG_ATTACK_REPORT).
+_ATTACK_SURFACE: dict[str, str] = {}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        marker = item.get_closest_marker("attack")
+        if marker is not None:
+            _ATTACK_SURFACE[item.nodeid] = marker.args[0] if marker.args else "other"
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _ATTACK_SURFACE:
+        return
+    outcome: dict[str, str] = {}
+    for status in ("passed", "failed", "error", "skipped", "xfailed", "xpassed"):
+        for report in terminalreporter.stats.get(status, []):
+            nodeid = getattr(report, "nodeid", None)
+            if nodeid not in _ATTACK_SURFACE:
+                continue
+            if status in ("failed", "error") or nodeid not in outcome:
+                outcome[nodeid] = status
+    table: dict[str, dict[str, int]] = {}
+    for nodeid, status in outcome.items():
+        row = table.setdefault(_ATTACK_SURFACE[nodeid], {"tried": 0, "refused": 0, "through": 0, "skipped": 0})
+        if status == "skipped":
+            row["skipped"] += 1
+            continue
+        row["tried"] += 1
+        row["refused" if status in ("passed", "xfailed") else "through"] += 1
+    if not table:
+        return
+    terminalreporter.section("attacks: tried / refused / through per surface")
+    for surface in sorted(table):
+        row = table[surface]
+        terminalreporter.write_line(
+            f"{surface:<12} tried {row['tried']:>4}  refused {row['refused']:>4}  through {row['through']:>4}"
+            + (f"  (skipped {row['skipped']})" if row["skipped"] else "")
+        )
+    total = {k: sum(r[k] for r in table.values()) for k in ("tried", "refused", "through")}
+    terminalreporter.write_line(
+        f"{'all':<12} tried {total['tried']:>4}  refused {total['refused']:>4}  through {total['through']:>4}"
+    )
+    path = os.environ.get("CLI_ORG_ATTACK_REPORT")
+    if path:
+        import json
+
+        Path(path).write_text(json.dumps({"surfaces": table, "all": total}, indent=2) + "\n")

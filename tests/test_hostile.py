@@ -17,6 +17,9 @@ from cli_org import facts
 from cli_org.config import Settings
 from cli_org.errors import AccessDenied, DatabaseError, InputError, NotFound
 
+# Every test here is one attack of the adversarial tally (tests/conftest.py).
+pytestmark = pytest.mark.attack("sql")
+
 FORGE = """
 CREATE TEMP TABLE org_agents (name text, kind text, team_lead text, is_owner boolean, role_name text);
 INSERT INTO org_agents VALUES ('other', 'bot', NULL, true, current_user), ('boss', 'person', NULL, true, current_user);
