@@ -231,21 +231,33 @@ def cli(org, monkeypatch):
 
 @pytest.fixture
 def web(org):
-    """A client of the web page on the test database: `web("bot")` serves as bot (loopback,
-    no token; pass token=... for one). The pools are closed after the test."""
+    """A client of the web page on the test database: `web("bot")` serves as bot on loopback
+    with a random token, logged in as a browser is, through the address that carries it
+    (its cookie); pass token=... to choose it, login=False for a client without it. The
+    pools are closed after the test."""
     from contextlib import ExitStack
 
     from fastapi.testclient import TestClient
 
     from cli_org.web.app import create_app, opened
-    from cli_org.web.guard import hosts_for
+    from cli_org.web.guard import hosts_for, new_token
 
     stack = ExitStack()
 
-    def make(agent: str | None = "boss", *, token: str | None = None, host: str = "127.0.0.1", port: int = 8765):
+    def make(
+        agent: str | None = "boss",
+        *,
+        token: str | None = None,
+        login: bool = True,
+        host: str = "127.0.0.1",
+        port: int = 8765,
+    ):
+        token = token or new_token()
         served = stack.enter_context(opened(org.settings, agent, token=token, hosts=hosts_for(host, port)))
         client = TestClient(create_app(served), base_url=f"http://{host}:{port}", follow_redirects=False)
         stack.enter_context(client)
+        if login:
+            assert client.get("/", params={"token": token}).status_code == 303
         return client
 
     yield make

@@ -170,7 +170,7 @@ def test_the_openapi_schema_is_published_and_names_every_api_route(web):
 
 def test_a_token_guards_every_request(org, web):
     secret = "s3cret-token-for-the-test"
-    client = web("boss", token=secret)
+    client = web("boss", token=secret, login=False)
     assert client.get("/facts").status_code == 401
     assert client.get("/api/facts").json() == {"error": client.get("/api/facts").json()["error"]}
     assert client.get("/api/facts", headers={"Authorization": "Bearer wrong-token-of-some-length"}).status_code == 401
@@ -242,7 +242,7 @@ def test_another_sites_page_cannot_fetch_from_this_one_but_a_link_from_it_opens(
 def test_another_site_can_neither_frame_the_page_nor_ask_through_a_link(org, web):
     """A frame is a navigation too (Sec-Fetch-Dest: iframe): refused, and every answer
     forbids framing, so another site cannot overlay the pin and forget buttons. A link that
-    carries a question would log a recall as the serving identity: refused, nothing logged."""
+    carries a question only fills the box: a recall is logged, so only a POST asks."""
     client = web("boss")
     framed = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe"}
     assert client.get("/facts", headers=framed).status_code == 403
@@ -253,13 +253,12 @@ def test_another_site_can_neither_frame_the_page_nor_ask_through_a_link(org, web
     link = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
     with org.admin() as conn:
         logged = conn.execute("SELECT count(*) AS n FROM recall_events").fetchone()["n"]
-    for path in ("/recall", "/api/recall"):
-        refused = client.get(path, params={"q": "deploy window"}, headers=link)
-        assert refused.status_code == 403 and "ask it here" in refused.text
-    assert client.get("/recall", headers=link).status_code == 200  # the empty box opens
+    filled = client.get("/recall", params={"q": "deploy window"}, headers=link)
+    assert filled.status_code == 200 and 'value="deploy window"' in filled.text
+    assert client.get("/api/recall", params={"q": "deploy window"}, headers=link).status_code == 405
     with org.admin() as conn:
         assert conn.execute("SELECT count(*) AS n FROM recall_events").fetchone()["n"] == logged
-    asked = client.get("/recall", params={"q": "deploy window"})  # asked on the page itself
+    asked = client.post("/recall", data={"q": "deploy window", "csrf": _csrf(filled.text)})  # asked on the page
     assert asked.status_code == 200
     with org.admin() as conn:
         assert conn.execute("SELECT count(*) AS n FROM recall_events").fetchone()["n"] == logged + 1

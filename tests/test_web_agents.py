@@ -63,12 +63,20 @@ def site(org, tmp_path):
         pool = stack.enter_context(open_pool(settings, agent, min_size=1, max_size=2))
         served = Web(settings, agent, pool, embedder or HashEmbedder(), hosts=hosts_for("127.0.0.1", 8765))
         client = TestClient(create_app(served), base_url="http://127.0.0.1:8765", follow_redirects=False)
+        client.headers["Authorization"] = f"Bearer {served.token}"  # an API client's way in
         stack.enter_context(client)
         return client
 
     make.root, make.vault, make.settings = root, vault, settings  # type: ignore[attr-defined]
     yield make
     stack.close()
+
+
+def _ask(client: TestClient, fields: dict):
+    """The recall box's question, posted as the page's form posts it (with its CSRF token)."""
+    box = client.get("/recall").text
+    csrf = box.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+    return client.post("/recall", data={**fields, "csrf": csrf})
 
 
 def _recall_rows(org) -> list[dict]:
@@ -196,7 +204,7 @@ def test_a_memory_file_too_long_is_cut_and_said_so(org, site):
 def test_recall_shows_labelled_hits_with_why_and_logs_the_call(org, site):
     fid = remember(org, "bot", "rollback", "A rollback must happen within fifteen minutes of a bad deploy.")
     client = site("boss")
-    data = client.get("/api/recall", params={"q": "rollback deploy", "limit": 6}).json()
+    data = client.post("/api/recall", json={"q": "rollback deploy", "limit": 6}).json()
     arms = {h["arm"] for h in data["hits"]}
     assert arms == {"fact", "memory", "vault"}, data
     assert data["query"] == "rollback deploy" and data["limit"] == 6 and data["chars"] > 50
@@ -205,7 +213,7 @@ def test_recall_shows_labelled_hits_with_why_and_logs_the_call(org, site):
     assert fact["id"] == fid and fact["why"] == "every word matched"
     vault_paths = [h["path"] for h in data["hits"] if h["arm"] == "vault"]
     assert "ops/deploy.md" in vault_paths and "CURRENT/today.md" not in vault_paths
-    page = client.get("/recall", params={"q": "rollback deploy"}).text
+    page = _ask(client, {"q": "rollback deploy"}).text
     assert f'href="/facts/{fid}"' in page and '<span class="arm fact">' in page
     assert '<span class="arm vault">' in page and '<span class="arm memory">' in page
     assert "ops/deploy.md" in page and "make rollback" in page and "why: every word matched" in page
@@ -223,7 +231,7 @@ def test_recall_json_is_the_clis(org, site, cli, monkeypatch):
     code, out, _ = cli("recall", "rollback deploy", "--arms", "fact,memory", "--json", agent="boss")
     assert code == 0
     from_cli = json.loads(out)
-    web = site("boss").get("/api/recall", params={"q": "rollback deploy"}).json()
+    web = site("boss").post("/api/recall", json={"q": "rollback deploy"}).json()
     # The CLI asked two arms; the page asks all three: the fact and memory hits agree.
     assert set(from_cli) == set(web)
     same = [h for h in web["hits"] if h["arm"] != "vault"]
@@ -236,25 +244,25 @@ def test_recall_without_a_question_shows_the_box_and_nothing_found_is_said(site,
     client = site("boss")
     page = client.get("/recall").text
     assert '<form class="ask"' in page and 'name="q"' in page and "hit" not in page.split("</form>")[1][:40]
-    assert client.get("/recall", params={"q": "   "}).status_code == 200
+    assert _ask(client, {"q": "   "}).status_code == 200
     assert _recall_rows(org) == []  # no question, no call
-    nothing = client.get("/recall", params={"q": "zzqx wwvy"}).text
+    nothing = _ask(client, {"q": "zzqx wwvy"}).text
     assert "Nothing found" in nothing and "nothing found" in nothing
 
 
 def test_recall_refusals(site, org):
     client = site("boss")
-    assert client.get("/api/recall").status_code == 422
-    assert client.get("/api/recall", params={"q": ""}).status_code == 422
-    assert client.get("/api/recall", params={"q": "   "}).status_code == 422
-    assert client.get("/api/recall", params={"q": "x" * 1001}).status_code == 422
-    too_many = client.get("/api/recall", params={"q": " ".join(["word"] * 65)})
+    assert client.post("/api/recall", json={}).status_code == 422
+    assert client.post("/api/recall", json={"q": ""}).status_code == 422
+    assert client.post("/api/recall", json={"q": "   "}).status_code == 422
+    assert client.post("/api/recall", json={"q": "x" * 1001}).status_code == 422
+    too_many = client.post("/api/recall", json={"q": " ".join(["word"] * 65)})
     assert too_many.status_code == 400 and "64" in too_many.json()["error"]
-    assert client.get("/api/recall", params={"q": "deploy", "limit": 0}).status_code == 422
-    assert client.get("/api/recall", params={"q": "deploy", "limit": 51}).status_code == 422
-    assert client.get("/api/recall", params={"q": "deploy", "project": "p" * 201}).status_code == 422
-    assert client.get("/api/recall", params={"q": "dep\x00loy"}).status_code == 400
-    assert client.get("/recall", params={"q": "x" * 1001}).status_code == 422
+    assert client.post("/api/recall", json={"q": "deploy", "limit": 0}).status_code == 422
+    assert client.post("/api/recall", json={"q": "deploy", "limit": 51}).status_code == 422
+    assert client.post("/api/recall", json={"q": "deploy", "project": "p" * 201}).status_code == 422
+    assert client.post("/api/recall", json={"q": "dep\x00loy"}).status_code == 400
+    assert _ask(client, {"q": "x" * 1001}).status_code == 422
     assert _recall_rows(org) == []  # nothing refused was logged
 
 
@@ -263,7 +271,7 @@ def test_recall_memory_arm_answers_from_the_serving_agents_own_notebook_only(org
         nb.add(conn, "memory", "Quarterly invoices reconcile against the ledger export.")
     with org.as_agent("bot") as conn:
         nb.add(conn, "memory", "Quarterly invoices are the bot's own concern too.")
-    seen = site("bot").get("/api/recall", params={"q": "quarterly invoices"}).json()
+    seen = site("bot").post("/api/recall", json={"q": "quarterly invoices"}).json()
     texts = [h.get("text", "") for h in seen["hits"] if h["arm"] == "memory"]
     assert any("bot's own concern" in t for t in texts) and not any("ledger export" in t for t in texts)
     logged = _recall_rows(org)
@@ -273,7 +281,7 @@ def test_recall_memory_arm_answers_from_the_serving_agents_own_notebook_only(org
 def test_recall_escapes_the_question_and_every_hit(org, site):
     remember(org, "bot", "<b>subject</b>", "Rollback notes: " + ATTACK)
     (site.root / ".agents/org/memory/bot.md").write_text("- rollback " + ATTACK + "\n")
-    page = site("boss").get("/recall", params={"q": "rollback <script>alert(1)</script>"}).text
+    page = _ask(site("boss"), {"q": "rollback <script>alert(1)</script>"}).text
     assert "<script>alert" not in page and "<img src=x" not in page and "<b>subject</b>" not in page
     assert "&lt;script&gt;alert(" in page
 
@@ -283,9 +291,9 @@ def test_recall_without_vectors_says_so(org, site, monkeypatch):
     import cli_org.recall.answer as answer
 
     monkeypatch.setattr(answer, "vectors_ready", lambda conn: False)
-    data = site("boss").get("/api/recall", params={"q": "rollback deploy"}).json()
+    data = site("boss").post("/api/recall", json={"q": "rollback deploy"}).json()
     assert data["notice"] and "keyword" in data["notice"] and data["hits"]
-    assert data["notice"] in site("boss").get("/recall", params={"q": "rollback deploy"}).text
+    assert data["notice"] in _ask(site("boss"), {"q": "rollback deploy"}).text
 
 
 # --- Search -------------------------------------------------------------------------------
@@ -377,7 +385,7 @@ def test_recall_and_search_with_the_real_query_model(org, site, model_settings):
         found = client.get("/api/search", params={"q": "undo a broken release quickly", "mode": "semantic"}).json()
         assert found["used"] == "semantic" and found["notice"] is None
         assert found["hits"][0]["path"] == "ops/deploy.md"
-        answer = client.get("/api/recall", params={"q": "how do I roll back a bad deploy"}).json()
+        answer = client.post("/api/recall", json={"q": "how do I roll back a bad deploy"}).json()
         assert answer["notice"] is None
         vault = [h for h in answer["hits"] if h["arm"] == "vault"]
         assert vault and vault[0]["path"] == "ops/deploy.md" and vault[0]["semantic_score"] > 0.3

@@ -18,6 +18,8 @@ from conftest import fresh_database, with_team
 
 EXAMPLES = int(os.environ.get("CLI_ORG_FUZZ_EXAMPLES", "15"))
 HOST = "127.0.0.1:8765"  # the loopback address the app is made for (the Host guard stays on)
+TOKEN = "a-token-for-the-fuzzer-" + "x" * 16  # every request carries it, as an API client does
+HEADERS = {"Host": HOST, "Authorization": f"Bearer {TOKEN}"}
 
 
 def _operations() -> list[tuple[str, str]]:
@@ -54,9 +56,9 @@ def api(server):
             kept = remember(conn, "billing", "Invoices go out on the first working day.", source="#fin-1").id
         with org.as_agent("boss") as conn:
             pin(conn, kept)
-        with opened(org.settings, "lead", token=None, hosts=hosts_for("127.0.0.1", 8765)) as web:
+        with opened(org.settings, "lead", token=TOKEN, hosts=hosts_for("127.0.0.1", 8765)) as web:
             app = create_app(web)
-            yield schemathesis.openapi.from_asgi("/api/openapi.json", app, headers={"Host": HOST})
+            yield schemathesis.openapi.from_asgi("/api/openapi.json", app, headers=HEADERS)
 
 
 def _fuzz(operation, mode, checks: list) -> None:
@@ -66,7 +68,7 @@ def _fuzz(operation, mode, checks: list) -> None:
     @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(case=operation.as_strategy(generation_mode=mode))
     def fuzz(case) -> None:
-        response = case.call(headers={"Host": HOST})
+        response = case.call(headers=HEADERS)
         case.validate_response(response, checks=checks)
 
     fuzz()

@@ -22,9 +22,11 @@ def serve(host: str, port: int, agent: str | None) -> None:
     It acts as the agent (usually a person) named by --as / ORG_AGENT, or the login role of
     CLI_ORG_DATABASE_URL, for its whole life: row-level security applies to every page, and
     forget, restore, pin and unpin from the page act with that identity's rights. It listens
-    on 127.0.0.1 by default; with CLI_ORG_WEB_TOKEN set, every request must carry the token
-    (and only then may --host name a non-loopback address). The API's schema is at
-    /api/openapi.json.
+    on 127.0.0.1 by default. Every request needs a token, on loopback too (other users of the
+    machine share 127.0.0.1): a random one drawn at start, or CLI_ORG_WEB_TOKEN. Open the
+    address printed at start once: it carries the token and leaves it in a cookie. API
+    clients send `Authorization: Bearer TOKEN`. --host may name a non-loopback address only
+    with CLI_ORG_WEB_TOKEN set. The API's schema is at /api/openapi.json.
     """
     from ..web.app import serve as run
 

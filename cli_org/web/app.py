@@ -11,9 +11,10 @@ same data as JSON under /api/...). It never imports click and holds no rule of i
   DESIGN.md), and a second for reads when CLI_ORG_READ_URL is set; the query model is opened
   once and closed on exit. Routes are plain functions, served in worker threads, each taking
   a connection from the pool for one library call.
-- Security (one place each, in guard.py): loopback only unless a token is set; the token on
-  every request when it is; the Host header checked against the address served; a form's
-  CSRF token checked on every form post; /api writes take JSON only.
+- Security (one place each, in guard.py): a token on every request, loopback included
+  (issue 21); a non-loopback address only with a token the user chose; the Host header
+  checked against the address served; writes only from the page's own origin, forms with
+  their CSRF token, /api writes as JSON.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ class Web:
     pool: ConnectionPool[Conn]
     embedder: Embedder | None = None
     reads: ConnectionPool[Conn] | None = None
-    token: str | None = None
+    token: str = field(default_factory=guard.new_token)  # every request carries it (guard.py)
+    cookie: str = guard.COOKIE  # the cookie's name that holds it (guard.cookie_for)
     hosts: frozenset[str] = field(default_factory=frozenset)  # Host headers accepted; empty: any
     secret: bytes = field(default_factory=guard.new_secret)  # signs the CSRF tokens of forms
 
@@ -155,7 +157,9 @@ def web_of(request: Request) -> Web:
 
 
 @contextmanager
-def opened(settings: Settings, agent: str | None, *, token: str | None, hosts: frozenset[str]) -> Iterator[Web]:
+def opened(
+    settings: Settings, agent: str | None, *, token: str, hosts: frozenset[str], cookie: str = guard.COOKIE
+) -> Iterator[Web]:
     """The pools and the query model for a server's life; closed on exit."""
     from ..db.pool import open_pool
     from ..vault.embedders import opened as model_opened
@@ -169,7 +173,7 @@ def opened(settings: Settings, agent: str | None, *, token: str | None, hosts: f
         open_pool(settings, agent, min_size=1, max_size=4) as pool,
         open_pool(settings, agent, min_size=1, max_size=4, read=True) if settings.read_url else nullcontext() as reads,
     ):
-        yield Web(settings, agent, pool, embedder, reads=reads, token=token, hosts=hosts)
+        yield Web(settings, agent, pool, embedder, reads=reads, token=token, cookie=cookie, hosts=hosts)
 
 
 def _check_schema(settings: Settings) -> None:
@@ -211,18 +215,24 @@ def serve(settings: Settings, agent: str | None, host: str, port: int, *, log: C
     """Check the address, open everything, serve until interrupted, close everything."""
     import uvicorn
 
-    token = settings.web_token
-    guard.check_bind(host, token)
+    guard.check_bind(host, settings.web_token)
     guard.check_port(host, port)
+    token = settings.web_token or guard.new_token()  # issue 21: a token on loopback too
     started = time.perf_counter()
-    with opened(settings, agent, token=token, hosts=guard.hosts_for(host, port)) as web:
+    cookie = guard.cookie_for(port)
+    with opened(settings, agent, token=token, hosts=guard.hosts_for(host, port), cookie=cookie) as web:
         app = create_app(web)
 
         @asynccontextmanager
         async def announce(_app: FastAPI):
             who = agent or "the login role"
             ready = time.perf_counter() - started
-            address = f"http://{guard.shown_host(host)}:{port}/"
+            # The address logs the browser in once; a token the user set is not printed.
+            address = (
+                f"http://{guard.shown_host(host)}:{port}/ (token: CLI_ORG_WEB_TOKEN)"
+                if settings.web_token
+                else guard.login_url(host, port, token)
+            )
             log(f"cli-org serve: {address} as {who} (ready in {ready:.1f} s; Ctrl-C stops)")
             warming = threading.Thread(target=warm_usage, args=(web,), name="warm-usage", daemon=True)
             warming.start()

@@ -1,22 +1,27 @@
 """The web page's security rules, one place each (README "Web page", Security).
 
-- Bind: loopback only, unless a token is configured (CLI_ORG_WEB_TOKEN); a page that
-  reads every agent's facts must not be reachable from the network by default.
-- Token: when set, every request carries it: `Authorization: Bearer TOKEN`, the cookie the
-  page sets, or `?token=TOKEN` once (which sets the cookie and drops it from the address).
+- Token (issue 21): every request carries the token, on every host, loopback included:
+  127.0.0.1 is shared by every user of the machine, so "loopback" is no login. `cli-org
+  serve` draws a random one at start (or takes CLI_ORG_WEB_TOKEN) and prints an address
+  that carries it once (`/?token=...`): that sets an HttpOnly, SameSite=Strict cookie for
+  this port and redirects to the same address without it. API clients send
+  `Authorization: Bearer TOKEN`. Compared in constant time.
+- Bind: a non-loopback address needs a token the user chose (CLI_ORG_WEB_TOKEN), since the
+  page then travels over the network in plain HTTP.
 - Host: when bound to loopback, only a Host header naming that loopback address is served,
   so a web site cannot reach the page through a name it controls (DNS rebinding).
-- Cross-site requests: anything another site's page makes the browser ask for
-  (`Sec-Fetch-Site: cross-site`) is refused unless it opens a whole page from a link (a
-  navigation of the top-level document); a frame, an image, a script or a fetch is
-  refused. A link from elsewhere that asks a question (recall logs every question as the
-  serving identity) is refused too. Every answer also forbids framing (X-Frame-Options,
-  CSP frame-ancestors), so another site cannot overlay the page's buttons.
-- CSRF: every form carries a token signed with the process's secret, checked on every form
-  post; a post whose Origin names another site is refused. /api writes take
-  application/json only, which a cross-site form cannot send.
+- Other origins (issue 21): a page on another port of 127.0.0.1 is the same *site* (the
+  browser sends it the cookie) but another *origin*. Anything another site's or another
+  port's page makes the browser ask for (`Sec-Fetch-Site: cross-site` or `same-site`) is
+  refused unless it opens a whole page from a link (a top-level navigation, which only
+  reads); a frame, an image, a script or a fetch is refused. Every answer also forbids
+  framing (X-Frame-Options, CSP frame-ancestors).
+- Writes: no GET changes anything (a recall, which is logged, is a POST). Every POST must
+  come from this page itself: Sec-Fetch-Site, when sent, is `same-origin`, and Origin, when
+  sent, is this exact host and port. Forms also carry a token signed with the process's
+  secret; /api writes take application/json only, which another page cannot send without
+  a preflight this server never answers.
 """
-
 from __future__ import annotations
 
 import hashlib
@@ -54,6 +59,22 @@ def new_secret() -> bytes:
     return secrets.token_bytes(32)
 
 
+def new_token() -> str:
+    """The page's token when the user set none: drawn afresh for each server's life."""
+    return secrets.token_urlsafe(32)
+
+
+def cookie_for(port: int) -> str:
+    """The cookie's name: one per port, since a browser sends a host's cookies to all its
+    ports and two servers (one per org, or a restart) must not overwrite each other's."""
+    return f"{COOKIE}_{port}"
+
+
+def login_url(host: str, port: int, token: str) -> str:
+    """The address `cli-org serve` prints: opened once, it logs the browser in."""
+    return f"http://{shown_host(host)}:{port}/?{urlencode({'token': token})}"
+
+
 def is_loopback(host: str) -> bool:
     if host in _LOOPBACK_NAMES:
         return True
@@ -64,7 +85,9 @@ def is_loopback(host: str) -> bool:
 
 
 def check_bind(host: str, token: str | None) -> None:
-    """The bind rule: a non-loopback address needs a token."""
+    """The bind rule: a non-loopback address needs a token the user chose (issue 21: loopback
+    gets a random one, and so does every other request, but plain HTTP over a network
+    should be a decision, not a default)."""
     if not is_loopback(host) and not token:
         raise ConfigError(
             f"refusing to serve on {host}, which is not a loopback address, without a token: "
@@ -106,22 +129,27 @@ def csrf_token(secret: bytes) -> str:
     return hmac.new(secret, b"cli-org form", hashlib.sha256).hexdigest()
 
 
-def _token_of(request: Request) -> str | None:
+def _token_of(request: Request, cookie: str) -> str | None:
     header = request.headers.get("authorization", "")
     if header.lower().startswith("bearer "):
         return header[7:].strip()
-    return request.cookies.get(COOKIE) or request.query_params.get("token")
+    return request.cookies.get(cookie)
 
 
 def _same(a: str | None, b: str) -> bool:
     return a is not None and hmac.compare_digest(a.encode("utf-8", "replace"), b.encode())
 
 
-def _cross_site(request: Request) -> bool:
+def _another_origin(request: Request) -> bool:
+    """A write another page caused: Sec-Fetch-Site other than same-origin, or an Origin that
+    is not this exact host and port (a browser without Fetch Metadata still sends Origin)."""
+    site = request.headers.get("sec-fetch-site")
     origin = request.headers.get("origin")
-    if not origin or origin == "null":
-        return origin == "null"
-    return urlsplit(origin).netloc != request.headers.get("host", "")
+    if site is not None and site != "same-origin":
+        return True
+    if origin is None:
+        return False  # not a browser (curl, a script): the token alone decides
+    return origin == "null" or urlsplit(origin).netloc != request.headers.get("host", "")
 
 
 # Sent with every answer: no other site may frame the page (clickjacking its forms), and
@@ -131,22 +159,17 @@ HEADERS = {
     "Content-Security-Policy": "frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
 }
-ASKS = ("/recall", "/api/recall")  # pages whose question is logged as the serving identity's recall
 
 
 def _from_another_site(request: Request) -> str | None:
-    """Why a request another site's page caused is refused, or None (README, Web page)."""
-    if request.headers.get("sec-fetch-site") != "cross-site":
+    """Why a read another site's (or another port's) page caused is refused, or None."""
+    if request.headers.get("sec-fetch-site") not in ("cross-site", "same-site"):
         return None
     whole_page = (
         request.headers.get("sec-fetch-mode", "navigate") == "navigate"
         and request.headers.get("sec-fetch-dest", "document") == "document"
     )
-    if not whole_page:
-        return "refused: another site's page may not fetch or frame this one"
-    if request.url.path in ASKS and request.query_params.get("q"):
-        return "refused: a question from another site's link is not asked; ask it here"
-    return None
+    return None if whole_page else "refused: another site's page may not fetch or frame this one"
 
 
 def _refusal(request: Request, status: int, message: str) -> Response:
@@ -166,26 +189,28 @@ def middleware(web: Web) -> Callable[[Request, Callable[[Request], Awaitable[Res
     async def _checked(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         if web.hosts and request.headers.get("host", "") not in web.hosts:
             return _refusal(request, 421, "this page answers only to the loopback address it was started on")
-        if web.token is not None:
-            given = _token_of(request)
-            if not _same(given, web.token):
-                return _refusal(
-                    request,
-                    401,
-                    "a token is required: send `Authorization: Bearer TOKEN` or open the page with ?token=TOKEN once",
-                )
-            if request.query_params.get("token") and request.method == "GET":
-                kept = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
-                # One leading slash: "//site/" would send the browser to another site.
-                address = "/" + request.url.path.lstrip("/") + ("?" + urlencode(kept) if kept else "")
-                moved = RedirectResponse(address, status_code=303)
-                moved.set_cookie(COOKIE, web.token, httponly=True, samesite="strict")
-                return moved
+        # issue 21: the token on every request, loopback or not. The address that carries
+        # it (tried before a cookie, which may be a stale one from the last server) logs in.
+        given = request.query_params.get("token") if request.method == "GET" else None
+        if not _same(given or _token_of(request, web.cookie), web.token):
+            return _refusal(
+                request,
+                401,
+                "a token is required: open the address `cli-org serve` printed (it carries ?token=...), "
+                "or send `Authorization: Bearer TOKEN`",
+            )
+        if given:
+            kept = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+            # One leading slash: "//site/" would send the browser to another site.
+            address = "/" + request.url.path.lstrip("/") + ("?" + urlencode(kept) if kept else "")
+            moved = RedirectResponse(address, status_code=303)
+            moved.set_cookie(web.cookie, web.token, httponly=True, samesite="strict")
+            return moved
         if why := _from_another_site(request):
             return _refusal(request, 403, why)
         if request.method not in ("GET", "HEAD", "OPTIONS"):
-            if _cross_site(request):
-                return _refusal(request, 403, "refused: this request came from another site")
+            if _another_origin(request):
+                return _refusal(request, 403, "refused: this request came from another site's (or port's) page")
             kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
             if request.url.path.startswith("/api/"):
                 if kind != "application/json":
