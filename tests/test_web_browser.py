@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -139,24 +140,31 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wait_until_up(proc: subprocess.Popen, url: str, log: Path, seconds: float = 120) -> None:
+def _wait_until_up(proc: subprocess.Popen, url: str, log: Path, seconds: float = 120) -> str:
+    """The address with the token that `cli-org serve` printed, once the page answers to it."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise AssertionError(f"cli-org serve exited with {proc.returncode}: {log.read_text()}")
+        printed = re.search(r"http://\S+/\?token=[\w-]+", log.read_text())
         try:
-            with urllib.request.urlopen(url, timeout=5) as answer:
-                if answer.status == 200:
-                    return
+            if printed:
+                token = printed.group(0).rsplit("=", 1)[1]
+                asked = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+                with urllib.request.urlopen(asked, timeout=5) as answer:
+                    if answer.status == 200:
+                        return printed.group(0)
         except (urllib.error.URLError, ConnectionError, TimeoutError):
-            time.sleep(0.3)
+            pass
+        time.sleep(0.3)
     raise AssertionError(f"cli-org serve did not answer within {seconds:.0f} s: {log.read_text()}")
 
 
 @pytest.fixture(scope="module")
 def site(server, tmp_path_factory):
     """`cli-org serve --as boss` on a free port over a database with data for every page;
-    yields (base URL, the database, the ids loaded). Stopped and dropped after the module."""
+    yields (base URL, the database, the ids loaded, the login address it printed). Stopped
+    and dropped after the module."""
     _browser_or_skip()
     tmp = tmp_path_factory.mktemp("browser")
     with fresh_database(server) as blank:
@@ -176,8 +184,8 @@ def site(server, tmp_path_factory):
             )
         try:
             base = f"http://127.0.0.1:{port}"
-            _wait_until_up(proc, base + "/facts", log)
-            yield base, org, ids
+            login = _wait_until_up(proc, base + "/facts", log)
+            yield base, org, ids, login
         finally:
             proc.terminate()
             try:
@@ -224,6 +232,14 @@ class Watched:
         if not (url.startswith(self.base + "/") or url.startswith("data:") or url == self.base):
             self.elsewhere.append(url)
 
+    def login(self, address: str):
+        """Open the address `cli-org serve` printed, as its user does: it leaves the token in
+        a cookie and lands on the Facts page, the token gone from the address bar."""
+        answer = self.page.goto(address, wait_until="load")
+        assert answer is not None and answer.status == 200
+        assert self.page.url == self.base + "/facts", self.page.url
+        return answer
+
     def open(self, path: str):
         answer = self.page.goto(path, wait_until="load")
         assert answer is not None and answer.status == 200, f"{path}: {answer and answer.status}"
@@ -246,8 +262,9 @@ class Watched:
 
 @pytest.fixture
 def tab(site, browser):
-    base, _, _ = site
+    base, _, _, login = site
     watched = Watched(browser, base)
+    watched.login(login)
     yield watched
     watched.close()
 
@@ -275,7 +292,7 @@ def test_every_page_opens_with_its_data_and_is_screenshotted(tab, path):
 
 
 def test_the_facts_page_shows_hostile_text_as_text(site, tab):
-    _, _, ids = site
+    _, _, ids, _ = site
     tab.open("/facts")
     row = tab.page.locator(f'a[href="/facts/{ids["hostile"]}"]').first
     assert row.count() == 1
@@ -287,7 +304,7 @@ def test_the_facts_page_shows_hostile_text_as_text(site, tab):
 
 
 def test_follow_a_fact_to_its_history_then_pin_and_unpin_it(site, tab):
-    _, org, ids = site
+    _, org, ids, _ = site
     fid = ids["freeze"]
     page = tab.page
     tab.open("/facts")
@@ -321,8 +338,8 @@ def test_ask_a_question_in_the_recall_box(tab):
     tab.open("/recall")
     # The question box: the page's first visible text field outside a write form.
     box = page.locator(
-        'main form:not([method="post"]) input:not([type="hidden"]):not([type="checkbox"]):not([type="radio"]),'
-        ' main form:not([method="post"]) textarea'
+        'main form.ask input:not([type="hidden"]):not([type="checkbox"]):not([type="radio"]),'
+        " main form.ask textarea"
     ).first
     box.fill(QUESTION)
     with page.expect_navigation(wait_until="load"):
@@ -330,3 +347,22 @@ def test_ask_a_question_in_the_recall_box(tab):
     assert ANSWER in page.locator("main").inner_text()
     tab.shoot("recall-answered")
     tab.clean()
+
+
+def test_the_printed_address_logs_in_and_only_it(site, browser):
+    """Issue 21: the page needs the token on loopback too. A browser without it is refused;
+    the address `cli-org serve` printed logs it in and lands on a clean address."""
+    base, _, _, login = site
+    stranger = Watched(browser, base)
+    try:
+        refused = stranger.page.goto("/facts", wait_until="load")
+        assert refused is not None and refused.status == 401
+        assert "cli-org serve" in stranger.page.locator("main").inner_text()
+        stranger.login(login)
+        cookies = stranger.context.cookies(base)
+        assert [(c["httpOnly"], c["sameSite"]) for c in cookies] == [(True, "Strict")]
+        assert "token" not in stranger.page.url
+        stranger.shoot("login-landing")
+        stranger.clean()
+    finally:
+        stranger.close()

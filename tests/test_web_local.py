@@ -23,8 +23,6 @@ import pytest
 from cli_org import facts
 from cli_org import notebook as nb
 
-pytestmark = pytest.mark.attack("web")
-
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "The payroll export key rotates on the 3rd."  # in the owner-readable notebook of bot
 
@@ -48,7 +46,7 @@ def _recalls(org) -> int:
 @pytest.fixture
 def served(org, tmp_path):
     """A real `cli-org serve --as boss` (the owner) on a free loopback port; yields (base,
-    login address it printed, pid)."""
+    the token in the address it printed, or "" if it printed none, and its pid)."""
     port = _free_port()
     env = {**os.environ, **org.env}
     env.pop("ORG_AGENT", None)
@@ -64,10 +62,11 @@ def served(org, tmp_path):
         )
     try:
         deadline = time.monotonic() + 120
-        while not (found := re.search(r"(http://127\.0\.0\.1:\d+/\?token=[\w-]+)", log.read_text())):
+        while "cli-org serve: " not in log.read_text():
             assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
             time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}", found.group(1), proc.pid
+        found = re.search(r"/\?token=([\w-]+) ", log.read_text())
+        yield f"http://127.0.0.1:{port}", found.group(1) if found else "", proc.pid
     finally:
         proc.terminate()
         try:
@@ -114,8 +113,9 @@ def _as_owner(url: str, token: str, body: dict | None = None) -> tuple[int, str]
         return exc.code, exc.read().decode()
 
 
+@pytest.mark.attack("web")
 def test_another_local_user_can_neither_read_nor_retire_through_the_page(org, served, stranger):
-    base, login, pid = served
+    base, token, pid = served
     with org.as_agent("bot") as conn:
         fid = facts.remember(conn, "payroll", "Payroll runs on the 25th.", source="#fin-1").id
         nb.add(conn, "memory", SECRET)
@@ -131,8 +131,7 @@ def test_another_local_user_can_neither_read_nor_retire_through_the_page(org, se
     assert status == 401
     # Nor does the process show the token to other users (its command line is world-readable).
     status = subprocess.run(["runuser", "-u", stranger, "--", "cat", f"/proc/{pid}/cmdline"], capture_output=True)
-    token = login.rsplit("token=", 1)[1]
-    assert token.encode() not in status.stdout
+    assert token and token.encode() not in status.stdout
     # The owner, with the token, reads and retires.
     ok, page = _as_owner(base + "/api/agents/bot", token)
     assert ok == 200 and SECRET in page
@@ -141,14 +140,16 @@ def test_another_local_user_can_neither_read_nor_retire_through_the_page(org, se
 
 
 def test_the_printed_address_logs_a_browser_in_once(org, served):
-    base, login, _ = served
+    base, token, _ = served
+    assert token, "serve printed no address that carries a token"
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
-    with opener.open(login, timeout=30) as landed:
+    with opener.open(f"{base}/?token={token}", timeout=30) as landed:
         assert landed.status == 200 and landed.url == base + "/facts"  # the token left the address
     with opener.open(base + "/agents", timeout=30) as again:
         assert again.status == 200  # the cookie it left
 
 
+@pytest.mark.attack("web")
 def test_a_page_on_another_port_can_neither_write_nor_ask(org, web):
     """The browser sends the cookie to a same-site page's requests: other ports of 127.0.0.1
     are refused by Origin and Sec-Fetch-Site, and no GET asks (a recall is logged)."""
@@ -181,9 +182,3 @@ def test_a_page_on_another_port_can_neither_write_nor_ask(org, web):
     assert client.post(f"/facts/{fid}/forget", data={"why": "x", "csrf": csrf}, headers=mine).status_code == 303
     assert not _current(org, fid)
 
-
-def test_loopback_without_the_token_is_refused(web):
-    client = web("boss", login=False)
-    for path in ("/facts", "/api/facts", "/agents/bot", "/static/style.css"):
-        assert client.get(path).status_code == 401, path
-    assert client.get("/facts", headers={"Authorization": "Bearer " + "x" * 43}).status_code == 401
