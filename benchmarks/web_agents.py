@@ -121,11 +121,12 @@ def measure(settings, runs: int, warm: int) -> dict[str, dict[str, float]]:
     from fastapi.testclient import TestClient
 
     from cli_org.web.app import create_app, opened
-    from cli_org.web.guard import hosts_for
+    from cli_org.web.guard import hosts_for, new_token
 
     out: dict[str, dict[str, float]] = {}
-    with opened(settings, "mara", token=None, hosts=hosts_for("127.0.0.1", 8765)) as web:
-        client = TestClient(create_app(web), base_url="http://127.0.0.1:8765")
+    with opened(settings, "mara", token=new_token(), hosts=hosts_for("127.0.0.1", 8765)) as web:
+        auth = {"Authorization": f"Bearer {web.token}"}
+        client = TestClient(create_app(web), base_url="http://127.0.0.1:8765", headers=auth)
         with client:
             for path, questions in PAGES:
                 asked = itertools.cycle(questions or [None])
@@ -134,7 +135,12 @@ def measure(settings, runs: int, warm: int) -> dict[str, dict[str, float]]:
                     q = next(asked)
                     params = {"q": q} if q else {}
                     started = time.perf_counter()
-                    response = client.get(path, params=params)
+                    if path == "/api/recall":  # a recall is logged: a POST (issue 21)
+                        response = client.post(path, json=params)
+                    elif path == "/recall":
+                        response = client.post(path, data={**params, "csrf": web.csrf()})
+                    else:
+                        response = client.get(path, params=params)
                     spent = (time.perf_counter() - started) * 1000
                     if response.status_code != 200:
                         raise SystemExit(f"{path} {params}: {response.status_code} {response.text[:200]}")

@@ -64,7 +64,7 @@ def measure(settings, runs: int, last: int) -> dict:
     from fastapi.testclient import TestClient
 
     from cli_org.web.app import create_app, opened
-    from cli_org.web.guard import hosts_for
+    from cli_org.web.guard import hosts_for, new_token
 
     a, b = f"run-{last - 1:04d}", f"run-{last:04d}"
     paths = [
@@ -76,8 +76,9 @@ def measure(settings, runs: int, last: int) -> dict:
         f"/api/eval/compare?a={a}&b={b}",
     ]
     with ExitStack() as stack:
-        web = stack.enter_context(opened(settings, AGENT, token=None, hosts=hosts_for("127.0.0.1", 8765)))
-        client = stack.enter_context(TestClient(create_app(web), base_url="http://127.0.0.1:8765"))
+        web = stack.enter_context(opened(settings, AGENT, token=new_token(), hosts=hosts_for("127.0.0.1", 8765)))
+        auth = {"Authorization": f"Bearer {web.token}"}
+        client = stack.enter_context(TestClient(create_app(web), base_url="http://127.0.0.1:8765", headers=auth))
         return {path: _time(client, path, runs) for path in paths}
 
 

@@ -338,8 +338,7 @@ def test_ask_a_question_in_the_recall_box(tab):
     tab.open("/recall")
     # The question box: the page's first visible text field outside a write form.
     box = page.locator(
-        'main form.ask input:not([type="hidden"]):not([type="checkbox"]):not([type="radio"]),'
-        " main form.ask textarea"
+        'main form.ask input:not([type="hidden"]):not([type="checkbox"]):not([type="radio"]), main form.ask textarea'
     ).first
     box.fill(QUESTION)
     with page.expect_navigation(wait_until="load"):

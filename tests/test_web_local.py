@@ -181,4 +181,3 @@ def test_a_page_on_another_port_can_neither_write_nor_ask(org, web):
     assert _recalls(org) == 1
     assert client.post(f"/facts/{fid}/forget", data={"why": "x", "csrf": csrf}, headers=mine).status_code == 303
     assert not _current(org, fid)
-

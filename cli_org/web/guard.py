@@ -22,6 +22,7 @@
   secret; /api writes take application/json only, which another page cannot send without
   a preflight this server never answers.
 """
+
 from __future__ import annotations
 
 import hashlib
