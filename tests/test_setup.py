@@ -517,3 +517,56 @@ def test_cli_refuses_a_linked_checkout_in_one_line(cli, home, tmp_path, mode):
     assert code == 1 and out == "" and err.count("\n") == 1 and err.startswith("cli-org: ")
     assert "symbolic link" in err and "Traceback" not in err
     assert (snapshot(home), snapshot(checkout)) == before
+
+
+# --- issue 21, finding 10c: a YAML alias bomb; 10d: --remove keeps what the user added ------------
+
+# Ten levels, each an alias repeated nine times: 9**10 leaves once expanded. Before the fix a
+# `setup hermes --dry-run` on it ran for more than 120 s (it was killed then).
+LEVELS = [f"n{i}" for i in range(11)]
+BOMB = (
+    "n0: &n0 [x, x, x, x, x, x, x, x, x]\n"
+    + "".join(f"{n}: &{n} [{', '.join(['*' + p] * 9)}]\n" for p, n in zip(LEVELS, LEVELS[1:], strict=False))
+    + "mcp_servers:\n  docs:\n    command: docs-mcp\n"
+)
+
+
+@pytest.mark.attack("config")
+@pytest.mark.parametrize("dry_run", [True, False], ids=["dry-run", "setup"])
+def test_a_yaml_alias_bomb_is_refused_before_it_is_expanded(home, dry_run):
+    write(home, {".hermes/config.yaml": BOMB})
+    before = tree(home)
+    with pytest.raises(ConfigError, match=r"YAML alias \(line 2\)"):
+        run("hermes", dry_run=dry_run)
+    assert tree(home) == before
+
+
+@pytest.mark.attack("config")
+def test_an_oversized_yaml_file_is_refused_before_it_is_parsed(home):
+    write(home, {".hermes/config.yaml": "model: hermes-4\n" + "# padding\n" * 30_000})
+    with pytest.raises(ConfigError, match="larger than 256 KB"):
+        run("hermes", dry_run=True)
+
+
+def test_yaml_anchors_without_aliases_are_fine(home):
+    write(home, {".hermes/config.yaml": "terminal: &t\n  backend: local\nmodel: hermes-4\n"})
+    run("hermes")
+    assert yaml.safe_load((home / ".hermes/config.yaml").read_text())["terminal"] == {"backend": "local"}
+
+
+@pytest.mark.parametrize(
+    "harness, name, line",
+    [("codex", ".codex/config.toml", "# keep: the docs server is ours\n"), ("hermes", ".hermes/config.yaml", "  # keep me\n")],
+)
+def test_remove_keeps_every_line_the_user_added_since_byte_for_byte(home, harness, name, line):
+    write(home, ORIGINALS[harness])
+    run(harness)
+    text = (home / name).read_text()
+    at = text.index("docs")  # a comment added after setup, inside the user's own part
+    (home / name).write_text(text[: text.index("\n", at) + 1] + line + text[text.index("\n", at) + 1 :])
+    original = ORIGINALS[harness][name]
+    at = original.index("docs")
+    expected = original[: original.index("\n", at) + 1] + line + original[original.index("\n", at) + 1 :]
+    removed = run(harness, remove=True, agent=None)
+    assert (home / name).read_text() == expected
+    assert {c.path: c.action for c in removed.changes}[str(home / name)] == "edit"
