@@ -556,7 +556,10 @@ def test_yaml_anchors_without_aliases_are_fine(home):
 
 @pytest.mark.parametrize(
     "harness, name, line",
-    [("codex", ".codex/config.toml", "# keep: the docs server is ours\n"), ("hermes", ".hermes/config.yaml", "  # keep me\n")],
+    [
+        ("codex", ".codex/config.toml", "# keep: the docs server is ours\n"),
+        ("hermes", ".hermes/config.yaml", "  # keep me\n"),
+    ],
 )
 def test_remove_keeps_every_line_the_user_added_since_byte_for_byte(home, harness, name, line):
     write(home, ORIGINALS[harness])
