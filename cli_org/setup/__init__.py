@@ -22,6 +22,7 @@ files (`.hermes.md`/`HERMES.md`, else AGENTS.md, in a project; SOUL.md in its ho
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import shlex
 import shutil
@@ -200,9 +201,7 @@ def plan(edits: list[Edit], *, remove: bool, project_dir: Path | None = None) ->
         backup = here.beside(here.name + BACKUP_SUFFIX)
         files.must_be_free(here.temporary)
         before = _read(here)
-
-        def change(action: str, made: str | None, after: str | None) -> Change:
-            return Change(str(edit.path), edit.what, action, made, before, after, here, backup)
+        change = functools.partial(_change, edit, here, backup, before)
 
         if not remove:
             after = edit.add(before)
@@ -233,6 +232,18 @@ def plan(edits: list[Edit], *, remove: bool, project_dir: Path | None = None) ->
         else:
             changes.append(change("edit", None, left))
     return changes
+
+
+def _change(
+    edit: Edit,
+    here: files.Place,
+    backup: files.Place,
+    before: str | None,
+    action: str,
+    made: str | None,
+    after: str | None,
+) -> Change:
+    return Change(str(edit.path), edit.what, action, made, before, after, here, backup)
 
 
 def _same(edit: Edit, left: str, original: str) -> bool:
