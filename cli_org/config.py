@@ -133,11 +133,57 @@ def check_database_url(url: str, name: str = "CLI_ORG_DATABASE_URL") -> None:
         raise ConfigError(f"{name}: port {bad[0]!r} is not a number")
 
 
-def load_dotenv() -> None:
-    """Put the current folder's .env into the environment; values already set win.
+# Issue 21, finding 10a: a checkout must not choose the database. A repository's `.env`
+# could point the CLI, the hooks and the MCP server at another server (whose text is then
+# put into the session), pick the identity, or move where files are read and written. So
+# from a `.env` cli-org takes only the settings below, which change how it answers but
+# not where it connects, who it is, or which files and servers it uses. Everything that
+# does (CLI_ORG_DATABASE_URL, CLI_ORG_READ_URL, CLI_ORG_DATABASE, CLI_ORG_DATA_DIR,
+# CLI_ORG_WARM_DIR, CLI_ORG_WEB_TOKEN, ORG_AGENT, ORG_AGENT_PASSWORD, ORG_VAULT, ORG_ROOT,
+# and any ORG_*/CLI_ORG_* setting added later until it is judged harmless here) is ignored
+# with a warning naming it: ignored, not refused, so that no repository can stop cli-org
+# (and the hooks) from working in its folder. Any other variable (libpq's PG*, PATH,
+# PYTHONPATH, XDG_DATA_HOME, CODEX_HOME...) is the project's own and is not loaded at all.
+DOTENV_TAKEN = frozenset(
+    {
+        "ORG_VIA",
+        "ORG_VAULT_IGNORE",
+        "ORG_RECALL_EXCLUDE",
+        "ORG_RECALL_MIN_SIMILARITY",
+        "ORG_RECALL_KEYWORD_SIMILARITY",
+        "CLI_ORG_STATEMENT_TIMEOUT",
+        "CLI_ORG_LOCK_WAIT",
+        "CLI_ORG_WARM",
+        "CLI_ORG_WARM_IDLE",
+    }
+)
+
+
+def dotenv_settings(path: str = ".env") -> tuple[dict[str, str], list[str]]:
+    """The settings cli-org takes from the .env file at `path` (none when there is no such
+    regular file), and the names of the settings it holds that are ignored."""
+    if not Path(path).is_file():
+        return {}, []
+    from dotenv import dotenv_values
+
+    taken: dict[str, str] = {}
+    ignored: list[str] = []
+    for key, value in dotenv_values(path).items():
+        if key in DOTENV_TAKEN:
+            if value is not None:
+                taken[key] = value
+        elif key.startswith(("ORG_", "CLI_ORG_")):
+            ignored.append(key)
+    return taken, ignored
+
+
+def load_dotenv() -> list[str]:
+    """Put the current folder's .env into the environment, only the settings in
+    DOTENV_TAKEN; values already set win. Returns the names of the settings ignored, for
+    the caller to warn about.
 
     Only the current folder's .env: a parent's file belongs to another project."""
-    if Path(".env").is_file():
-        from dotenv import load_dotenv
-
-        load_dotenv(".env", override=False)
+    taken, ignored = dotenv_settings()
+    for key, value in taken.items():
+        os.environ.setdefault(key, value)
+    return ignored

@@ -27,10 +27,14 @@ def _run(org, *args, cwd, env=None, timeout=60):
 # --- .env is read before the command line is parsed --------------------------------------
 
 
-def test_org_agent_and_org_via_from_a_dotenv_file(org, tmp_path):
-    (tmp_path / ".env").write_text("ORG_AGENT=bot\nORG_VIA=claude@laptop-3\n")
-    done = _run(org, "remember", "ci", "Runners are ephemeral", "--source", "#ops-9", "--json", cwd=tmp_path)
+def test_org_via_from_a_dotenv_file_and_org_agent_ignored(org, tmp_path):
+    # ORG_AGENT picks the identity: a folder's .env may not set it (issue 21, finding 10a).
+    (tmp_path / ".env").write_text("ORG_AGENT=other\nORG_VIA=claude@laptop-3\n")
+    done = _run(
+        org, "remember", "ci", "Runners are ephemeral", "--source", "#ops-9", "--as", "bot", "--json", cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("cli-org: warning: ORG_AGENT in .env is ignored")
     fact_id = json.loads(done.stdout)["id"]
     with org.admin() as conn:
         row = conn.execute("SELECT author, via FROM memory_facts WHERE id = %s", (fact_id,)).fetchone()
@@ -38,14 +42,35 @@ def test_org_agent_and_org_via_from_a_dotenv_file(org, tmp_path):
 
 
 def test_the_environment_and_the_command_line_win_over_dotenv(org, tmp_path):
-    (tmp_path / ".env").write_text("ORG_AGENT=ghost\n")
-    done = _run(org, "remember", "ci", "Runners reboot", "--source", "#ops-9", cwd=tmp_path, env={"ORG_AGENT": "bot"})
+    (tmp_path / ".env").write_text("ORG_VIA=ghost@nowhere\n")
+    done = _run(
+        org,
+        "remember",
+        "ci",
+        "Runners reboot",
+        "--source",
+        "#ops-9",
+        cwd=tmp_path,
+        env={"ORG_AGENT": "bot", "ORG_VIA": "codex@ci"},
+    )
     assert done.returncode == 0, done.stderr
-    done = _run(org, "remember", "ci", "Runners are small", "--source", "#ops-9", "--as", "other", cwd=tmp_path)
+    done = _run(
+        org,
+        "remember",
+        "ci",
+        "Runners are small",
+        "--source",
+        "#ops-9",
+        "--as",
+        "other",
+        "--via",
+        "cli@box",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     with org.admin() as conn:
-        authors = [r["author"] for r in conn.execute("SELECT author FROM memory_facts ORDER BY id")]
-    assert authors == ["bot", "other"]
+        rows = [(r["author"], r["via"]) for r in conn.execute("SELECT author, via FROM memory_facts ORDER BY id")]
+    assert rows == [("bot", "codex@ci"), ("other", "cli@box")]
 
 
 # --- errors under --json ------------------------------------------------------------------

@@ -80,7 +80,9 @@ def _summary(result) -> dict:
     from dataclasses import asdict
 
     data = asdict(result)
-    data["changes"] = [{k: v for k, v in c.items() if k not in ("before", "after")} for c in data["changes"]]
+    data["changes"] = [
+        {k: v for k, v in c.items() if k not in ("before", "after", "here", "kept")} for c in data["changes"]
+    ]
     return data
 
 

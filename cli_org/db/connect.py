@@ -87,13 +87,45 @@ def connect(
         raise connect_error(settings, exc, read=replica) from None
     if replica:
         mark_replica(conn)
-    if agent:
-        try:
+    try:
+        if agent:
             become(conn, agent)
-        except BaseException:
-            conn.close()
-            raise
+        elif replica:
+            same_login_as_primary(conn, settings)
+    except BaseException:
+        conn.close()
+        raise
     return conn
+
+
+def primary_login(settings: Settings) -> str:
+    """The role the primary's connection logs in as: the URL's user (libpq's default when
+    it names none), or the embedded server's superuser."""
+    if not settings.database_url:
+        return embedded.SUPERUSER
+    from psycopg import pq
+
+    user = conninfo_to_dict(settings.database_url).get("user")
+    if not user:
+        defaults = {o.keyword: o.val for o in pq.Conninfo.get_defaults()}
+        user = (defaults.get(b"user") or b"").decode()
+    return str(user)
+
+
+def same_login_as_primary(conn: Conn, settings: Settings) -> None:
+    """Issue 21, finding 10b: with no agent named, the login is the identity, so a read URL
+    that logs in as another role would read (notebooks, private notes) as that role. The
+    replica's current user must be the primary's login; with an agent, become() makes both
+    that agent."""
+    row = conn.execute(sql("agents.current_login")).fetchone()
+    if not conn.autocommit:
+        conn.rollback()
+    expected = primary_login(settings)
+    if row is None or row["me"] != expected:
+        raise ConfigError(
+            f"CLI_ORG_READ_URL logs in as {row['me'] if row else '?'!r}, not as {expected!r} like "
+            "CLI_ORG_DATABASE_URL: a read replica must be reached as the same role"
+        )
 
 
 def server_options(settings: Settings, bounded: bool, *, read: bool = False) -> str:

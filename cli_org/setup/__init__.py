@@ -22,6 +22,7 @@ files (`.hermes.md`/`HERMES.md`, else AGENTS.md, in a project; SOUL.md in its ho
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import shlex
 import shutil
@@ -33,6 +34,7 @@ from typing import Any
 
 from ..errors import ConfigError, InputError
 from ..hooks import HARNESS_TIMEOUT
+from . import files
 from .edits import Edit, json_hooks, json_server, markdown_block, toml_server, yaml_server
 
 HARNESSES = ("claude-code", "codex", "hermes")
@@ -68,6 +70,9 @@ class Change:
     backup: str | None  # the backup this change made, or the one it restored
     before: str | None = field(default=None, repr=False)
     after: str | None = field(default=None, repr=False)
+    # Where the file and its backup lie, as plan() checked them (files.py).
+    here: files.Place | None = field(default=None, repr=False)
+    kept: files.Place | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -164,18 +169,15 @@ def edits_for(
     raise InputError(f"unknown harness {harness!r}; use one of {', '.join(HARNESSES)}")
 
 
-def _read(path: Path) -> str | None:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+def _read(where: files.Place) -> str | None:
+    raw = files.read(where)
+    if raw is None:
         return None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot be read ({exc.strerror}); nothing was changed") from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError(
-            f"{path}: not UTF-8 text; fix or move the file, then run again (nothing was changed)"
+            f"{where.path}: not UTF-8 text; fix or move the file, then run again (nothing was changed)"
         ) from None
 
 
@@ -189,41 +191,68 @@ def _empty(value: Any) -> Any:
     return value
 
 
-def plan(edits: list[Edit], *, remove: bool) -> list[Change]:
-    """What each edit would do; raises (before anything is written) on a malformed file."""
+def plan(edits: list[Edit], *, remove: bool, project_dir: Path | None = None) -> list[Change]:
+    """What each edit would do; raises (before anything is written) on a malformed file, or
+    on a link, a file that is not a regular one, or a taken temporary or backup name where
+    setup would write (files.py)."""
     changes = []
     for edit in edits:
-        path = edit.path
-        backup = path.with_name(path.name + BACKUP_SUFFIX)
-        before = _read(path)
+        here = files.place(edit.path, project_dir)
+        backup = here.beside(here.name + BACKUP_SUFFIX)
+        files.must_be_free(here.temporary)
+        before = _read(here)
+        change = functools.partial(_change, edit, here, backup, before)
+
         if not remove:
             after = edit.add(before)
             if after == before:
-                changes.append(Change(str(path), edit.what, "unchanged", None, before, after))
+                changes.append(change("unchanged", None, after))
             elif before is None:
-                changes.append(Change(str(path), edit.what, "create", None, None, after))
+                changes.append(change("create", None, after))
             else:
                 # A fresh backup holds the file before cli-org touched it; once cli-org's
                 # part is in, the existing backup is that original and is kept.
                 ours_in = edit.remove(before) != before
-                made = None if ours_in and backup.exists() else str(backup)
-                changes.append(Change(str(path), edit.what, "edit", made, before, after))
+                if ours_in and _read(backup) is not None:
+                    made = None
+                else:
+                    files.must_be_free(backup)
+                    made = str(backup.path)
+                changes.append(change("edit", made, after))
             continue
         if before is None or edit.remove(before) == before:
-            changes.append(Change(str(path), edit.what, "unchanged", None, before, before))
+            changes.append(change("unchanged", None, before))
             continue
         left = edit.remove(before)
         original = _read(backup)
         if original is not None and _same(edit, left, original):
-            changes.append(Change(str(path), edit.what, "restore", str(backup), before, original))
+            changes.append(change("restore", str(backup.path), original))
         elif original is None and not _empty(edit.parse(left)):
-            changes.append(Change(str(path), edit.what, "delete", None, before, None))
+            changes.append(change("delete", None, None))
         else:
-            changes.append(Change(str(path), edit.what, "edit", None, before, left))
+            changes.append(change("edit", None, left))
     return changes
 
 
+def _change(
+    edit: Edit,
+    here: files.Place,
+    backup: files.Place,
+    before: str | None,
+    action: str,
+    made: str | None,
+    after: str | None,
+) -> Change:
+    return Change(str(edit.path), edit.what, action, made, before, after, here, backup)
+
+
 def _same(edit: Edit, left: str, original: str) -> bool:
+    """Whether what --remove leaves is the original, so the backup goes back byte for byte.
+    Issue 21, finding 10d: for a block edit the user's lines are kept as they are, so only
+    the same text counts (a comment added since is not lost to the backup); only the
+    newlines setup put before its block at the end may differ."""
+    if not edit.rewrites:
+        return left.rstrip("\n") == original.rstrip("\n")
     try:
         return _empty(edit.parse(left)) == _empty(edit.parse(original))
     except ConfigError:
@@ -247,35 +276,21 @@ def diff(changes: list[Change]) -> str:
     return "".join(out)
 
 
-def _write(path: Path, text: str) -> None:
-    """Write through a temporary file in the same folder, keeping the file's mode; a
-    symbolic link (a dotfiles repository) stays a link and its target is written."""
-    if path.is_symlink():
-        path = path.resolve()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.cli-org-tmp")
-    temporary.write_bytes(text.encode("utf-8"))
-    if path.exists():
-        shutil.copymode(path, temporary)
-    os.replace(temporary, path)
-
-
 def apply(changes: list[Change]) -> None:
     """Carry the planned changes out: backups first, then the files."""
     for c in changes:
-        if c.action == "edit" and c.backup and c.before is not None:
-            _write(Path(c.backup), c.before)
+        if c.action == "edit" and c.backup and c.before is not None and c.kept is not None:
+            files.create(c.kept, c.before.encode("utf-8"))
     for c in changes:
-        path = Path(c.path)
+        if c.here is None:
+            continue
         if c.action in ("create", "edit", "restore") and c.after is not None:
-            _write(path, c.after)
-        if c.action == "restore" and c.backup:
-            Path(c.backup).unlink(missing_ok=True)
+            files.replace(c.here, c.after.encode("utf-8"))
+        if c.action == "restore" and c.kept is not None:
+            files.delete(c.kept)
         if c.action == "delete":
-            path.unlink(missing_ok=True)
-            folder = path.parent
-            if folder.name in HARNESS_FOLDERS and folder.is_dir() and not any(folder.iterdir()):
-                folder.rmdir()
+            files.delete(c.here)
+            files.remove_folder_if_empty(c.here, HARNESS_FOLDERS)
 
 
 def setup(
@@ -297,7 +312,7 @@ def setup(
     if not remove and not agent:
         raise InputError("name the agent: --agent NAME (or set ORG_AGENT)")
     edits, notes = edits_for(harness, agent or "-", project_dir, env, exe)
-    changes = plan(edits, remove=remove)
+    changes = plan(edits, remove=remove, project_dir=project_dir)
     if not dry_run:
         apply(changes)
     scope = "project" if project_dir is not None else "user"

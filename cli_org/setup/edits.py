@@ -11,6 +11,7 @@ layout are never rewritten, and the result is parsed again to prove nothing else
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shlex
@@ -35,6 +36,9 @@ class Edit:
     add: Callable[[str | None], str]
     remove: Callable[[str], str]
     parse: Callable[[str], Any]
+    # JSON is rewritten whole, so what is left after --remove is compared with the backup
+    # parsed; a block edit keeps the user's lines, so they are compared as text.
+    rewrites: bool = False
 
 
 def _refuse(path: Path, problem: str) -> ConfigError:
@@ -122,7 +126,7 @@ def json_server(path: Path, key: str, entry: dict) -> Edit:
             del data[key]
         return _dump_json(data)
 
-    return Edit(path, "MCP server entry", add, remove, lambda text: _json(path, text))
+    return Edit(path, "MCP server entry", add, remove, lambda text: _json(path, text), rewrites=True)
 
 
 def json_hooks(path: Path, groups: dict[str, dict]) -> Edit:
@@ -168,7 +172,7 @@ def json_hooks(path: Path, groups: dict[str, dict]) -> Edit:
             del data["hooks"]
         return _dump_json(data)
 
-    return Edit(path, "session-start and prompt hooks", add, remove, lambda text: _json(path, text))
+    return Edit(path, "session-start and prompt hooks", add, remove, lambda text: _json(path, text), rewrites=True)
 
 
 # --- delimited blocks of lines (TOML, YAML, Markdown) -----------------------------------------
@@ -268,11 +272,42 @@ def toml_server(path: Path, entry: dict, harness: str) -> Edit:
     return Edit(path, "MCP server entry", add, remove, lambda text: _toml(path, text))
 
 
+# Issue 21, finding 10c: a YAML alias bomb (a few lines of anchors, each alias repeating the
+# one before) stalled `setup hermes`, --dry-run too, for minutes. Hermes's config.yaml is a
+# few KB and has no use for aliases: a larger file, or any alias, is refused before it is
+# parsed (anchors alone are harmless and pass).
+YAML_MAX_BYTES = 256 * 1024
+
+
+class _Alias(Exception):
+    def __init__(self, line: int):
+        self.line = line
+
+
+@functools.cache
+def _yaml_loader() -> type:
+    import yaml
+
+    class NoAliases(yaml.SafeLoader):
+        """yaml.SafeLoader, but an alias (*name) stops the parse."""
+
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                raise _Alias(self.peek_event().start_mark.line + 1)
+            return super().compose_node(parent, index)
+
+    return NoAliases
+
+
 def _yaml(path: Path, text: str) -> dict:
     import yaml
 
+    if len(text.encode("utf-8")) > YAML_MAX_BYTES:
+        raise _refuse(path, f"larger than {YAML_MAX_BYTES // 1024} KB, more than a harness's settings")
     try:
-        data = yaml.safe_load(text) if text.strip() else {}
+        data = yaml.load(text, Loader=_yaml_loader()) if text.strip() else {}  # a SafeLoader
+    except _Alias as alias:
+        raise _refuse(path, f"it uses a YAML alias (line {alias.line}); setup reads no aliases") from None
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" at line {where.line + 1}" if where is not None else ""

@@ -69,3 +69,6 @@ SELECT id, created_at, project, query, arms, hits, chars, ms
 FROM recall_events WHERE agent = %(name)s
 ORDER BY created_at DESC, id DESC
 LIMIT %(limit)s;
+
+-- name: current_login
+SELECT current_user AS me;

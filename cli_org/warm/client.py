@@ -213,14 +213,15 @@ def ask(
 
 
 def environment() -> dict[str, str]:
-    """This process's environment with the current folder's .env under it, as the CLI sees it."""
+    """This process's environment with what cli-org takes from the current folder's .env
+    under it, as the CLI sees it (config.DOTENV_TAKEN: never the database or the identity).
+    The command, cold or in the helper, warns about what the .env held and was ignored."""
     env = dict(os.environ)
     if Path(".env").is_file():
-        from dotenv import dotenv_values
+        from ..config import dotenv_settings
 
-        for key, value in dotenv_values(".env").items():
-            if value is not None:
-                env.setdefault(key, value)
+        for key, value in dotenv_settings()[0].items():
+            env.setdefault(key, value)
     return env
 
 
