@@ -218,7 +218,13 @@ def _merge(conn: Conn, records: list[tuple[int, str, dict]], counts: dict[str, K
                     f"line {number}: {kind} {key} is new here but clashes with an existing row"
                     f" ({(exc.diag.message_primary or '').strip()}); nothing was imported"
                 ) from None
-            except (pgerr.DataError, pgerr.IntegrityError, pgerr.RaiseException, pgerr.ObjectNotInPrerequisiteState, _Refused) as exc:
+            except (
+                pgerr.DataError,
+                pgerr.IntegrityError,
+                pgerr.RaiseException,
+                pgerr.ObjectNotInPrerequisiteState,  # a pin cap (migration 0023)
+                _Refused,
+            ) as exc:
                 why = str(exc) if isinstance(exc, _Refused) else exc.diag.message_primary or ""
                 raise InputError(
                     f"line {number}: {kind} {key} was refused: {why.strip()}; nothing was imported"

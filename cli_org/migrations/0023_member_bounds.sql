@@ -404,14 +404,20 @@ CREATE FUNCTION public.org_cancel_long_member_queries(p_seconds double precision
 RETURNS TABLE (pid integer, usename name, seconds double precision, query text)
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, public, pg_temp AS $$
-    SELECT a.pid, a.usename, extract(epoch FROM now() - a.query_start)::float8, left(a.query, 200)
-    FROM pg_catalog.pg_stat_activity a
-    WHERE a.datname = current_database() AND a.state = 'active' AND a.pid <> pg_catalog.pg_backend_pid()
-      AND a.query_start < now() - make_interval(secs => p_seconds)
-      AND pg_catalog.pg_has_role(a.usename, public.org_member_role(), 'MEMBER')
-      AND NOT pg_catalog.pg_has_role(a.usename,
-              (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = 'public.org_agents'::pg_catalog.regclass),
-              'USAGE')
-      AND pg_catalog.pg_cancel_backend(a.pid)
+    -- Chosen first (MATERIALIZED), cancelled after: a WHERE clause may call pg_cancel_backend
+    -- before its other conditions have ruled a backend out.
+    WITH chosen AS MATERIALIZED (
+        SELECT a.pid, a.usename, extract(epoch FROM now() - a.query_start)::float8 AS seconds,
+               left(a.query, 200) AS query
+        FROM pg_catalog.pg_stat_activity a
+        WHERE a.datname = current_database() AND a.state = 'active' AND a.pid <> pg_catalog.pg_backend_pid()
+          AND a.query_start < now() - make_interval(secs => p_seconds)
+          AND a.usename IS NOT NULL
+          AND pg_catalog.pg_has_role(a.usename, public.org_member_role(), 'MEMBER')
+          AND NOT pg_catalog.pg_has_role(a.usename,
+                  (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = 'public.org_agents'::pg_catalog.regclass),
+                  'USAGE')
+    )
+    SELECT c.pid, c.usename, c.seconds, c.query FROM chosen c WHERE pg_catalog.pg_cancel_backend(c.pid)
 $$;
 REVOKE EXECUTE ON FUNCTION public.org_cancel_long_member_queries(double precision) FROM PUBLIC;
