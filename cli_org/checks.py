@@ -17,7 +17,7 @@ import re
 import unicodedata
 
 from .errors import InputError
-from .rules import MAX_CLAIM, MAX_SUBJECT
+from .rules import FIELD_RULES, MAX_CLAIM, MAX_SUBJECT
 from .scan_patterns import (  # noqa: F401 (CONFUSABLES_*, Pattern: part of this module's interface)
     CONFUSABLES,
     CONFUSABLES_FROM,
@@ -291,14 +291,30 @@ def check_fact(
         raise InputError("--source is required: a path, #message, t_card or URL")
     if source_form(source) is None:
         raise InputError(f"source {source!r} is not a path, #message, t_card id or http(s) URL")
-    if project is not None and not _PROJECT.fullmatch(project):
-        raise InputError(f"project {project!r} must be letters, digits, '.', '_' or '-'")
-    if via is not None and not _VIA.fullmatch(via):
-        raise InputError(f"via {via!r} must look like runtime@host")
+    check_field("source", source, scan=False)  # scanned with subject and claim below
+    check_field("project", project)
+    check_field("via", via)
     for field, text in (("subject", subject), ("claim", claim), ("source", source)):
         check_text(field, text)
     return subject, claim, source
 
 
-_PROJECT = re.compile(r"[A-Za-z0-9][\w.-]{0,63}")
-_VIA = re.compile(r"[\w.-]{1,64}@[\w.-]{1,128}")
+def check_field(rule: str, text: str | None, label: str | None = None, *, scan: bool = True) -> None:
+    """issue 21: the database's field rules (rules.FIELD_RULES, migration 0023), said first
+    and plainly: the shape, the length, then control characters and the write scan."""
+    if text is None:
+        return
+    label = label or rule
+    shape, longest = FIELD_RULES[rule]
+    if shape is not None and not re.fullmatch(shape, text):
+        if rule == "project":
+            raise InputError(f"{label} {text[:80]!r} must be letters, digits, '.', '_' or '-' (at most 64)")
+        if rule == "via":
+            raise InputError(f"{label} {text[:80]!r} must look like runtime@host")
+        raise InputError(f"{label} {text[:80]!r} does not have the expected shape")
+    if len(text) > longest:
+        raise InputError(f"{label} is {len(text)} characters; the limit is {longest}")
+    if scan:
+        check_text(label, text)
+    elif control_chars(text) or invisible_chars(text):
+        check_text(label, text)  # says which characters

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from psycopg import errors as pgerr
 
-from .checks import check_fact
+from .checks import check_fact, check_field
 from .db import Conn, first
 from .db.errors import translated
 from .db.queries import sql
@@ -131,6 +131,7 @@ def forget(conn: Conn, fact_id: int, why: str) -> None:
     """Retire a fact: only its author, the author's team lead or an owner may."""
     if not why or not why.strip():
         raise InputError("say why the fact is retired")
+    check_field("reason", why.strip())
     with translated(conn):
         _require_agent(conn)
         with conn.transaction():
@@ -145,6 +146,7 @@ def restore(conn: Conn, fact_id: int, why: str) -> Fact:
     retired; a fact whose identical claim by the same author is current again stays retired."""
     if not why or not why.strip():
         raise InputError("say why the fact comes back")
+    check_field("reason", why.strip())
     with translated(conn):
         _require_agent(conn)
         with conn.transaction():

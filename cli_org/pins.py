@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from .checks import check_field
 from .db import Conn, first
 from .db.errors import translated
 from .db.queries import sql
@@ -41,6 +42,7 @@ def _require_agent(conn: Conn) -> None:
 def pin(conn: Conn, fact_id: int, project: str | None = None) -> Pin:
     """Pin a current fact org-wide, or in `project` (a project's fact is pinned in its own
     project). Pinning a fact already pinned there changes nothing."""
+    check_field("project", project)
     with translated(conn):
         _require_agent(conn)
         pin_id = first(conn, sql("pins.pin"), {"id": fact_id, "project": project})["pin_id"]

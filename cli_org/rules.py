@@ -30,3 +30,21 @@ PIN_CAP_ORG = 10
 PIN_CAP_PROJECT = 5
 # org_todos.text (migration 0014): one item, stated briefly
 MAX_TODO = 500
+# The short fields members write (migration 0023, org_field_rules(); tests/test_one_source.py
+# compares): field -> (shape, longest length). A project is an identifier, `via` is
+# RUNTIME@HOST, and nothing free-form is long: a source is a pointer, not a document (a
+# 100 KB source reached every agent that recalled its fact); a reason, a query or a case
+# is a sentence; evidence and a run's cases are bounded JSON documents.
+FIELD_RULES: dict[str, tuple[str | None, int]] = {
+    "project": (r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", 64),
+    "via": (r"^[A-Za-z0-9_.-]{1,64}@[A-Za-z0-9_.-]{1,128}$", 193),
+    "source": (None, 500),
+    "reason": (None, 500),
+    "query": (None, 1000),
+    "evidence": (None, 8000),
+    "cases": (None, 400000),
+    "git_commit": (r"^[0-9a-f]{7,64}$", 64),
+    "embedder": (None, 200),
+    "golden_file": (None, 500),
+    "case": (None, 1000),
+}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from .checks import _PROJECT, check_text, control_chars
+from .checks import check_field, check_text, control_chars
 from .db import Conn, first
 from .db.errors import translated
 from .db.queries import sql
@@ -39,8 +39,7 @@ def check_todo(text: str, project: str | None) -> str:
         raise InputError("the todo is empty")
     if len(text) > MAX_TODO:
         raise InputError(f"the todo is {len(text)} characters; the limit is {MAX_TODO}")
-    if project is not None and not _PROJECT.fullmatch(project):
-        raise InputError(f"project {project!r} must be letters, digits, '.', '_' or '-'")
+    check_field("project", project)
     check_text("text", text)
     return text
 

@@ -185,11 +185,13 @@ def import_lines(conn: Conn, lines: Iterable[str], *, dry_run: bool = False) -> 
 def _merge(conn: Conn, records: list[tuple[int, str, dict]], counts: dict[str, KindCount]) -> None:
     # The admin writes rows as their authors: row-level security is forced on these tables
     # (it applies to their owner too), and the notebook triggers would stamp new versions
-    # and times. Both are lifted inside this transaction only; nobody sees the gap.
+    # and times. Both are lifted inside this transaction only; nobody sees the gap. The cap
+    # triggers stay on (issue 21): an import may not overfill a notebook or a pin scope.
     for table in _TABLES.values():
         conn.execute(pgsql.SQL("ALTER TABLE {} NO FORCE ROW LEVEL SECURITY").format(pgsql.Identifier(table)))
     conn.execute("ALTER TABLE notebook_versions NO FORCE ROW LEVEL SECURITY")
-    conn.execute("ALTER TABLE notebook_entries DISABLE TRIGGER USER")
+    for trigger in _STAMPING_TRIGGERS:
+        conn.execute(pgsql.SQL("ALTER TABLE notebook_entries DISABLE TRIGGER {}").format(pgsql.Identifier(trigger)))
     by_kind: dict[str, list[tuple[int, dict]]] = {k: [] for k in KINDS}
     for number, kind, record in records:
         by_kind[kind].append((number, record))
@@ -216,7 +218,13 @@ def _merge(conn: Conn, records: list[tuple[int, str, dict]], counts: dict[str, K
                     f"line {number}: {kind} {key} is new here but clashes with an existing row"
                     f" ({(exc.diag.message_primary or '').strip()}); nothing was imported"
                 ) from None
-            except (pgerr.DataError, pgerr.IntegrityError, pgerr.RaiseException, _Refused) as exc:
+            except (
+                pgerr.DataError,
+                pgerr.IntegrityError,
+                pgerr.RaiseException,
+                pgerr.ObjectNotInPrerequisiteState,  # a pin cap (migration 0023)
+                _Refused,
+            ) as exc:
                 why = str(exc) if isinstance(exc, _Refused) else exc.diag.message_primary or ""
                 raise InputError(
                     f"line {number}: {kind} {key} was refused: {why.strip()}; nothing was imported"
@@ -259,10 +267,16 @@ def _merge(conn: Conn, records: list[tuple[int, str, dict]], counts: dict[str, K
                 "SELECT setval(pg_get_serial_sequence({t}, 'id'), coalesce(max(id), 0) + 1, false) FROM {i}"
             ).format(t=pgsql.Literal(table), i=pgsql.Identifier(table))
         )
-    conn.execute("ALTER TABLE notebook_entries ENABLE TRIGGER USER")
+    for trigger in _STAMPING_TRIGGERS:
+        conn.execute(pgsql.SQL("ALTER TABLE notebook_entries ENABLE TRIGGER {}").format(pgsql.Identifier(trigger)))
     conn.execute("ALTER TABLE notebook_versions FORCE ROW LEVEL SECURITY")
     for table in _TABLES.values():
         conn.execute(pgsql.SQL("ALTER TABLE {} FORCE ROW LEVEL SECURITY").format(pgsql.Identifier(table)))
+
+
+# The notebook triggers that stamp versions and times (migration 0013); an import brings its
+# own. Not notebook_entries_cap (migration 0023), which keeps the store's total.
+_STAMPING_TRIGGERS = ("notebook_entries_before", "notebook_entries_after")
 
 
 def _comparable(kind: str, row: dict) -> dict:

@@ -60,6 +60,37 @@ def save_run(conn: Conn, name: str, run: GoldenRun, *, golden_file: str, project
     return row["id"]
 
 
+# issue 21: the ranges of a stored run's numbers, as the database checks them on new rows
+# (migration 0023, org_eval_run_ok); a row stored before is read through the same ranges,
+# so no reader does arithmetic on a forged 1e308 or NaN.
+_RATES = ("hit_rate", "mrr")
+_AMOUNTS = ("n", "chars_median", "chars_p95", "ms_median", "ms_p95")
+_MOST = 1e9
+
+
+def _in_range(name: str, value: object, low: float, high: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise ValueError(f"{name} {value!r} is not a number from {low:g} to {high:g}")
+
+
+def _figures(raw: dict) -> Figures:
+    figures = Figures(**raw)
+    for name in _RATES:
+        _in_range(name, getattr(figures, name), 0, 1)
+    for name in _AMOUNTS:
+        _in_range(name, getattr(figures, name), 0, _MOST)
+    return figures
+
+
+def _case(raw: dict) -> CaseResult:
+    case = CaseResult(**raw)
+    if case.position is not None:
+        _in_range("position", case.position, 1, 1000)
+    _in_range("chars", case.chars, 0, _MOST)
+    _in_range("ms", case.ms, 0, _MOST)
+    return case
+
+
 @dataclass
 class SavedRun:
     name: str  # AUTHOR/NAME when an agent saved it
@@ -103,8 +134,8 @@ def load_run(conn: Conn, name: str) -> SavedRun:
             row["embedder"],
             row["vault_files"],
             row["k"],
-            Figures(**row["summary"]["overall"]),
-            [CaseResult(**c) for c in row["cases"]],
+            _figures(row["summary"]["overall"]),
+            [_case(c) for c in row["cases"]],
             row["golden_file"],
             row["project"],
         )
@@ -136,8 +167,7 @@ def run_history(conn: Conn, *, limit: int | None = None, offset: int = 0) -> lis
     for r in rows:
         overall, problem = None, None
         try:
-            overall = Figures(**r["summary"]["overall"])
-            float(overall.hit_rate), float(overall.chars_median)
+            overall = _figures(r["summary"]["overall"])
         except (KeyError, TypeError, ValueError) as exc:
             overall, problem = None, f"malformed ({type(exc).__name__}: {exc})"
         out.append(

@@ -6,6 +6,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
+from ..checks import check_field
 from ..db import Conn, first
 from ..db.connect import on_replica
 from ..db.errors import translated
@@ -114,6 +115,7 @@ def recall(
     if limit < 1:
         raise InputError("--limit must be at least 1")
     check_query(query, "question")
+    check_field("project", project, scan=False)
     result = RecallResult(query, project, limit)
     facts: list[FactHit] = []
     memory: list[MemoryHit] = []
@@ -168,7 +170,8 @@ def _log(conn: Conn, result: RecallResult) -> None:
         sql("recall.log"),
         {
             "project": result.project,
-            "query": result.query,
+            # issue 21: the log holds one line (migration 0023); the question may hold several.
+            "query": one_line(result.query),
             "arms": result.arms,
             "hits": len(result.hits),
             "chars": result.chars,

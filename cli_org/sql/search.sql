@@ -14,7 +14,10 @@ WITH q AS (
     SELECT q.term, coalesce(t.df, 0) AS df,
            ln(1 + (s.n - coalesce(t.df, 0) + 0.5) / (coalesce(t.df, 0) + 0.5)) AS idf,
            %(k1)s * (1 - %(b)s) AS k_base, %(k1)s * %(b)s / s.avgdl AS k_len
-    FROM q CROSS JOIN s LEFT JOIN vault_terms t ON t.term = q.term
+    -- A term counts once per kind of note (migration 0023): sum the rows the caller may see.
+    FROM q CROSS JOIN s LEFT JOIN (
+        SELECT term, sum(df)::integer AS df FROM vault_terms WHERE term IN (SELECT term FROM q) GROUP BY term
+    ) t ON t.term = q.term
 ), p AS (
     SELECT t.file_id, d.term, d.idf * t.tf * (%(k1)s + 1) / (t.tf + d.k_base + d.k_len * t.dl) AS w
     FROM df d CROSS JOIN LATERAL (
@@ -93,5 +96,6 @@ WHERE file_id = ANY (%(ids)s) AND embedding IS NOT NULL
 ORDER BY file_id, embedding <=> %(vector)s::vector;
 
 -- name: may_see_private
--- Owners and the admin connection (no agent) may; row-level security decides for members.
-SELECT org_is_owner() OR org_caller() IS NULL AS yes;
+-- Owners and the admin may (issue 21: a role with no agent behind it is not the admin);
+-- row-level security decides for members.
+SELECT org_is_owner() OR org_is_admin() AS yes;

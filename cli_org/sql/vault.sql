@@ -22,18 +22,20 @@ DELETE FROM vault_links WHERE file_id = %(id)s;
 DELETE FROM vault_tags WHERE file_id = %(id)s;
 
 -- name: drop_postings
--- A note holds each term once, so each removed posting lowers that term's count by one.
+-- A note holds each term once, so each removed posting lowers that term's count by one,
+-- in the count of its kind of note (private or not: migration 0023).
 WITH gone AS (
-    DELETE FROM vault_postings WHERE file_id = ANY (%(ids)s) RETURNING term
+    DELETE FROM vault_postings WHERE file_id = ANY (%(ids)s) RETURNING term, file_id
 ), counted AS (
-    SELECT term, count(*) AS n FROM gone GROUP BY term
+    SELECT g.term, f.private, count(*) AS n FROM gone g JOIN vault_files f ON f.id = g.file_id GROUP BY 1, 2
 )
-UPDATE vault_terms t SET df = t.df - c.n FROM counted c WHERE t.term = c.term;
+UPDATE vault_terms t SET df = t.df - c.n FROM counted c WHERE t.term = c.term AND t.private = c.private;
 
 -- name: count_terms
-INSERT INTO vault_terms (term, df)
-SELECT term, count(*) FROM vault_postings WHERE file_id = ANY (%(ids)s) GROUP BY term
-ON CONFLICT (term) DO UPDATE SET df = vault_terms.df + EXCLUDED.df;
+INSERT INTO vault_terms (term, private, df)
+SELECT p.term, f.private, count(*) FROM vault_postings p JOIN vault_files f ON f.id = p.file_id
+WHERE p.file_id = ANY (%(ids)s) GROUP BY 1, 2
+ON CONFLICT (term, private) DO UPDATE SET df = vault_terms.df + EXCLUDED.df;
 
 -- name: forget_unused_terms
 DELETE FROM vault_terms WHERE df = 0;
