@@ -32,12 +32,16 @@ from cli_org.vault.scan import scan
 
 
 @pytest.fixture
-def data_dir(tmp_path, server):
+def data_dir(server):
     if server.data_dir is None:
         pytest.skip("CLI_ORG_TEST_DATABASE_URL is set: the embedded server is not under test")
-    path = tmp_path / "data"
+    # Not under pytest's temporary root: the server's own user must reach it, and another
+    # pytest run re-secures that root (as for the suite's server, tests/conftest.py).
+    folder = Path(tempfile.mkdtemp(prefix="cli-org-test-data-"))
+    path = folder / "data"
     yield path
     embedded.stop(path)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _run(env: dict[str, str], *args: str):
