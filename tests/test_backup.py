@@ -292,46 +292,48 @@ def test_force_replaces_and_keeps_the_old_database(org, tmp_path):
 
 
 def test_a_failed_restore_leaves_the_database_as_it_was(org, tmp_path):
-    """A backup whose load fails part-way (here: a grant to a role that no longer exists,
-    reached after the data is in): the staging database is dropped and the real one is
-    untouched, even with --force."""
-    ghost = f"{org.name}_ghost"
+    """A backup whose load fails at its very end (here: a fact by an author the file's
+    org_agents lacks, which only the foreign keys made again after the rows are in can
+    see): the staging database is dropped and the real one is untouched, even with --force."""
     with org.admin() as conn:
-        conn.execute(pgsql.SQL("CREATE ROLE {} NOLOGIN").format(pgsql.Identifier(ghost)))
-        conn.execute(pgsql.SQL("GRANT SELECT ON memory_facts TO {}").format(pgsql.Identifier(ghost)))
+        conn.execute("ALTER TABLE memory_facts DROP CONSTRAINT memory_facts_author_fkey")
+        conn.commit()
+    with org.as_agent("bot") as conn:
+        facts.remember(conn, "deploys", "Deploys run at night", source="docs/deploy.md")
+    with org.admin() as conn:
+        conn.execute("UPDATE memory_facts SET author = 'nobody'")
         conn.commit()
     dump = tmp_path / "org.dump"
     backup(org.settings, dump)
     with org.admin() as conn:
-        conn.execute(pgsql.SQL("REVOKE ALL ON memory_facts FROM {}").format(pgsql.Identifier(ghost)))
-        conn.execute(pgsql.SQL("DROP ROLE {}").format(pgsql.Identifier(ghost)))
+        conn.execute("TRUNCATE memory_facts CASCADE")
+        conn.execute("ALTER TABLE memory_facts ADD FOREIGN KEY (author) REFERENCES org_agents (name)")
         conn.commit()
     _fill(org, tmp_path)
     before = content_hashes(org.server.url(org.name))
     code, out, err = _run(org.env, "db", "restore", str(dump), "--force")
     assert code == 1 and out == "" and err.count("\n") == 1
-    assert "pg_restore failed" in err and ghost in err, err
+    assert "rows do not fit cli-org's schema" in err and "memory_facts_author_fkey" in err, err
     assert content_hashes(org.server.url(org.name)) == before
     with psycopg.connect(org.server.admin_url) as conn:
         left = conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", (org.name + "\\_%",)).fetchall()
+        group = conn.execute("SELECT count(*) FROM pg_roles WHERE rolname = %s", (f"{org.name}_restoring_member",))
+        assert group.fetchone()[0] == 0
     assert left == []
 
 
-def test_a_database_in_use_is_not_swapped(org, tmp_path):
-    """Another session (an MCP or web server) on the database: the swap is refused in one
-    line, the staging database dropped, the database as it was."""
+def test_other_sessions_on_the_database_are_ended(org, tmp_path):
+    """Another session (an MCP or web server) on the database: it is ended, and the swap
+    goes ahead; the next session opens on the restored database."""
     dump = tmp_path / "org.dump"
     backup(org.settings, dump)
     with org.as_agent("bot") as held:
         facts.remember(held, "later", "Written after the backup", source="docs/later.md")
-        before = content_hashes(org.server.url(org.name))
         code, out, err = _run(org.env, "db", "restore", str(dump), "--force")
-        assert code == 1 and out == "" and err.count("\n") == 1
-        assert "is in use by other sessions" in err and "warm stop" in err
-    assert content_hashes(org.server.url(org.name)) == before
-    with psycopg.connect(org.server.admin_url) as conn:
-        left = conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", (org.name + "\\_%",)).fetchall()
-    assert left == []
+        assert code == 0, err
+        with pytest.raises(psycopg.OperationalError):
+            held.execute("SELECT 1")
+    assert [f.subject for f in _all_facts(org.settings)] == []
 
 
 def test_bad_files_are_one_line(org, tmp_path):
