@@ -85,7 +85,8 @@ def tool(settings: Settings, name: str) -> Path:
 
 def _major(path: Path) -> int:
     out = subprocess.run([str(path), "--version"], capture_output=True, text=True, check=False).stdout
-    match = re.search(r"(\d+)(?:\.\d+)?", out.split(")")[-1] if ")" in out else out)
+    # "pg_dump (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)": the number after the product name.
+    match = re.search(r"\(PostgreSQL\)\s+(\d+)", out) or re.search(r"(\d+)(?:\.\d+)?", out)
     if not match:
         raise ConfigError(f"cannot tell the version of {path}: {out.strip()[:80]!r}")
     return int(match.group(1))
