@@ -466,9 +466,7 @@ def _set_aside(conn: Conn, tables: dict, keys: list, undo: bool = False) -> None
         conn.execute(pgsql.SQL("TRUNCATE {}").format(pgsql.SQL(", ").join(map(pgsql.Identifier, tables))))
 
 
-def _copy_rows(
-    conn: Conn, lines: IO[bytes], tables: dict, file: Path, loaded: Callable[[int, str], object]
-) -> None:
+def _copy_rows(conn: Conn, lines: IO[bytes], tables: dict, file: Path, loaded: Callable[[int, str], object]) -> None:
     """Read pg_restore's data text line by line; COPY each table's rows with a statement of
     cli-org's own (known table, known columns) and set each known sequence."""
     sequences = {r["name"] for r in conn.execute(sql("restore.sequences")).fetchall()}
