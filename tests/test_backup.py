@@ -4,7 +4,11 @@ recreate the agents' roles, refuse what they should, and leave nothing half-writ
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
+import subprocess
+import tempfile
 from pathlib import Path
 
 import psycopg
@@ -28,12 +32,16 @@ from cli_org.vault.scan import scan
 
 
 @pytest.fixture
-def data_dir(tmp_path, server):
+def data_dir(server):
     if server.data_dir is None:
         pytest.skip("CLI_ORG_TEST_DATABASE_URL is set: the embedded server is not under test")
-    path = tmp_path / "data"
+    # Not under pytest's temporary root: the server's own user must reach it, and another
+    # pytest run re-secures that root (as for the suite's server, tests/conftest.py).
+    folder = Path(tempfile.mkdtemp(prefix="cli-org-test-data-"))
+    path = folder / "data"
     yield path
     embedded.stop(path)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _run(env: dict[str, str], *args: str):
@@ -284,46 +292,48 @@ def test_force_replaces_and_keeps_the_old_database(org, tmp_path):
 
 
 def test_a_failed_restore_leaves_the_database_as_it_was(org, tmp_path):
-    """A backup whose load fails part-way (here: a grant to a role that no longer exists,
-    reached after the data is in): the staging database is dropped and the real one is
-    untouched, even with --force."""
-    ghost = f"{org.name}_ghost"
+    """A backup whose load fails at its very end (here: a fact by an author the file's
+    org_agents lacks, which only the foreign keys made again after the rows are in can
+    see): the staging database is dropped and the real one is untouched, even with --force."""
     with org.admin() as conn:
-        conn.execute(pgsql.SQL("CREATE ROLE {} NOLOGIN").format(pgsql.Identifier(ghost)))
-        conn.execute(pgsql.SQL("GRANT SELECT ON memory_facts TO {}").format(pgsql.Identifier(ghost)))
+        conn.execute("ALTER TABLE memory_facts DROP CONSTRAINT memory_facts_author_fkey")
+        conn.commit()
+    with org.as_agent("bot") as conn:
+        facts.remember(conn, "deploys", "Deploys run at night", source="docs/deploy.md")
+    with org.admin() as conn:
+        conn.execute("UPDATE memory_facts SET author = 'nobody'")
         conn.commit()
     dump = tmp_path / "org.dump"
     backup(org.settings, dump)
     with org.admin() as conn:
-        conn.execute(pgsql.SQL("REVOKE ALL ON memory_facts FROM {}").format(pgsql.Identifier(ghost)))
-        conn.execute(pgsql.SQL("DROP ROLE {}").format(pgsql.Identifier(ghost)))
+        conn.execute("TRUNCATE memory_facts CASCADE")
+        conn.execute("ALTER TABLE memory_facts ADD FOREIGN KEY (author) REFERENCES org_agents (name)")
         conn.commit()
     _fill(org, tmp_path)
     before = content_hashes(org.server.url(org.name))
     code, out, err = _run(org.env, "db", "restore", str(dump), "--force")
     assert code == 1 and out == "" and err.count("\n") == 1
-    assert "pg_restore failed" in err and ghost in err, err
+    assert "rows do not fit cli-org's schema" in err and "memory_facts_author_fkey" in err, err
     assert content_hashes(org.server.url(org.name)) == before
     with psycopg.connect(org.server.admin_url) as conn:
         left = conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", (org.name + "\\_%",)).fetchall()
+        group = conn.execute("SELECT count(*) FROM pg_roles WHERE rolname = %s", (f"{org.name}_restoring_member",))
+        assert group.fetchone()[0] == 0
     assert left == []
 
 
-def test_a_database_in_use_is_not_swapped(org, tmp_path):
-    """Another session (an MCP or web server) on the database: the swap is refused in one
-    line, the staging database dropped, the database as it was."""
+def test_other_sessions_on_the_database_are_ended(org, tmp_path):
+    """Another session (an MCP or web server) on the database: it is ended, and the swap
+    goes ahead; the next session opens on the restored database."""
     dump = tmp_path / "org.dump"
     backup(org.settings, dump)
     with org.as_agent("bot") as held:
         facts.remember(held, "later", "Written after the backup", source="docs/later.md")
-        before = content_hashes(org.server.url(org.name))
         code, out, err = _run(org.env, "db", "restore", str(dump), "--force")
-        assert code == 1 and out == "" and err.count("\n") == 1
-        assert "is in use by other sessions" in err and "warm stop" in err
-    assert content_hashes(org.server.url(org.name)) == before
-    with psycopg.connect(org.server.admin_url) as conn:
-        left = conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", (org.name + "\\_%",)).fetchall()
-    assert left == []
+        assert code == 0, err
+        with pytest.raises(psycopg.OperationalError):
+            held.execute("SELECT 1")
+    assert [f.subject for f in _all_facts(org.settings)] == []
 
 
 def test_bad_files_are_one_line(org, tmp_path):
@@ -430,3 +440,206 @@ def test_one_restore_at_a_time_and_progress(org, tmp_path):
     seen.clear()
     result = restore(org.settings, dump, force=True, progress=lambda d, t, w: seen.append((d, t, w)))
     assert result.replaced and seen and all(0 < d <= t for d, t, _ in seen)
+
+
+# --- a hostile backup, a member who holds on, a ghost (issue 21, findings 4 and 10) ------------
+
+# A plpgsql body that is harmless in the database it was made in and runs a program
+# (`touch MARKER`) in any other, such as the one a restore loads the file into.
+PROGRAM = """
+BEGIN
+    IF current_database() <> {home} THEN
+        EXECUTE format('COPY (SELECT 1) TO PROGRAM %L', 'touch ' || {marker});
+    END IF;
+    RETURN {result};
+END
+"""
+
+
+@pytest.fixture
+def marker():
+    """Where the hostile program leaves its mark: a folder the database server's own user
+    can write (pytest's temporary root is private to the user running the tests)."""
+    folder = Path(tempfile.mkdtemp(prefix="cli-org-marker-"))
+    folder.chmod(0o777)
+    yield folder / "pwned"
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _hostile_dump(org, tmp_path: Path, marker: Path, function: str, result: str, check: str) -> Path:
+    """A backup made by the real pg_dump after the admin (re)defined `function` with the
+    program in its body and added a CHECK on memory_facts calling it, with a fact in the
+    table, so that loading the file's schema and data runs the program."""
+    with org.admin() as conn:
+        body = PROGRAM.format(
+            home=pgsql.Literal(org.name).as_string(conn),
+            marker=pgsql.Literal(str(marker)).as_string(conn),
+            result=result,
+        )
+        conn.execute(f"{function} LANGUAGE plpgsql AS {pgsql.Literal(body).as_string(conn)}")
+        conn.execute(f"ALTER TABLE memory_facts ADD CONSTRAINT evil CHECK ({check})")
+        conn.commit()
+    with org.as_agent("bot") as conn:
+        facts.remember(conn, "deploys", "Deploys run at night", source="docs/deploy.md")
+    dump = tmp_path / "hostile.dump"
+    backup(org.settings, dump)
+    assert not marker.exists()
+    return dump
+
+
+def _databases(org) -> list[str]:
+    with psycopg.connect(org.server.admin_url) as conn:
+        return [r[0] for r in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", (org.name + "%",))]
+
+
+def _roles(org) -> dict[str, bool]:
+    with psycopg.connect(org.server.admin_url) as conn:
+        rows = conn.execute("SELECT rolname, rolcanlogin FROM pg_roles WHERE rolname LIKE %s", (org.name + "%",))
+        return {r[0]: r[1] for r in rows}
+
+
+@pytest.mark.attack("restore")
+def test_a_backup_with_a_function_the_migrations_do_not_make_is_refused(org, tmp_path, marker):
+    """A CHECK on memory_facts calling a function that runs a program: refused before
+    anything is loaded; the program never runs, nothing changes, no role is made."""
+    dump = _hostile_dump(
+        org, tmp_path, marker, "CREATE FUNCTION public.org_evil() RETURNS boolean", "true", "public.org_evil()"
+    )
+    before = content_hashes(org.server.url(org.name))
+    roles = _roles(org)
+    code, out, err = _run(org.env, "db", "restore", str(dump), "--force")
+    assert not marker.exists()
+    assert code == 1 and out == "" and err.count("\n") == 1, err
+    assert "not made by cli-org's migrations" in err and "FUNCTION public org_evil()" in err
+    assert content_hashes(org.server.url(org.name)) == before
+    assert _databases(org) == [org.name] and _roles(org) == roles
+
+
+@pytest.mark.attack("restore")
+def test_a_known_function_redefined_in_a_backup_never_runs(org, tmp_path, marker):
+    """The program in the body of a function the migrations do make, called by a CHECK
+    written into the table: every object in the file has a name the migrations make, so
+    the load must not run the file's definitions at all. The restored schema is the
+    migrations' own, the data the file's."""
+    with org.admin() as conn:
+        original = conn.execute("SELECT prosrc FROM pg_proc WHERE proname = 'org_member_role'").fetchone()["prosrc"]
+    dump = _hostile_dump(
+        org,
+        tmp_path,
+        marker,
+        "CREATE OR REPLACE FUNCTION public.org_member_role() RETURNS text",
+        "current_database() || '_member'",
+        "public.org_member_role() IS NOT NULL",
+    )
+    code, out, err = _run(org.env, "db", "restore", str(dump), "--force")
+    assert not marker.exists()
+    assert code == 0, err
+    with psycopg.connect(org.server.url(org.name)) as conn:
+        assert conn.execute("SELECT prosrc FROM pg_proc WHERE proname = 'org_member_role'").fetchone()[0] == original
+        evil = conn.execute("SELECT count(*) FROM pg_constraint WHERE conname = 'evil'").fetchone()[0]
+        assert evil == 0
+        assert conn.execute("SELECT subject FROM memory_facts").fetchall() == [("deploys",)]
+
+
+def _restore_process(org, dump: Path) -> subprocess.CompletedProcess:
+    """`cli-org db restore --force` as its own process, as an admin runs it; a restore that
+    waits on a member forever fails the test at the timeout instead of hanging the suite."""
+    return subprocess.run(
+        ["cli-org", "db", "restore", str(dump), "--force", "--json"],
+        env={**os.environ, **org.env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.attack("restore")
+@pytest.mark.parametrize("in_transaction", [False, True])
+def test_a_members_idle_connection_does_not_hold_up_a_restore(org, tmp_path, in_transaction):
+    """A member logged in with her own password sits idle (or idle in a transaction) on
+    the database: the restore ends her session and goes ahead."""
+    dump = tmp_path / "org.dump"
+    backup(org.settings, dump)
+    with org.login(f"{org.name}_bot", "bot-pw") as bot:
+        bot.autocommit = not in_transaction
+        bot.execute("SELECT count(*) FROM memory_facts").fetchone()
+        done = _restore_process(org, dump)
+        assert done.returncode == 0, done.stderr
+        with pytest.raises(psycopg.OperationalError):
+            bot.execute("SELECT 1").fetchone()
+    # She logs in again, to the restored database.
+    with org.login(f"{org.name}_bot", "bot-pw") as bot:
+        assert bot.execute("SELECT org_me() AS me").fetchone()["me"] == "bot"
+
+
+@pytest.mark.attack("restore")
+def test_the_kept_database_refuses_a_members_login(org, tmp_path):
+    dump = tmp_path / "org.dump"
+    backup(org.settings, dump)
+    done = _restore_process(org, dump)
+    assert done.returncode == 0, done.stderr
+    kept = json.loads(done.stdout)["replaced"]
+    with pytest.raises(psycopg.OperationalError, match="permission denied for database"):
+        psycopg.connect(
+            host=org.server.tcp_host, port=org.server.tcp_port, dbname=kept, user=f"{org.name}_bot", password="bot-pw"
+        )
+    # The admin still reaches it, to check it before dropping it.
+    with psycopg.connect(org.server.url(kept)) as conn:
+        assert conn.execute("SELECT count(*) FROM org_agents").fetchone()[0] == 4
+
+
+@pytest.mark.attack("restore")
+def test_an_agent_made_after_the_backup_cannot_log_in_after_the_restore(org, tmp_path):
+    """`ghost` joins after the backup; the restored org has no such agent, so her role
+    loses its login and its place in the member group (the role itself stays: the kept
+    database still names it)."""
+    from cli_org.agents import add_agent
+
+    dump = tmp_path / "org.dump"
+    backup(org.settings, dump)
+    with org.admin() as conn:
+        add_agent(conn, "ghost", password="ghost-pw")
+        conn.commit()
+    with org.login(f"{org.name}_ghost", "ghost-pw") as ghost:
+        assert ghost.execute("SELECT org_me() AS me").fetchone()["me"] == "ghost"
+    done = _restore_process(org, dump)
+    assert done.returncode == 0, done.stderr
+    with pytest.raises(psycopg.OperationalError, match="not permitted to log in"):
+        org.login(f"{org.name}_ghost", "ghost-pw")
+    assert json.loads(done.stdout)["roles_disabled"] == [f"{org.name}_ghost"]
+    with psycopg.connect(org.server.admin_url) as conn:
+        member = conn.execute(
+            "SELECT pg_has_role(%s, %s, 'member')", (f"{org.name}_ghost", f"{org.name}_member")
+        ).fetchone()[0]
+        assert member is False
+    # The agents of the backup still log in.
+    with org.login(f"{org.name}_other", "other-pw") as other:
+        assert other.execute("SELECT org_me() AS me").fetchone()["me"] == "other"
+
+
+def test_a_backup_whose_data_breaks_the_schema_fails_whole(org, tmp_path):
+    """A file whose own schema lacks a CHECK and a foreign key (so pg_dump wrote rows the
+    migrations' schema refuses): the restore fails on them, and nothing is half-restored."""
+    with org.admin() as conn:
+        conn.execute("ALTER TABLE memory_facts DROP CONSTRAINT memory_facts_author_fkey")
+        conn.execute("ALTER TABLE memory_facts DROP CONSTRAINT memory_facts_claim_check")
+        conn.commit()
+    with org.as_agent("bot") as conn:
+        facts.remember(conn, "deploys", "Deploys run at night", source="docs/deploy.md")
+    with org.admin() as conn:
+        conn.execute("UPDATE memory_facts SET claim = repeat('x', 2000), author = 'nobody'")
+        conn.commit()
+    dump = tmp_path / "broken.dump"
+    backup(org.settings, dump)
+    with org.admin() as conn:
+        conn.execute("TRUNCATE memory_facts CASCADE")
+        conn.commit()
+    _fill(org, tmp_path)
+    before = content_hashes(org.server.url(org.name))
+    roles = _roles(org)
+    code, out, err = _run(org.env, "db", "restore", str(dump), "--force")
+    assert code == 1 and out == "" and err.count("\n") == 1, err
+    assert "memory_facts" in err and "check constraint" in err
+    assert content_hashes(org.server.url(org.name)) == before
+    assert _databases(org) == [org.name] and _roles(org) == roles

@@ -257,7 +257,9 @@ FIELDS: dict[str, object] = {
     "warm stop": F("stopped"),
     # backups (README, "Backups"): the file, its size and time; a restore's replaced database and new roles
     "db backup": F("file", "database", "bytes", "tables", "seconds", "tool"),
-    "db restore": F("file", "database", "source_database", "replaced", "roles_created", "seconds", "tool"),
+    "db restore": F(
+        "file", "database", "source_database", "replaced", "roles_created", "roles_disabled", "seconds", "tool"
+    ),
 }
 
 ARGS: dict[str, tuple[list[str], str | None]] = {

@@ -208,8 +208,10 @@ def backup(file: Path, as_json: bool) -> None:
 def restore(file: Path, force: bool, as_json: bool) -> None:
     """Restore FILE (made by `db backup`) into the database, with its agents' roles.
 
-    Loaded into a temporary database and renamed into place only when complete. Roles that
-    are missing are created without a login: give `--login` agents a password again."""
+    Only the file's rows are loaded, into a temporary database made by cli-org's migrations,
+    renamed into place only when complete; a file holding any other object is refused.
+    Roles that are missing are created without a login: give `--login` agents a password
+    again. Other sessions on the database are ended."""
     from ..db.backup import restore as run_restore
 
     progress = Progress("restore")
@@ -223,6 +225,8 @@ def restore(file: Path, force: bool, as_json: bool) -> None:
         click.echo(f"the old database is kept as {result.replaced}")
     if result.roles_created:
         click.echo(f"roles created without a login: {', '.join(result.roles_created)}")
+    if result.roles_disabled:
+        click.echo(f"roles cut off (no such agent in the backup): {', '.join(result.roles_disabled)}")
 
 
 COMMANDS = [init, db]

@@ -1,35 +1,43 @@
 """Back up one cli-org database to a file and restore it, with the PostgreSQL tools.
 
-The file is pg_dump's custom format. Agents are roles of the cluster, not of the
-database, so a dump holds the grants to them but not the roles themselves: restore reads
-the agents (org_agents.role_name) out of the file and creates the member group and every
-missing role, without a login (passwords are not carried; see README, "Backups"), before
-the data goes in. The data goes into a temporary database first; only a complete restore
-is renamed into place, in one transaction, so a failure leaves the old database as it was.
-A replaced database is kept, renamed, never dropped.
+The file is pg_dump's custom format. A restore runs nothing the file defines (issue 21): a
+temporary database is migrated to the backup's migration, the file is refused if it lists
+any object those migrations do not make, and then only its rows go in, through COPY
+statements cli-org writes. Agents are roles of the cluster, not of the database: restore
+reads them (org_agents.role_name) out of the file, makes the missing ones without a login
+(passwords are not carried; see README, "Backups"), and cuts off the org's roles that no
+agent of the backup has. Only a complete load is renamed into place, in one transaction,
+so a failure leaves the old database as it was. A replaced database is kept, renamed,
+never dropped, and closed to members.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import IO
 
 import psycopg
 from psycopg import sql as pgsql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.rows import dict_row
 
 from ..config import Settings
 from ..errors import ConfigError, DatabaseError, InputError, NotFound
-from . import embedded, locks
+from . import Conn, embedded, first, locks
 from .connect import admin_conninfo, connect_error
 from .errors import first_line
+from .migrate import available, migrate
+from .queries import sql
 
 # pg_dump's custom format starts with these bytes (pg_backup_archiver.c, "PGDMP").
 MAGIC = b"PGDMP"
@@ -56,6 +64,7 @@ class RestoreResult:
     source_database: str
     replaced: str | None  # the old database, kept under this name
     roles_created: list[str] = field(default_factory=list)
+    roles_disabled: list[str] = field(default_factory=list)  # agents the backup lacks (issue 21)
     seconds: float = 0.0
     tool: str = ""
 
@@ -76,7 +85,8 @@ def tool(settings: Settings, name: str) -> Path:
 
 def _major(path: Path) -> int:
     out = subprocess.run([str(path), "--version"], capture_output=True, text=True, check=False).stdout
-    match = re.search(r"(\d+)(?:\.\d+)?", out.split(")")[-1] if ")" in out else out)
+    # "pg_dump (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)": the number after the product name.
+    match = re.search(r"\(PostgreSQL\)\s+(\d+)", out) or re.search(r"(\d+)(?:\.\d+)?", out)
     if not match:
         raise ConfigError(f"cannot tell the version of {path}: {out.strip()[:80]!r}")
     return int(match.group(1))
@@ -197,14 +207,29 @@ def backup(settings: Settings, file: Path, progress: Progress | None = None) -> 
 @dataclass
 class _Dump:
     database: str
-    entries: int
-    tables: set[str]
+    entries: int  # tables with rows (TABLE DATA entries)
+    objects: set[str]  # each entry of its table of contents, "KIND SCHEMA NAME"
     roles: list[str]
+    versions: list[int]  # the migrations its database had
+
+
+def _contents(pg_restore: Path, file: Path) -> tuple[str | None, set[str]]:
+    """A dump's database name and its table of contents, each entry as "KIND SCHEMA NAME"
+    (pg_restore --list without the ids and the owner, which differ from server to server)."""
+    listed = subprocess.run(
+        [str(pg_restore), "--list", str(file)], capture_output=True, text=True, errors="replace", check=False
+    )
+    if listed.returncode != 0:
+        reason = (listed.stderr.strip().splitlines() or ["unreadable"])[-1].split(": ", 1)[-1]
+        raise InputError(f"{file} is not a readable backup: {reason[:200]}")
+    database = re.search(r"^;\s+dbname: (\S+)", listed.stdout, re.M)
+    entries = re.findall(r"^\d+; \d+ \d+ (.*)$", listed.stdout, re.M)
+    return (database.group(1) if database else None), {e.rsplit(" ", 1)[0] for e in entries}
 
 
 def read_dump(settings: Settings, file: Path) -> _Dump:
-    """What a backup holds (its database, tables and agent roles), refusing anything that
-    is not a cli-org backup in pg_dump's custom format."""
+    """What a backup holds (its database, objects, agent roles and migrations), refusing
+    anything that is not a cli-org backup in pg_dump's custom format."""
     if not file.exists():
         raise NotFound(f"backup file {file} does not exist")
     if not file.is_file():
@@ -213,20 +238,14 @@ def read_dump(settings: Settings, file: Path) -> _Dump:
         if fh.read(len(MAGIC)) != MAGIC:
             raise InputError(f"{file} is not a cli-org backup (not a pg_dump custom-format file)")
     pg_restore = tool(settings, "pg_restore")
-    listed = subprocess.run(
-        [str(pg_restore), "--list", str(file)], capture_output=True, text=True, errors="replace", check=False
-    )
-    if listed.returncode != 0:
-        reason = (listed.stderr.strip().splitlines() or ["unreadable"])[-1].split(": ", 1)[-1]
-        raise InputError(f"{file} is not a readable backup: {reason[:200]}")
-    database = re.search(r"^;\s+dbname: (\S+)", listed.stdout, re.M)
-    tables = set(re.findall(r"^\d+; \d+ \d+ TABLE public (\S+) ", listed.stdout, re.M))
+    database, objects = _contents(pg_restore, file)
+    tables = {o.split(" ", 2)[2] for o in objects if o.startswith("TABLE public ")}
     missing = [t for t in REQUIRED_TABLES if t not in tables]
     if not database or missing:
         raise InputError(f"{file} is a PostgreSQL dump but not of a cli-org database (no {', '.join(missing)})")
-    entries = sum(1 for line in listed.stdout.splitlines() if line and not line.startswith(";"))
+    # Read as text, never run: pg_restore writes the rows out, it connects to nothing.
     data = subprocess.run(
-        [str(pg_restore), "--data-only", "--table=org_agents", "-f", "-", str(file)],
+        [str(pg_restore), "--data-only", "--table=org_agents", "--table=schema_migrations", "-f", "-", str(file)],
         capture_output=True,
         text=True,
         errors="replace",
@@ -234,22 +253,30 @@ def read_dump(settings: Settings, file: Path) -> _Dump:
     )
     if data.returncode != 0:
         raise InputError(f"{file}: cannot read its agents: {data.stderr.strip()[:200]}")
-    return _Dump(database.group(1), entries, tables, _roles(data.stdout))
+    versions = [row.get("version", "") for row in _rows(data.stdout, "schema_migrations")]
+    if not all(v.isdigit() for v in versions):
+        raise InputError(f"{file}: its schema_migrations holds something other than migration numbers")
+    roles = [row.get("role_name", "") for row in _rows(data.stdout, "org_agents")]
+    entries = sum(1 for o in objects if o.startswith("TABLE DATA "))
+    return _Dump(database, entries, objects, roles, [int(v) for v in versions])
 
 
-def _roles(copy_text: str) -> list[str]:
-    """role_name of each org_agents row in pg_restore's COPY text."""
-    match = re.search(r"^COPY public\.org_agents \((.+?)\) FROM stdin;\n(.*?)^\\\.$", copy_text, re.M | re.S)
+def _rows(copy_text: str, table: str) -> list[dict[str, str]]:
+    """The rows of `table` in pg_restore's COPY text, each as column -> text."""
+    match = re.search(rf"^COPY public\.{table} \((.+?)\) FROM stdin;\n(.*?)^\\\.$", copy_text, re.M | re.S)
     if not match:
         return []
     columns = [c.strip().strip('"') for c in match.group(1).split(",")]
-    at = columns.index("role_name")
-    return [line.split("\t")[at] for line in match.group(2).splitlines() if line]
+    return [dict(zip(columns, line.split("\t"), strict=False)) for line in match.group(2).splitlines() if line]
 
 
 def restore(settings: Settings, file: Path, *, force: bool = False, progress: Progress | None = None) -> RestoreResult:
     """Restore a backup into the configured database: refused when that database holds a
-    cli-org schema unless `force`; the old one is then kept under a new name."""
+    cli-org schema unless `force`; the old one is then kept under a new name.
+
+    issue 21: a backup is data. A file is refused when it holds an object cli-org's
+    migrations do not make; otherwise only its rows go in, into a database the migrations
+    made (at the backup's migration), so no definition from the file ever runs."""
     started = time.monotonic()
     dump = read_dump(settings, file)
     conninfo = admin_conninfo(settings)
@@ -261,17 +288,22 @@ def restore(settings: Settings, file: Path, *, force: bool = False, progress: Pr
             f"{file} is a backup of database {dump.database!r}, not {target!r}; restore it into a database "
             f"of that name (CLI_ORG_DATABASE={dump.database} or the URL's database)"
         )
+    newer = sorted(set(dump.versions) - {m.version for m in available()})
+    if newer:
+        raise InputError(
+            f"{file} was made at migration {newer[-1]:04d}, which this cli-org does not have; upgrade cli-org first"
+        )
     maintenance = make_conninfo(conninfo, dbname="postgres")
     try:
-        admin = psycopg.connect(maintenance, autocommit=True)
+        admin = psycopg.connect(maintenance, autocommit=True, row_factory=dict_row)
     except psycopg.OperationalError as exc:
         raise connect_error(settings, exc) from None
     pg_restore = tool(settings, "pg_restore")
     with admin:
         _check_version(pg_restore, maintenance)
         # Two restores of one database would share (and drop) one staging database.
-        got = admin.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", (locks.RESTORE, target)).fetchone()
-        if not got or not got[0]:
+        got = first(admin, "SELECT pg_try_advisory_lock(%s, hashtext(%s)) AS ok", (locks.RESTORE, target))
+        if not got["ok"]:
             raise DatabaseError(f"another restore into {target!r} is running; wait for it to finish")
         exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (target,)).fetchone() is not None
         counts = _initialised(conninfo) if exists else None
@@ -280,26 +312,47 @@ def restore(settings: Settings, file: Path, *, force: bool = False, progress: Pr
             raise InputError(
                 f"database {target!r} is not empty{held}; pass --force to replace it (it is kept, renamed)"
             )
-        created = _make_roles(admin, target, dump.roles)
         staging = f"{target}_restoring"[:63]
-        admin.execute(pgsql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(pgsql.Identifier(staging)))
+        _drop_staging(admin, staging)
         admin.execute(
             pgsql.SQL("CREATE DATABASE {} TEMPLATE template0 ENCODING 'UTF8'").format(pgsql.Identifier(staging))
         )
+        # Nobody but the admin reaches it while it is made; the member group gets in by the
+        # migrations' own grant, once it has members (at the swap).
+        admin.execute(
+            pgsql.SQL("REVOKE CONNECT, TEMPORARY ON DATABASE {} FROM PUBLIC").format(pgsql.Identifier(staging))
+        )
         try:
-            _load(pg_restore, make_conninfo(conninfo, dbname=staging), file, dump.entries, progress)
-            admin.execute(
-                pgsql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(
-                    pgsql.Identifier(staging), pgsql.Identifier(f"{target}_member")
+            staged = make_conninfo(conninfo, dbname=staging)
+            _migrate_to(staged, dump.versions, settings.lock_wait)
+            foreign = sorted(dump.objects - _allowed(settings, staged))
+            if foreign:
+                more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+                raise InputError(
+                    f"{file} holds objects not made by cli-org's migrations, which a cli-org backup cannot "
+                    f"hold: {'; '.join(foreign[:5])}{more}; refused, nothing was restored"
                 )
-            )
-            replaced = _swap(admin, target, staging, exists)
+            _load(pg_restore, staged, file, dump.entries, progress)
+            kept, created, disabled = _swap(admin, target, staging, exists, dump.roles, settings.lock_wait)
         except BaseException:
-            admin.execute(pgsql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(pgsql.Identifier(staging)))
+            _drop_staging(admin, staging)
             raise
     return RestoreResult(
-        str(file), target, dump.database, replaced, created, round(time.monotonic() - started, 2), str(pg_restore)
+        str(file),
+        target,
+        dump.database,
+        kept,
+        created,
+        disabled,
+        round(time.monotonic() - started, 2),
+        str(pg_restore),
     )
+
+
+def _drop_staging(admin: Conn, staging: str) -> None:
+    """The staging database and the member group its migrations made (named after it)."""
+    admin.execute(pgsql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(pgsql.Identifier(staging)))
+    admin.execute(pgsql.SQL("DROP ROLE IF EXISTS {}").format(pgsql.Identifier(f"{staging}_member")))
 
 
 def _has_tables(conninfo: str) -> bool:
@@ -311,55 +364,231 @@ def _has_tables(conninfo: str) -> bool:
         return bool(row and row[0])
 
 
-def _make_roles(admin: psycopg.Connection, database: str, roles: list[str]) -> list[str]:
-    """The member group and each agent's role, made when missing (without a login: a
-    backup carries no passwords), and each role put in the group."""
-    group = f"{database}_member"
+def _migrate_to(staged: str, versions: list[int], lock_wait: float) -> None:
+    """The migrations the backup's database had, and only those: its rows fit that schema,
+    and `cli-org init` applies the rest afterwards as for any older database."""
+    with psycopg.connect(staged, row_factory=dict_row) as conn:
+        applied = {m.version for m in migrate(conn, lock_wait, only=set(versions))}
+    missing = sorted(set(versions) - applied)
+    if missing:
+        raise DatabaseError(
+            f"this server cannot make the backup's schema: migration {missing[0]:04d} needs an extension it lacks "
+            "(pgvector: README, Team server)"
+        )
+
+
+def _allowed(settings: Settings, staged: str) -> set[str]:
+    """What a backup of the staging database (migrated as the file's was) may list: its
+    objects, the rows of its tables and the positions of its sequences."""
+    target, env = _command_target(staged)
+    with tempfile.TemporaryDirectory(prefix="cli-org-restore-") as folder:
+        schema = Path(folder) / "schema.dump"
+        _run([str(tool(settings, "pg_dump")), "-Fc", "--schema-only", "-f", str(schema), "-d", target], env, _quiet)
+        _, objects = _contents(tool(settings, "pg_restore"), schema)
+    rows = {f"TABLE DATA {o.split(' ', 1)[1]}" for o in objects if o.startswith("TABLE ")}
+    positions = {f"SEQUENCE SET {o.split(' ', 1)[1]}" for o in objects if o.startswith("SEQUENCE ")}
+    return objects | rows | positions
+
+
+def _quiet(line: str) -> None:
+    """pg_dump's -v log is not wanted here."""
+
+
+# The only statements a backup's data section may hold (pg_restore --data-only -f -): each
+# table's COPY and each sequence's position. Everything else is a setting or a comment, and
+# none of it is run: the rows go in through COPY statements cli-org writes itself.
+_COPY = re.compile(r'^COPY public\.("?)([a-z_][a-z0-9_]*)\1 \((.*)\) FROM stdin;$')
+_COLUMN = re.compile(r'^("?)([a-z_][a-z0-9_]*)\1$')
+_SETVAL = re.compile(r"^SELECT pg_catalog\.setval\('public\.(\"?)([a-z_][a-z0-9_]*)\1', (\d+), (true|false)\);$")
+_ENCODING = re.compile(r"^SET client_encoding = '(\w+)';$")
+_IGNORED = re.compile(
+    r"^(|--.*|SET [a-z_]+ = [^;]*;|SELECT pg_catalog\.set_config\('search_path', '', false\);|\\(un)?restrict \w+)$"
+)
+_BATCH = 1 << 20  # bytes of COPY data sent at once
+
+
+def _load(pg_restore: Path, staged: str, file: Path, entries: int, progress: Progress | None) -> None:
+    """Put the file's rows into the staging database, in one transaction: all or none."""
+    with tempfile.TemporaryFile() as errors, psycopg.connect(staged, row_factory=dict_row) as conn:
+        proc = subprocess.Popen(
+            [str(pg_restore), "--data-only", "-f", "-", str(file)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+        )
+        assert proc.stdout is not None
+        try:
+            tables = {t["name"]: t for t in conn.execute(sql("restore.tables")).fetchall()}
+            keys = conn.execute(sql("restore.foreign_keys")).fetchall()
+            _set_aside(conn, tables, keys)
+            _copy_rows(conn, proc.stdout, tables, file, lambda done, name: progress and progress(done, entries, name))
+            for key in keys:  # checks every row the file brought against every foreign key
+                conn.execute(
+                    pgsql.SQL("ALTER TABLE {} ADD CONSTRAINT {} " + key["definition"]).format(
+                        pgsql.Identifier(key["tbl"]), pgsql.Identifier(key["name"])
+                    )
+                )
+            _set_aside(conn, tables, [], undo=True)
+            if proc.wait() != 0:
+                errors.seek(0)
+                reason = errors.read().decode(errors="replace").strip().splitlines() or [f"exit code {proc.returncode}"]
+                raise InputError(f"{file} is not a readable backup: {reason[-1].split(': ', 1)[-1][:200]}")
+            conn.commit()
+        except psycopg.Error as exc:
+            raise InputError(f"{file}: its rows do not fit cli-org's schema: {first_line(exc)}") from None
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            proc.stdout.close()
+
+
+def _set_aside(conn: Conn, tables: dict, keys: list, undo: bool = False) -> None:
+    """For the load only (one transaction, in a database nobody else reaches): the tables'
+    triggers off (they would rewrite or refuse rows that are history, not new writes),
+    forced row-level security lifted (a non-superuser owner would be held to the policies),
+    the foreign keys dropped (made again after), and the rows the migrations wrote removed."""
+    for name, table in tables.items():
+        ident = pgsql.Identifier(name)
+        for trigger in table["triggers"]:
+            verb = "ENABLE" if undo else "DISABLE"
+            conn.execute(pgsql.SQL(f"ALTER TABLE {{}} {verb} TRIGGER {{}}").format(ident, pgsql.Identifier(trigger)))
+        if table["forced"]:
+            force = "FORCE" if undo else "NO FORCE"
+            conn.execute(pgsql.SQL(f"ALTER TABLE {{}} {force} ROW LEVEL SECURITY").format(ident))
+    for key in keys:
+        conn.execute(
+            pgsql.SQL("ALTER TABLE {} DROP CONSTRAINT {}").format(
+                pgsql.Identifier(key["tbl"]), pgsql.Identifier(key["name"])
+            )
+        )
+    if not undo and tables:
+        conn.execute(pgsql.SQL("TRUNCATE {}").format(pgsql.SQL(", ").join(map(pgsql.Identifier, tables))))
+
+
+def _copy_rows(conn: Conn, lines: IO[bytes], tables: dict, file: Path, loaded: Callable[[int, str], object]) -> None:
+    """Read pg_restore's data text line by line; COPY each table's rows with a statement of
+    cli-org's own (known table, known columns) and set each known sequence."""
+    sequences = {r["name"] for r in conn.execute(sql("restore.sequences")).fetchall()}
+    done = 0
+    for raw in lines:
+        line = raw.decode("utf-8", errors="replace").rstrip("\n")
+        if copy := _COPY.match(line):
+            table = tables.get(copy.group(2))
+            columns = [_COLUMN.match(c) for c in copy.group(3).split(", ")]
+            if table is None or not all(c and c.group(2) in table["columns"] for c in columns):
+                raise InputError(f"{file}: rows for a table or column cli-org's schema does not have: {line[:200]}")
+            statement = pgsql.SQL("COPY {} ({}) FROM STDIN").format(
+                pgsql.Identifier(copy.group(2)),
+                pgsql.SQL(", ").join(pgsql.Identifier(c.group(2)) for c in columns if c),
+            )
+            with conn.cursor().copy(statement) as out:
+                batch: list[bytes] = []
+                size = 0
+                for row in lines:
+                    if row in (b"\\.\n", b"\\."):
+                        break
+                    batch.append(row)
+                    size += len(row)
+                    if size >= _BATCH:
+                        out.write(b"".join(batch))
+                        batch, size = [], 0
+                else:
+                    raise InputError(f"{file} is not a readable backup: the rows of {copy.group(2)} are cut short")
+                out.write(b"".join(batch))
+            done += 1
+            loaded(done, copy.group(2))
+        elif setval := _SETVAL.match(line):
+            if setval.group(2) not in sequences:
+                raise InputError(f"{file}: a position for a sequence cli-org's schema does not have: {line[:200]}")
+            conn.execute(
+                "SELECT setval(%s::regclass, %s, %s)",
+                (pgsql.Identifier(setval.group(2)).as_string(conn), int(setval.group(3)), setval.group(4) == "true"),
+            )
+        elif (encoding := _ENCODING.match(line)) and encoding.group(1) != "UTF8":
+            raise InputError(f"{file} holds text in {encoding.group(1)}; a cli-org database is UTF8")
+        elif not _IGNORED.match(line):
+            raise InputError(f"{file} holds a statement a cli-org backup cannot: {line[:200]}")
+
+
+def _swap(
+    admin: Conn, target: str, staging: str, exists: bool, roles: list[str], wait: float
+) -> tuple[str | None, list[str], list[str]]:
+    """Put the staging database and its member group in place, in one transaction; the old
+    database and group are kept, renamed. Returns the kept name, the roles made and the
+    roles cut off (see _reconcile)."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
+    kept = f"{target}_replaced_{stamp}"[:63]
+    group, staged_group = f"{target}_member", f"{staging}_member"
+    if exists:
+        # issue 21: no session holds the restore up. New ones are kept out, the others
+        # ended (a member's idle login included); one the admin may not end fails it below.
+        admin.execute(pgsql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(pgsql.Identifier(target)))
+        for session in admin.execute(sql("restore.sessions"), {"database": target}).fetchall():
+            # A superuser's session, on a team server, may not be ended: named in the error below.
+            with contextlib.suppress(psycopg.errors.InsufficientPrivilege):
+                admin.execute("SELECT pg_terminate_backend(%s, %s)", (session["pid"], round(wait * 1000)))
+    try:
+        with admin.transaction():
+            admin.execute("SELECT set_config('lock_timeout', %s, true)", (f"{round(wait * 1000)}ms",))
+            had_group = first(admin, "SELECT count(*) AS n FROM pg_roles WHERE rolname = %s", (group,))["n"] > 0
+            created = _make_roles(admin, staged_group, roles)
+            disabled = _reconcile(admin, target, group, roles) if had_group else []
+            if had_group:
+                admin.execute(
+                    pgsql.SQL("ALTER ROLE {} RENAME TO {}").format(
+                        pgsql.Identifier(group), pgsql.Identifier(f"{kept}_member")
+                    )
+                )
+            if exists:
+                old = pgsql.Identifier(kept)
+                admin.execute(pgsql.SQL("ALTER DATABASE {} RENAME TO {}").format(pgsql.Identifier(target), old))
+                # issue 21: the kept database is the admin's to check, not the members'.
+                admin.execute(pgsql.SQL("REVOKE CONNECT, TEMPORARY ON DATABASE {} FROM PUBLIC").format(old))
+                if had_group:
+                    admin.execute(
+                        pgsql.SQL("REVOKE CONNECT ON DATABASE {} FROM {}").format(
+                            old, pgsql.Identifier(f"{kept}_member")
+                        )
+                    )
+                admin.execute(pgsql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS true").format(old))
+            admin.execute(
+                pgsql.SQL("ALTER DATABASE {} RENAME TO {}").format(pgsql.Identifier(staging), pgsql.Identifier(target))
+            )
+            admin.execute(
+                pgsql.SQL("ALTER ROLE {} RENAME TO {}").format(pgsql.Identifier(staged_group), pgsql.Identifier(group))
+            )
+    except psycopg.Error as exc:
+        if exists:
+            admin.execute(pgsql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS true").format(pgsql.Identifier(target)))
+        if isinstance(exc, psycopg.errors.ObjectInUse | psycopg.errors.LockNotAvailable):
+            who = locks.describe(admin.execute(sql("restore.sessions"), {"database": target}).fetchall())
+            raise DatabaseError(f"database {target!r} is in use by sessions this admin may not end: {who}") from None
+        raise DatabaseError(f"cannot put the restored database in place: {first_line(exc)}") from None
+    return (kept if exists else None), ([group] if not had_group else []) + created, disabled
+
+
+def _make_roles(admin: Conn, group: str, roles: list[str]) -> list[str]:
+    """Each agent's role, made when missing (without a login: a backup carries no
+    passwords), and each put in the (staging) member group."""
     created = []
-    for role in [group, *roles]:
+    for role in roles:
         if admin.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() is None:
             admin.execute(pgsql.SQL("CREATE ROLE {} NOLOGIN").format(pgsql.Identifier(role)))
             created.append(role)
-    for role in roles:
         admin.execute(pgsql.SQL("GRANT {} TO {}").format(pgsql.Identifier(group), pgsql.Identifier(role)))
     return created
 
 
-def _load(pg_restore: Path, conninfo: str, file: Path, entries: int, progress: Progress | None) -> None:
-    target, env = _command_target(conninfo)
-    done = 0
-
-    def on_line(line: str) -> None:
-        nonlocal done
-        if "creating " in line or "processing data for table" in line or "processing item" in line:
-            done += 1
-            if progress:
-                progress(min(done, entries), entries, line.split(": ", 1)[-1])
-
-    # --no-owner: the restoring admin owns everything (the dump's owner may not exist here);
-    # --exit-on-error: the first failure stops it, and the staging database is dropped.
-    _run([str(pg_restore), "-v", "--no-owner", "--exit-on-error", "-d", target, str(file)], env, on_line)
-
-
-def _swap(admin: psycopg.Connection, target: str, staging: str, exists: bool) -> str | None:
-    """Rename the staging database into place in one transaction; the old one is kept."""
-    kept = None
-    try:
-        with admin.transaction():
-            if exists:
-                stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
-                kept = f"{target}_replaced_{stamp}"[:63]
-                admin.execute(
-                    pgsql.SQL("ALTER DATABASE {} RENAME TO {}").format(pgsql.Identifier(target), pgsql.Identifier(kept))
-                )
-            admin.execute(
-                pgsql.SQL("ALTER DATABASE {} RENAME TO {}").format(pgsql.Identifier(staging), pgsql.Identifier(target))
-            )
-    except psycopg.errors.ObjectInUse:
-        raise DatabaseError(
-            f"database {target!r} is in use by other sessions; stop them (the MCP and web servers, "
-            "`cli-org warm stop`) and run the restore again"
-        ) from None
-    except psycopg.Error as exc:
-        raise DatabaseError(f"cannot put the restored database in place: {first_line(exc)}") from None
-    return kept
+def _reconcile(admin: Conn, target: str, group: str, roles: list[str]) -> list[str]:
+    """issue 21: a role in the org's member group that no agent of the restored data has (an
+    agent made after the backup) would stay a "ghost" member. It leaves the group; a role
+    named after the database (`<database>_<agent>`, as `agents add` makes them) also loses
+    its login. A role mapped with --role may serve elsewhere, so it keeps its login, and no
+    role is dropped: the kept database still grants to them. Returns the roles cut off."""
+    ghosts = [r["role"] for r in admin.execute(sql("restore.ghosts"), {"group": group, "agents": roles}).fetchall()]
+    for ghost in ghosts:
+        admin.execute(pgsql.SQL("REVOKE {} FROM {}").format(pgsql.Identifier(group), pgsql.Identifier(ghost)))
+        if ghost.startswith(f"{target}_"):
+            admin.execute(pgsql.SQL("ALTER ROLE {} NOLOGIN").format(pgsql.Identifier(ghost)))
+    return ghosts

@@ -11,6 +11,7 @@ says `-- requires:` the same.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from importlib import resources
 
@@ -48,8 +49,9 @@ def available() -> list[Migration]:
 
 
 @owns_transaction
-def migrate(conn: Conn, lock_wait: float = LOCK_WAIT) -> list[Migration]:
-    """Apply what is missing; returns the migrations applied by this call.
+def migrate(conn: Conn, lock_wait: float = LOCK_WAIT, only: Collection[int] | None = None) -> list[Migration]:
+    """Apply what is missing (of `only`, when given: the versions a backup was made at);
+    returns the migrations applied by this call.
 
     A session advisory lock serialises concurrent runners: the second waits, then finds
     nothing left to do. Waiting (for that lock, or for a table another session holds) is
@@ -67,6 +69,8 @@ def migrate(conn: Conn, lock_wait: float = LOCK_WAIT) -> list[Migration]:
             applied = []
             missing: dict[str, str | None] = {}  # extension -> why it cannot be had (None: it is there)
             for mig in _not_applied(conn):  # the table exists now
+                if only is not None and mig.version not in only:
+                    continue
                 if any(_extension(conn, ext, missing) for ext in mig.needs):
                     continue  # stays pending until the extension can be had
                 try:
