@@ -28,6 +28,7 @@ from .text import shown
 # A memory file, note, golden set or notebook file larger than this is not one (an export,
 # a log, a base64 dump); the largest real note in the TIL vault is ~40 KB.
 MAX_FILE_BYTES = 8 << 20
+_CHUNK = 1 << 20
 
 _FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
 _DIR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
@@ -69,14 +70,20 @@ def open_file(path: Path, *, root: Path | None = None) -> Iterator[tuple[BinaryI
 
 def read_file(path: Path, *, root: Path | None = None, limit: int = MAX_FILE_BYTES) -> FileData:
     """The whole file (at most `limit` bytes, else FileRefused) and its fstat."""
+    parts, total = [], 0
     with open_file(path, root=root) as (fh, st):
-        try:
-            data = fh.read(limit + 1)
-        except OSError as exc:
-            raise FileRefused(path, f"cannot be read ({exc.strerror or exc})") from None
-    if len(data) > limit:
+        while total <= limit:  # in chunks: a file that grows while read still stops here
+            try:
+                part = fh.read(min(_CHUNK, limit + 1 - total))
+            except OSError as exc:
+                raise FileRefused(path, f"cannot be read ({exc.strerror or exc})") from None
+            if not part:
+                break
+            parts.append(part)
+            total += len(part)
+    if total > limit:
         raise FileRefused(path, f"larger than {_size(limit)}; not read")
-    return FileData(data, st)
+    return FileData(b"".join(parts), st)
 
 
 def read_text(path: Path, *, root: Path | None = None, limit: int = MAX_FILE_BYTES) -> str:

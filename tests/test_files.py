@@ -218,3 +218,38 @@ def test_export_never_writes_through_a_symlink(org, tmp_path):
 def test_export_into_a_missing_folder_is_one_line(org, tmp_path):
     err = _one_clear_line(_run(org, "export", "--out", str(tmp_path / "nowhere" / "org.jsonl")))
     assert "does not exist" in err and not (tmp_path / "nowhere").exists()
+
+
+# --- the one reader (cli_org/files.py) -------------------------------------------------------
+
+
+def test_the_reader_refuses_every_way_out_of_its_root(tmp_path):
+    import socket
+
+    from cli_org.files import FileRefused, read_file
+
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.md").write_text(SECRET)
+    (root / "sub" / "ok.md").write_text("fine")
+    (root / "linked").symlink_to(outside)  # a folder on the way is a symlink
+    (root / "sub" / "inner.md").symlink_to(root / "sub" / "ok.md")  # even one that stays inside
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(root / "sock.md"))
+    try:
+        assert read_file(root / "sub" / "ok.md", root=root).data == b"fine"
+        refused = {
+            root / "linked" / "secret.md": "symlink",
+            root / "sub" / "inner.md": "symlink",
+            root / ".." / "outside" / "secret.md": "not inside",
+            root / "sock.md": "not a regular file",
+            root / "sub": "not a regular file",
+        }
+        for path, reason in refused.items():
+            with pytest.raises(FileRefused, match=reason):
+                read_file(path, root=root)
+        with pytest.raises(FileRefused, match="larger than 3 bytes"):
+            read_file(root / "sub" / "ok.md", root=root, limit=3)
+    finally:
+        server.close()
