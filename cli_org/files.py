@@ -76,7 +76,7 @@ def read_file(path: Path, *, root: Path | None = None, limit: int = MAX_FILE_BYT
             try:
                 part = fh.read(min(_CHUNK, limit + 1 - total))
             except OSError as exc:
-                raise FileRefused(path, f"cannot be read ({exc.strerror or exc})") from None
+                raise FileRefused(path, f"cannot read ({exc.strerror or exc})") from None
             if not part:
                 break
             parts.append(part)
@@ -114,13 +114,13 @@ def _open(path: Path, root: Path | None) -> int:
     except FileRefused:
         raise
     except FileNotFoundError:
-        raise FileRefused(path, "does not exist") from None
+        raise FileRefused(path, "cannot read (does not exist)") from None
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
             raise FileRefused(path, "reached through a symlink; not followed") from None
         if exc.errno == errno.ENXIO:
             raise FileRefused(path, "not a regular file (a socket); not read") from None
-        raise FileRefused(path, f"cannot be read ({exc.strerror or exc})") from None
+        raise FileRefused(path, f"cannot read ({exc.strerror or exc})") from None
 
 
 def _peek(path: Path, name: str, dir_fd: int | None) -> None:
