@@ -19,6 +19,7 @@ from cli_org.archive import claude, codex, hermes
 from cli_org.archive.importer import parse_line
 from cli_org.archive.jsonl import batches
 from cli_org.archive.quoted import MIN_CONTENT_WORDS, phrases, words
+from cli_org.files import open_file
 
 from .common import SHARED
 
@@ -31,18 +32,18 @@ def transcript_texts() -> list[str]:
     for module, folder in ((claude, root / "claude-code"), (codex, root / "codex")):
         for path in module.files(folder):
             transcript = module.TranscriptFile(path)
-            size = path.stat().st_size
             n = 0
-            for batch in batches(path, 0, size):
-                for line in [*batch.lines, batch.tail]:
-                    n += 1
-                    if not line.strip():
-                        continue
-                    try:
-                        parsed = parse_line(transcript, line, n)
-                    except Exception:  # noqa: BLE001 - a malformed line is skipped, as the importer does
-                        continue
-                    texts += [m.text for m in parsed.messages if m.text]
+            with open_file(path, root=folder) as (fh, st):
+                lines = [line for batch in batches(fh, 0, st.st_size) for line in [*batch.lines, batch.tail]]
+            for line in lines:
+                n += 1
+                if not line.strip():
+                    continue
+                try:
+                    parsed = parse_line(transcript, line, n)
+                except Exception:  # noqa: BLE001 - a malformed line is skipped, as the importer does
+                    continue
+                texts += [m.text for m in parsed.messages if m.text]
     store = hermes.read(hermes.store_path(root / "hermes" / "state.db"))
     texts += [m.text for m in store.messages if m.text]
     return texts
@@ -64,8 +65,10 @@ def main() -> None:
     texts = transcript_texts()
     notes = note_texts()
     total_words = sum(len(words(t)) for t in texts)
-    print(f"{len(notes)} vault notes (first {SHOWN_CHARS} chars) against {len(texts)} transcript messages, "
-          f"{total_words} words")
+    print(
+        f"{len(notes)} vault notes (first {SHOWN_CHARS} chars) against {len(texts)} transcript messages, "
+        f"{total_words} words"
+    )
     print("| words in a run | content words >= | notes with a chance match | share |")
     print("| --- | --- | --- | --- |")
     for n in (3, 4, 5, 6, 7, 8):

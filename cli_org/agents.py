@@ -14,6 +14,7 @@ from .db.queries import sql
 from .db.session import owns_transaction
 from .errors import AccessDenied, InputError, NotFound
 from .facts import Fact  # at run time: the web API reads AgentDetail's fields from these names
+from .files import read_file
 from .notebook import Notebook
 from .project import MEMORY_DIR, memory_dir
 from .rules import AGENT_NAME
@@ -163,12 +164,11 @@ def memory_file(root: Path, name: str) -> MemoryFile | None:
         return None
     path = memory_dir(root) / f"{name}.md"
     try:
-        if not path.is_file():
-            return None
-        text = path.read_text("utf-8", errors="replace")
-        modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-    except OSError:
+        read = read_file(path, root=root)  # issue 21: the memory arm's safe read
+    except InputError:
         return None
+    text = read.data.decode("utf-8", errors="replace")
+    modified = datetime.fromtimestamp(read.stat.st_mtime, tz=UTC)
     shown = text[:MEMORY_FILE_CHARS]
     return MemoryFile(str(MEMORY_DIR / f"{name}.md"), len(text), shown, len(text) > len(shown), modified)
 

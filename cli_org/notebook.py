@@ -25,6 +25,7 @@ from .db.errors import translated
 from .db.queries import sql
 from .db.session import owns_transaction
 from .errors import AccessDenied, DatabaseError, InputError, NotFound
+from .files import read_file
 from .rules import NOTEBOOK_CAPS, NOTEBOOK_STORES
 from .text import one_line
 
@@ -287,10 +288,11 @@ def import_file(conn: Conn, target: str, path: Path) -> Imported:
     under the same rules, in one transaction: every entry arrives, or nothing changes and the
     refusal names each entry that did not fit and why."""
     _target(target)
+    data = read_file(Path(path)).data  # issue 21: a regular file, bounded (files.py)
     try:
-        text = Path(path).read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not UTF-8 ({exc.reason} at byte {exc.start}); nothing was imported") from None
     raw = parse_entries(text)
     if not raw:
         raise InputError(f"{path} holds no entries (entries are separated by lines holding only {SEPARATOR})")

@@ -33,6 +33,9 @@ from .db.session import owns_transaction
 from .errors import AccessDenied, InputError
 
 FORMAT = 1
+# An export larger than this is refused unread (files.py). A line is one record of at most a
+# few KB (a claim holds at most 1,000 characters), so this holds well over 100,000 records.
+MAX_IMPORT_BYTES = 512 << 20
 
 # The record kinds, in the order an import can follow; each one's export query is the
 # named query transfer.<kind> (sql/transfer.sql).

@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import psycopg
@@ -17,6 +18,7 @@ from ..db.errors import first_line, translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import NotFound, OrgError
+from ..files import FileRefused, open_file
 from ..limits import LOCK_WAIT
 from ..text import pg_text, shown
 from . import claude, codex, hermes
@@ -71,15 +73,18 @@ def import_sessions(
             if harness == "hermes":
                 store = hermes.store_path(path)
                 summary.sources = 1
-                _isolated(conn, store, summary, _import_hermes, store)
+                root = path if path.is_dir() else None  # a named state.db is the caller's choice
+                _isolated(conn, store, summary, partial(_import_hermes, root=root), store)
                 if progress:
                     progress(harness, 1, 1)
             else:
                 module = claude if harness == "claude-code" else codex
-                found = [path] if path.is_file() else module.files(path)
+                folder = path.is_dir()
+                found = module.files(path) if folder else [path]
+                work = partial(_import_file, root=path if folder else None)
                 summary.sources = len(found)
                 for n, file in enumerate(found, start=1):
-                    _isolated(conn, file, summary, _import_file, module.TranscriptFile(file))
+                    _isolated(conn, file, summary, work, module.TranscriptFile(file))
                     if progress:
                         progress(harness, n, len(found))
             summaries.append(summary)
@@ -98,6 +103,10 @@ def _isolated(conn: Conn, path: Path, summary: Summary, work: Callable, target) 
         work(conn, target, summary)
     except FileNotFoundError:
         conn.rollback()  # removed since it was listed: nothing to import
+    except FileRefused as exc:
+        conn.rollback()
+        if path.is_symlink() or path.exists():  # else removed since it was listed
+            summary.fail(path, exc.reason)
     except OSError as exc:
         conn.rollback()
         summary.fail(path, f"cannot read ({exc.strerror or exc})")
@@ -117,11 +126,17 @@ def _isolated(conn: Conn, path: Path, summary: Summary, work: Callable, target) 
         summary.fail(path, f"{type(exc).__name__}: {str(exc)[:200]}")
 
 
-def _import_file(conn: Conn, transcript, summary: Summary) -> None:
+def _import_file(conn: Conn, transcript, summary: Summary, root: Path | None) -> None:
+    path: Path = transcript.path
+    # issue 21: a regular file, reached from the folder given without a symlink (files.py)
+    with open_file(path, root=root) as (fh, stat):
+        _import_open_file(conn, transcript, summary, fh, stat)
+
+
+def _import_open_file(conn: Conn, transcript, summary: Summary, fh, stat) -> None:
     path: Path = transcript.path
     key = {"harness": transcript.harness, "path": str(path.resolve())}
     saved = conn.execute(sql("archive.source_get"), key).fetchone()
-    stat = path.stat()
     offset, line_count = (saved["byte_offset"], saved["line_count"]) if saved else (0, 0)
     if stat.st_size < offset:
         # Replaced or truncated: read it again; stable message keys keep out duplicates.
@@ -129,7 +144,7 @@ def _import_file(conn: Conn, transcript, summary: Summary) -> None:
     if stat.st_size == offset:
         return
     summary.read += 1
-    for batch in batches(path, offset, stat.st_size):
+    for batch in batches(fh, offset, stat.st_size):
         parsed = Parsed()
         for line in batch.lines:
             line_count += 1
@@ -177,7 +192,14 @@ def _parse_line(transcript, line: bytes, line_no: int, parsed: Parsed, summary: 
     parsed.messages += result.messages
 
 
-def _import_hermes(conn: Conn, path: Path, summary: Summary) -> None:
+def _import_hermes(conn: Conn, path: Path, summary: Summary, root: Path | None) -> None:
+    # issue 21: only a regular file reached without a symlink (files.py), so a FIFO or a
+    # device cannot hang the read; it stays open while SQLite opens it by name.
+    with open_file(path, root=root) as (_, stat):
+        _import_hermes_store(conn, path, summary, stat)
+
+
+def _import_hermes_store(conn: Conn, path: Path, summary: Summary, stat) -> None:
     key = {"harness": hermes.HARNESS, "path": str(path.resolve())}
     saved = conn.execute(sql("archive.source_get"), key).fetchone()
     after = (saved["last_row_id"] or 0) if saved else 0
@@ -190,7 +212,6 @@ def _import_hermes(conn: Conn, path: Path, summary: Summary) -> None:
     if store.messages or not saved:
         summary.read = 1
     _write(conn, hermes.HARNESS, Parsed(store.sessions, store.messages), summary)
-    stat = path.stat()
     conn.execute(
         sql("archive.source_save"),
         {

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError, NotFound
+from ..files import FileRefused, read_file
 
 # Editors' and harnesses' lock, temp and backup files are never memory.
 _IGNORED = re.compile(r"^[.#]|~$|\.(lock|tmp|temp|bak|backup|swp|swo|orig|part|rej)$|\.(bak|tmp)\.", re.IGNORECASE)
@@ -33,6 +35,7 @@ class Captured:
 class CaptureResult:
     files: list[Captured]
     ignored: list[str]
+    refused: list[str] = field(default_factory=list)  # "path: reason": not a regular file under its root
 
 
 @dataclass
@@ -100,8 +103,8 @@ def expand(paths: list[Path]) -> tuple[list[Path], list[str]]:
         for path in found:
             if ignored(path) or any(part.startswith(".") for part in path.relative_to(given).parts[:-1]):
                 skipped.append(str(path))
-            elif path.is_file():
-                files.append(path.resolve())
+            elif path.is_symlink() or not path.is_dir():
+                files.append(path.absolute())  # not resolved: a symlink is refused when read
     return list(dict.fromkeys(files)), skipped
 
 
@@ -109,29 +112,32 @@ def expand(paths: list[Path]) -> tuple[list[Path], list[str]]:
 def capture(conn: Conn, paths: list[Path]) -> CaptureResult:
     """Store a new version of each file whose content differs from its latest version."""
     files, skipped = expand(paths)
-    captured = []
+    captured, refused = [], []
     with translated(conn):
         for path in files:
-            captured.append(_capture_one(conn, path))
+            try:
+                captured.append(_capture_one(conn, path))
+            except FileRefused as exc:
+                refused.append(str(exc))
             conn.commit()
-    return CaptureResult(captured, skipped)
+    return CaptureResult(captured, skipped, refused)
 
 
 def _capture_one(conn: Conn, path: Path) -> Captured:
-    try:
-        data = path.read_bytes()
-        modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    digest = hashlib.sha256(data).hexdigest()
-    content = data.decode("utf-8", errors="replace").replace("\x00", "")
     source = source_of(path)
     root, rel = locate(path, source)
+    # issue 21: read only a regular file reached from its root (locate()) with no symlink
+    # on the way, so a checkout's `.agents/org/memory/notes.md -> ~/.pgpass` is refused.
+    read = read_file(path, root=Path(root))
+    data, modified = read.data, datetime.fromtimestamp(read.stat.st_mtime, tz=UTC)
+    root = os.path.realpath(root)  # the root may be a symlink; below it, nothing is one
+    digest = hashlib.sha256(data).hexdigest()
+    content = data.decode("utf-8", errors="replace").replace("\x00", "")
     params = {
         "source": source,
         "root": root,
         "path": rel,
-        "abs_path": str(path),
+        "abs_path": _joined(root, rel),
         "content": content,
         "sha256": digest,
         "size": len(data),

@@ -112,6 +112,8 @@ def memory_cmd(paths: tuple[Path, ...], as_json: bool) -> None:
         result = capture(conn, targets)
     if as_json:
         emit_json(result)
+        if result.refused:
+            sys.exit(1)
         return
     for f in result.files:
         if f.new:
@@ -121,7 +123,12 @@ def memory_cmd(paths: tuple[Path, ...], as_json: bool) -> None:
     click.echo(
         f"{_count(len(result.files), 'file')}: {_count(new, 'new version')}, "
         f"{len(result.files) - new} unchanged; {len(result.ignored)} ignored"
+        + (f"; {len(result.refused)} refused" if result.refused else "")
     )
+    for entry in result.refused:
+        click.echo(f"cli-org: {one_line(entry)}", err=True)
+    if result.refused:
+        sys.exit(1)  # the other files were stored; exit 1 says that some were not
 
 
 @archive.command("history")
@@ -155,7 +162,11 @@ def history_cmd(file: str, no_diff: bool, as_json: bool) -> None:
 @click.command()
 @click.option("--days", type=click.IntRange(1, 3650), default=30, show_default=True, help="The window, in days.")
 @click.option(
-    "--by", "bucket", type=click.Choice(["day", "week"]), default="day", show_default=True,
+    "--by",
+    "bucket",
+    type=click.Choice(["day", "week"]),
+    default="day",
+    show_default=True,
     help="Adoption over time per day or per week (with --detail, and in --json).",
 )
 @click.option("--detail", is_flag=True, help="Also print adoption over time, per agent and per session.")

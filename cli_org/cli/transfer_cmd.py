@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -14,6 +15,7 @@ from .common import emit_json, json_option, settings
 def export_cmd(out: str | None) -> None:
     """Write the whole org memory as JSON lines (run as the database admin)."""
     from ..db.connect import connect
+    from ..files import write_private
     from ..transfer import export_lines
 
     with connect(settings()) as conn:
@@ -22,8 +24,7 @@ def export_cmd(out: str | None) -> None:
     if out is None:
         sys.stdout.write(text)
         return
-    with open(out, "w", encoding="utf-8") as f:
-        f.write(text)
+    write_private(Path(out), text.encode("utf-8"))  # issue 21: 0600, atomic, never through a symlink
     summary = ", ".join(f"{n} {kind}" for kind, n in result.records.items())
     click.echo(f"exported {summary} to {out} (format {result.format}, migration {result.migration})", err=True)
 
@@ -36,11 +37,12 @@ def import_cmd(file: str, dry_run: bool, as_json: bool) -> None:
     """Merge an export by id: adds what is missing, reports conflicts (run as the database admin)."""
     from ..db.connect import connect
     from ..errors import InputError
-    from ..transfer import import_lines
+    from ..files import read_file
+    from ..transfer import MAX_IMPORT_BYTES, import_lines
 
+    data = read_file(Path(file), limit=MAX_IMPORT_BYTES).data  # issue 21: no FIFO, device or /proc file
     try:
-        with open(file, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+        lines = data.decode("utf-8").splitlines()
     except UnicodeDecodeError as exc:
         raise InputError(f"{file} is not UTF-8 ({exc.reason} at byte {exc.start}); nothing was imported") from None
     with connect(settings()) as conn:

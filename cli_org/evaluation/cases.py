@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
+from ..files import read_file
 from ..text import is_utf8
 
 
@@ -31,10 +32,7 @@ def line_problem(line: str) -> str | None:
 def read_text(path: Path) -> str:
     """A golden or noise file as text; one error naming the file and the first line that
     is not UTF-8."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    data = read_file(path).data  # issue 21: a regular file, bounded: never a FIFO or /dev/zero
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

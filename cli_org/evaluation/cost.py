@@ -12,6 +12,7 @@ from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
+from ..files import read_text
 from ..recall.memory_arm import MEMORY_DIR
 
 CHARS_PER_TOKEN = 4  # an estimate, not a tokenizer count
@@ -81,11 +82,16 @@ def context_cost(root: Path) -> list[CostRow]:
     rows = []
     for kind, paths in groups.items():
         chars = long_lines = 0
+        read = []
         for path in paths:
-            text = path.read_text("utf-8", errors="replace")
+            try:
+                text = read_text(path, root=root)  # issue 21: regular files under the root only
+            except InputError:
+                continue
+            read.append(str(path.relative_to(root)))
             chars += len(text)
             long_lines += sum(1 for line in text.splitlines() if len(line) > LONG_LINE)
-        rows.append(CostRow(kind, len(paths), chars, long_lines, [str(p.relative_to(root)) for p in paths]))
+        rows.append(CostRow(kind, len(read), chars, long_lines, read))
     return rows
 
 

@@ -13,6 +13,7 @@ from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
+from ..files import read_text
 from ..recall.memory_arm import MEMORY_DIR
 
 _BACKTICK = re.compile(r"`([^`\s]{2,200})`")
@@ -51,7 +52,11 @@ def stale(conn: Conn | None, root: Path) -> StaleReport:
     items = []
     memory_dir = root / MEMORY_DIR
     for path in sorted(memory_dir.rglob("*.md")) if memory_dir.is_dir() else []:
-        for number, line in enumerate(path.read_text("utf-8", errors="replace").splitlines(), 1):
+        try:
+            text = read_text(path, root=root)  # issue 21: the memory arm's safe read
+        except InputError:
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
             for cited in cited_paths(line):
                 if not _exists(root, cited):
                     items.append(StaleItem(f"{path.relative_to(root)}:{number}", cited, "missing"))

@@ -10,6 +10,8 @@ from pathlib import Path
 from ..db import Conn
 from ..db.queries import sql
 from ..db.session import owns_transaction
+from ..errors import InputError
+from ..files import read_text
 from ..project import MEMORY_DIR, project_root  # noqa: F401  (project_root: one resolver, re-exported)
 from .terms import needed, terms, word_start_regex
 
@@ -37,8 +39,9 @@ def recall_memory(root: Path, query: str, *, limit: int) -> list[MemoryHit]:
         if any(part.startswith(".") for part in path.relative_to(folder).parts):
             continue
         try:
-            lines = path.read_text("utf-8", errors="replace").splitlines()
-        except OSError:
+            # issue 21: only regular files reached from the root without a symlink
+            lines = read_text(path, root=root).splitlines()
+        except InputError:
             continue
         rel = os.path.relpath(path, root)
         for number, line in enumerate(lines, 1):

@@ -22,15 +22,13 @@ from ..db.migrate import vectors_ready
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
+from ..files import MAX_FILE_BYTES, FileRefused, check_stat, read_file
 from ..limits import LOCK_WAIT
 from ..text import is_utf8, pg_text, shown
 from .markdown import Note, parse_note
 
 SUFFIXES = (".md", ".markdown")
 BATCH = 200  # files per transaction: an interrupted scan loses at most one batch
-# A note larger than this is not a note (an export, a log, a base64 dump); reading it
-# whole would cost memory for nothing. The largest real note in the TIL vault is ~40 KB.
-MAX_FILE_BYTES = 8 << 20
 
 ScanProgress = Callable[[int, int, str], None]
 
@@ -103,45 +101,20 @@ class _Skip(Exception):
     """A file the scan will not read; the message is the warning."""
 
 
-_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device"}
-_KINDS |= {stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}
-
-
-def _regular_file(root: Path, rel: str) -> os.stat_result:
-    """The stat of a note the scan may read: a regular file, inside the vault (a symlink
-    is followed only when it resolves inside), no larger than MAX_FILE_BYTES."""
+def _regular_file(root: Path, rel: str) -> tuple[Path, os.stat_result]:
+    """The note's path (a symlink within the vault resolved) and its stat, for the scan's
+    unchanged-file check; reading it (files.py) is the check that counts."""
     path = root / rel
     st = os.lstat(path)
     if stat.S_ISLNK(st.st_mode):
-        if not Path(os.path.realpath(path)).is_relative_to(root):
+        path = Path(os.path.realpath(path))
+        if not path.is_relative_to(root):
             raise _Skip("a symlink to outside the vault; not followed")
         st = os.stat(path)
-    if not stat.S_ISREG(st.st_mode):
-        raise _Skip(f"not a regular file ({_KINDS.get(stat.S_IFMT(st.st_mode), 'special')}); skipped")
+    check_stat(path, st)
     if st.st_size > MAX_FILE_BYTES:
         raise _Skip(f"larger than {MAX_FILE_BYTES >> 20} MiB; skipped")
-    return st
-
-
-def _read(path: Path) -> bytes:
-    """The file's bytes; opened without blocking and checked again once open, so a file
-    swapped for a FIFO or device after the stat can neither hang nor flood the scan."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _Skip("not a regular file; skipped")
-        parts, total = [], 0
-        while total <= MAX_FILE_BYTES:
-            part = os.read(fd, min(1 << 20, MAX_FILE_BYTES + 1 - total))
-            if not part:
-                break
-            parts.append(part)
-            total += len(part)
-        if total > MAX_FILE_BYTES:
-            raise _Skip(f"larger than {MAX_FILE_BYTES >> 20} MiB; skipped")
-        return b"".join(parts)
-    finally:
-        os.close(fd)
+    return path, st
 
 
 def _join(folder: str, name: str) -> str:
@@ -172,7 +145,11 @@ def scan(
     (the rule is org_vault_private in migration 0008): recall and search never show those
     notes and members cannot read them."""
     started = time.perf_counter()
-    root = root.resolve()
+    try:
+        root = root.resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python < 3.13)
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "a symlink loop"
+        raise InputError(f"vault folder {shown(str(root))} cannot be resolved ({why})") from None
     if not root.is_dir():
         raise InputError(f"vault folder {root} does not exist")
     summary = ScanSummary(str(root))
@@ -218,13 +195,16 @@ def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: S
             progress(i, len(paths), rel)
         row = known.get(rel)
         try:
-            st = _regular_file(root, rel)
+            path, st = _regular_file(root, rel)
             if row and row["size"] == st.st_size and row["mtime"] == st.st_mtime:
                 summary.unchanged += 1
                 continue
-            data = _read(root / rel)
+            data = read_file(path, root=root).data  # issue 21: the one safe read
         except _Skip as exc:
             summary.warn(rel, str(exc), skipped=True)
+            continue
+        except FileRefused as exc:
+            summary.warn(rel, exc.reason, skipped=True)
             continue
         except OSError as exc:
             summary.warn(rel, f"unreadable ({exc.strerror or exc})", skipped=True)
