@@ -296,3 +296,204 @@ def test_golden_and_noise_file_loaders(data):
                 load(path)
             except OrgError as exc:
                 assert str(path) in str(exc) or "cannot read" in str(exc)
+
+
+# --- every command line, with hostile arguments (issue 21, finding 12) --------------------------
+#
+# Each command runs in-process (click's CliRunner) against a real database, once per parameter
+# and hostile value, the other parameters at ordinary values. Whatever the value: no traceback,
+# an exit code in {0, 1, 2}, one line on stderr when it fails, never a raw SQL error, and an
+# answer within CASE_SECONDS; a value the parameter's type cannot hold (a number out of range,
+# nan, an invalid agent name, text that is not UTF-8) is a usage error, exit 2. `hook` fails
+# open: always exit 0.
+
+import math  # noqa: E402
+import os  # noqa: E402
+import signal  # noqa: E402
+
+import click  # noqa: E402
+import pytest  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
+
+from cli_org.rules import AGENT_NAME  # noqa: E402
+from cli_org.text import is_utf8  # noqa: E402
+
+HOSTILE = {
+    "bigint+1": str(2**63),
+    "huge": "9" * 40,
+    "-bigint-1": str(-(2**63) - 1),
+    "negative": "-1",
+    "zero": "0",
+    "nan": "nan",
+    "inf": "inf",
+    "-inf": "-inf",
+    "empty": "",
+    "10 KB": "x" * 10_000,
+    "NUL": "a\x00b",
+    "not UTF-8": os.fsdecode(b"\xff\xfe"),  # what Python holds for those argv bytes (surrogateescape)
+    "newline": "a\nb",
+}
+# Commands that serve until stopped, or stop or replace the suite's server: their parsing is
+# fuzzed (the command's body replaced by a no-op), not their work.
+PARSE_ONLY = {"db start", "db stop", "db psql", "db restore", "serve", "mcp", "warm serve"}
+AGENT_PARAMS = {"agent", "owner", "lead"}  # the options that name an agent
+CASE_SECONDS = 30
+RAW_SQL = ("out of range for type", "invalid input syntax", "integer out of range", "psycopg", "SQLSTATE")
+
+
+def commands(group: click.Group, path: tuple[str, ...] = ()):
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            yield from commands(command, (*path, name))
+        else:
+            yield " ".join((*path, name)), command
+
+
+def _ordinary(param: click.Parameter, folder: Path) -> str:
+    """A value the parameter accepts, for the parameters not being fuzzed."""
+    kind = param.type
+    if param.name in AGENT_PARAMS:
+        return "bot"
+    if param.name == "name":
+        return "newbie"
+    if isinstance(kind, click.Choice):
+        return str(kind.choices[0])
+    if isinstance(kind, click.IntRange | click.FloatRange):
+        return str(kind.min if kind.min is not None else 1)
+    if isinstance(kind, click.types.IntParamType | click.types.FloatParamType):
+        return "1"
+    if isinstance(kind, click.Path) and kind.file_okay is False:
+        return str(folder)
+    if isinstance(kind, click.Path | click.File):
+        return str(folder / "input.txt")
+    return "deploy"
+
+
+def _line(command: click.Command, fuzzed: click.Parameter, value: str, folder: Path) -> list[str]:
+    args: list[str] = []
+    for param in command.params:
+        if isinstance(param, click.Option) and param.is_flag:
+            continue
+        if param is fuzzed or param.required or isinstance(param, click.Argument):
+            given = value if param is fuzzed else _ordinary(param, folder)
+            args += [given] if isinstance(param, click.Argument) else [param.opts[0], given]
+    if "--dry-run" in {o for p in command.params for o in p.opts}:
+        args.append("--dry-run")
+    return args
+
+
+def _must_refuse(name: str, param: click.Parameter, value: str) -> bool:
+    """Whether `value` is one the parameter's type cannot hold: then it is a usage error."""
+    if not is_utf8(value):
+        return True
+    kind = param.type
+    if isinstance(kind, click.types.IntParamType):
+        try:
+            number = int(value)
+        except ValueError:
+            return True
+        return not _within(kind, number, 1, 2**63 - 1)  # a plain int is an id, a bigint
+    if isinstance(kind, click.types.FloatParamType):
+        try:
+            number = float(value)
+        except ValueError:
+            return True
+        return not (math.isfinite(number) and _within(kind, number, -math.inf, math.inf))
+    if isinstance(kind, click.Choice):
+        return value not in kind.choices
+    if param.name in AGENT_PARAMS or (name, param.name) == ("agents add", "name"):
+        return not AGENT_NAME.match(value)
+    return False
+
+
+def _within(kind, number: float, low: float, high: float) -> bool:
+    if isinstance(kind, click.IntRange | click.FloatRange):
+        low = -math.inf if kind.min is None else kind.min
+        high = math.inf if kind.max is None else kind.max
+        if (kind.min_open and number == low) or (kind.max_open and number == high):
+            return False
+    return low <= number <= high
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout()
+
+
+def fuzz_command(org, monkeypatch, tmp_path, name: str, command: click.Command) -> list[str]:
+    """Run `command` with every hostile value in every parameter; the problems found."""
+    from cli_org.cli import cli as group
+
+    for key, value in {**org.env, "HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}.items():
+        monkeypatch.setenv(key, value)
+    for key in ("ORG_AGENT", "ORG_VIA", "CLI_ORG_READ_URL"):
+        monkeypatch.delenv(key, raising=False)
+    (tmp_path / "home").mkdir()
+    (tmp_path / "input.txt").write_text("deploy\n")
+    if name in PARSE_ONLY:
+        monkeypatch.setattr(command, "callback", lambda **kwargs: None)
+    runner = CliRunner()
+    problems: list[str] = []
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    try:
+        for param in command.params:
+            if isinstance(param, click.Option) and param.is_flag:
+                continue
+            for label, value in HOSTILE.items():
+                args = [*name.split(), *_line(command, param, value, tmp_path)]
+                case = f"{name} {param.name}={label}"
+                signal.alarm(CASE_SECONDS)
+                try:
+                    result = runner.invoke(group, args, input="{}", env={"ORG_AGENT": "bot"})
+                except _Timeout:
+                    problems.append(f"{case}: hang (no answer within {CASE_SECONDS} s)")
+                    continue
+                finally:
+                    signal.alarm(0)
+                problems += _judge(case, result, name, _must_refuse(name, param, value))
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    return problems
+
+
+def _judge(case: str, result, name: str, refuse: bool) -> list[str]:
+    code, out, err = result.exit_code, result.stdout, result.stderr
+    if isinstance(result.exception, _Timeout):
+        return [f"{case}: hang (no answer within {CASE_SECONDS} s)"]
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        return [f"{case}: traceback {type(result.exception).__name__}: {str(result.exception)[:120]}"]
+    if "Traceback" in out + err:
+        return [f"{case}: traceback in the output"]
+    if name == "hook":
+        return [] if code == 0 else [f"{case}: the hook exited {code}, not 0 (hooks fail open)"]
+    if code not in (0, 1, 2):
+        return [f"{case}: exit code {code}"]
+    if refuse and code != 2:
+        return [f"{case}: exit {code}, not 2 (a usage error): {err.strip()[:160]!r}"]
+    if code and len(err.strip().splitlines()) != 1:
+        return [f"{case}: exit {code} with {len(err.strip().splitlines())} lines on stderr: {err[:160]!r}"]
+    if code and any(raw in err for raw in RAW_SQL):
+        return [f"{case}: a raw database error: {err.strip()[:160]!r}"]
+    return []
+
+
+def _all_commands():
+    from cli_org.cli import cli as group
+
+    return list(commands(group))
+
+
+@pytest.mark.attack("fuzz")
+@pytest.mark.parametrize("name", [n for n, _ in _all_commands()])
+def test_every_command_with_hostile_arguments(org, monkeypatch, tmp_path, name):
+    command = dict(_all_commands())[name]
+    problems = fuzz_command(org, monkeypatch, tmp_path, name, command)
+    report = os.environ.get("CLI_ORG_FUZZ_REPORT")
+    if report:  # the counts for the issue: cases run and problems by kind
+        cases = sum(len(HOSTILE) for p in command.params if not (isinstance(p, click.Option) and p.is_flag))
+        with open(report, "a") as f:
+            f.write(json.dumps({"command": name, "cases": cases, "problems": problems}) + "\n")
+    assert not problems, "\n".join(problems)
