@@ -30,3 +30,16 @@ PIN_CAP_ORG = 10
 PIN_CAP_PROJECT = 5
 # org_todos.text (migration 0014): one item, stated briefly
 MAX_TODO = 500
+# Every id (facts, todos, pins, runs) is a PostgreSQL bigint identity, so 1 .. 2**63-1; issue
+# 21: a larger number reached the database and came back as a raw SQL error. The CLI's ID
+# type, the MCP tools' schemas and the web's paths take their bounds from here.
+MAX_ID = 2**63 - 1
+
+
+def check_id(value: int, what: str = "fact") -> int:
+    """`value` as an id, or an InputError naming the bound (for the library's own callers)."""
+    from .errors import InputError
+
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ID:
+        raise InputError(f"no {what} with id {str(value)[:40]}: ids are whole numbers from 1 to {MAX_ID}")
+    return value

@@ -7,10 +7,17 @@ Kept small (150 examples each, a few seconds in all) because they run on every c
 
 import contextlib
 import json
+import math
+import os
+import re
+import signal
 import tempfile
 from datetime import datetime
 from pathlib import Path
 
+import click
+import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +26,8 @@ from cli_org.archive.importer import parse_line
 from cli_org.archive.records import Parsed
 from cli_org.errors import OrgError
 from cli_org.evaluation import load_golden, load_queries, parse_golden, parse_queries
+from cli_org.rules import AGENT_NAME
+from cli_org.text import is_utf8
 from cli_org.vault.markdown import parse_note
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -307,17 +316,6 @@ def test_golden_and_noise_file_loaders(data):
 # nan, an invalid agent name, text that is not UTF-8) is a usage error, exit 2. `hook` fails
 # open: always exit 0.
 
-import math  # noqa: E402
-import os  # noqa: E402
-import signal  # noqa: E402
-
-import click  # noqa: E402
-import pytest  # noqa: E402
-from click.testing import CliRunner  # noqa: E402
-
-from cli_org.rules import AGENT_NAME  # noqa: E402
-from cli_org.text import is_utf8  # noqa: E402
-
 HOSTILE = {
     "bigint+1": str(2**63),
     "huge": "9" * 40,
@@ -338,7 +336,10 @@ HOSTILE = {
 PARSE_ONLY = {"db start", "db stop", "db psql", "db restore", "serve", "mcp", "warm serve"}
 AGENT_PARAMS = {"agent", "owner", "lead"}  # the options that name an agent
 CASE_SECONDS = 30
-RAW_SQL = ("out of range for type", "invalid input syntax", "integer out of range", "psycopg", "SQLSTATE")
+# What the database says when a value reaches it unchecked (a Python int past bigint is sent as numeric).
+RAW_SQL = re.compile(r"out of range for type|invalid input syntax|integer out of range|psycopg|SQLSTATE|\(numeric")
+# Ordinary values by parameter name, where a generic word would be refused before the fuzzed one is read.
+ORDINARY = {"source": "docs/fuzz.md", "claim": "Deploys run from scripts/deploy.sh on main", "subject": "deploy"}
 
 
 def commands(group: click.Group, path: tuple[str, ...] = ()):
@@ -356,6 +357,8 @@ def _ordinary(param: click.Parameter, folder: Path) -> str:
         return "bot"
     if param.name == "name":
         return "newbie"
+    if param.name in ORDINARY:
+        return ORDINARY[param.name]
     if isinstance(kind, click.Choice):
         return str(kind.choices[0])
     if isinstance(kind, click.IntRange | click.FloatRange):
@@ -401,6 +404,8 @@ def _must_refuse(name: str, param: click.Parameter, value: str) -> bool:
         return not (math.isfinite(number) and _within(kind, number, -math.inf, math.inf))
     if isinstance(kind, click.Choice):
         return value not in kind.choices
+    if isinstance(kind, click.Path):  # a name no file system takes
+        return not value or "\x00" in value or len(value) > 255
     if param.name in AGENT_PARAMS or (name, param.name) == ("agents add", "name"):
         return not AGENT_NAME.match(value)
     return False
@@ -432,6 +437,7 @@ def fuzz_command(org, monkeypatch, tmp_path, name: str, command: click.Command) 
     for key in ("ORG_AGENT", "ORG_VIA", "CLI_ORG_READ_URL"):
         monkeypatch.delenv(key, raising=False)
     (tmp_path / "home").mkdir()
+    monkeypatch.chdir(tmp_path)  # what a command writes to a relative path stays in the test's folder
     (tmp_path / "input.txt").write_text("deploy\n")
     if name in PARSE_ONLY:
         monkeypatch.setattr(command, "callback", lambda **kwargs: None)
@@ -475,7 +481,7 @@ def _judge(case: str, result, name: str, refuse: bool) -> list[str]:
         return [f"{case}: exit {code}, not 2 (a usage error): {err.strip()[:160]!r}"]
     if code and len(err.strip().splitlines()) != 1:
         return [f"{case}: exit {code} with {len(err.strip().splitlines())} lines on stderr: {err[:160]!r}"]
-    if code and any(raw in err for raw in RAW_SQL):
+    if code and RAW_SQL.search(err):
         return [f"{case}: a raw database error: {err.strip()[:160]!r}"]
     return []
 
@@ -497,3 +503,172 @@ def test_every_command_with_hostile_arguments(org, monkeypatch, tmp_path, name):
         with open(report, "a") as f:
             f.write(json.dumps({"command": name, "cases": cases, "problems": problems}) + "\n")
     assert not problems, "\n".join(problems)
+
+
+# --- every MCP tool, with hostile arguments -------------------------------------------------------
+#
+# One server process (as bot) takes every tool with one argument at a time hostile, the rest at
+# ordinary values: each call comes back within CASE_SECONDS as a result (a tool error is fine), never
+# an unexpected error or a raw database error; the server is still serving at the end and wrote
+# no traceback to its stderr.
+
+MCP_HOSTILE = {
+    "bigint+1": 2**63,
+    "-bigint-1": -(2**63) - 1,
+    "2**100": 2**100,
+    "negative": -1,
+    "zero": 0,
+    "float": 1e308,
+    "empty": "",
+    "10 KB": "x" * 10_000,
+    "NUL": "a\x00b",
+    "newline": "a\nb",
+    "null": None,
+    "list": [1, [2, [3]]],
+    "object": {"agent": "boss"},
+    "true": True,
+}
+
+
+def _mcp_ordinary(schema: dict):
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type") or next((s.get("type") for s in schema.get("anyOf", []) if s.get("type") != "null"), None)
+    if kind == "integer":
+        return schema.get("minimum", 1)
+    if kind == "boolean":
+        return False
+    return "deploy"
+
+
+@pytest.mark.attack("fuzz")
+def test_every_mcp_tool_with_hostile_arguments(org, tmp_path):
+    import anyio
+    from mcp import ClientSession, stdio_client
+
+    from tests.test_mcp import params, text
+
+    errlog = tmp_path / "server.err"
+    problems: list[str] = []
+    cases = 0
+
+    async def main():
+        nonlocal cases
+        with open(errlog, "w") as err:
+            async with (
+                stdio_client(params(org, "bot"), errlog=err) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                for tool in (await session.list_tools()).tools:
+                    props = tool.input_schema.get("properties", {})
+                    required = tool.input_schema.get("required", [])
+                    for name in props:
+                        for label, value in MCP_HOSTILE.items():
+                            args = {k: ORDINARY.get(k) or _mcp_ordinary(props[k]) for k in required}
+                            args[name] = value
+                            case = f"{tool.name} {name}={label}"
+                            cases += 1
+                            try:
+                                with anyio.fail_after(CASE_SECONDS):
+                                    result = await session.call_tool(tool.name, args)
+                            except TimeoutError:
+                                problems.append(f"{case}: no answer within {CASE_SECONDS} s")
+                                continue
+                            said = text(result)
+                            if result.is_error and "unexpected error" in said:
+                                problems.append(f"{case}: {said[:160]}")
+                            elif result.is_error and RAW_SQL.search(said):
+                                problems.append(f"{case}: a raw database error: {said[:160]}")
+                assert {t.name for t in (await session.list_tools()).tools}, "the server stopped serving"
+
+    anyio.run(main)
+    stderr = errlog.read_text()
+    if "Traceback" in stderr:
+        problems.append("the server's stderr has a traceback: " + stderr[stderr.index("Traceback") :][:400])
+    report = os.environ.get("CLI_ORG_FUZZ_REPORT")
+    if report:
+        with open(report, "a") as f:
+            f.write(json.dumps({"command": "mcp tools", "cases": cases, "problems": problems}) + "\n")
+    assert not problems, "\n".join(problems)
+
+
+# The cases the issue names, each on its own (the fuzz above finds their whole class).
+NAMED = {
+    "fact id past bigint": (["forget", str(2**63), "wrong"], 2, "1<=x<=9223372036854775807"),
+    "fact id of 40 digits": (["facts", "show", "9" * 40], 2, "1<=x<=9223372036854775807"),
+    "todo id past bigint": (["todo", "done", str(2**63)], 2, "1<=x<=9223372036854775807"),
+    "supersedes past bigint": (
+        ["remember", "deploy", ORDINARY["claim"], "--source", "docs/fuzz.md", "--supersedes", str(2**63)],
+        2,
+        "1<=x<=9223372036854775807",
+    ),
+    "--as with a space": (["facts", "--as", "x y"], 2, "not an agent name"),
+    "agents add with a bad name": (["agents", "add", "Bad Name!"], 2, "not an agent name"),
+    "--arms not an arm": (["recall", "deploy", "--arms", "fact,bogus"], 2, "--arms"),
+    "warm serve --idle nan": (["warm", "serve", "--idle", "nan"], 2, "nan is not a number"),
+    "eval golden --min-hit nan": (["eval", "golden", "golden.txt", "--min-hit", "nan"], 2, "nan is not a number"),
+    "archive history, a long name": (["archive", "history", "x" * 10_000], 1, "no archived versions of xxx"),
+    "import, a 5,000-deep line": (["import", "deep.jsonl"], 1, "line 1: nested too deeply"),
+}
+
+
+@pytest.mark.attack("fuzz")
+@pytest.mark.parametrize("case", list(NAMED))
+def test_the_issues_examples_are_one_clear_line(org, monkeypatch, tmp_path, case):
+    from cli_org.cli import cli as group
+
+    args, code, says = NAMED[case]
+    for key, value in org.env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "golden.txt").write_text("how do deploys run|deploy.sh\n")
+    (tmp_path / "deep.jsonl").write_text("[" * 5000 + "]" * 5000 + "\n")
+    warm_serve = group.commands["warm"].commands["serve"]
+    monkeypatch.setattr(warm_serve, "callback", lambda **kwargs: pytest.fail("warm serve ran with --idle nan"))
+    result = CliRunner().invoke(group, args, env={"ORG_AGENT": "bot"})
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert (result.exit_code, len(result.stderr.splitlines())) == (code, 1), result.stderr
+    assert says in result.stderr and "Traceback" not in result.output
+
+
+def test_mcp_ids_past_bigint_are_refused_by_the_schema(org):
+    """The tools' schemas carry the bound a model reads (rules.MAX_ID), and the refusal is clean."""
+    from tests.test_mcp import serve, text
+
+    async def script(s):
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        forgot = await s.call_tool("org_forget", {"id": 2**63, "why": "wrong"})
+        return tools, forgot
+
+    tools, forgot = serve(org, script)
+    assert tools["org_forget"].input_schema["properties"]["id"]["maximum"] == 2**63 - 1
+    assert forgot.is_error and "less than or equal to 9223372036854775807" in text(forgot)
+    assert "numeric" not in text(forgot)
+
+
+@pytest.mark.attack("fuzz")
+@pytest.mark.parametrize("call", ["forget", "restore", "show_fact", "pin", "unpin", "done_todo", "supersedes"])
+def test_the_library_refuses_ids_past_bigint_in_one_line(org, call):
+    """A member logged in with her own password calls the library with an id no bigint holds:
+    one InputError naming the bound, never the database's words about numeric functions."""
+    from cli_org import facts, pins, todos
+    from cli_org.errors import InputError
+
+    big = 2**63
+    calls = {
+        "forget": lambda c: facts.forget(c, big, "wrong"),
+        "restore": lambda c: facts.restore(c, big, "back"),
+        "show_fact": lambda c: facts.show_fact(c, big),
+        "pin": lambda c: pins.pin(c, big),
+        "unpin": lambda c: pins.unpin(c, big),
+        "done_todo": lambda c: todos.done_todo(c, big),
+        "supersedes": lambda c: facts.remember(
+            c, "deploy", ORDINARY["claim"], source="docs/fuzz.md", supersedes=big
+        ),
+    }
+    with (
+        org.login("bot", "bot-pw") as conn,
+        pytest.raises(InputError, match=r"ids are whole numbers from 1 to 9223372036854775807"),
+    ):
+        calls[call](conn)
