@@ -668,7 +668,7 @@ def test_the_library_refuses_ids_past_bigint_in_one_line(org, call):
         ),
     }
     with (
-        org.login("bot", "bot-pw") as conn,
+        org.login(f"{org.name}_bot", "bot-pw") as conn,
         pytest.raises(InputError, match=r"ids are whole numbers from 1 to 9223372036854775807"),
     ):
         calls[call](conn)
