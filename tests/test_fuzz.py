@@ -3,6 +3,10 @@ nested, not UTF-8, lone surrogates, NaN), a parser returns something the databas
 raises the project's own error; never another exception, never a hang.
 
 Kept small (150 examples each, a few seconds in all) because they run on every change.
+
+Below them, every command line and every MCP tool with hostile arguments (issue 21, finding
+12): about 2,000 cases, 5 minutes on a quiet 2-core machine. CLI_ORG_FUZZ_REPORT=FILE appends
+one JSON line per command (cases run, problems found) for the counts the issue asks for.
 """
 
 import contextlib
