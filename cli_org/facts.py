@@ -13,7 +13,7 @@ from .db.errors import translated
 from .db.queries import sql
 from .db.session import owns_transaction
 from .errors import AccessDenied, InputError, NotFound
-from .rules import KINDS
+from .rules import KINDS, check_id
 
 
 @dataclass
@@ -71,6 +71,8 @@ def remember(
     subject, claim, source = check_fact(subject, claim, source, project, via)
     if kind not in KINDS:
         raise InputError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
+    if supersedes is not None:
+        check_id(supersedes)
     params = {
         "subject": subject,
         "claim": claim,
@@ -129,6 +131,7 @@ def _known(conn: Conn, existing: int, supersedes: int | None) -> Remembered:
 @owns_transaction
 def forget(conn: Conn, fact_id: int, why: str) -> None:
     """Retire a fact: only its author, the author's team lead or an owner may."""
+    check_id(fact_id)
     if not why or not why.strip():
         raise InputError("say why the fact is retired")
     check_field("reason", why.strip())
@@ -144,6 +147,7 @@ def restore(conn: Conn, fact_id: int, why: str) -> Fact:
     """Bring a forgotten fact back (migration 0014, org_restore): its author, the author's
     team lead or an owner may. A superseded fact comes back only once its successor is
     retired; a fact whose identical claim by the same author is current again stays retired."""
+    check_id(fact_id)
     if not why or not why.strip():
         raise InputError("say why the fact comes back")
     check_field("reason", why.strip())
@@ -220,6 +224,7 @@ _CHAIN_LIMIT = 1000  # links followed each way; a chain is a few facts, a cycle 
 @owns_transaction
 def show_fact(conn: Conn, fact_id: int) -> FactRecord:
     """A fact with its history and its supersession chain both ways."""
+    check_id(fact_id)
     with translated(conn):
         try:
             fact = _get(conn, fact_id)

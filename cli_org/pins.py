@@ -16,6 +16,7 @@ from .db.errors import translated
 from .db.queries import sql
 from .db.session import owns_transaction
 from .errors import AccessDenied
+from .rules import check_id
 
 
 @dataclass
@@ -43,6 +44,7 @@ def pin(conn: Conn, fact_id: int, project: str | None = None) -> Pin:
     """Pin a current fact org-wide, or in `project` (a project's fact is pinned in its own
     project). Pinning a fact already pinned there changes nothing."""
     check_field("project", project)
+    check_id(fact_id)
     with translated(conn):
         _require_agent(conn)
         pin_id = first(conn, sql("pins.pin"), {"id": fact_id, "project": project})["pin_id"]
@@ -54,6 +56,7 @@ def pin(conn: Conn, fact_id: int, project: str | None = None) -> Pin:
 @owns_transaction
 def unpin(conn: Conn, fact_id: int) -> Pin:
     """Unpin a fact; the pin's row stays, with who unpinned it and when."""
+    check_id(fact_id)
     with translated(conn):
         _require_agent(conn)
         pin_id = first(conn, sql("pins.unpin"), {"id": fact_id})["pin_id"]

@@ -48,3 +48,17 @@ FIELD_RULES: dict[str, tuple[str | None, int]] = {
     "golden_file": (None, 500),
     "case": (None, 1000),
 }
+
+# Every id (facts, todos, pins, runs) is a PostgreSQL bigint identity, so 1 .. 2**63-1; issue
+# 21: a larger number reached the database and came back as a raw SQL error. The CLI's ID
+# type, the MCP tools' schemas and the web's paths take their bounds from here.
+MAX_ID = 2**63 - 1
+
+
+def check_id(value: int, what: str = "fact") -> int:
+    """`value` as an id, or an InputError naming the bound (for the library's own callers)."""
+    from .errors import InputError
+
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ID:
+        raise InputError(f"no {what} with id {str(value)[:40]}: ids are whole numbers from 1 to {MAX_ID}")
+    return value

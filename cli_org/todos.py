@@ -16,7 +16,7 @@ from .db.errors import translated
 from .db.queries import sql
 from .db.session import owns_transaction
 from .errors import AccessDenied, InputError, NotFound
-from .rules import MAX_TODO
+from .rules import MAX_TODO, check_id
 
 
 @dataclass
@@ -62,6 +62,7 @@ def add_todo(conn: Conn, text: str, project: str | None = None) -> Todo:
 
 @owns_transaction
 def done_todo(conn: Conn, todo_id: int) -> Todo:
+    check_id(todo_id, "todo")
     with translated(conn):
         _require_agent(conn)
         conn.execute(sql("todos.done"), {"id": todo_id})

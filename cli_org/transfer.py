@@ -136,6 +136,8 @@ def parse(lines: Iterable[str]) -> tuple[dict, list[tuple[int, str, dict]]]:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"line {number}: not JSON ({exc.msg}); nothing was imported") from None
+        except RecursionError:  # issue 21: a 5,000-deep line was a traceback; no record nests like that
+            raise InputError(f"line {number}: nested too deeply to be a record; nothing was imported") from None
         if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
             raise InputError(f'line {number}: not a record (an object with a "kind"); nothing was imported')
         kind = record.pop("kind")

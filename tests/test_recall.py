@@ -432,7 +432,7 @@ def test_cli_recall_text_json_and_nothing(cli, org, tmp_path, monkeypatch):
     code, out, err = cli("recall", "qqzx vvwy", agent="bot")
     assert (code, out, err) == (0, NOTHING + "\n", "")
     assert cli("recall", "x", "--limit", "0")[0] == 2
-    assert cli("recall", "x", "--arms", "web")[0] == 1
+    assert cli("recall", "x", "--arms", "web")[0] == 2  # a usage error (issue 21)
 
 
 def test_memory_file_missing_folder(tmp_path):

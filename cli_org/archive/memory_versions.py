@@ -162,7 +162,10 @@ def file_history(conn: Conn, name: str) -> History:
     `name` is a path (absolute, or to a file that exists here), a path relative to its root
     (`MEMORY.md`, `.agents/org/memory/bot.md`) or the end of root/path (`memories/USER.md`)."""
     given = Path(name).expanduser()
-    exact = str(given.resolve()) if given.exists() else name
+    try:
+        exact = str(given.resolve()) if given.exists() else name
+    except (OSError, ValueError):  # issue 21: a name no file system takes (too long, NUL) is no path here
+        exact = name
     params = {"exact": exact, "name": name.removeprefix("./"), "suffix": "/" + name.removeprefix("./").lstrip("/")}
     with translated(conn):
         found = [(r["root"], r["path"]) for r in conn.execute(sql("archive.memory_files"), params)]

@@ -6,7 +6,7 @@ import os
 
 import click
 
-from .common import emit_json, json_option, settings, table
+from .common import AGENT, emit_json, json_option, settings, table
 
 
 @click.group()
@@ -15,8 +15,8 @@ def agents() -> None:
 
 
 @agents.command("add")
-@click.argument("name")
-@click.option("--lead", metavar="NAME", help="Team lead, who may retire this agent's facts.")
+@click.argument("name", type=AGENT)
+@click.option("--lead", type=AGENT, metavar="NAME", help="Team lead, who may retire this agent's facts.")
 @click.option("--owner", is_flag=True, help="An owner may retire any fact.")
 @click.option("--person", is_flag=True, help="A person rather than a bot.")
 @click.option(

@@ -47,7 +47,7 @@ class OrgGroup(click.Group):
         problem = not_utf8(args, os.environ)
         if problem:
             report(problem)
-            sys.exit(2)
+            sys.exit(0 if args[:1] == ["hook"] else 2)  # a hook fails open (FailOpen in hook_cmd.py)
         return super().main(args, *rest, **kwargs)
 
     def make_context(self, info_name, args, parent=None, **extra):
@@ -65,6 +65,7 @@ class OrgGroup(click.Group):
 
 def report(message: str) -> None:
     """One line on stderr: JSON under --json, else prefixed with the program's name."""
+    message = one_line(message)  # a name with a newline in it must not make a second line (issue 21)
     if OrgGroup.json_errors:
         click.echo(json.dumps({"error": message}, ensure_ascii=False), err=True)
     else:

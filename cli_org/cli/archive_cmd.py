@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..rules import HARNESSES
-from .common import emit_json, json_option, query_argument, settings, table
+from .common import OsPath, emit_json, json_option, query_argument, settings, table
 
 
 def _progress():
@@ -35,9 +35,9 @@ def archive() -> None:
 
 
 @archive.command("import")
-@click.option("--claude", type=click.Path(path_type=Path), metavar="DIR", help="Claude Code projects folder.")
-@click.option("--hermes", type=click.Path(path_type=Path), metavar="PATH", help="Hermes home or its state.db.")
-@click.option("--codex", type=click.Path(path_type=Path), metavar="DIR", help="Codex sessions folder.")
+@click.option("--claude", type=OsPath(path_type=Path), metavar="DIR", help="Claude Code projects folder.")
+@click.option("--hermes", type=OsPath(path_type=Path), metavar="PATH", help="Hermes home or its state.db.")
+@click.option("--codex", type=OsPath(path_type=Path), metavar="DIR", help="Codex sessions folder.")
 @json_option
 def import_cmd(claude: Path | None, hermes: Path | None, codex: Path | None, as_json: bool) -> None:
     """Import agent sessions; only what is new since the last import.
@@ -85,7 +85,7 @@ def import_cmd(claude: Path | None, hermes: Path | None, codex: Path | None, as_
 
 
 @archive.command("memory")
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=OsPath(path_type=Path))
 @json_option
 def memory_cmd(paths: tuple[Path, ...], as_json: bool) -> None:
     """Store a version of each memory file whose content changed.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from .common import Progress, emit_json, json_option, settings
+from .common import AGENT, OsPath, Progress, emit_json, json_option, settings
 
 
 def _default_owner() -> str:
@@ -17,7 +17,9 @@ def _default_owner() -> str:
 
 
 @click.command()
-@click.option("--owner", metavar="NAME", help="Name of the first owner (a person); default: your login name.")
+@click.option(
+    "--owner", type=AGENT, metavar="NAME", help="Name of the first owner (a person); default: your login name."
+)
 @json_option
 def init(owner: str | None, as_json: bool) -> None:
     """Create or migrate the database and its first owner. Safe to run again."""
@@ -112,7 +114,9 @@ def _access(agent: str | None, show_password: bool):
 
 
 @db.command()
-@click.option("--as", "agent", metavar="NAME", help="The agent's own login (over TCP, no password in the URL).")
+@click.option(
+    "--as", "agent", type=AGENT, metavar="NAME", help="The agent's own login (over TCP, no password in the URL)."
+)
 @click.option("--show-password", is_flag=True, help="Print the password of CLI_ORG_DATABASE_URL instead of ****.")
 @json_option
 def url(agent: str | None, show_password: bool, as_json: bool) -> None:
@@ -135,7 +139,9 @@ def url(agent: str | None, show_password: bool, as_json: bool) -> None:
 
 
 @db.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("--as", "agent", metavar="NAME", help="Log in as the agent's own role (password from PGPASSWORD).")
+@click.option(
+    "--as", "agent", type=AGENT, metavar="NAME", help="Log in as the agent's own role (password from PGPASSWORD)."
+)
 @click.argument("psql_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- PSQL ARGS]")
 def psql(agent: str | None, psql_args: tuple[str, ...]) -> None:
     """Run the psql that ships with the embedded server, connected as the admin or an agent.
@@ -180,7 +186,7 @@ def stop() -> None:
 
 
 @db.command()
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=OsPath(dir_okay=False, path_type=Path))
 @json_option
 def backup(file: Path, as_json: bool) -> None:
     """Write the whole database (facts, notebooks, pins, vault index, archive) to FILE.
@@ -202,7 +208,7 @@ def backup(file: Path, as_json: bool) -> None:
 
 
 @db.command()
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=OsPath(dir_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Replace a database that is not empty (the old one is kept, renamed).")
 @json_option
 def restore(file: Path, force: bool, as_json: bool) -> None:

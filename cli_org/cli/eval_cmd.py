@@ -7,9 +7,9 @@ from pathlib import Path
 import click
 
 from ..text import one_line
-from .common import Progress, as_option, emit_json, json_option, settings
+from .common import Finite, OsPath, Progress, as_option, emit_json, json_option, settings
 
-_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+_FILE = OsPath(exists=True, dir_okay=False, path_type=Path)
 
 
 @click.group("eval")
@@ -37,7 +37,7 @@ def _fmt(figures, k: int) -> str:
 @click.option("--limit", default=8, show_default=True, type=click.IntRange(1, 50), help="k: hits per answer.")
 @click.option("--project", metavar="P", help="Recall within this project.")
 @click.option("--save", "save_as", metavar="NAME", help="Store the run in eval_runs under NAME.")
-@click.option("--min-hit", type=click.FloatRange(0, 1), metavar="RATE", help="Exit 1 if hit@k falls below RATE.")
+@click.option("--min-hit", type=Finite(0, 1), metavar="RATE", help="Exit 1 if hit@k falls below RATE.")
 @as_option
 @json_option
 def golden(
@@ -115,7 +115,7 @@ def compare(a: str, b: str, agent: str | None, as_json: bool) -> None:
 
 
 @eval_group.command()
-@click.option("--png", type=click.Path(dir_okay=False, path_type=Path), help="Also draw the chart to a PNG file.")
+@click.option("--png", type=OsPath(dir_okay=False, path_type=Path), help="Also draw the chart to a PNG file.")
 @as_option
 @json_option
 def history(png: Path | None, agent: str | None, as_json: bool) -> None:
@@ -209,7 +209,7 @@ def _root(root: Path | None) -> Path:
 
 
 @eval_group.command()
-@click.option("--root", type=click.Path(file_okay=False, path_type=Path), help="Default: $ORG_ROOT or the git top.")
+@click.option("--root", type=OsPath(file_okay=False, path_type=Path), help="Default: $ORG_ROOT or the git top.")
 @json_option
 def cost(root: Path | None, as_json: bool) -> None:
     """What memory costs the context: standing instructions, memory indexes, bot memory,
@@ -246,7 +246,7 @@ def cost(root: Path | None, as_json: bool) -> None:
 
 
 @eval_group.command()
-@click.option("--root", type=click.Path(file_okay=False, path_type=Path), help="Default: $ORG_ROOT or the git top.")
+@click.option("--root", type=OsPath(file_okay=False, path_type=Path), help="Default: $ORG_ROOT or the git top.")
 @json_option
 def stale(root: Path | None, as_json: bool) -> None:
     """Paths cited in backticks (memory files, fact claims) that no longer exist, and facts

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..rules import KINDS
-from .common import as_option, emit_json, json_option, settings
+from .common import ID, as_option, emit_json, json_option, settings
 
 
 @click.command()
@@ -17,7 +17,7 @@ from .common import as_option, emit_json, json_option, settings
 @click.option("--project", metavar="P", help="Project the fact belongs to (default: all projects).")
 @click.option("--inferred", is_flag=True, help="Mark as inferred rather than confirmed.")
 @click.option("--kind", type=click.Choice(KINDS), default="fact", show_default=True)
-@click.option("--supersedes", type=int, metavar="ID", help="Retire fact ID and link it to this one.")
+@click.option("--supersedes", type=ID, metavar="ID", help="Retire fact ID and link it to this one.")
 @click.option("--via", metavar="RUNTIME@HOST", envvar="ORG_VIA", help="Where the writer runs (default: $ORG_VIA).")
 @as_option
 @json_option
@@ -50,7 +50,7 @@ def remember(subject, claim, source, project, inferred, kind, supersedes, via, a
 
 
 @click.command()
-@click.argument("fact_id", type=int, metavar="ID")
+@click.argument("fact_id", type=ID, metavar="ID")
 @click.argument("why")
 @as_option
 @json_option
@@ -98,7 +98,7 @@ def facts(ctx, include_retired, subject, project, author, kind, agent, as_json) 
 
 
 @facts.command("show")
-@click.argument("fact_id", type=int, metavar="ID")
+@click.argument("fact_id", type=ID, metavar="ID")
 @as_option
 @json_option
 def show(fact_id: int, agent: str | None, as_json: bool) -> None:

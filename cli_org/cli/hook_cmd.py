@@ -7,13 +7,28 @@ import sys
 
 import click
 
-from .common import agent_session, as_option, in_helper, settings, warm_up
+from .common import agent_session, in_helper, settings, warm_up
 
 
-@click.command()
+class FailOpen(click.Command):
+    """A harness reads exit 2 from a hook as "block this prompt", so a hook never exits 2
+    (DESIGN.md): arguments it cannot parse are its notice on stderr and exit 0 (issue 21)."""
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            from ..text import one_line
+
+            click.echo(f"cli-org hook: nothing added ({one_line(exc.format_message())})", err=True)
+            ctx.exit(0)
+
+
+@click.command(cls=FailOpen)
 @click.argument("harness", type=click.Choice(["claude-code"]), metavar="HARNESS")
 @click.argument("event", type=click.Choice(["session-start", "prompt"]), metavar="EVENT")
-@as_option
+# Not as_option: a hook fails open, so a bad name is its notice and exit 0, not a usage error.
+@click.option("--as", "agent", metavar="NAME", envvar="ORG_AGENT", help="Act as this agent (default: $ORG_AGENT).")
 @click.option("--project", metavar="P", help="The project (default: the name of the working folder's project root).")
 def hook(harness: str, event: str, agent: str | None, project: str | None) -> None:
     """Read the harness's hook JSON on stdin and print what it should add to the session:

@@ -8,7 +8,7 @@ import click
 
 from ..render import change_line, notebook_text
 from ..rules import NOTEBOOK_STORES
-from .common import as_option, emit_json, json_option, settings
+from .common import OsPath, as_option, emit_json, json_option, settings
 
 target_option = click.option(
     "--target", type=click.Choice(NOTEBOOK_STORES), required=True, help="Which store: memory or user."
@@ -106,7 +106,7 @@ def history(target, agent, as_json) -> None:
 
 @notebook.command("import")
 @target_option
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=OsPath(dir_okay=False, path_type=Path))
 @as_option
 def import_(target, file, agent) -> None:
     """Import a notebook file (entries separated by lines holding §): every entry, or nothing."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import as_option, emit_json, json_option, settings
+from .common import ID, as_option, emit_json, json_option, settings
 
 
 def _scope(project: str | None) -> str:
@@ -12,7 +12,7 @@ def _scope(project: str | None) -> str:
 
 
 @click.command()
-@click.argument("fact_id", type=int, metavar="ID")
+@click.argument("fact_id", type=ID, metavar="ID")
 @click.option("--project", metavar="P", help="Pin in this project (default: the fact's project, else org-wide).")
 @as_option
 @json_option
@@ -30,7 +30,7 @@ def pin(fact_id: int, project: str | None, agent: str | None, as_json: bool) -> 
 
 
 @click.command()
-@click.argument("fact_id", type=int, metavar="ID")
+@click.argument("fact_id", type=ID, metavar="ID")
 @as_option
 @json_option
 def unpin(fact_id: int, agent: str | None, as_json: bool) -> None:
@@ -72,7 +72,7 @@ def pins_list(project: str | None, include_unpinned: bool, agent: str | None, as
 
 
 @click.command()
-@click.argument("fact_id", type=int, metavar="ID")
+@click.argument("fact_id", type=ID, metavar="ID")
 @click.argument("why")
 @as_option
 @json_option
@@ -114,7 +114,7 @@ def todo_add(text: str, project: str | None, agent: str | None, as_json: bool) -
 
 
 @todo.command("done")
-@click.argument("todo_id", type=int, metavar="ID")
+@click.argument("todo_id", type=ID, metavar="ID")
 @as_option
 @json_option
 def todo_done(todo_id: int, agent: str | None, as_json: bool) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..rules import HARNESSES
-from .common import emit_json, json_option, settings
+from .common import AGENT, OsPath, emit_json, json_option, settings
 
 SETUP_HARNESSES = ("claude-code", "codex", "hermes")
 assert set(SETUP_HARNESSES) <= set(HARNESSES)
@@ -17,11 +17,15 @@ assert set(SETUP_HARNESSES) <= set(HARNESSES)
 @click.command()
 @click.argument("harness", type=click.Choice(SETUP_HARNESSES), metavar="HARNESS")
 @click.option(
-    "--agent", metavar="NAME", envvar="ORG_AGENT", help="The agent the harness acts as (default: $ORG_AGENT)."
+    "--agent",
+    type=AGENT,
+    metavar="NAME",
+    envvar="ORG_AGENT",
+    help="The agent the harness acts as (default: $ORG_AGENT).",
 )
 @click.option(
     "--project-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OsPath(file_okay=False, path_type=Path),
     metavar="DIR",
     help="Set up this project only (default: user-wide, in your home folder).",
 )

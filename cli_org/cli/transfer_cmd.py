@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from .common import emit_json, json_option, settings
+from .common import OsPath, emit_json, json_option, settings
 
 
 @click.command("export")
-@click.option("--out", "out", metavar="FILE", type=click.Path(dir_okay=False), help="Write here (default: stdout).")
+@click.option("--out", "out", metavar="FILE", type=OsPath(dir_okay=False), help="Write here (default: stdout).")
 def export_cmd(out: str | None) -> None:
     """Write the whole org memory as JSON lines (run as the database admin)."""
     from ..db.connect import connect
@@ -30,7 +30,7 @@ def export_cmd(out: str | None) -> None:
 
 
 @click.command("import")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", type=OsPath(exists=True, dir_okay=False))
 @click.option("--dry-run", is_flag=True, help="Report what would change, change nothing.")
 @json_option
 def import_cmd(file: str, dry_run: bool, as_json: bool) -> None:

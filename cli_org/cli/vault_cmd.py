@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import Progress, as_option, emit_json, json_option, query_argument, settings
+from .common import OsPath, Progress, as_option, emit_json, json_option, query_argument, settings
 
 
 @click.group()
@@ -15,7 +15,7 @@ def vault() -> None:
 
 
 @vault.command()
-@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.argument("path", required=False, type=OsPath(file_okay=False, path_type=Path))
 @click.option("--embed", "then_embed", is_flag=True, help="Embed new and changed chunks after the scan.")
 @click.option("--replace", is_flag=True, help="Index this folder even though the database holds another vault.")
 @json_option

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import click
 
-from .common import emit_json, json_option, resident, settings
+from .common import Finite, emit_json, json_option, resident, settings
 
 
 @click.group()
@@ -56,7 +56,7 @@ def stop(as_json: bool) -> None:
 @warm.command()
 @click.option(
     "--idle",
-    type=click.FloatRange(0, 86400, min_open=True),
+    type=Finite(0, 86400, min_open=True),
     metavar="SECONDS",
     help="Exit after this long without a request (default: $CLI_ORG_WARM_IDLE, else 600).",
 )

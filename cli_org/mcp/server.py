@@ -44,7 +44,7 @@ from pydantic import Field
 from .. import __version__
 from ..context import DEFAULT_BUDGET, MIN_BUDGET
 from ..errors import OrgError
-from ..rules import HARNESSES, KINDS, NOTEBOOK_STORES
+from ..rules import HARNESSES, KINDS, MAX_ID, NOTEBOOK_STORES
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -250,7 +250,7 @@ def build_server(session: Session) -> OrgServer:
             Field(description="fact, or decision / failure / workflow / rule / preference / model_note."),
         ] = "fact",
         supersedes: Annotated[
-            int | None, Field(description="The #id of a fact this one replaces; that fact is retired.")
+            int | None, Field(ge=1, le=MAX_ID, description="The #id of a fact this one replaces; that fact is retired.")
         ] = None,
         inferred: Annotated[bool, Field(description="True when you inferred it rather than saw it confirmed.")] = False,
     ) -> CallToolResult:
@@ -275,7 +275,7 @@ def build_server(session: Session) -> OrgServer:
 
     @server.tool()
     async def org_forget(
-        id: Annotated[int, Field(description="The #id of the fact to retire.")],
+        id: Annotated[int, Field(ge=1, le=MAX_ID, description="The #id of the fact to retire.")],
         why: Annotated[str, Field(description="Why it is wrong or no longer true; kept with the fact.")],
     ) -> CallToolResult:
         """Retire a fact (it is never deleted). Its author, their team lead or an owner may."""

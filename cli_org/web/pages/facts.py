@@ -15,7 +15,7 @@ from ... import pins as pins_lib
 from ...facts import Event, Fact
 from ...pins import Pin
 from ...render import plain
-from ...rules import KINDS
+from ...rules import KINDS, MAX_ID
 from ..app import web_of
 from ..guard import check_form
 from ..view import render
@@ -24,7 +24,7 @@ router = APIRouter()
 
 PAGE_SIZE = 100  # facts per page: the list stays one screenful of queries at 10,000 facts
 Text = Annotated[str | None, Query(max_length=200)]
-FactId = Annotated[int, Path(ge=1, le=2**63 - 1, description="the fact's id")]
+FactId = Annotated[int, Path(ge=1, le=MAX_ID, description="the fact's id")]
 
 
 @dataclass(frozen=True)
