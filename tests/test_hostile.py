@@ -332,6 +332,7 @@ def test_a_malformed_saved_run_never_crashes_history_or_compare(org, cli):
     with org.admin() as admin:
         # Written before the check existed (or by hand as the admin): it must not crash readers.
         admin.execute("ALTER TABLE eval_runs DROP CONSTRAINT eval_runs_shape")
+        admin.execute("ALTER TABLE eval_runs DROP CONSTRAINT eval_runs_numbers")  # migration 0023
         admin.execute(
             "INSERT INTO eval_runs (name, golden_file, k, summary, cases)"
             """ VALUES ('broken', 'g', 8, '{"overall": {"n": "x"}}', '"nope"')"""
