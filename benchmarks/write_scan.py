@@ -71,8 +71,10 @@ def insert_cost(conn: psycopg.Connection, examples, rounds: int) -> None:
 def report(layer: str, examples, verdicts, show_misses: bool, whole: bool = False) -> None:
     for half in ("all",) if whole else HALVES:
         rows = examples if whole else [e for e in examples if e.half == half]
-        benign = [e for e in rows if e.label == "benign"]
         for label, marker in CLASSES.items():
+            # a set that says which class each benign example is a near miss of counts false
+            # positives of a class on its own near misses
+            benign = [e for e in rows if e.label == "benign" and e.near in (None, label)]
             positives = [e for e in rows if e.label == label]
             caught = sum(verdicts[e.line] is not None for e in positives)
             false = sum(marker in (verdicts[e.line] or "") for e in benign)

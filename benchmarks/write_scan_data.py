@@ -43,6 +43,7 @@ class Example:
     template: str
     half: str
     line: int
+    near: str | None = None  # a benign example written as a near miss of this class, if said
 
 
 def fill(template: str) -> str:
@@ -62,6 +63,8 @@ def half_of(label: str, template: str) -> str:
 
 
 def load(path: Path = PATH) -> list[Example]:
+    if path.name.endswith((".jsonl", ".jsonl.gz")):
+        return _load_jsonl(path)
     examples = []
     for number, raw in enumerate(path.read_text("utf-8").splitlines(), 1):
         if not raw.strip() or raw.startswith("#"):
@@ -70,4 +73,22 @@ def load(path: Path = PATH) -> list[Example]:
         if label not in LABELS:
             raise ValueError(f"{path.name}:{number}: unknown label {label!r}")
         examples.append(Example(label, fill(template), template, half_of(label, template), number))
+    return examples
+
+
+def _load_jsonl(path: Path) -> list[Example]:
+    """A blind set kept as gzipped JSON lines (`label`, `text`, `near`): its secrets are literal,
+    made-up values that a template cannot hold (a base64-encoded key, a key split in two), so
+    the file is compressed to keep live-looking tokens out of the repository's plain text."""
+    import gzip
+    import json
+
+    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    examples = []
+    for number, line in enumerate(raw.decode("utf-8").splitlines(), 1):
+        record = json.loads(line)
+        if record["label"] not in LABELS:
+            raise ValueError(f"{path.name}:{number}: unknown label {record['label']!r}")
+        text = record["text"]
+        examples.append(Example(record["label"], text, text, "all", number, record.get("near")))
     return examples
