@@ -17,7 +17,7 @@ import re
 import unicodedata
 
 from .errors import InputError
-from .rules import MAX_CLAIM, MAX_SUBJECT
+from .rules import MAX_CLAIM, MAX_SOURCE, MAX_SUBJECT, NOTEBOOK_CAPS
 from .scan_patterns import (  # noqa: F401 (CONFUSABLES_*, Pattern: part of this module's interface)
     CONFUSABLES,
     CONFUSABLES_FROM,
@@ -243,8 +243,17 @@ def find_injection(text: str) -> str | None:
     return None
 
 
+# issue 21: the scan reads at most this many characters of a field, and refuses a longer
+# one unread. The longest text any write may hold is a whole notebook store; the patterns
+# cost time in proportion to the length (benchmarks/write_scan_speed.py), so an unbounded
+# field (100 KB through MCP) would hold a server for seconds.
+MAX_SCANNED = max(NOTEBOOK_CAPS.values())
+
+
 def check_text(field: str, text: str) -> None:
     """Refuse control or invisible characters, secrets and prompt-injection phrases in a field."""
+    if len(text) > MAX_SCANNED:
+        raise InputError(f"{field} is {len(text)} characters; the limit is {MAX_SCANNED}")
     bad = control_chars(text)
     if bad:
         raise InputError(
@@ -289,6 +298,8 @@ def check_fact(
         raise InputError(f"claim is {len(claim)} characters; the limit is {MAX_CLAIM}: state one fact")
     if not source:
         raise InputError("--source is required: a path, #message, t_card or URL")
+    if len(source) > MAX_SOURCE:
+        raise InputError(f"source is {len(source)} characters; the limit is {MAX_SOURCE}")
     if source_form(source) is None:
         raise InputError(f"source {source!r} is not a path, #message, t_card id or http(s) URL")
     if project is not None and not _PROJECT.fullmatch(project):

@@ -19,6 +19,8 @@ AGENT_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 # memory_facts.subject and .claim lengths (migration 0001): one fact, stated briefly
 MAX_SUBJECT = 200
 MAX_CLAIM = 1000
+# memory_facts.source (issue 21): a path, #message, t_card id or URL, never a document
+MAX_SOURCE = 500
 # notebook_entries.store and each store's cap in characters (migration 0013: the CHECK on
 # one entry, org_notebook_cap() for the store's total). Small on purpose: a notebook is
 # put in front of every session, so it must stay short and keep only what matters.

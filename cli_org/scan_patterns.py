@@ -152,7 +152,7 @@ _PREFIXED_TOKENS = [
         r"(?<![A-Za-z0-9])sntry[su]_[A-Za-z0-9_+/=]{40,}",  # error-tracker auth tokens
     )),
     Pattern("a push-notification server key", _any(
-        r"AAAA[A-Za-z0-9_-]{7,}:APA91b[A-Za-z0-9_-]{50,}",
+        r"(?<![A-Za-z0-9_-])AAAA[A-Za-z0-9_-]{7,}:APA91b[A-Za-z0-9_-]{50,}",
     )),
     Pattern("a package-index token", _any(
         r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])",  # the library wants a registry config line
@@ -233,7 +233,7 @@ SECRET_PATTERNS = [
     # not a placeholder in capitals (USER:PASSWORD@HOST) or the word "password".
     Pattern(
         "a connection string with a password",
-        r"[a-z][a-z0-9+.-]*://[^ :/@]*:(?![$<{%*])(?![A-Z_]+@)(?!(?:password|pass|pwd|secret|xxx+|\.\.\.)@)[^ /@]+@",
+        r"(?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]*://[^ :/@]*:(?![$<{%*])(?![A-Z_]+@)(?!(?:password|pass|pwd|secret|xxx+|\.\.\.)@)[^ /@]+@",
     ),
     # KEY=value (also inside UPPER_CASE names: PGPASSWORD=, AWS_SECRET_ACCESS_KEY=). A space
     # after = (.env.example: "SECRET_KEY= and ...") means no value unless quoted or random.
@@ -304,7 +304,7 @@ SECRET_PATTERNS = [
     # more: CACHE_KEY=users_v2 passes). "base64:" introduces framework app keys.
     Pattern(
         "a secret assignment",
-        r"(?<![A-Za-z0-9])[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)*[_.-](?:[Kk][Ee][Yy]|KEY|[Ss]ecret|SECRET|[Tt]oken"
+        r"(?<![A-Za-z0-9_.-])-{0,2}[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)*[_.-](?:[Kk][Ee][Yy]|KEY|[Ss]ecret|SECRET|[Tt]oken"
         r"|TOKEN|[Pp]ass|PASS|[Pp]wd|PWD|[Cc]redentials?|CREDENTIALS?)['\"]? *[=:] *['\"]?(?:base64:)?" + _RANDOM_VALUE,
     ),
     # Credentials on a command line: curl -u user:password, sshpass -p, ldapsearch -w,
@@ -350,7 +350,7 @@ SECRET_PATTERNS = [
     Pattern(
         "a secret file's contents",
         r"(?:master\.key|credentials\.yml\.key|\.env|\.pgpass|\.netrc|\.npmrc|id_rsa|id_ed25519|secrets?\.(?:ya?ml|json|txt)"
-        r"|token\.txt|[a-z]+\.key)(?: [^ ]+){0,6}? (?:contains|holds|reads|is|has)(?: only)?:? ['\"]?"
+        r"|token\.txt|(?<![a-z])[a-z]+\.key)(?: [^ ]+){0,6}? (?:contains|holds|reads|is|has)(?: only)?:? ['\"]?"
         + _RANDOM_VALUE,
     ),
     # Second factors: TOTP/MFA seeds and recovery codes, when named as such.
