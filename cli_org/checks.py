@@ -209,11 +209,49 @@ def _bare_cloud_secret(text: str) -> bool:
     return False
 
 
-def find_secret(text: str) -> str | None:
-    """What secret-like thing the text carries, as "a ..." words, or None."""
+# issue 21: a key written so that no pattern sees it whole is read again joined (client only).
+# Runs of five or more short pieces split by single spaces or dashes ("A K I A 2E0A 8F3B ...",
+# "AKIA-2E0A-8F3B-..."), joined from the start of each piece (at most _JOINS readings). A
+# piece is one character or holds a digit, a capital or "_": a lowercase word ends the run,
+# so prose ("keys start with sk_test_ and ...") is not glued into a key.
+_PIECE = r"(?:[A-Za-z0-9_]|(?=[a-z]{0,11}[0-9A-Z_])[A-Za-z0-9_]{2,12})"
+_PIECES = re.compile(r"(?<![^ ,:;(=\"'])(?:" + _PIECE + r"[ -]){4,}" + _PIECE + r"(?![^ .,;)\"'])")
+_JOINS = 48
+# ... and string literals glued by an operator: "sk_" + "live_...", 'AKIA' . '...', "a" || "b".
+_GLUE = re.compile(r"['\"] *(?:\+|\.\.?|\|\|) *['\"]")
+
+
+def _joined_readings(text: str) -> list[str]:
+    readings = [_GLUE.sub("", text)] if _GLUE.search(text) else []
+    for m in _PIECES.finditer(text):
+        pieces = re.split("[ -]", m.group())
+        readings += ["".join(pieces[i:]) for i in range(len(pieces) - 4)]
+        if len(readings) > _JOINS:
+            break
+    return readings[:_JOINS]
+
+
+def _pattern_secret(text: str) -> str | None:
     for pattern in SECRET_PATTERNS:
         if pattern.search(text):
             return pattern.what
+    return None
+
+
+def find_secret(text: str) -> str | None:
+    """What secret-like thing the text carries, as "a ..." words, or None; also looked for
+    with split keys joined and in what base64 runs decode to (client only)."""
+    what = _pattern_secret(text)
+    if what:
+        return what
+    for reading in _joined_readings(text):
+        what = _pattern_secret(reading)
+        if what:
+            return what + " (split up)"
+    for reading in _decoded_base64(text):
+        what = _pattern_secret(reading)
+        if what:
+            return what + " (in base64)"
     for detector in _library_detectors():
         if any(not _PLACEHOLDER.fullmatch(found) for found in detector.analyze_string(text)):
             return f"a secret ({detector.secret_type})"

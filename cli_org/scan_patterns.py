@@ -55,7 +55,7 @@ _NOT_PLACEHOLDER = (
 # A value after `password=`-style keys: not a placeholder (${X}, <x>, %(x)s, ***), not code
 # (os.environ[...], getenv(...)), not a word that says there is no value.
 _NOT_A_VALUE = (
-    r"(?!(?:changeme|example|redacted|placeholder|your|xxx|none|null|true|false|required|optional"
+    r"(?!(?:changeme|change[-_]me|replace[-_]?me|example|redacted|placeholder|your|xxx|none|null|true|false|required|optional"
     r"|and|or|with|the|empty|unset|blank|see|in)(?![a-z]))" + _NOT_PLACEHOLDER
 )
 _KEY_NAME = (
@@ -193,6 +193,37 @@ _WEBHOOKS = Pattern("a webhook URL with its secret", _any(
     r"[?&](?:sig|signature|access_token|api_key|apikey|token)=(?=[A-Za-z0-9%_./+-]*[0-9])"
     r"(?=[A-Za-z0-9%_./+-]*[A-Za-z])[A-Za-z0-9%_./+-]{30,}",  # signed URLs and keys in a query string
 ))  # fmt: skip
+
+# issue 21: shapes the database does not look for (client only, db=False, so the trigger's
+# per-connection compile cost stays as measured in DESIGN.md).
+_CLIENT_SECRETS = [
+    # A framework secret key assigned in settings: any long quoted value, symbols included
+    # (the assignment patterns stop at "(" or "#"), not words joined by dashes.
+    Pattern(
+        "a framework secret key",
+        r"(?<![A-Za-z0-9_])(?:DJANGO_|FLASK_|APP_)?SECRET_KEY['\"]? *[=:] *[rb]?['\"]" + _NOT_A_VALUE
+        + r"(?![a-z]+(?:[-_][a-z]+)*['\"])(?=[^'\" ]*[0-9!@#$%^&*()=+])[^'\" ]{20,}['\"]",
+        db=False,
+    ),
+    # net use \\host\share /user:DOMAIN\name PASSWORD, or the password before /user
+    # ("*" asks for it: no secret).
+    Pattern(
+        "a password on a command line",
+        r"(?i)(?<![a-z])net use (?:[a-z]: )?\\\\[^ ]+ (?:/u(?:ser)?:[^ ]+ (?![/*$%])" + _NOT_A_VALUE
+        + r"[^ ]{4,}|(?![/*$%])" + _NOT_A_VALUE + r"[^ ]{4,} /u(?:ser)?:)",
+        db=False,
+    ),
+    # A secret's default in code: os.getenv("DB_PASSWORD", "x1y2..."), process.env.X || "...",
+    # ENV.fetch("X", "..."), ${X:-...}: a value with a digit, a symbol or mixed case.
+    Pattern(
+        "a secret default in code",
+        r"(?i)(?:getenv|environ\.get|env\.get|env\.fetch|getordefault|process\.env\.|\$\{)[(\"' ]*"
+        r"[A-Za-z0-9_]*(?:pass|pwd|secret|token|api_?key|credential)(?![a-z0-9_]*(?:_file|_path|_name|_id|_url|_arn))"
+        r"[A-Za-z0-9_]*['\"]?(?: *, *| *\|\| *|:-)['\"]?" + _NOT_A_VALUE
+        + r"(?![a-z]+['\"}])(?=[^'\" }]*[^a-z'\" }])[^'\" }]{6,}",
+        db=False,
+    ),
+]
 
 SECRET_PATTERNS = [
     # The library knows a fixed list of key types; any "BEGIN ... PRIVATE KEY" header counts here.
@@ -376,6 +407,7 @@ SECRET_PATTERNS = [
         r"(?<![A-Za-z])(?:[Ll]og ?in|[Ss]ign ?in|[Ll]ogon)(?: [^ .,;:!?=/]+){0,6}? as [A-Za-z0-9_.@-]{2,} ?/ ?"
         + _PROSE_VALUE,
     ),
+    *_CLIENT_SECRETS,
 ]  # fmt: skip
 
 
