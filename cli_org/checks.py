@@ -225,7 +225,7 @@ def _joined_readings(text: str) -> list[str]:
     readings = [_GLUE.sub("", text)] if _GLUE.search(text) else []
     for m in _PIECES.finditer(text):
         pieces = re.split("[ -]", m.group())
-        readings += ["".join(pieces[i:]) for i in range(len(pieces) - 4)]
+        readings += ["".join(pieces[i : i + 40]) for i in range(len(pieces) - 4)]  # 40 pieces: a long key
         if len(readings) > _JOINS:
             break
     return readings[:_JOINS]
@@ -264,7 +264,8 @@ def find_secret(text: str) -> str | None:
 
 def find_injection(text: str) -> str | None:
     """Which prompt-injection phrase the text carries, or None; also looked for in the
-    text's ROT13, reversed, and in what its base64 and hex runs decode to (client only)."""
+    text's ROT13, reversed, and in what its base64 and hex runs decode to, and by the
+    injection classifier (client only)."""
     readings = [("", text), (" in ROT13", codecs.encode(text, "rot13")), (" reversed", text[::-1])]
     readings += [(" in base64", decoded) for decoded in _decoded_base64(text)]
     readings += [(" in hex", decoded) for decoded in _decoded_hex(text)]
@@ -278,6 +279,12 @@ def find_injection(text: str) -> str | None:
             if any(pattern.excused(v) for v in plain):
                 continue
             return pattern.what + how
+    # issue 21: what the patterns miss (other languages, new wordings) by its meaning, where
+    # the query model is here (cli_org/injection.py)
+    from . import injection
+
+    if injection.is_injection(text):
+        return "an instruction to the agent that reads it, recognised by its meaning"
     return None
 
 
@@ -318,6 +325,13 @@ def check_fact(
     field is refused, as is any other control character in any field.
     """
     subject, claim, source = subject.strip(), claim.strip(), (source or "").strip()
+    # Lengths first: nothing below reads more than these (issue 21: a 100 KB source).
+    if len(subject) > MAX_SUBJECT:
+        raise InputError(f"subject is {len(subject)} characters; the limit is {MAX_SUBJECT}")
+    if len(claim) > MAX_CLAIM:
+        raise InputError(f"claim is {len(claim)} characters; the limit is {MAX_CLAIM}: state one fact")
+    if len(source) > MAX_SOURCE:
+        raise InputError(f"source is {len(source)} characters; the limit is {MAX_SOURCE}")
     for field, text in (("subject", subject), ("claim", claim), ("source", source), ("project", project or ""),
                         ("via", via or "")):  # fmt: skip
         bad = control_chars(text)
@@ -330,14 +344,8 @@ def check_fact(
         raise InputError("subject is empty")
     if not claim:
         raise InputError("claim is empty")
-    if len(subject) > MAX_SUBJECT:
-        raise InputError(f"subject is {len(subject)} characters; the limit is {MAX_SUBJECT}")
-    if len(claim) > MAX_CLAIM:
-        raise InputError(f"claim is {len(claim)} characters; the limit is {MAX_CLAIM}: state one fact")
     if not source:
         raise InputError("--source is required: a path, #message, t_card or URL")
-    if len(source) > MAX_SOURCE:
-        raise InputError(f"source is {len(source)} characters; the limit is {MAX_SOURCE}")
     if source_form(source) is None:
         raise InputError(f"source {source!r} is not a path, #message, t_card id or http(s) URL")
     if project is not None and not _PROJECT.fullmatch(project):

@@ -264,7 +264,8 @@ SECRET_PATTERNS = [
     # not a placeholder in capitals (USER:PASSWORD@HOST) or the word "password".
     Pattern(
         "a connection string with a password",
-        r"(?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]*://[^ :/@]*:(?![$<{%*])(?![A-Z_]+@)(?!(?:password|pass|pwd|secret|xxx+|\.\.\.)@)[^ /@]+@",
+        r"(?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]*://[^ :/@]*:(?![$<{%*])(?![A-Z_]+@)"
+        r"(?!(?:password|pass|pwd|secret|xxx+|\.\.\.)@)[^ /@]+@",
     ),
     # KEY=value (also inside UPPER_CASE names: PGPASSWORD=, AWS_SECRET_ACCESS_KEY=). A space
     # after = (.env.example: "SECRET_KEY= and ...") means no value unless quoted or random.

@@ -4,7 +4,8 @@
 
 The output is a migration: org_write_patterns() with every pattern marked `db`, verbatim, and
 org_write_groups() that tries them in groups. org_write_fold() with the client's folding
-expressions and the scan itself (fold_sql(), SCAN) last changed in 0012 and are not repeated. A later round of tuning writes a new migration from it
+expressions and the scan itself (fold_sql(), SCAN) last changed in 0012 and are not repeated.
+A later round of tuning writes a new migration from it
 (an applied migration is never edited; change HEADER);
 tests/test_write_scan.py checks that the database's copy is the client's.
 """
