@@ -4,13 +4,15 @@ Used by tests/test_write_scan.py and benchmarks/write_scan.py. Secret-shaped par
 stored as templates and generated here from a generator seeded by the line itself, so the
 repository never holds a live-looking token and every run sees the same texts.
 
-Template fields: {{X<n>}} is n characters of class X; {{BEGIN:NAME}} is a PEM header.
+Template fields: {{X<n>}} is n characters of class X; {{BEGIN:NAME}} is a PEM header;
+{{B64:text}} is the base64 of the text (after its own fields are filled).
 The split: a line whose SHA-256 starts with an even byte is in the "tune" half (patterns
 were adjusted while looking at it); odd is "held-out" (only measured).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import random
 import re
@@ -34,6 +36,7 @@ _CLASSES = {
     "u": string.ascii_letters + string.digits + "_-",
 }
 _FIELD = re.compile(r"\{\{(?:([AalwhHdbu])(\d+)|BEGIN:([A-Z0-9 ]+))\}\}")
+_B64 = re.compile(r"\{\{B64:([^{}]*)\}\}")
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,7 @@ def fill(template: str) -> str:
             return f"-----BEGIN {m[3]}-----"
         return "".join(rng.choice(_CLASSES[m[1]]) for _ in range(int(m[2])))
 
-    return _FIELD.sub(one, template)
+    return _B64.sub(lambda m: base64.b64encode(m[1].encode()).decode(), _FIELD.sub(one, template))
 
 
 def half_of(label: str, template: str) -> str:

@@ -17,7 +17,7 @@ import re
 import unicodedata
 
 from .errors import InputError
-from .rules import FIELD_RULES, MAX_CLAIM, MAX_SUBJECT
+from .rules import FIELD_RULES, MAX_CLAIM, MAX_SUBJECT, NOTEBOOK_CAPS
 from .scan_patterns import (  # noqa: F401 (CONFUSABLES_*, Pattern: part of this module's interface)
     CONFUSABLES,
     CONFUSABLES_FROM,
@@ -209,11 +209,49 @@ def _bare_cloud_secret(text: str) -> bool:
     return False
 
 
-def find_secret(text: str) -> str | None:
-    """What secret-like thing the text carries, as "a ..." words, or None."""
+# issue 21: a key written so that no pattern sees it whole is read again joined (client only).
+# Runs of five or more short pieces split by single spaces or dashes ("A K I A 2E0A 8F3B ...",
+# "AKIA-2E0A-8F3B-..."), joined from the start of each piece (at most _JOINS readings). A
+# piece is one character or holds a digit, a capital or "_": a lowercase word ends the run,
+# so prose ("keys start with sk_test_ and ...") is not glued into a key.
+_PIECE = r"(?:[A-Za-z0-9_]|(?=[a-z]{0,11}[0-9A-Z_])[A-Za-z0-9_]{2,12})"
+_PIECES = re.compile(r"(?<![^ ,:;(=\"'])(?:" + _PIECE + r"[ -]){4,}" + _PIECE + r"(?![^ .,;)\"'])")
+_JOINS = 48
+# ... and string literals glued by an operator: "sk_" + "live_...", 'AKIA' . '...', "a" || "b".
+_GLUE = re.compile(r"['\"] *(?:\+|\.\.?|\|\|) *['\"]")
+
+
+def _joined_readings(text: str) -> list[str]:
+    readings = [_GLUE.sub("", text)] if _GLUE.search(text) else []
+    for m in _PIECES.finditer(text):
+        pieces = re.split("[ -]", m.group())
+        readings += ["".join(pieces[i : i + 40]) for i in range(len(pieces) - 4)]  # 40 pieces: a long key
+        if len(readings) > _JOINS:
+            break
+    return readings[:_JOINS]
+
+
+def _pattern_secret(text: str) -> str | None:
     for pattern in SECRET_PATTERNS:
         if pattern.search(text):
             return pattern.what
+    return None
+
+
+def find_secret(text: str) -> str | None:
+    """What secret-like thing the text carries, as "a ..." words, or None; also looked for
+    with split keys joined and in what base64 runs decode to (client only)."""
+    what = _pattern_secret(text)
+    if what:
+        return what
+    for reading in _joined_readings(text):
+        what = _pattern_secret(reading)
+        if what:
+            return what + " (split up)"
+    for reading in _decoded_base64(text):
+        what = _pattern_secret(reading)
+        if what:
+            return what + " (in base64)"
     for detector in _library_detectors():
         if any(not _PLACEHOLDER.fullmatch(found) for found in detector.analyze_string(text)):
             return f"a secret ({detector.secret_type})"
@@ -226,7 +264,8 @@ def find_secret(text: str) -> str | None:
 
 def find_injection(text: str) -> str | None:
     """Which prompt-injection phrase the text carries, or None; also looked for in the
-    text's ROT13, reversed, and in what its base64 and hex runs decode to (client only)."""
+    text's ROT13, reversed, and in what its base64 and hex runs decode to, and by the
+    injection classifier (client only)."""
     readings = [("", text), (" in ROT13", codecs.encode(text, "rot13")), (" reversed", text[::-1])]
     readings += [(" in base64", decoded) for decoded in _decoded_base64(text)]
     readings += [(" in hex", decoded) for decoded in _decoded_hex(text)]
@@ -240,11 +279,26 @@ def find_injection(text: str) -> str | None:
             if any(pattern.excused(v) for v in plain):
                 continue
             return pattern.what + how
+    # issue 21: what the patterns miss (other languages, new wordings) by its meaning, where
+    # the query model is here (cli_org/injection.py)
+    from . import injection
+
+    if injection.is_injection(text):
+        return "an instruction to the agent that reads it, recognised by its meaning"
     return None
+
+
+# issue 21: the scan reads at most this many characters of a field, and refuses a longer
+# one unread. The longest text any write may hold is a whole notebook store; the patterns
+# cost time in proportion to the length (benchmarks/write_scan_speed.py), so an unbounded
+# field (100 KB through MCP) would hold a server for seconds.
+MAX_SCANNED = max(NOTEBOOK_CAPS.values())
 
 
 def check_text(field: str, text: str) -> None:
     """Refuse control or invisible characters, secrets and prompt-injection phrases in a field."""
+    if len(text) > MAX_SCANNED:
+        raise InputError(f"{field} is {len(text)} characters; the limit is {MAX_SCANNED}")
     bad = control_chars(text)
     if bad:
         raise InputError(
@@ -271,6 +325,13 @@ def check_fact(
     field is refused, as is any other control character in any field.
     """
     subject, claim, source = subject.strip(), claim.strip(), (source or "").strip()
+    # Lengths first: nothing below reads more than these (issue 21: a 100 KB source).
+    if len(subject) > MAX_SUBJECT:
+        raise InputError(f"subject is {len(subject)} characters; the limit is {MAX_SUBJECT}")
+    if len(claim) > MAX_CLAIM:
+        raise InputError(f"claim is {len(claim)} characters; the limit is {MAX_CLAIM}: state one fact")
+    if len(source) > FIELD_RULES["source"][1]:
+        raise InputError(f"source is {len(source)} characters; the limit is {FIELD_RULES['source'][1]}")
     for field, text in (("subject", subject), ("claim", claim), ("source", source), ("project", project or ""),
                         ("via", via or "")):  # fmt: skip
         bad = control_chars(text)
@@ -283,10 +344,6 @@ def check_fact(
         raise InputError("subject is empty")
     if not claim:
         raise InputError("claim is empty")
-    if len(subject) > MAX_SUBJECT:
-        raise InputError(f"subject is {len(subject)} characters; the limit is {MAX_SUBJECT}")
-    if len(claim) > MAX_CLAIM:
-        raise InputError(f"claim is {len(claim)} characters; the limit is {MAX_CLAIM}: state one fact")
     if not source:
         raise InputError("--source is required: a path, #message, t_card or URL")
     if source_form(source) is None:

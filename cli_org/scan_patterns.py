@@ -55,7 +55,7 @@ _NOT_PLACEHOLDER = (
 # A value after `password=`-style keys: not a placeholder (${X}, <x>, %(x)s, ***), not code
 # (os.environ[...], getenv(...)), not a word that says there is no value.
 _NOT_A_VALUE = (
-    r"(?!(?:changeme|example|redacted|placeholder|your|xxx|none|null|true|false|required|optional"
+    r"(?!(?:changeme|change[-_]me|replace[-_]?me|example|redacted|placeholder|your|xxx|none|null|true|false|required|optional"
     r"|and|or|with|the|empty|unset|blank|see|in)(?![a-z]))" + _NOT_PLACEHOLDER
 )
 _KEY_NAME = (
@@ -152,7 +152,7 @@ _PREFIXED_TOKENS = [
         r"(?<![A-Za-z0-9])sntry[su]_[A-Za-z0-9_+/=]{40,}",  # error-tracker auth tokens
     )),
     Pattern("a push-notification server key", _any(
-        r"AAAA[A-Za-z0-9_-]{7,}:APA91b[A-Za-z0-9_-]{50,}",
+        r"(?<![A-Za-z0-9_-])AAAA[A-Za-z0-9_-]{7,}:APA91b[A-Za-z0-9_-]{50,}",
     )),
     Pattern("a package-index token", _any(
         r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])",  # the library wants a registry config line
@@ -194,6 +194,37 @@ _WEBHOOKS = Pattern("a webhook URL with its secret", _any(
     r"(?=[A-Za-z0-9%_./+-]*[A-Za-z])[A-Za-z0-9%_./+-]{30,}",  # signed URLs and keys in a query string
 ))  # fmt: skip
 
+# issue 21: shapes the database does not look for (client only, db=False, so the trigger's
+# per-connection compile cost stays as measured in DESIGN.md).
+_CLIENT_SECRETS = [
+    # A framework secret key assigned in settings: any long quoted value, symbols included
+    # (the assignment patterns stop at "(" or "#"), not words joined by dashes.
+    Pattern(
+        "a framework secret key",
+        r"(?<![A-Za-z0-9_])(?:DJANGO_|FLASK_|APP_)?SECRET_KEY['\"]? *[=:] *[rb]?['\"]" + _NOT_A_VALUE
+        + r"(?![a-z]+(?:[-_][a-z]+)*['\"])(?=[^'\" ]*[0-9!@#$%^&*()=+])[^'\" ]{20,}['\"]",
+        db=False,
+    ),
+    # net use \\host\share /user:DOMAIN\name PASSWORD, or the password before /user
+    # ("*" asks for it: no secret).
+    Pattern(
+        "a password on a command line",
+        r"(?i)(?<![a-z])net use (?:[a-z]: )?\\\\[^ ]+ (?:/u(?:ser)?:[^ ]+ (?![/*$%])" + _NOT_A_VALUE
+        + r"[^ ]{4,}|(?![/*$%])" + _NOT_A_VALUE + r"[^ ]{4,} /u(?:ser)?:)",
+        db=False,
+    ),
+    # A secret's default in code: os.getenv("DB_PASSWORD", "x1y2..."), process.env.X || "...",
+    # ENV.fetch("X", "..."), ${X:-...}: a value with a digit, a symbol or mixed case.
+    Pattern(
+        "a secret default in code",
+        r"(?i)(?:getenv|environ\.get|env\.get|env\.fetch|getordefault|process\.env\.|\$\{)[(\"' ]*"
+        r"[A-Za-z0-9_]*(?:pass|pwd|secret|token|api_?key|credential)(?![a-z0-9_]*(?:_file|_path|_name|_id|_url|_arn))"
+        r"[A-Za-z0-9_]*['\"]?(?: *, *| *\|\| *|:-)['\"]?" + _NOT_A_VALUE
+        + r"(?![a-z]+['\"}])(?=[^'\" }]*[^a-z'\" }])[^'\" }]{6,}",
+        db=False,
+    ),
+]
+
 SECRET_PATTERNS = [
     # The library knows a fixed list of key types; any "BEGIN ... PRIVATE KEY" header counts here.
     Pattern("a private key block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-[0-9]:"),
@@ -233,7 +264,8 @@ SECRET_PATTERNS = [
     # not a placeholder in capitals (USER:PASSWORD@HOST) or the word "password".
     Pattern(
         "a connection string with a password",
-        r"[a-z][a-z0-9+.-]*://[^ :/@]*:(?![$<{%*])(?![A-Z_]+@)(?!(?:password|pass|pwd|secret|xxx+|\.\.\.)@)[^ /@]+@",
+        r"(?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]*://[^ :/@]*:(?![$<{%*])(?![A-Z_]+@)"
+        r"(?!(?:password|pass|pwd|secret|xxx+|\.\.\.)@)[^ /@]+@",
     ),
     # KEY=value (also inside UPPER_CASE names: PGPASSWORD=, AWS_SECRET_ACCESS_KEY=). A space
     # after = (.env.example: "SECRET_KEY= and ...") means no value unless quoted or random.
@@ -304,7 +336,7 @@ SECRET_PATTERNS = [
     # more: CACHE_KEY=users_v2 passes). "base64:" introduces framework app keys.
     Pattern(
         "a secret assignment",
-        r"(?<![A-Za-z0-9])[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)*[_.-](?:[Kk][Ee][Yy]|KEY|[Ss]ecret|SECRET|[Tt]oken"
+        r"(?<![A-Za-z0-9_.-])-{0,2}[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)*[_.-](?:[Kk][Ee][Yy]|KEY|[Ss]ecret|SECRET|[Tt]oken"
         r"|TOKEN|[Pp]ass|PASS|[Pp]wd|PWD|[Cc]redentials?|CREDENTIALS?)['\"]? *[=:] *['\"]?(?:base64:)?" + _RANDOM_VALUE,
     ),
     # Credentials on a command line: curl -u user:password, sshpass -p, ldapsearch -w,
@@ -350,7 +382,7 @@ SECRET_PATTERNS = [
     Pattern(
         "a secret file's contents",
         r"(?:master\.key|credentials\.yml\.key|\.env|\.pgpass|\.netrc|\.npmrc|id_rsa|id_ed25519|secrets?\.(?:ya?ml|json|txt)"
-        r"|token\.txt|[a-z]+\.key)(?: [^ ]+){0,6}? (?:contains|holds|reads|is|has)(?: only)?:? ['\"]?"
+        r"|token\.txt|(?<![a-z])[a-z]+\.key)(?: [^ ]+){0,6}? (?:contains|holds|reads|is|has)(?: only)?:? ['\"]?"
         + _RANDOM_VALUE,
     ),
     # Second factors: TOTP/MFA seeds and recovery codes, when named as such.
@@ -376,6 +408,7 @@ SECRET_PATTERNS = [
         r"(?<![A-Za-z])(?:[Ll]og ?in|[Ss]ign ?in|[Ll]ogon)(?: [^ .,;:!?=/]+){0,6}? as [A-Za-z0-9_.@-]{2,} ?/ ?"
         + _PROSE_VALUE,
     ),
+    *_CLIENT_SECRETS,
 ]  # fmt: skip
 
 
