@@ -164,7 +164,7 @@ def test_visible_unicode_passes():
 
 
 def test_project_and_via_shapes():
-    assert refused(project="two words") == "project 'two words' must be letters, digits, '.', '_' or '-'"
+    assert refused(project="two words") == "project 'two words' must be letters, digits, '.', '_' or '-' (at most 64)"
     assert refused(via="no-at-sign") == "via 'no-at-sign' must look like runtime@host"
     check_fact(*OK, project="web-app.v2", via="claude@build-01")
 

@@ -299,7 +299,8 @@ def test_database_refuses_direct_inserts(bot, subject, claim, source, found):
 
 def test_database_refuses_control_characters_in_project_and_via(bot):
     for column in ("project", "via"):
-        with pytest.raises(pgerr.CheckViolation, match=f"{column} contains control characters"):
+        # a line break breaks the field's shape (migration 0023) before its characters are read
+        with pytest.raises(pgerr.CheckViolation, match=f"{column} contains control characters|{column} 'web"):
             bot.execute(
                 f"INSERT INTO memory_facts (subject, claim, source, author, {column})"
                 " VALUES ('s', 'c', 'a.md', 'bot', %s)",

@@ -91,7 +91,7 @@ def connect(
         if agent:
             become(conn, agent)
         elif replica:
-            same_login_as_primary(conn, settings)
+            _same_login_as_primary(conn, settings)
     except BaseException:
         conn.close()
         raise
@@ -112,7 +112,7 @@ def primary_login(settings: Settings) -> str:
     return str(user)
 
 
-def same_login_as_primary(conn: Conn, settings: Settings) -> None:
+def _same_login_as_primary(conn: Conn, settings: Settings) -> None:
     """Issue 21, finding 10b: with no agent named, the login is the identity, so a read URL
     that logs in as another role would read (notebooks, private notes) as that role. The
     replica's current user must be the primary's login; with an agent, become() makes both
