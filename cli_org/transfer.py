@@ -352,7 +352,47 @@ class _Refused(Exception):
     """A write check refused an imported text."""
 
 
+# issue 21: the text fields an import brings, per kind. Each gets the client's fuller scan
+# (keys split up or in base64, the injection classifier) as `remember` gives what an agent
+# writes; the database's own checks run on insert as well.
+_SCANNED = {
+    "fact": ("subject", "claim", "source", "project", "via", "retired_reason"),
+    "restore": ("why", "retired_reason"),
+    "pin": ("project", "unpin_reason"),
+    "notebook_entry": ("body",),
+    "todo": ("text", "project"),
+    "tidy": ("evidence",),
+}
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _scan(kind: str, record: dict) -> None:
+    from .checks import find_injection, find_secret
+
+    values = [record.get(field) for field in _SCANNED.get(kind, ())]
+    if kind == "notebook_entry" and isinstance(record.get("versions"), list):
+        values += [v.get("body") for v in record["versions"] if isinstance(v, dict)]
+    for text in _strings(values):
+        what = find_secret(text)
+        if what:
+            raise _Refused(f"it looks like it contains {what}")
+        what = find_injection(text)
+        if what:
+            raise _Refused(f"it contains a prompt-injection phrase ({what})")
+
+
 def _insert(conn: Conn, kind: str, record: dict) -> None:
+    _scan(kind, record)
     if kind == "agent":
         _add_agent(conn, record)
     elif kind == "fact":

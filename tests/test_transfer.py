@@ -188,6 +188,28 @@ def test_a_secret_in_a_crafted_file_is_refused(org):
         import_lines(conn, [lines[0], json.dumps(entry)])
 
 
+@pytest.mark.attack("files")
+def test_a_key_only_the_clients_scan_finds_cannot_be_imported(org):
+    """issue 21: a crafted export carried a base64-encoded key in a fact's claim, which the
+    database's patterns do not decode; an import gives every text the client's fuller scan."""
+    import base64
+    import random
+    import string
+
+    rng = random.Random(7)  # a made-up token, generated so the repository holds none
+    key = "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
+    blob = base64.b64encode(f"export GITHUB_TOKEN={key}".encode()).decode()
+    with org.as_agent("bot") as conn:
+        facts.remember(conn, "release bot", "The release bot runs at noon", source="docs/release.md")
+    lines = _export(org)
+    fact = json.loads(next(line for line in lines if '"kind": "fact"' in line))
+    fact.update(id=90, claim=f"The release bot reads its settings from this blob: {blob}")
+    with org.admin() as conn, pytest.raises(InputError, match="line 2: fact 90 was refused: .*GitHub token"):
+        import_lines(conn, [lines[0], json.dumps(fact)])
+    with org.admin() as conn:
+        assert conn.execute("SELECT count(*) AS n FROM memory_facts WHERE id = 90").fetchone()["n"] == 0
+
+
 def test_dry_run_reports_the_same_counts_and_changes_nothing(org):
     _populate(org)
     lines = _export(org)
