@@ -77,4 +77,8 @@ def is_injection(text: str) -> bool:
     embedder = _embedder(_model())
     if embedder is None:
         return False
+    # The embedder's loader thread imports onnxruntime, and with it numpy; numpy imported by
+    # two threads at once fails ("partially initialized module"), as a cold `remember` did in
+    # CI right after `vault embed` made the model. So the loader finishes first.
+    embedder.ready()
     return scores([text], embedder)[0] >= _weights()[2]
