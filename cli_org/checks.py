@@ -308,12 +308,21 @@ def check_text(field: str, text: str) -> None:
     bad = invisible_chars(text)
     if bad:
         raise InputError(f"{field} contains invisible or bidi-control characters ({', '.join(sorted(set(bad)))})")
+    problem = scan_problem(field, text)
+    if problem:
+        raise InputError(problem)
+
+
+def scan_problem(field: str, text: str) -> str | None:
+    """What the secret and injection scans find in a field, said for the writer, or None (the
+    part of check_text an import runs on multi-line texts too)."""
     what = find_secret(text)
     if what:
-        raise InputError(f"{field} looks like it contains {what}; facts are readable by every agent")
+        return f"{field} looks like it contains {what}; facts are readable by every agent"
     what = find_injection(text)
     if what:
-        raise InputError(f"{field} contains a prompt-injection phrase ({what}); state the fact plainly")
+        return f"{field} contains a prompt-injection phrase ({what}); state the fact plainly"
+    return None
 
 
 def check_fact(

@@ -377,18 +377,16 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def _scan(kind: str, record: dict) -> None:
-    from .checks import find_injection, find_secret
+    from .checks import scan_problem
 
-    values = [record.get(field) for field in _SCANNED.get(kind, ())]
+    values = {field: record.get(field) for field in _SCANNED.get(kind, ())}
     if kind == "notebook_entry" and isinstance(record.get("versions"), list):
-        values += [v.get("body") for v in record["versions"] if isinstance(v, dict)]
-    for text in _strings(values):
-        what = find_secret(text)
-        if what:
-            raise _Refused(f"it looks like it contains {what}")
-        what = find_injection(text)
-        if what:
-            raise _Refused(f"it contains a prompt-injection phrase ({what})")
+        values["version body"] = [v.get("body") for v in record["versions"] if isinstance(v, dict)]
+    for name, value in values.items():
+        for text in _strings(value):
+            problem = scan_problem(name, text)
+            if problem:
+                raise _Refused(problem)
 
 
 def _insert(conn: Conn, kind: str, record: dict) -> None:
