@@ -28,9 +28,9 @@ from cli_org.db.connect import connect
 from cli_org.db.queries import sql
 from cli_org.evaluation import load_golden, parse_queries
 from cli_org.recall.answer import _QueryOnce, foreign_terms
-from cli_org.recall.shaping import SHAPING
 from cli_org.recall.terms import positive_words
 from cli_org.recall.vault_arm import shape
+from cli_org.shaping import SHAPING
 from cli_org.vault.embedders import query_embedder, vector_literal
 from cli_org.vault.search import NoteHit, search
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import psycopg
 from psycopg import sql as pgsql
 
-from cli_org.bootstrap import init
 from cli_org.config import Settings
 from cli_org.db.connect import admin_conninfo
+from cli_org.store.bootstrap import init
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "corpora"

@@ -13,12 +13,12 @@ import subprocess
 import sys
 import time
 
-from cli_org import notebook, pins, todos
-from cli_org.agents import add_agent
-from cli_org.context import build_context
+from cli_org.checks.rules import KINDS
 from cli_org.db.connect import connect
 from cli_org.evaluation import load_golden
-from cli_org.rules import KINDS
+from cli_org.session.context import build_context
+from cli_org.store import notebook, pins, todos
+from cli_org.store.agents import add_agent
 from cli_org.vault.scan import scan
 
 from .common import ROOT, SHARED, bench_settings, eval_halves, median, percentile

@@ -1,4 +1,4 @@
-"""Train the injection classifier (cli_org/injection.py) and measure it.
+"""Train the injection classifier (cli_org/checks/injection.py) and measure it.
 
     python -m benchmarks.detect_train --data-dir DIR [--write]
 
@@ -8,7 +8,7 @@ tests/data/write_scan*.tsv; secrets are left out. The threshold is the lowest at
 more than MAX_FALSE of the training benign lines score above it, in 5-fold cross-validation.
 Prints the cross-validated and held-out (benchmarks/detect_data/heldout.tsv, never trained
 on) recall and false positives of the classifier alone, and the cost of one check. --write
-stores the weights in cli_org/injection_weights.npz. DIR holds (or gets) the query model.
+stores the weights in cli_org/checks/injection_weights.npz. DIR holds (or gets) the query model.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cli_org import injection
+from cli_org.checks import injection
 from cli_org.config import Settings
 from cli_org.vault.embedders import OnnxEmbedder, model_files
 

@@ -17,11 +17,11 @@ import sys
 import threading
 import time
 
-from cli_org import notebook
 from cli_org.db.connect import connect
 from cli_org.evaluation import load_golden
-from cli_org.warm.server import status
-from cli_org.warm.server import stop as stop_helper
+from cli_org.faces.warm.server import status
+from cli_org.faces.warm.server import stop as stop_helper
+from cli_org.store import notebook
 
 from .common import ROOT, WORK, bench_settings, eval_halves, median, percentile
 from .recall_eval import SAMPLE, load_sample

@@ -15,13 +15,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from cli_org.agents import add_agent
 from cli_org.archive import sessions
 from cli_org.archive.importer import import_sessions
 from cli_org.db.connect import connect
 from cli_org.errors import InputError
 from cli_org.evaluation import load_golden
 from cli_org.recall.answer import recall
+from cli_org.store.agents import add_agent
 from cli_org.vault.scan import scan
 from cli_org.vault.search import search
 

@@ -19,7 +19,7 @@ from cli_org.archive import claude, codex, hermes
 from cli_org.archive.importer import parse_line
 from cli_org.archive.jsonl import batches
 from cli_org.archive.quoted import MIN_CONTENT_WORDS, phrases, words
-from cli_org.files import open_file
+from cli_org.local.files import open_file
 
 from .common import SHARED
 

@@ -15,8 +15,8 @@ import json
 from cli_org.db.connect import connect
 from cli_org.evaluation import load_golden, parse_queries
 from cli_org.recall import vault_arm
-from cli_org.recall.shaping import VaultShaping
 from cli_org.recall.vault_arm import exclusions
+from cli_org.shaping import VaultShaping
 from cli_org.vault.embedders import query_embedder
 from cli_org.vault.search import search
 

@@ -15,7 +15,7 @@ import statistics
 
 from cli_org.db.connect import connect
 from cli_org.evaluation import load_golden, parse_queries, run_golden, run_noise
-from cli_org.recall.shaping import FACT_SHAPING, SHAPING
+from cli_org.shaping import FACT_SHAPING, SHAPING
 from cli_org.vault.embedders import query_embedder
 
 from .common import bench_settings

@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from cli_org.db.connect import connect
-from cli_org.facts import remember
 from cli_org.recall.answer import recall
+from cli_org.store.facts import remember
 from tests.replica_pair import build_pair, stop_pair
 
 from .common import WORK, median, percentile

@@ -30,12 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
-from cli_org.agents import add_agent
-from cli_org.context import build_context
+from cli_org.checks.rules import KINDS
 from cli_org.db.connect import connect
 from cli_org.recall.answer import recall
 from cli_org.recall.facts_arm import recall_facts
-from cli_org.rules import KINDS
+from cli_org.session.context import build_context
+from cli_org.store.agents import add_agent
 from cli_org.vault.embedders import MODEL_NAME, index_embedder, query_embedder
 from cli_org.vault.search import search
 

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from cli_org.evaluation import load_golden
-from cli_org.warm.server import status
+from cli_org.faces.warm.server import status
 
 from .common import ROOT, bench_settings, median, percentile
 from .recall_eval import SAMPLE

@@ -96,10 +96,10 @@ def _write_sessions(folder: Path, n: int, fact_ids: list[int]) -> None:
 
 
 def load_scale():
-    from cli_org.agents import add_agent
     from cli_org.archive.importer import import_sessions
     from cli_org.db.connect import connect
-    from cli_org.pins import pin
+    from cli_org.store.agents import add_agent
+    from cli_org.store.pins import pin
 
     from . import scale
 
@@ -125,7 +125,7 @@ def load_scale():
 
 
 def _served() -> set[str]:
-    from cli_org.web.pages import ROUTERS
+    from cli_org.faces.web.pages import ROUTERS
 
     return {getattr(route, "path", "") for router in ROUTERS for route in router.routes}
 
@@ -133,7 +133,7 @@ def _served() -> set[str]:
 def pages_for(settings) -> list[str]:
     """Every served page of the navigation, then the Facts page's heavier forms and the API."""
     from cli_org.db.connect import connect
-    from cli_org.web.view import PAGES
+    from cli_org.faces.web.view import PAGES
 
     with connect(settings) as conn:
         row = conn.execute(
@@ -154,8 +154,8 @@ def pages_for(settings) -> list[str]:
 def per_page(settings, paths: list[str], warm: int, requests: int) -> dict[str, dict]:
     from fastapi.testclient import TestClient
 
-    from cli_org.web.app import create_app, opened
-    from cli_org.web.guard import hosts_for, new_token
+    from cli_org.faces.web.app import create_app, opened
+    from cli_org.faces.web.guard import hosts_for, new_token
 
     timings: list[float] = []
     out: dict[str, dict] = {}
@@ -194,7 +194,7 @@ def concurrent(settings, paths: list[str], clients: int, per_client: int) -> dic
     """A real server, `clients` threads each with its own keep-alive connection."""
     import httpx
 
-    from cli_org.web.guard import new_token
+    from cli_org.faces.web.guard import new_token
 
     port = _free_port()
     base = f"http://127.0.0.1:{port}"

@@ -24,11 +24,11 @@ import sys
 import time
 from dataclasses import replace
 
-from cli_org import facts as facts_lib
-from cli_org import notebook as nb
-from cli_org.agents import add_agent
+from cli_org.checks.rules import KINDS
 from cli_org.db.connect import connect
-from cli_org.rules import KINDS
+from cli_org.store import facts as facts_lib
+from cli_org.store import notebook as nb
+from cli_org.store.agents import add_agent
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.embedders import MODEL_NAME, index_embedder
 from cli_org.vault.scan import scan
@@ -120,8 +120,8 @@ def load_synthetic(settings, n_facts: int, n_recalls: int) -> None:
 def measure(settings, runs: int, warm: int) -> dict[str, dict[str, float]]:
     from fastapi.testclient import TestClient
 
-    from cli_org.web.app import create_app, opened
-    from cli_org.web.guard import hosts_for, new_token
+    from cli_org.faces.web.app import create_app, opened
+    from cli_org.faces.web.guard import hosts_for, new_token
 
     out: dict[str, dict[str, float]] = {}
     with opened(settings, "mara", token=new_token(), hosts=hosts_for("127.0.0.1", 8765)) as web:

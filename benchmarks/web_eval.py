@@ -63,8 +63,8 @@ def _time(client, path: str, runs: int) -> dict:
 def measure(settings, runs: int, last: int) -> dict:
     from fastapi.testclient import TestClient
 
-    from cli_org.web.app import create_app, opened
-    from cli_org.web.guard import hosts_for, new_token
+    from cli_org.faces.web.app import create_app, opened
+    from cli_org.faces.web.guard import hosts_for, new_token
 
     a, b = f"run-{last - 1:04d}", f"run-{last:04d}"
     paths = [

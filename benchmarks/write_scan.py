@@ -1,5 +1,5 @@
 """Quality of the write scan on the labelled set, per half, for the client checks
-(cli_org/checks.py) and for the database trigger (migrations 0009-0012); the median cost of one
+(cli_org/checks/write.py) and for the database trigger (migrations 0009-0012); the median cost of one
 insert (--cost); then the added cost of
 the scanner library in a cold `cli-org remember`.
 
@@ -21,7 +21,7 @@ from pathlib import Path
 import psycopg
 from psycopg import errors as pgerr
 
-from cli_org.checks import check_fact
+from cli_org.checks.write import check_fact
 from cli_org.db.connect import connect
 from cli_org.errors import InputError
 
@@ -102,7 +102,7 @@ def cold_remember(repeat: int) -> None:
         "CLI_ORG_DATABASE": settings.database_name,
         "ORG_AGENT": "bench",
     }
-    run = "import sys; from cli_org.cli import main; sys.argv[0] = 'cli-org'; main()"
+    run = "import sys; from cli_org.faces.cli import main; sys.argv[0] = 'cli-org'; main()"
     without = "import cli_org.checks as c; c._library_detectors = lambda: []; " + run
     times: dict[str, list[float]] = {"with": [], "without": []}
     for i in range(repeat):

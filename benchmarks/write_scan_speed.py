@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from cli_org import checks
+from cli_org.checks import write as checks
 from cli_org.errors import InputError
 
 FILLERS = ["a", "A", "a.", "a-", "a_", ".a", "a1_", "Aa", "/", "://", "a:", "x:", "password ", "ignore ", "a "]

@@ -1,5 +1,5 @@
 """`python -m cli_org` runs the command line."""
 
-from .cli import main
+from .faces.cli import main
 
 main()

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from .errors import ConfigError
 from .limits import LOCK_WAIT, STATEMENT_TIMEOUT
-from .places import data_dir_from
-from .recall.shaping import FACT_SHAPING, SHAPING, FactShaping, VaultShaping
+from .local.places import data_dir_from
+from .shaping import FACT_SHAPING, SHAPING, FactShaping, VaultShaping
 from .text import is_utf8, shown
 
 # A plain dataclass rather than a validation library: a cold `cli-org search` has about
@@ -63,7 +63,7 @@ class Settings:
     statement_timeout: float = STATEMENT_TIMEOUT  # seconds; see limits.py
     lock_wait: float = LOCK_WAIT  # seconds
     # `cli-org serve`: the token every request must carry; required to serve on a
-    # non-loopback address (cli_org/web/guard.py).
+    # non-loopback address (cli_org/faces/web/guard.py).
     web_token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:

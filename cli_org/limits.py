@@ -2,7 +2,32 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .errors import InputError
+
+
+@dataclass(frozen=True)
+class Bound:
+    """An integer option's range and default, read by every face (click's IntRange, the
+    MCP tool's and the API's schema) and checked again by the library."""
+
+    low: int
+    high: int
+    default: int
+    option: str = "--limit"
+
+    def check(self, value: int) -> int:
+        if not self.low <= value <= self.high:
+            raise InputError(f"{self.option} must be between {self.low} and {self.high}, not {value}")
+        return value
+
+
+# Hits of one recall, across the three arms (also the k of `eval golden` and `eval noise`):
+# a hook's budget holds about 8 one-line hits; past 50 an answer is a search, not a recall.
+RECALL_HITS = Bound(1, 50, 8)
+# Messages of one search of the session archive.
+SESSION_HITS = Bound(1, 50, 10)
 
 # A question is a sentence, not a document. The longest question of the golden sets is
 # under 200 characters and 30 words, and SciFact's longest claim is 255 characters; the

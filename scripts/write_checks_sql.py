@@ -1,4 +1,4 @@
-"""Print the SQL of the database's copy of the write scan, from cli_org/checks.py.
+"""Print the SQL of the database's copy of the write scan, from cli_org/checks/write.py.
 
     python scripts/write_checks_sql.py > cli_org/migrations/0024_write_checks_4.sql
 

@@ -37,10 +37,10 @@ def fresh_org(name: str, agents: list[str]) -> Org:
     """Database bench_<name> on the embedded server (dropped first, with its roles), migrated,
     with one login agent per name, each with password `<name>-pw`."""
     from benchmarks.common import WORK
-    from cli_org.agents import add_agent
-    from cli_org.bootstrap import init
     from cli_org.db import embedded
     from cli_org.db.connect import admin_conninfo, connect
+    from cli_org.store.agents import add_agent
+    from cli_org.store.bootstrap import init
 
     settings = Settings.from_env({"CLI_ORG_DATA_DIR": str(WORK / "data"), "CLI_ORG_DATABASE": f"bench_{name}"})
     dbname = settings.database_name

@@ -123,7 +123,7 @@ def fuzz(conn, settings, count: int, seed: int, embedder=None, every: int = 0) -
 def seed_data(admin, conn, root: Path) -> None:
     """A few facts, notebook lines and notes whose words the generator uses (the notes
     scanned by the admin connection `admin`, the rest written as the agent of `conn`)."""
-    from cli_org import facts, notebook
+    from cli_org.store import facts, notebook
     from cli_org.vault.scan import scan
 
     for i, word in enumerate(WORDS[:8]):
@@ -142,8 +142,8 @@ def main() -> None:
     parser.add_argument("--real-model", action="store_true", help="the real query model, not the hash embedder")
     args = parser.parse_args()
     from benchmarks.common import WORK, bench_settings
-    from cli_org.agents import add_agent
     from cli_org.db.connect import connect
+    from cli_org.store.agents import add_agent
 
     settings = bench_settings(f"stress_fuzz_{'real' if args.real_model else 'hash'}_{args.seed}", fresh=True)
     with connect(settings) as admin:

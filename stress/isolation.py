@@ -21,10 +21,10 @@ from collections.abc import Callable
 
 import psycopg
 
-from cli_org import facts, notebook
 from cli_org.config import Settings
-from cli_org.context import build_context
 from cli_org.recall.answer import recall
+from cli_org.session.context import build_context
+from cli_org.store import facts, notebook
 
 PROJECTS = ("alpha", "beta", "gamma")
 WORDS = "deploy checklist rollback"

@@ -19,9 +19,9 @@ from collections.abc import Callable
 
 import psycopg
 
-from cli_org import facts, notebook, pins
+from cli_org.checks.rules import NOTEBOOK_CAPS, PIN_CAP_ORG, PIN_CAP_PROJECT
 from cli_org.errors import InputError, OrgError
-from cli_org.rules import NOTEBOOK_CAPS, PIN_CAP_ORG, PIN_CAP_PROJECT
+from cli_org.store import facts, notebook, pins
 
 Login = Callable[[str], psycopg.Connection]
 

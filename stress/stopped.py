@@ -18,10 +18,10 @@ from pathlib import Path
 import psycopg
 from psycopg.rows import dict_row
 
-from cli_org.bootstrap import init
 from cli_org.config import Settings
 from cli_org.db import embedded
 from cli_org.db.connect import admin_conninfo
+from cli_org.store.bootstrap import init
 
 from .kills import ROOT, cli, commands, finish, orphans, signature
 

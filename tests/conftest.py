@@ -192,8 +192,8 @@ def blank_db(server):
 
 def with_team(blank: OrgDb) -> OrgDb:
     """Migrate `blank` with an owner `boss`, a lead `lead`, and bots `bot` (led by lead) and `other`."""
-    from cli_org.agents import add_agent
-    from cli_org.bootstrap import init
+    from cli_org.store.agents import add_agent
+    from cli_org.store.bootstrap import init
 
     init(blank.settings, "boss")
     with blank.admin() as conn:
@@ -213,7 +213,7 @@ def org(blank_db) -> OrgDb:
 @pytest.fixture
 def cli(org, monkeypatch):
     """Run cli-org in-process against the test database; returns (exit code, stdout, stderr)."""
-    from cli_org.cli import cli as group
+    from cli_org.faces.cli import cli as group
 
     for key, value in org.env.items():
         monkeypatch.setenv(key, value)
@@ -239,8 +239,8 @@ def web(org):
 
     from fastapi.testclient import TestClient
 
-    from cli_org.web.app import create_app, opened
-    from cli_org.web.guard import hosts_for, new_token
+    from cli_org.faces.web.app import create_app, opened
+    from cli_org.faces.web.guard import hosts_for, new_token
 
     stack = ExitStack()
 

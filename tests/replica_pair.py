@@ -112,8 +112,8 @@ def _wait(check, what: str, seconds: float = REPLAY_WAIT):
 def build_pair(base: Path) -> Pair:
     """A primary (embedded, in base/p) with a cli-org database, agents bot and other (and
     owner boss), and a hot standby of it in base/r, streaming and caught up."""
-    from cli_org.agents import add_agent
-    from cli_org.bootstrap import init
+    from cli_org.store.agents import add_agent
+    from cli_org.store.bootstrap import init
 
     primary_dir, replica_dir = base / "p", base / "r"
     primary = embedded.ensure_running(primary_dir)

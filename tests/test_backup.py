@@ -17,16 +17,16 @@ from click.testing import CliRunner
 from fakes import HashEmbedder
 from psycopg import sql as pgsql
 
-from cli_org import facts, notebook, pins
 from cli_org.archive.importer import import_sessions
 from cli_org.archive.memory_versions import capture
-from cli_org.cli import cli as group
 from cli_org.config import Settings
 from cli_org.db import embedded
 from cli_org.db.backup import backup, restore
 from cli_org.db.connect import connect
 from cli_org.errors import AccessDenied, DatabaseError, InputError, NotFound
+from cli_org.faces.cli import cli as group
 from cli_org.recall.facts_arm import ensure_fact_vectors
+from cli_org.store import facts, notebook, pins
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
 
@@ -594,7 +594,7 @@ def test_an_agent_made_after_the_backup_cannot_log_in_after_the_restore(org, tmp
     """`ghost` joins after the backup; the restored org has no such agent, so her role
     loses its login and its place in the member group (the role itself stays: the kept
     database still names it)."""
-    from cli_org.agents import add_agent
+    from cli_org.store.agents import add_agent
 
     dump = tmp_path / "org.dump"
     backup(org.settings, dump)

@@ -383,7 +383,7 @@ def test_golden_parser_names_a_lone_surrogate_line():
 def test_create_database_race_has_no_loser(server):
     if server.data_dir is None:
         pytest.skip("CLI_ORG_TEST_DATABASE_URL is set: cli-org creates no database there")
-    from cli_org.bootstrap import create_database
+    from cli_org.store.bootstrap import create_database
 
     for attempt in range(4):
         name = f"race_{uuid.uuid4().hex[:10]}"

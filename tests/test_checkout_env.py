@@ -81,7 +81,7 @@ def test_the_environment_wins_over_a_harmless_dotenv_setting(org, tmp_path):
 
 def test_the_warm_client_takes_the_same_settings_from_dotenv(tmp_path, monkeypatch):
     from cli_org.config import DOTENV_TAKEN
-    from cli_org.warm.client import environment
+    from cli_org.faces.warm.client import environment
 
     checkout = _checkout(tmp_path, "CLI_ORG_DATABASE_URL=postgresql://evil.example/org\nCLI_ORG_WARM=0\nPGHOST=evil\n")
     monkeypatch.chdir(checkout)

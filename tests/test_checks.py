@@ -5,7 +5,7 @@ import codecs
 
 import pytest
 
-from cli_org.checks import check_fact
+from cli_org.checks.write import check_fact
 from cli_org.errors import InputError
 
 OK = ("deploy", "The deploy job runs at 02:00 UTC", "docs/deploy.md")

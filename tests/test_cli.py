@@ -5,7 +5,7 @@ import json
 import click
 import pytest
 
-from cli_org.cli import cli as group
+from cli_org.faces.cli import cli as group
 
 
 def _walk(command, path=()):

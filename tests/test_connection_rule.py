@@ -12,7 +12,7 @@ from cli_org.db.session import ConnectionRuleBroken, owns_transaction
 
 def _public_functions_taking_a_connection():
     for info in pkgutil.walk_packages(cli_org.__path__, "cli_org."):
-        if info.name.startswith("cli_org.cli") or info.name == "cli_org.__main__":
+        if info.name.startswith("cli_org.faces.cli") or info.name == "cli_org.__main__":
             continue  # the CLI opens connections; it does not take them
         module = importlib.import_module(info.name)
         for name, fn in vars(module).items():
@@ -28,7 +28,7 @@ INSIDE_A_CALLERS_TRANSACTION = {
     "cli_org.db.errors.translated",  # a context manager around the caller's statements
     "cli_org.db.locks.held",  # the same
     "cli_org.db.connect.become",  # sets up a new connection's identity, before any call
-    "cli_org.agents.role_for",  # reads conn.info only
+    "cli_org.store.agents.role_for",  # reads conn.info only
     "cli_org.db.first",  # one statement inside the caller's transaction
     "cli_org.db.connect.mark_replica",  # sets a Python attribute on the connection; no statement
     "cli_org.db.connect.on_replica",  # reads that attribute; no statement
@@ -47,7 +47,7 @@ def test_every_public_function_that_takes_a_connection_owns_its_transaction():
 
 
 def test_a_call_on_a_busy_connection_is_refused(org):
-    from cli_org.facts import list_facts
+    from cli_org.store.facts import list_facts
 
     with org.as_agent("bot") as conn:
         conn.execute("SELECT 1")
@@ -56,7 +56,7 @@ def test_a_call_on_a_busy_connection_is_refused(org):
 
 
 def test_a_failing_call_rolls_back_and_a_finished_one_commits(org):
-    from cli_org.facts import list_facts
+    from cli_org.store.facts import list_facts
 
     @owns_transaction
     def write_then_fail(conn, fail: bool):

@@ -9,8 +9,8 @@ import json
 import pytest
 from psycopg import errors as pgerr
 
-from cli_org import facts, notebook, pins, todos
-from cli_org.context import DEFAULT_BUDGET, KIND_ORDER, build_context, tokens
+from cli_org.session.context import DEFAULT_BUDGET, KIND_ORDER, build_context, tokens
+from cli_org.store import facts, notebook, pins, todos
 
 
 def _build(org, agent="bot", **kw):

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_org import checks, injection
+from cli_org.checks import injection
+from cli_org.checks import write as checks
 from cli_org.config import Settings
 from cli_org.errors import InputError
 

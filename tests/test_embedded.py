@@ -6,8 +6,8 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from cli_org.cli import cli as group
 from cli_org.db import embedded
+from cli_org.faces.cli import cli as group
 
 
 def _alive(pid: int) -> bool:

@@ -206,7 +206,7 @@ def test_vault_embed_end_to_end_without_torch(indexer, model_settings, org, tmp_
     env = {**os.environ, **org.env}
     if not org.settings.embedded:
         env["CLI_ORG_DATA_DIR"] = str(model_settings.data_dir)
-    run = "from cli_org.cli import main\nsys.argv = ['cli-org', *sys.argv[1:]]\nmain()\n"
+    run = "from cli_org.faces.cli import main\nsys.argv = ['cli-org', *sys.argv[1:]]\nmain()\n"
     scanned = subprocess.run(
         [sys.executable, "-c", NO_TORCH + run, "vault", "scan", str(vault), "--json"],
         env=env,

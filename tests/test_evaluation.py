@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from cli_org import facts
 from cli_org.db.connect import connect
 from cli_org.errors import InputError
 from cli_org.evaluation import (
@@ -23,6 +22,7 @@ from cli_org.evaluation import (
     save_run,
 )
 from cli_org.evaluation import stale as find_stale
+from cli_org.store import facts
 from cli_org.vault.scan import scan
 
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 from fakes import HashEmbedder
 
-from cli_org import facts
 from cli_org.db.queries import sql
 from cli_org.recall.facts_arm import _lexical, _nearest, recall_facts
-from cli_org.recall.shaping import FACT_SHAPING
 from cli_org.recall.terms import needed, positive_words, terms, word_start_patterns
+from cli_org.shaping import FACT_SHAPING
+from cli_org.store import facts
 from cli_org.vault.embedders import vector_literal
 
 # The passes as they were before the index (a full read): the oracle.

@@ -8,12 +8,12 @@ import pytest
 from fakes import HashEmbedder
 from psycopg import errors as pgerr
 
-from cli_org import facts
 from cli_org.db.connect import connect
 from cli_org.recall.answer import NOTHING, recall
 from cli_org.recall.facts_arm import ensure_fact_vectors, fact_text, recall_facts
-from cli_org.recall.shaping import FACT_SHAPING, SHAPING, FactShaping
 from cli_org.recall.vault_arm import shape
+from cli_org.shaping import FACT_SHAPING, SHAPING, FactShaping
+from cli_org.store import facts
 from cli_org.vault.embedders import vector_literal
 from cli_org.vault.search import NoteHit
 
@@ -276,10 +276,10 @@ def test_a_close_fact_leads_before_the_vaults_best_note_only_when_at_least_as_cl
     """i13-facts: a paraphrased fact found by meaning sat below a vector-only vault note. A
     fact that leads (close, standing out) now comes before the vault's best note, unless that
     note is closer in meaning; a fact that does not lead stays after it."""
-    from cli_org.facts import Fact
     from cli_org.recall.facts_arm import FactHit, settle_leads
     from cli_org.recall.merge import merge
     from cli_org.recall.vault_arm import VaultHit
+    from cli_org.store.facts import Fact
 
     s = FACT_SHAPING
     assert s.leads(0.51, 4.7) and not s.leads(0.51, 1.0) and not s.leads(0.30, 4.0)

@@ -7,8 +7,8 @@ import time
 import psycopg
 import pytest
 
-from cli_org import facts
 from cli_org.errors import InputError
+from cli_org.store import facts
 
 
 def _current(org, fact_id):

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from cli_org.agents import agent_detail, memory_file
 from cli_org.config import Settings
-from cli_org.hooks import HookInput, claude_code_hook
 from cli_org.recall.memory_arm import recall_memory
+from cli_org.session.hooks import HookInput, claude_code_hook
+from cli_org.store.agents import agent_detail, memory_file
 
 pytestmark = pytest.mark.attack("files")
 
@@ -221,14 +221,14 @@ def test_export_into_a_missing_folder_is_one_line(org, tmp_path):
     assert "does not exist" in err and not (tmp_path / "nowhere").exists()
 
 
-# --- the one reader (cli_org/files.py) -------------------------------------------------------
+# --- the one reader (cli_org/local/files.py) -------------------------------------------------------
 
 
 @pytest.mark.attack(None)  # a unit test of the reader, not an attack: not counted
 def test_the_reader_refuses_every_way_out_of_its_root(tmp_path):
     import socket
 
-    from cli_org.files import FileRefused, read_file
+    from cli_org.local.files import FileRefused, read_file
 
     root, outside = tmp_path / "root", tmp_path / "outside"
     (root / "sub").mkdir(parents=True)

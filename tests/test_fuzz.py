@@ -28,9 +28,9 @@ from hypothesis import strategies as st
 from cli_org.archive import claude, codex, hermes
 from cli_org.archive.importer import parse_line
 from cli_org.archive.records import Parsed
+from cli_org.checks.rules import AGENT_NAME
 from cli_org.errors import OrgError
 from cli_org.evaluation import load_golden, load_queries, parse_golden, parse_queries
-from cli_org.rules import AGENT_NAME
 from cli_org.text import is_utf8
 from cli_org.vault.markdown import parse_note
 
@@ -434,7 +434,7 @@ def _alarm(signum, frame):
 
 def fuzz_command(org, monkeypatch, tmp_path, name: str, command: click.Command) -> list[str]:
     """Run `command` with every hostile value in every parameter; the problems found."""
-    from cli_org.cli import cli as group
+    from cli_org.faces.cli import cli as group
 
     for key, value in {**org.env, "HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}.items():
         monkeypatch.setenv(key, value)
@@ -491,7 +491,7 @@ def _judge(case: str, result, name: str, refuse: bool) -> list[str]:
 
 
 def _all_commands():
-    from cli_org.cli import cli as group
+    from cli_org.faces.cli import cli as group
 
     return list(commands(group))
 
@@ -620,7 +620,7 @@ NAMED = {
 @pytest.mark.attack("fuzz")
 @pytest.mark.parametrize("case", list(NAMED))
 def test_the_issues_examples_are_one_clear_line(org, monkeypatch, tmp_path, case):
-    from cli_org.cli import cli as group
+    from cli_org.faces.cli import cli as group
 
     args, code, says = NAMED[case]
     for key, value in org.env.items():
@@ -656,8 +656,8 @@ def test_mcp_ids_past_bigint_are_refused_by_the_schema(org):
 def test_the_library_refuses_ids_past_bigint_in_one_line(org, call):
     """A member logged in with her own password calls the library with an id no bigint holds:
     one InputError naming the bound, never the database's words about numeric functions."""
-    from cli_org import facts, pins, todos
     from cli_org.errors import InputError
+    from cli_org.store import facts, pins, todos
 
     big = 2**63
     calls = {

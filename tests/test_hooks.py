@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from cli_org import facts, notebook
-from cli_org.context import tokens
-from cli_org.hooks import HOOK_SECONDS, PROMPT_BUDGET, SESSION_START_BUDGET, fail_open, parse_hook_input
+from cli_org.session.context import tokens
+from cli_org.session.hooks import HOOK_SECONDS, PROMPT_BUDGET, SESSION_START_BUDGET, fail_open, parse_hook_input
+from cli_org.store import facts, notebook
 
 WORKTREE = Path(__file__).resolve().parents[1]
 RECORDED = Path(__file__).resolve().parent / "data" / "hooks"

@@ -13,9 +13,9 @@ import time
 import pytest
 from psycopg import errors as pgerr
 
-from cli_org import facts
 from cli_org.config import Settings
 from cli_org.errors import AccessDenied, DatabaseError, InputError, NotFound
+from cli_org.store import facts
 
 # Every test here is one attack of the adversarial tally (tests/conftest.py).
 pytestmark = pytest.mark.attack("sql")
@@ -107,8 +107,8 @@ def test_every_function_pins_its_search_path(org):
 def test_members_may_not_create_objects_in_the_schema(blank_db):
     """Before PostgreSQL 15 every role could create in `public`; set that up, then init:
     migration 0008 takes the right away, so a member cannot plant an overload."""
-    from cli_org.agents import add_agent
-    from cli_org.bootstrap import init
+    from cli_org.store.agents import add_agent
+    from cli_org.store.bootstrap import init
 
     with blank_db.admin() as admin:
         admin.execute("GRANT CREATE ON SCHEMA public TO PUBLIC")
@@ -235,9 +235,9 @@ def test_members_may_not_take_advisory_locks(bot):
 @pytest.mark.parametrize("job", ["init", "scan", "import"])
 def test_admin_work_waits_with_a_bound_and_names_the_holder(org, tmp_path, job):
     from cli_org.archive.importer import import_sessions
-    from cli_org.bootstrap import init
     from cli_org.db import locks
     from cli_org.db.connect import connect
+    from cli_org.store.bootstrap import init
     from cli_org.vault.scan import scan
 
     key, what = {
@@ -269,8 +269,8 @@ def test_admin_work_waits_with_a_bound_and_names_the_holder(org, tmp_path, job):
 def test_a_member_holding_a_table_cannot_hang_a_migration(org, bot, monkeypatch):
     """A member's open transaction holds its table; a migration that alters it waits
     CLI_ORG_LOCK_WAIT, then names the member's session instead of hanging."""
-    from cli_org.bootstrap import init
     from cli_org.db import migrate as migrations
+    from cli_org.store.bootstrap import init
 
     extra = migrations.Migration(9999, "alter_facts", "ALTER TABLE memory_facts ADD COLUMN extra integer;")
     real = migrations.available

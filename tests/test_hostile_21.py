@@ -15,8 +15,8 @@ import psycopg
 import pytest
 from psycopg import errors as pgerr
 
-from cli_org import facts, notebook, pins
 from cli_org.errors import AccessDenied, InputError
+from cli_org.store import facts, notebook, pins
 
 pytestmark = pytest.mark.attack("sql")
 
@@ -102,14 +102,14 @@ def test_pin_cap_holds_under_a_stale_repeatable_read_snapshot(org, bot):
 
 
 def _export(org):
-    from cli_org.transfer import export_lines
+    from cli_org.store.transfer import export_lines
 
     with org.admin() as conn:
         return export_lines(conn)[0]
 
 
 def test_an_import_cannot_overfill_a_notebook(org):
-    from cli_org.transfer import import_lines
+    from cli_org.store.transfer import import_lines
 
     with org.as_agent("bot") as conn:
         notebook.add(conn, "memory", _body("backup", 1500))
@@ -123,7 +123,7 @@ def test_an_import_cannot_overfill_a_notebook(org):
 
 
 def test_an_import_cannot_pin_past_the_cap(org):
-    from cli_org.transfer import import_lines
+    from cli_org.store.transfer import import_lines
 
     ids = _project_facts(org, 6)
     with org.as_agent("bot") as conn:
@@ -228,7 +228,7 @@ def test_the_database_refuses_a_token_in_tidy_evidence(org, bot):
 
 
 def test_an_import_cannot_carry_a_token_into_a_restore_reason(org):
-    from cli_org.transfer import import_lines
+    from cli_org.store.transfer import import_lines
 
     fact = _fact(org)
     with org.as_agent("bot") as conn:
@@ -255,7 +255,7 @@ def test_the_cli_says_the_field_rule_in_one_line(cli, args):
 
 
 def test_the_field_rules_have_one_source(org):
-    from cli_org.rules import FIELD_RULES
+    from cli_org.checks.rules import FIELD_RULES
 
     with org.admin() as admin:
         rows = admin.execute("SELECT field, shape, max_length FROM org_field_rules()").fetchall()

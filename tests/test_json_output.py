@@ -16,9 +16,9 @@ import click
 import pytest
 from fakes import HashEmbedder
 
-from cli_org.cli import cli as root_group
 from cli_org.db.connect import connect
 from cli_org.evaluation import CaseResult, GoldenRun, figures, save_run
+from cli_org.faces.cli import cli as root_group
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -367,10 +367,10 @@ def _files(tmp_path: Path) -> dict[str, str]:
 
 def _fill(org, cli, files: dict[str, str]) -> None:
     """The data every list in FIELDS needs: a vault, facts, saved runs, an archive."""
-    from cli_org import facts, notebook, pins, todos
     from cli_org.archive.importer import import_sessions
     from cli_org.archive.memory_versions import capture
     from cli_org.archive.usage import log_call
+    from cli_org.store import facts, notebook, pins, todos
     from cli_org.vault.scan import scan
 
     with connect(org.settings) as conn:
@@ -400,7 +400,6 @@ def _fill(org, cli, files: dict[str, str]) -> None:
 @pytest.fixture
 def run_json(org, cli, tmp_path, monkeypatch):
     import cli_org.vault.embedders
-
     monkeypatch.setattr(cli_org.vault.embedders, "index_embedder", lambda settings: HashEmbedder())
     files = _files(tmp_path)
     monkeypatch.setenv("ORG_ROOT", files["root"])
@@ -443,7 +442,7 @@ def test_json_output_on_an_empty_database_is_json_or_nothing(run_json, command):
 
 def test_eval_commands_emit_their_dataclasses():
     """The eval commands hand the library's dataclasses to the one emitter, never a dict of their own."""
-    source = (Path(__file__).resolve().parents[1] / "cli_org/cli/eval_cmd.py").read_text()
+    source = (Path(__file__).resolve().parents[1] / "cli_org/faces/cli/eval_cmd.py").read_text()
     calls = re.findall(r"emit_json\((.*?)\)", source)
     assert calls and all(re.fullmatch(r"[a-z_]+", c) for c in calls), calls
 

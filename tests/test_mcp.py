@@ -140,7 +140,7 @@ def test_each_tool_answers_with_the_cli_text_and_structured_content(org, cli):
 
 def test_refusals_are_tool_errors_with_the_cli_line_and_the_server_keeps_serving(org, cli):
     with org.as_agent("other") as conn:
-        from cli_org.facts import remember
+        from cli_org.store.facts import remember
 
         theirs = remember(conn, "cache", "The cache TTL is 60 seconds", source="config/cache.yml").id
 
@@ -173,7 +173,7 @@ def test_refusals_are_tool_errors_with_the_cli_line_and_the_server_keeps_serving
 
 def test_identity_cannot_be_changed_from_a_tool_argument(org, cli):
     with org.as_agent("boss") as conn:
-        from cli_org.facts import remember
+        from cli_org.store.facts import remember
 
         owners = remember(conn, "policy", "Releases need two approvals", source="docs/release.md").id
 
@@ -295,9 +295,9 @@ def test_help_does_not_import_the_sdk():
     import subprocess
 
     code = (
-        "import sys\nfrom cli_org.cli import cli\n"
+        "import sys\nfrom cli_org.faces.cli import cli\n"
         "try:\n    cli(['--help'], prog_name='cli-org')\nexcept SystemExit:\n    pass\n"
-        "assert 'mcp' not in sys.modules and 'cli_org.mcp.server' not in sys.modules, 'mcp imported'\n"
+        "assert 'mcp' not in sys.modules and 'cli_org.faces.mcp.server' not in sys.modules, 'mcp imported'\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

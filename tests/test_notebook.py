@@ -9,9 +9,9 @@ import pytest
 from psycopg import errors as pgerr
 from psycopg import sql as pgsql
 
-from cli_org import notebook
+from cli_org.checks.rules import NOTEBOOK_CAPS
 from cli_org.errors import AccessDenied, InputError, NotFound
-from cli_org.rules import NOTEBOOK_CAPS
+from cli_org.store import notebook
 
 CAP = NOTEBOOK_CAPS["memory"]
 USER_CAP = NOTEBOOK_CAPS["user"]

@@ -1,4 +1,4 @@
-"""One source for each rule: the database's CHECK constraints agree with cli_org/rules.py,
+"""One source for each rule: the database's CHECK constraints agree with cli_org/checks/rules.py,
 every named query the code asks for exists, and no benchmark patches a module."""
 
 import ast
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_org import rules
+from cli_org.checks import rules
 from cli_org.db.queries import sql
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,7 +119,7 @@ def test_no_benchmark_patches_a_module():
 def test_the_fact_column_list_is_the_fact_dataclass(org):
     from dataclasses import fields
 
-    from cli_org.facts import Fact
+    from cli_org.store.facts import Fact
 
     with org.admin() as conn:
         cur = conn.execute(
@@ -137,7 +137,7 @@ def test_an_include_of_a_missing_fragment_names_it():
 
 
 def test_every_export_kind_has_its_query():
-    from cli_org.transfer import KINDS
+    from cli_org.store.transfer import KINDS
 
     for kind in KINDS:
         assert sql(f"transfer.{kind}").startswith("SELECT"), kind

@@ -8,8 +8,9 @@ import threading
 import pytest
 from psycopg import errors as pgerr
 
-from cli_org import facts, pins, rules, todos
+from cli_org.checks import rules
 from cli_org.errors import AccessDenied, InputError, NotFound
+from cli_org.store import facts, pins, todos
 
 
 def _fact(org, agent="bot", claim="The build takes four minutes", subject="build", project=None):

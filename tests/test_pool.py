@@ -5,10 +5,10 @@ import threading
 
 import pytest
 
-from cli_org import facts
 from cli_org.db.pool import open_pool
 from cli_org.errors import AccessDenied, NotFound
 from cli_org.recall.answer import recall
+from cli_org.store import facts
 
 
 def test_pool_connections_act_as_the_agent_call_after_call(org):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from cli_org.cli.common import ESTIMATE_AFTER_SECONDS, Progress, remaining
+from cli_org.faces.cli.common import ESTIMATE_AFTER_SECONDS, Progress, remaining
 
 
 @pytest.mark.parametrize(

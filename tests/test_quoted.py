@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from cli_org import facts
 from cli_org.archive import usage
 from cli_org.archive.importer import import_sessions
 from cli_org.archive.quoted import (
@@ -21,6 +20,7 @@ from cli_org.archive.quoted import (
 )
 from cli_org.archive.usage import hits_later_quoted, usage_detail
 from cli_org.errors import AccessDenied, InputError
+from cli_org.store import facts
 
 NOW = datetime.now(UTC)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 import pytest
 
-from cli_org.cli import cli as group
 from cli_org.config import Settings
+from cli_org.faces.cli import cli as group
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()

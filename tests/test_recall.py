@@ -8,13 +8,13 @@ import pytest
 from fakes import HashEmbedder
 from psycopg import errors as pgerr
 
-from cli_org import facts
 from cli_org.db.connect import connect
 from cli_org.errors import InputError
 from cli_org.recall.answer import NOTHING, parse_arms, recall
-from cli_org.recall.shaping import SHAPING, VaultShaping
 from cli_org.recall.terms import needed, terms
 from cli_org.recall.vault_arm import has_keyword_support, idf_coverage, shape
+from cli_org.shaping import SHAPING, VaultShaping
+from cli_org.store import facts
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
 from cli_org.vault.search import NoteHit

@@ -33,7 +33,7 @@ def pair(tmp_path_factory):
 
 
 def run(env: dict[str, str | None], *args: str) -> tuple[int, str, str]:
-    from cli_org.cli import cli as group
+    from cli_org.faces.cli import cli as group
 
     result = CliRunner().invoke(group, list(args), env=env, catch_exceptions=False)
     return result.exit_code, result.stdout, result.stderr
@@ -100,7 +100,7 @@ def test_recall_on_the_replica_leaves_its_vectors_to_the_primary(pair):
 
     cfg = Settings.from_env({k: v for k, v in pair.embedded_env().items() if v is not None})
     with connect(cfg, "bot") as w:
-        from cli_org.facts import remember
+        from cli_org.store.facts import remember
 
         remember(w, "vector lane", "The amber lane is for hotfixes", source="ops.md")
     pair.caught_up()
@@ -225,15 +225,13 @@ def test_a_read_url_that_cannot_be_reached_or_parsed_says_so(pair):
 
 
 def test_the_mcp_server_reads_from_the_replica_and_writes_to_the_primary(pair):
-    from cli_org.db.pool import open_pool
-    from cli_org.mcp.server import Session, build_server
+    from cli_org.faces.mcp.server import Session, build_server
+    from cli_org.org import Org
 
     cfg = Settings.from_env({k: v for k, v in pair.server_env("bot", "bot-pw").items() if v is not None})
-    with (
-        open_pool(cfg, min_size=1, max_size=1) as pool,
-        open_pool(cfg, min_size=1, max_size=1, read=True) as reads,
-    ):
-        server = build_server(Session(cfg, pool, None, reads=reads))
+    with Org.open(cfg, None, face="mcp", pool=1) as org:
+        assert org.reads is not None  # the replica's pool, beside the primary's
+        server = build_server(Session(org))
 
         async def call(name, args):
             return await server.call_tool(name, args)

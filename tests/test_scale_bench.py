@@ -5,9 +5,9 @@ BM25 statistics agree with the rows, and search and the fact arm find what was l
 import pytest
 
 from benchmarks.scale import AGENT, Words, load_chunks, load_facts
-from cli_org.agents import add_agent
 from cli_org.db.connect import connect
 from cli_org.recall.facts_arm import recall_facts
+from cli_org.store.agents import add_agent
 from cli_org.vault.search import search
 
 

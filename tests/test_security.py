@@ -3,8 +3,8 @@
 import pytest
 from psycopg import errors as pgerr
 
-from cli_org import facts
 from cli_org.errors import AccessDenied, InputError, NotFound
+from cli_org.store import facts
 
 INSERT = "INSERT INTO memory_facts (subject, claim, source, author) VALUES ('s', %s, 'a.md', %s) RETURNING id"
 

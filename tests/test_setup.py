@@ -281,7 +281,7 @@ def test_a_linked_settings_file_stays_a_link(home, tmp_path):
 
 
 def test_hits_only_needs_a_text(org):
-    from cli_org.context import build_context
+    from cli_org.session.context import build_context
 
     with org.as_agent("bot") as conn, pytest.raises(InputError):
         build_context(conn, settings=org.settings, hits_only=True)

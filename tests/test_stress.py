@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from cli_org import facts, notebook
 from cli_org.errors import InputError
 from cli_org.recall.answer import recall
+from cli_org.store import facts, notebook
 from cli_org.vault.search import search
 from stress import fuzz, isolation, races
 from tests.fakes import HashEmbedder
@@ -172,8 +172,8 @@ def test_kill_9_during_scan_and_import_then_a_rerun_equals_a_clean_run(blank_db,
     from psycopg import sql as pgsql
     from psycopg.rows import dict_row
 
-    from cli_org.bootstrap import init
     from cli_org.config import Settings
+    from cli_org.store.bootstrap import init
     from stress import kills
     from tests.conftest import _drop_database
 

@@ -15,13 +15,13 @@ from click.testing import CliRunner
 from psycopg import sql as pgsql
 from psycopg.conninfo import make_conninfo
 
-from cli_org import facts, notebook
 from cli_org.config import Settings
+from cli_org.store import facts, notebook
 from tests.test_mcp import serve, text
 
 
 def _run(env: dict[str, str], *args: str, agent: str | None = None):
-    from cli_org.cli import cli as group
+    from cli_org.faces.cli import cli as group
 
     extra = {"ORG_AGENT": agent, "ORG_VIA": None}
     result = CliRunner().invoke(group, list(args), env={**env, **extra}, catch_exceptions=False)
@@ -117,7 +117,7 @@ def test_a_non_superuser_admin_exports_and_imports_and_acts_as_the_agents_it_imp
 def test_agents_logged_in_as_themselves_may_not_export_or_import(org, tmp_path):
     """A member's view is filtered by row-level security: even an owner, logged in with its
     own password, is refused in one line, and nothing is imported."""
-    from cli_org.agents import add_agent
+    from cli_org.store.agents import add_agent
 
     with org.admin() as conn:
         add_agent(conn, "chief", owner=True, password="chief-pw")

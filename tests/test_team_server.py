@@ -23,7 +23,7 @@ VECTOR_MIGRATIONS = ["0017_fact_embeddings", "0018_vault_vectors", "0021_fact_ve
 
 
 def _cli(env: dict[str, str], *args: str, agent: str | None = None):
-    from cli_org.cli import cli as group
+    from cli_org.faces.cli import cli as group
 
     extra = {"ORG_AGENT": agent} if agent else {"ORG_AGENT": None}
     result = CliRunner().invoke(group, list(args), env={**env, "ORG_VIA": None, **extra}, catch_exceptions=False)

@@ -8,8 +8,8 @@ import json
 import pytest
 from psycopg import errors as pgerr
 
-from cli_org import facts, tidy
-from cli_org.tidy import DUPLICATE_OVERLAP, near_duplicate
+from cli_org.store import facts, tidy
+from cli_org.store.tidy import DUPLICATE_OVERLAP, near_duplicate
 
 
 def _fact(org, agent, claim, subject="build", source="docs/build.md", project=None):

@@ -11,11 +11,11 @@ import pytest
 from conftest import OrgDb, _settings_for
 from psycopg import sql as pgsql
 
-from cli_org import facts, notebook, pins, todos
-from cli_org.agents import add_agent
 from cli_org.db.migrate import migrate
 from cli_org.errors import AccessDenied, InputError, OrgError
-from cli_org.transfer import FORMAT, export_lines, import_lines
+from cli_org.store import facts, notebook, pins, todos
+from cli_org.store.agents import add_agent
+from cli_org.store.transfer import FORMAT, export_lines, import_lines
 
 # Texts the write checks refuse: none may be stored, so none may be exported.
 SECRETS = [

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from cli_org import facts
 from cli_org.archive.importer import import_sessions
 from cli_org.archive.usage import usage
+from cli_org.store import facts
 
 ROOT = Path(__file__).resolve().parents[1]
 NOW = datetime.now(UTC)

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from cli_org import facts, notebook
-from cli_org.warm import ask, client
-from cli_org.warm.server import status
+from cli_org.faces.warm import ask, client
+from cli_org.faces.warm.server import status
+from cli_org.store import facts, notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "eval" / "sample"
@@ -447,11 +447,11 @@ def test_the_entry_point_loads_the_right_module_alone():
     the guess whether a query model will be needed never changes an answer, only timing."""
     from importlib import import_module
 
-    from cli_org.cli import needs_model
-    from cli_org.cli.app import ALONE
+    from cli_org.faces.cli import needs_model
+    from cli_org.faces.cli.app import ALONE
 
     for name, module in ALONE.items():
-        assert name in [c.name for c in import_module(f"cli_org.cli.{module}").COMMANDS]
+        assert name in [c.name for c in import_module(f"cli_org.faces.cli.{module}").COMMANDS]
     assert needs_model(["recall", "q"]) and needs_model(["recall", "q", "--arms", "fact,vault"])
     assert not needs_model(["recall", "q", "--arms", "fact"]) and not needs_model(["recall", "--arms=memory", "q"])
     assert needs_model(["context", "--for", "x"]) and needs_model(["context", "--for=x"])

@@ -8,11 +8,11 @@ import re
 import pytest
 
 from cli_org.errors import ConfigError
-from cli_org.web.guard import check_bind, csrf_token
+from cli_org.faces.web.guard import check_bind, csrf_token
 
 
 def _remember(org, agent: str, subject: str, claim: str, **kw) -> int:
-    from cli_org.facts import remember
+    from cli_org.store.facts import remember
 
     with org.as_agent(agent) as conn:
         return remember(conn, subject, claim, source=kw.pop("source", "#test-1"), **kw).id
@@ -32,7 +32,7 @@ def _current(org, fact_id: int) -> bool:
 def test_facts_page_lists_current_facts_and_hides_retired_ones_until_asked(org, web):
     kept = _remember(org, "bot", "deploys", "Deploys run from the main branch only.")
     gone = _remember(org, "bot", "builds", "Builds take twenty minutes.")
-    from cli_org.facts import forget
+    from cli_org.store.facts import forget
 
     with org.as_agent("bot") as conn:
         forget(conn, gone, "measured again: nine minutes")
@@ -55,7 +55,7 @@ def test_facts_filters_by_text_subject_author_and_kind(org, web):
 
 
 def test_facts_are_paged_newest_first(org, web):
-    from cli_org.facts import remember
+    from cli_org.store.facts import remember
 
     with org.as_agent("bot") as conn:
         ids = [remember(conn, "load", f"Fact number {i} of the page test.", source="#t-1").id for i in range(105)]
@@ -69,7 +69,7 @@ def test_facts_are_paged_newest_first(org, web):
 
 
 def test_a_fact_page_shows_its_history_the_chain_both_ways_and_its_pins(org, web):
-    from cli_org.pins import pin
+    from cli_org.store.pins import pin
 
     old = _remember(org, "bot", "retention", "Logs are kept for 30 days.")
     new = _remember(org, "bot", "retention", "Logs are kept for 90 days since the audit.", supersedes=old)
@@ -287,7 +287,7 @@ def test_a_database_behind_the_code_is_refused_before_serving(org, web, monkeypa
 
 def test_a_pool_with_no_free_connection_answers_503_in_one_line(web):
     client = web("boss")
-    pool = client.app.state.web.pool
+    pool = client.app.state.web.org.pool
     held = [pool.getconn() for _ in range(pool.max_size)]
     try:
         pool.timeout = 0.5
@@ -305,7 +305,7 @@ def test_a_pool_with_no_free_connection_answers_503_in_one_line(web):
 
 
 def test_on_port_80_a_browser_host_without_the_port_is_served():
-    from cli_org.web.guard import hosts_for
+    from cli_org.faces.web.guard import hosts_for
 
     assert {"127.0.0.1", "localhost:80", "[::1]"} <= hosts_for("127.0.0.1", 80)
     assert "127.0.0.1" not in hosts_for("127.0.0.1", 8765) and "evil.example" not in hosts_for("127.0.0.1", 80)

@@ -11,15 +11,16 @@ import pytest
 from fakes import HashEmbedder
 from fastapi.testclient import TestClient
 
-from cli_org import facts
-from cli_org import notebook as nb
 from cli_org.db.connect import connect
 from cli_org.db.pool import open_pool
+from cli_org.faces.web.app import Web, create_app
+from cli_org.faces.web.guard import hosts_for
+from cli_org.org import Org
 from cli_org.recall.answer import recall
+from cli_org.store import facts
+from cli_org.store import notebook as nb
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
-from cli_org.web.app import Web, create_app
-from cli_org.web.guard import hosts_for
 
 ATTACK = "<script>alert('x')</script><img src=x onerror=alert(1)>"
 
@@ -61,7 +62,8 @@ def site(org, tmp_path):
 
     def make(agent: str | None = "boss", *, embedder=None, settings=settings) -> TestClient:
         pool = stack.enter_context(open_pool(settings, agent, min_size=1, max_size=2))
-        served = Web(settings, agent, pool, embedder or HashEmbedder(), hosts=hosts_for("127.0.0.1", 8765))
+        held = Org(settings, agent, "web", embedder or HashEmbedder(), pool=pool)
+        served = Web(held, hosts=hosts_for("127.0.0.1", 8765))
         client = TestClient(create_app(served), base_url="http://127.0.0.1:8765", follow_redirects=False)
         client.headers["Authorization"] = f"Bearer {served.token}"  # an API client's way in
         stack.enter_context(client)
@@ -190,7 +192,7 @@ def test_hostile_text_on_agent_pages_shows_as_text(org, site):
 
 
 def test_a_memory_file_too_long_is_cut_and_said_so(org, site):
-    from cli_org.agents import MEMORY_FILE_CHARS
+    from cli_org.store.agents import MEMORY_FILE_CHARS
 
     (site.root / ".agents/org/memory/bot.md").write_text("- a line of notes\n" * (MEMORY_FILE_CHARS // 10))
     shown = site("boss").get("/api/agents/bot").json()["memory_file"]
@@ -289,7 +291,6 @@ def test_recall_escapes_the_question_and_every_hit(org, site):
 def test_recall_without_vectors_says_so(org, site, monkeypatch):
     """A server without pgvector answers every arm by keyword, with one notice (as the CLI)."""
     import cli_org.recall.answer as answer
-
     monkeypatch.setattr(answer, "vectors_ready", lambda conn: False)
     data = site("boss").post("/api/recall", json={"q": "rollback deploy"}).json()
     assert data["notice"] and "keyword" in data["notice"] and data["hits"]

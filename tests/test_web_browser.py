@@ -1,11 +1,11 @@
 """The web page in a real browser: headless Chromium (Debian's, driven by Playwright) against
 a real `cli-org serve` process on a test database with data on every page.
 
-It opens every page of the navigation (cli_org/web/view.py PAGES), asks a question in the
+It opens every page of the navigation (cli_org/faces/web/view.py PAGES), asks a question in the
 recall box, follows a fact to its history, pins and unpins from the page (then reads the
 database), and saves a screenshot of each page under test-output/screens/ (or
 $CLI_ORG_SCREENS). A page named in PAGES but not yet served by any router in
-cli_org/web/pages is skipped, saying so; every served page is tested.
+cli_org/faces/web/pages is skipped, saying so; every served page is tested.
 
 No browser is downloaded: the test launches /usr/bin/chromium (or $CLI_ORG_CHROMIUM). Without
 it the test is skipped, saying why, except under CI=true, where a missing browser fails.
@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from conftest import fresh_database, with_team
 
-from cli_org.web.view import PAGES
+from cli_org.faces.web.view import PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("CLI_ORG_CHROMIUM", "/usr/bin/chromium")
@@ -55,15 +55,15 @@ def screens_dir() -> Path:
 
 
 def served_paths() -> set[str]:
-    """The paths the routers of cli_org/web/pages serve (the one test of whether a page exists)."""
-    from cli_org.web.pages import ROUTERS
+    """The paths the routers of cli_org/faces/web/pages serve (the one test of whether a page exists)."""
+    from cli_org.faces.web.pages import ROUTERS
 
     return {getattr(route, "path", "") for router in ROUTERS for route in router.routes}
 
 
 def _needs_a_page(path: str) -> None:
     if path not in served_paths():
-        pytest.skip(f"{path} is in PAGES but no router in cli_org/web/pages serves it yet")
+        pytest.skip(f"{path} is in PAGES but no router in cli_org/faces/web/pages serves it yet")
 
 
 def _browser_or_skip() -> str:
@@ -88,8 +88,8 @@ def _load(org, tmp: Path) -> dict[str, int]:
     from click.testing import CliRunner
 
     from cli_org.archive.importer import import_sessions
-    from cli_org.cli import cli as group
-    from cli_org.facts import remember
+    from cli_org.faces.cli import cli as group
+    from cli_org.store.facts import remember
 
     with org.as_agent("bot") as conn:
         freeze = remember(conn, "deploy freeze", f"No deploys from {ANSWER}.", source="docs/freeze.md").id

@@ -246,7 +246,7 @@ def test_evaluation_pages_are_in_the_navigation_and_the_schema(org, web):
     # every API route is published under its own path (the fuzzer walks the routes)
     from fastapi.routing import APIRoute
 
-    from cli_org.web.pages.evaluation import router
+    from cli_org.faces.web.pages.evaluation import router
 
     assert all(r.path in paths for r in router.routes if isinstance(r, APIRoute) and r.include_in_schema)
     assert not any(p.startswith("/evaluation") for p in paths)

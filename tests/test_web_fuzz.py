@@ -1,7 +1,7 @@
 """Property-based fuzzing of the web page's JSON API against the OpenAPI schema the server
 publishes (/api/openapi.json), with schemathesis and the in-process ASGI application.
 
-Every operation of every router in cli_org/web/pages is one test (a page added later is
+Every operation of every router in cli_org/faces/web/pages is one test (a page added later is
 fuzzed without touching this file), and each must be in the published schema. Per
 operation, a bounded number of valid and of invalid requests (CLI_ORG_FUZZ_EXAMPLES each,
 default 15): no answer may be a 5xx, every answer's status and content type must be ones
@@ -26,7 +26,7 @@ def _operations() -> list[tuple[str, str]]:
     """(METHOD, path) of every /api route the routers publish."""
     from fastapi.routing import APIRoute
 
-    from cli_org.web.pages import ROUTERS
+    from cli_org.faces.web.pages import ROUTERS
 
     found = []
     for router in ROUTERS:
@@ -41,10 +41,10 @@ def api(server):
     """The schemathesis schema of an app serving as `lead` over a database with data."""
     import schemathesis
 
-    from cli_org.facts import remember
-    from cli_org.pins import pin
-    from cli_org.web.app import create_app, opened
-    from cli_org.web.guard import hosts_for
+    from cli_org.faces.web.app import create_app, opened
+    from cli_org.faces.web.guard import hosts_for
+    from cli_org.store.facts import remember
+    from cli_org.store.pins import pin
 
     with fresh_database(server) as blank:
         org = with_team(blank)
@@ -100,7 +100,7 @@ def test_no_operation_answers_5xx_or_off_its_schema(api, method, path):
 def test_a_write_that_is_not_json_is_refused_as_the_schema_documents(org, web):
     """Found by the fuzzer: a body-less POST (unpin takes no body) is refused with 415, which
     the schema did not document; every /api write now lists it."""
-    from cli_org.facts import remember
+    from cli_org.store.facts import remember
 
     with org.as_agent("bot") as conn:
         fid = remember(conn, "cache", "The cache holds an hour of results.", source="#t-1").id

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_org import facts
-from cli_org import notebook as nb
+from cli_org.store import facts
+from cli_org.store import notebook as nb
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "The payroll export key rotates on the 3rd."  # in the owner-readable notebook of bot

@@ -2,7 +2,7 @@
 
 import re
 
-from cli_org.web.svg import Series, line_chart
+from cli_org.faces.web.svg import Series, line_chart
 
 
 def _ticks(svg: str) -> list[str]:

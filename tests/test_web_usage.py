@@ -110,7 +110,7 @@ def test_the_server_judges_the_archive_when_it_starts(archived, web, monkeypatch
     """`cli-org serve` runs app.warm_usage in the background as it starts, so the first visit
     to the Usage page reads no transcript; without it, that visit judges the sessions."""
     from cli_org.archive import usage
-    from cli_org.web.app import warm_usage
+    from cli_org.faces.web.app import warm_usage
 
     client = web("boss")
 

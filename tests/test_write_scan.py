@@ -15,7 +15,7 @@ import pytest
 from psycopg import errors as pgerr
 
 from benchmarks.write_scan_data import LABELS, PATH, load
-from cli_org import checks
+from cli_org.checks import write as checks
 from cli_org.errors import InputError
 
 EXAMPLES = load()

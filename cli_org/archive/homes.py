@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..project import memory_dir
+from ..local.project import memory_dir
 
 
 def _env_dir(name: str, default: str) -> Path:

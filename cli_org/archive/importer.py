@@ -18,8 +18,8 @@ from ..db.errors import first_line, translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import NotFound, OrgError
-from ..files import FileRefused, open_file
 from ..limits import LOCK_WAIT
+from ..local.files import FileRefused, open_file
 from ..text import pg_text, shown
 from . import claude, codex, hermes
 from .jsonl import batches

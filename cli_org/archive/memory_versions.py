@@ -15,7 +15,7 @@ from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError, NotFound
-from ..files import FileRefused, read_file
+from ..local.files import FileRefused, read_file
 
 # Editors' and harnesses' lock, temp and backup files are never memory.
 _IGNORED = re.compile(r"^[.#]|~$|\.(lock|tmp|temp|bak|backup|swp|swo|orig|part|rej)$|\.(bak|tmp)\.", re.IGNORECASE)

@@ -8,9 +8,9 @@ import shlex
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from ..checks.rules import HARNESSES as HARNESSES  # the archive's harness names, defined once
+from ..checks.rules import MESSAGE_KINDS as KINDS
 from ..errors import InputError
-from ..rules import HARNESSES as HARNESSES  # the archive's harness names, defined once
-from ..rules import MESSAGE_KINDS as KINDS
 from ..text import pg_text
 
 # Real transcript lines nest about ten levels (a tool's input inside a content block inside

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import DatabaseError, InputError
-from ..private import private_folder
+from ..local.private import private_folder
 
 SUPERUSER = "postgres"
 

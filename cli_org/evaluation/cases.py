@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..files import read_file
+from ..local.files import read_file
 from ..text import is_utf8
 
 

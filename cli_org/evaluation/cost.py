@@ -12,7 +12,7 @@ from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
-from ..files import read_text
+from ..local.files import read_text
 from ..recall.memory_arm import MEMORY_DIR
 
 CHARS_PER_TOKEN = 4  # an estimate, not a tokenizer count

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..checks import source_form
+from ..checks.write import source_form
 from ..db import Conn
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
-from ..files import read_text
+from ..local.files import read_text
 from ..recall.memory_arm import MEMORY_DIR
 
 _BACKTICK = re.compile(r"`([^`\s]{2,200})`")

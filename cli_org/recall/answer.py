@@ -6,7 +6,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-from ..checks import check_field
+from ..checks.write import check_field
 from ..db import Conn, first
 from ..db.connect import on_replica
 from ..db.errors import translated
@@ -14,13 +14,13 @@ from ..db.migrate import NO_VECTORS, vectors_ready
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import ConfigError, InputError
-from ..facts import age
-from ..limits import check_query
+from ..limits import RECALL_HITS, check_query
+from ..shaping import SHAPING, VaultShaping
+from ..store.facts import age
 from ..text import one_line
 from .facts_arm import FactHit, recall_facts, settle_leads
 from .memory_arm import MemoryHit, project_root, recall_memory, recall_notebook
 from .merge import merge
-from .shaping import SHAPING, VaultShaping
 from .terms import positive_words, terms
 from .vault_arm import VaultHit, recall_vault
 
@@ -106,14 +106,13 @@ def recall(
     *,
     settings: Settings,
     project: str | None = None,
-    limit: int = 8,
+    limit: int = RECALL_HITS.default,
     arms: tuple[str, ...] = ARMS,
     embedder: Embedder | None = None,
     log: bool = True,
 ) -> RecallResult:
     started = time.perf_counter()
-    if limit < 1:
-        raise InputError("--limit must be at least 1")
+    RECALL_HITS.check(limit)
     check_query(query, "question")
     check_field("project", project, scan=False)
     result = RecallResult(query, project, limit)

@@ -14,8 +14,8 @@ from ..db import Conn, first
 from ..db.connect import on_replica
 from ..db.queries import sql
 from ..db.session import owns_transaction
-from ..facts import Fact
-from .shaping import FACT_SHAPING, FactShaping
+from ..shaping import FACT_SHAPING, FactShaping
+from ..store.facts import Fact
 from .terms import needed, positive_words, terms, word_start_patterns, word_start_regex
 
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ from ..db import Conn
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
-from ..files import read_text
-from ..project import MEMORY_DIR, project_root  # noqa: F401  (project_root: one resolver, re-exported)
+from ..local.files import read_text
+from ..local.project import MEMORY_DIR, project_root  # noqa: F401  (project_root: one resolver, re-exported)
 from .terms import needed, terms, word_start_regex
 
 

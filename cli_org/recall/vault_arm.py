@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from ..db import Conn
 from ..db.session import owns_transaction
+from ..shaping import SHAPING, VaultShaping
 from ..vault.embedders import Embedder
 from ..vault.search import NoteHit, prefix_pattern, search
-from .shaping import SHAPING, VaultShaping
 
 
 @dataclass

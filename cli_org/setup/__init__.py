@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, InputError
-from ..hooks import HARNESS_TIMEOUT
+from ..session.hooks import HARNESS_TIMEOUT
 from . import files
 from .edits import Edit, json_hooks, json_server, markdown_block, toml_server, yaml_server
 

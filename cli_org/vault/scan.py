@@ -22,8 +22,8 @@ from ..db.migrate import vectors_ready
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
-from ..files import MAX_FILE_BYTES, FileRefused, check_stat, read_file
 from ..limits import LOCK_WAIT
+from ..local.files import MAX_FILE_BYTES, FileRefused, check_stat, read_file
 from ..text import is_utf8, pg_text, shown
 from .markdown import Note, parse_note
 

@@ -1,0 +1,84 @@
+"""issue 21: prompt injections recognised by their meaning, beside the patterns of checks.py.
+
+A logistic regression over the sentence embedding of all-MiniLM-L6-v2 (the model recall
+already runs; ONNX, no torch). Its weights are `injection_weights.npz` in this package,
+written by `python -m benchmarks.detect_train` from the labelled lines of
+benchmarks/detect_data/tune.tsv and tests/data/write_scan*.tsv (injections against benign
+look-alikes); benchmarks/detect_data/heldout.tsv is never trained on. The scan runs it only
+where the query model has been made (`cli-org vault embed` makes it): without the model the
+patterns alone decide, and `available()` says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+from ..local.places import data_dir_from
+
+WEIGHTS = Path(__file__).with_name("injection_weights.npz")
+# Shorter texts (a subject, a path) are left to the patterns: the training lines are sentences,
+# and a word or two says too little to score.
+MIN_CHARS = 24
+
+
+@functools.cache
+def _weights() -> tuple:
+    import numpy as np
+
+    with np.load(WEIGHTS) as w:
+        return w["coef"].astype(np.float32), float(w["intercept"]), float(w["threshold"])
+
+
+@functools.cache
+def _embedder(model: Path):
+    from ..vault.embedders import OnnxEmbedder
+
+    return OnnxEmbedder(model) if model.exists() else None
+
+
+def _model() -> Path:
+    from ..vault.embedders import model_file
+
+    return model_file(data_dir_from(os.environ))
+
+
+def available() -> bool:
+    """Whether the classifier runs here (the query model exists under the data dir)."""
+    return _model().exists()
+
+
+def scores(texts: list[str], embedder=None) -> list[float]:
+    """The probability that each text is an instruction aimed at the agent that reads it."""
+    import numpy as np
+
+    coef, intercept, _ = _weights()
+    vectors = (embedder or _embedder(_model())).embed(texts)
+    return list(1 / (1 + np.exp(-(vectors @ coef + intercept))))
+
+
+# The model's vocabulary is English word pieces: text in another script (Arabic, Devanagari,
+# CJK, Cyrillic) becomes a few pieces whose embeddings sit together, and the classifier
+# refused ordinary notes written in them (10 of the 12 false positives on the blind set of
+# 2026-12-01, benchmarks/RESULTS.md). It judges only text that is mostly Latin letters.
+MIN_LATIN = 0.8
+
+
+def _latin(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return bool(letters) and sum(ord(c) < 0x250 for c in letters) >= MIN_LATIN * len(letters)
+
+
+def is_injection(text: str) -> bool:
+    """True when the model is here and scores the text at or above the trained threshold."""
+    if len(text) < MIN_CHARS or not _latin(text):
+        return False
+    embedder = _embedder(_model())
+    if embedder is None:
+        return False
+    # The embedder's loader thread imports onnxruntime, and with it numpy; numpy imported by
+    # two threads at once fails ("partially initialized module"), as a cold `remember` did in
+    # CI right after `vault embed` made the model. So the loader finishes first.
+    embedder.ready()
+    return scores([text], embedder)[0] >= _weights()[2]

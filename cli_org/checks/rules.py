@@ -1,0 +1,64 @@
+"""The definitions that the database's CHECK constraints hold too, written once in Python.
+
+tests/test_one_source.py reads the constraints from pg_constraint and compares them with
+these, so the two cannot drift apart. Kept free of heavy imports: the CLI's option choices
+read them while `--help` runs.
+"""
+
+from __future__ import annotations
+
+import re
+
+# memory_facts.kind (migration 0001)
+KINDS = ("fact", "decision", "failure", "workflow", "rule", "preference", "model_note")
+# archive_sessions.harness and archive_messages.kind (migration 0003)
+HARNESSES = ("claude-code", "hermes", "codex")
+MESSAGE_KINDS = ("user", "assistant", "tool", "system")
+# org_agents.name (migration 0001); roles are named after it, so it is short and plain
+AGENT_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+# memory_facts.subject and .claim lengths (migration 0001): one fact, stated briefly
+MAX_SUBJECT = 200
+MAX_CLAIM = 1000
+# notebook_entries.store and each store's cap in characters (migration 0013: the CHECK on
+# one entry, org_notebook_cap() for the store's total). Small on purpose: a notebook is
+# put in front of every session, so it must stay short and keep only what matters.
+NOTEBOOK_CAPS = {"memory": 2200, "user": 1375}
+NOTEBOOK_STORES = tuple(NOTEBOOK_CAPS)
+# Pins (migration 0014, org_pin_caps()): a pinned fact reaches every session, so a scope
+# holds few of them: 10 org-wide and 5 per project.
+PIN_CAP_ORG = 10
+PIN_CAP_PROJECT = 5
+# org_todos.text (migration 0014): one item, stated briefly
+MAX_TODO = 500
+# The short fields members write (migration 0023, org_field_rules(); tests/test_one_source.py
+# compares): field -> (shape, longest length). A project is an identifier, `via` is
+# RUNTIME@HOST, and nothing free-form is long: a source is a pointer, not a document (a
+# 100 KB source reached every agent that recalled its fact); a reason, a query or a case
+# is a sentence; evidence and a run's cases are bounded JSON documents.
+FIELD_RULES: dict[str, tuple[str | None, int]] = {
+    "project": (r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", 64),
+    "via": (r"^[A-Za-z0-9_.-]{1,64}@[A-Za-z0-9_.-]{1,128}$", 193),
+    "source": (None, 500),
+    "reason": (None, 500),
+    "query": (None, 1000),
+    "evidence": (None, 8000),
+    "cases": (None, 400000),
+    "git_commit": (r"^[0-9a-f]{7,64}$", 64),
+    "embedder": (None, 200),
+    "golden_file": (None, 500),
+    "case": (None, 1000),
+}
+
+# Every id (facts, todos, pins, runs) is a PostgreSQL bigint identity, so 1 .. 2**63-1; issue
+# 21: a larger number reached the database and came back as a raw SQL error. The CLI's ID
+# type, the MCP tools' schemas and the web's paths take their bounds from here.
+MAX_ID = 2**63 - 1
+
+
+def check_id(value: int, what: str = "fact") -> int:
+    """`value` as an id, or an InputError naming the bound (for the library's own callers)."""
+    from ..errors import InputError
+
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ID:
+        raise InputError(f"no {what} with id {str(value)[:40]}: ids are whole numbers from 1 to {MAX_ID}")
+    return value

@@ -1,0 +1,52 @@
+"""The cli-org command line: parse, call one library function, render.
+
+The entry point is light on purpose: `recall` and `context` first ask the warm helper
+(cli_org/faces/warm), and only when it does not answer do click and the commands load
+(cli_org/faces/cli/app.py). `from cli_org.faces.cli import cli` still gives the command group.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    from ..warm.client import answer_command, environment
+
+    argv = sys.argv[1:]
+    code = answer_command(argv)
+    if code is not None:
+        sys.exit(code)
+    if needs_model(argv):
+        from ...local.places import data_dir_from
+        from ...vault.embedders import model_file, start_early
+
+        start_early(model_file(data_dir_from(environment())))
+    from .app import group
+
+    group(argv[0] if argv else None)(prog_name="cli-org")
+
+
+def needs_model(argv: list[str]) -> bool:
+    """Whether this command line will embed a query: recall (unless --arms leaves out the
+    vault), context --for. A guess from the raw words, before click parses them: a wrong
+    guess costs time, never a different answer."""
+    if not argv or any(a in ("-h", "--help") for a in argv):
+        return False
+    if argv[0] == "recall":
+        arms = [a.split("=", 1)[1] if "=" in a else "" for a in argv if a.startswith("--arms")]
+        given = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--arms"] + [a for a in arms if a]
+        return not given or any("vault" in g for g in given)
+    return argv[0] == "context" and any(a == "--for" or a.startswith("--for=") for a in argv)
+
+
+def __getattr__(name: str):
+    if name == "cli":  # every command registered
+        from .app import group
+
+        return group()
+    if name in ("OrgGroup", "report", "not_utf8"):
+        from . import app
+
+        return getattr(app, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,377 @@
+"""archive import / memory / history, usage, and sessions search."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ...checks.rules import HARNESSES
+from .common import OsPath, connection, emit_json, json_option, query_argument, settings, table
+
+
+def _progress():
+    """A one-line progress display on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(harness: str, done: int, total: int) -> None:
+        noun = "file" if total == 1 else "files"
+        # The last update erases the line, leaving only the summaries printed afterwards.
+        line = "\r\x1b[K" if done == total else f"\r{harness}: {done}/{total} {noun}"
+        click.echo(line, nl=False, err=True)
+
+    return show
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+@click.group()
+def archive() -> None:
+    """The archive of agent sessions and memory-file versions."""
+
+
+@archive.command("import")
+@click.option("--claude", type=OsPath(path_type=Path), metavar="DIR", help="Claude Code projects folder.")
+@click.option("--hermes", type=OsPath(path_type=Path), metavar="PATH", help="Hermes home or its state.db.")
+@click.option("--codex", type=OsPath(path_type=Path), metavar="DIR", help="Codex sessions folder.")
+@json_option
+def import_cmd(claude: Path | None, hermes: Path | None, codex: Path | None, as_json: bool) -> None:
+    """Import agent sessions; only what is new since the last import.
+
+    With no option, reads each harness's usual place that exists: ~/.claude/projects
+    (or $CLAUDE_CONFIG_DIR/projects), ~/.hermes/state.db (or $HERMES_HOME) and
+    ~/.codex/sessions (or $CODEX_HOME/sessions). With options, reads only those.
+    """
+    from ...archive.homes import session_stores
+    from ...archive.importer import import_sessions
+
+    given = {"claude-code": claude, "hermes": hermes, "codex": codex}
+    stores = {h: p for h, p in given.items() if p is not None} or session_stores()
+    if not stores:
+        if as_json:
+            emit_json([])
+        click.echo(
+            "no session stores found in ~/.claude/projects, ~/.hermes or ~/.codex/sessions; "
+            "pass --claude, --hermes or --codex",
+            err=True,
+        )
+        return
+    cfg = settings()
+    with connection(cfg=cfg, bounded=False) as conn:
+        summaries = import_sessions(conn, stores, progress=_progress(), lock_wait=cfg.lock_wait)
+    failed = [(s.harness, entry) for s in summaries for entry in s.failed]
+    if as_json:
+        emit_json(summaries)
+    else:
+        for s in summaries:
+            noun = "store" if s.harness == "hermes" else "file"
+            reasons = ", ".join(f"{reason}: {n}" for reason, n in sorted(s.skipped.items()))
+            click.echo(
+                f"{s.harness}: {_count(s.sources, noun)}, "
+                f"{s.read} with new lines; {_count(s.sessions, 'session')} and {_count(s.messages, 'message')} "
+                f"added; {_count(s.malformed, 'malformed line')} skipped"
+                + (f" ({reasons})" if reasons else "")
+                + (f"; {_count(len(s.failed), noun)} failed" if s.failed else "")
+            )
+    for harness, entry in failed:
+        click.echo(f"cli-org: {harness}: {entry}", err=True)
+    if failed:
+        sys.exit(1)  # the other files were imported; exit 1 says that some were not
+
+
+@archive.command("memory")
+@click.argument("paths", nargs=-1, type=OsPath(path_type=Path))
+@json_option
+def memory_cmd(paths: tuple[Path, ...], as_json: bool) -> None:
+    """Store a version of each memory file whose content changed.
+
+    PATHS are files or folders (their *.md files). With none: Claude Code's
+    projects/*/memory/, Hermes' memories/MEMORY.md and USER.md, and .agents/org/memory/*.md
+    under the project root (ORG_ROOT, else the git top-level, else the current folder: the
+    files recall reads). Lock, temp and backup files are ignored.
+    """
+    from ...archive.homes import memory_files
+    from ...archive.memory_versions import capture
+    from ...local.project import project_root
+    from ...text import one_line
+
+    cfg = settings()
+    targets = list(paths) or memory_files(project_root(cfg.root))
+    if not targets:
+        if as_json:
+            emit_json({"files": [], "ignored": []})
+        click.echo("no memory files found; pass files or folders", err=True)
+        return
+    with connection(cfg=cfg, bounded=False) as conn:
+        result = capture(conn, targets)
+    if as_json:
+        emit_json(result)
+        if result.refused:
+            sys.exit(1)
+        return
+    for f in result.files:
+        if f.new:
+            where = one_line(f"{f.root.rstrip('/')}/{f.path}")
+            click.echo(f"v{f.version} {where} ({f.source}, {f.size} bytes)")
+    new = sum(f.new for f in result.files)
+    click.echo(
+        f"{_count(len(result.files), 'file')}: {_count(new, 'new version')}, "
+        f"{len(result.files) - new} unchanged; {len(result.ignored)} ignored"
+        + (f"; {len(result.refused)} refused" if result.refused else "")
+    )
+    for entry in result.refused:
+        click.echo(f"cli-org: {one_line(entry)}", err=True)
+    if result.refused:
+        sys.exit(1)  # the other files were stored; exit 1 says that some were not
+
+
+@archive.command("history")
+@click.argument("file")
+@click.option("--no-diff", is_flag=True, help="List the versions without their diffs.")
+@json_option
+def history_cmd(file: str, no_diff: bool, as_json: bool) -> None:
+    """How a memory file was edited: each version's time, size and diff from the one before.
+
+    FILE is a path, or the end of an archived path (MEMORY.md, memories/USER.md).
+    """
+    from ...archive.memory_versions import file_history
+    from ...text import one_line
+
+    with connection() as conn:
+        found = file_history(conn, file)
+    if as_json:
+        emit_json(found)
+        return
+    click.echo(f"{one_line(found.file)} ({found.source}): {_count(len(found.versions), 'version')}")
+    for v in found.versions:
+        when = f"{v.modified_at:%Y-%m-%d %H:%M}" if v.modified_at else "?"
+        click.echo(
+            f"v{v.version}  {when}  {v.size} bytes  +{v.added} -{v.removed}  captured {v.captured_at:%Y-%m-%d %H:%M}"
+        )
+        if not no_diff and v.version > 1:
+            click.echo(v.diff, nl=False)
+
+
+@click.command()
+@click.option("--days", type=click.IntRange(1, 3650), default=30, show_default=True, help="The window, in days.")
+@click.option(
+    "--by",
+    "bucket",
+    type=click.Choice(["day", "week"]),
+    default="day",
+    show_default=True,
+    help="Adoption over time per day or per week (with --detail, and in --json).",
+)
+@click.option("--detail", is_flag=True, help="Also print adoption over time, per agent and per session.")
+@json_option
+def usage(days: int, bucket: str, detail: bool, as_json: bool) -> None:
+    """Is memory being used? Sessions that recalled or remembered, per harness, and how many
+    recalled hits the session later quoted.
+
+    Counted from archived transcripts (run `cli-org archive import` first) and, beside them,
+    from cli-org's own recall log where it exists. --json carries every table --detail prints.
+    """
+    from ...archive.usage import MAX_DAYS, usage_detail
+    from ...text import one_line
+
+    with connection() as conn:
+        found = usage_detail(conn, days, bucket)
+    if as_json:
+        emit_json(found)
+        return
+    headers = ["harness", "sessions", "using", "recall", "remember", "adoption"]
+    rows = [
+        {
+            "harness": h.harness,
+            "sessions": h.sessions,
+            "using": h.sessions_using,
+            "recall": h.recall_calls,
+            "remember": h.remember_calls,
+            "adoption": f"{h.adoption_pct:.1f}%",
+        }
+        for h in found.harnesses
+    ]
+    click.echo(f"last {days} days, from archived sessions:")
+    if rows:
+        click.echo(table(rows, headers))
+    else:
+        wider = f"--days {min(days * 4, MAX_DAYS)}" if days < MAX_DAYS else None
+        click.echo(
+            f"no archived sessions in the last {days} days; "
+            + (f"widen the window ({wider}) or " if wider else "")
+            + "import sessions with `cli-org archive import`"
+        )
+    q = found.quoted
+    if q.recall_calls:
+        click.echo(
+            f"hits later quoted ({_count(q.sessions, 'session')}, {_count(q.recall_calls, 'recall call')},"
+            f" {q.tied} tied):"
+        )
+        for a in q.arms:
+            share = f"{a.share:.1%}" if a.share is not None else "n/a"
+            click.echo(f"  {a.arm:<8} {_count(a.hits, 'hit')}, {a.quoted} quoted ({share})")
+    if detail:
+        _usage_detail(found, one_line)
+    log = found.log
+    rate = f"{log.adoption_pct:.1f}%" if log.adoption_pct is not None else "n/a"
+    click.echo(
+        f"cli-org's own log: {log.recall_calls} recalls, {log.remember_calls} remembers; "
+        f"{log.agents_using} of {log.agents} agents used memory ({rate})"
+    )
+    if found.tools:
+        click.echo("calls served by cli-org mcp (and other long-lived faces), per tool:")
+        click.echo(table([vars(t) for t in found.tools], ["face", "tool", "calls", "refused", "agents"]))
+
+
+def _usage_detail(found, one_line) -> None:
+    """The tables of `usage --detail`: over time, per agent, per session."""
+    click.echo(f"per {found.bucket}, from archived sessions:")
+    if found.over_time:
+        rows = [
+            {
+                found.bucket: f"{p.period:%Y-%m-%d}",
+                "harness": p.harness,
+                "sessions": p.sessions,
+                "using": p.sessions_using,
+                "recalled": p.sessions_recalled,
+                "remembered": p.sessions_remembered,
+            }
+            for p in found.over_time
+        ]
+        click.echo(table(rows, [found.bucket, "harness", "sessions", "using", "recalled", "remembered"]))
+    else:
+        click.echo("  none")
+    click.echo("per agent, from cli-org's own log (characters per recall answer):")
+    if found.agents:
+        rows = [
+            {
+                "agent": one_line(a.agent),
+                "recalls": a.recalls,
+                "remembers": a.remembers,
+                "days": a.days_recalling,
+                "chars median": a.chars_median if a.chars_median is not None else "-",
+                "chars p95": a.chars_p95 if a.chars_p95 is not None else "-",
+            }
+            for a in found.agents
+        ]
+        click.echo(table(rows, ["agent", "recalls", "remembers", "days", "chars median", "chars p95"]))
+    else:
+        click.echo("  none")
+    per = found.recalls_per_using_session
+    click.echo("per session" + (f" ({per:g} recall calls per session that recalled)" if per is not None else "") + ":")
+    if found.sessions:
+        rows = [
+            {
+                "harness": s.harness,
+                "session": one_line(s.session, 40),
+                "started": f"{s.started_at:%Y-%m-%d %H:%M}" if s.started_at else "?",
+                "recall": s.recall_calls,
+                "remember": s.remember_calls,
+                "result chars": s.result_chars_median if s.result_chars_median is not None else "-",
+                "tied": s.tied,
+                "hits": s.hits,
+                "quoted": s.quoted,
+            }
+            for s in found.sessions
+        ]
+        headers = ["harness", "session", "started", "recall", "remember", "result chars", "tied", "hits", "quoted"]
+        click.echo(table(rows, headers))
+    else:
+        click.echo("  none")
+
+
+@click.group()
+def sessions() -> None:
+    """Archived agent sessions."""
+
+
+@sessions.command("search")
+@query_argument("query")
+@click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True, help="At most this many hits.")
+@click.option("--harness", type=click.Choice(HARNESSES), help="Only this harness.")
+@json_option
+def search_cmd(query: str, limit: int, harness: str | None, as_json: bool) -> None:
+    """Full-text search over archived messages, newest matching message first.
+
+    Every keyword must match; "quoted phrase", -word and OR work as in a web search.
+    """
+    from ...archive.sessions import search_messages
+    from ..render import message_hit_line
+
+    with connection() as conn:
+        hits = search_messages(conn, query, limit=limit, harness=harness)
+    if as_json:
+        emit_json(hits)
+        return
+    if not hits:
+        click.echo("no matching messages")
+        return
+    for h in hits:
+        click.echo(message_hit_line(h))
+
+
+@sessions.command("show")
+@click.argument("session_id", metavar="ID")
+@click.option("--harness", type=click.Choice(HARNESSES), help="When the id exists in more than one harness.")
+@json_option
+def show_cmd(session_id: str, harness: str | None, as_json: bool) -> None:
+    """One archived session whole: every message in order, each tool call with its name,
+    command and result.
+
+    ID is the session id that `sessions search` prints."""
+    from ...archive.sessions import show_session
+    from ...text import one_line
+
+    with connection() as conn:
+        found = show_session(conn, session_id, harness=harness)
+    if as_json:
+        emit_json(found)
+        return
+    head = [found.harness, one_line(found.external_id)]
+    for label, value in (
+        ("title", found.title),
+        ("project", found.project),
+        ("cwd", found.cwd),
+        ("branch", found.git_branch),
+        ("model", found.model),
+        ("parent", found.parent),
+    ):
+        if value:
+            head.append(f"{label} {one_line(value, 120)}")
+    click.echo("session " + "; ".join(head))
+    span = " to ".join(f"{t:%Y-%m-%d %H:%M}" for t in (found.started_at, found.ended_at) if t)
+    click.echo(
+        f"{_count(len(found.messages), 'message')}, {_count(found.tool_calls, 'tool call')}; {span or 'no times'}"
+    )
+    for turn in found.messages:
+        when = f"{turn.occurred_at:%Y-%m-%d %H:%M:%S}" if turn.occurred_at else "?"
+        if turn.tool:
+            call = turn.tool
+            click.echo(
+                f"\n[{when}] tool call {one_line(call.name)}" + (f" ({one_line(call.call_id)})" if call.call_id else "")
+            )
+            if call.command:
+                click.echo(_indented("$ " + call.command))
+            elif call.input:
+                click.echo(_indented(call.input))
+            if call.result is not None:
+                click.echo("  result:")
+                click.echo(_indented(call.result, "    "))
+            else:
+                click.echo("  (no result recorded)")
+        else:
+            click.echo(f"\n[{when}] {turn.kind}")
+            click.echo(_indented(turn.text or ""))
+
+
+def _indented(text: str, pad: str = "  ") -> str:
+    from ...text import safe_block
+
+    return "\n".join(pad + line for line in safe_block(text).split("\n"))
+
+
+COMMANDS = [archive, usage, sessions]

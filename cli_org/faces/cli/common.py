@@ -1,0 +1,194 @@
+"""Options and rendering shared by the commands."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import click
+
+from ...checks.rules import AGENT_NAME, MAX_ID
+from ...config import Settings
+
+if TYPE_CHECKING:
+    from ...db import Conn
+    from ...org import Org
+
+# Usage errors (exit 2) for values a parameter's type cannot hold, found by the fuzz of every
+# command (issue 21, finding 12): each rule's source is named where it is read.
+
+
+class AgentName(click.ParamType):
+    """An agent's name (rules.AGENT_NAME), checked while the command line is parsed."""
+
+    name = "name"
+
+    def convert(self, value, param, ctx):
+        if not AGENT_NAME.match(value):
+            rule = "lowercase letters, digits, '_' or '-', starting with a letter"
+            self.fail(f"{value[:40]!r} is not an agent name: {rule}", param, ctx)
+        return value
+
+
+class Finite(click.FloatRange):
+    """A FloatRange that also refuses nan, which passes every comparison of a range."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail("nan is not a number", param, ctx)
+        return number
+
+
+class OsPath(click.Path):
+    """A click.Path the operating system can take: not empty, no NUL, no name longer than
+    NAME_MAX bytes, not longer than PATH_MAX (a 10 KB name was an OSError traceback)."""
+
+    def convert(self, value, param, ctx):
+        raw = os.fsencode(value)
+        if not raw:
+            self.fail("is empty; name a file or folder", param, ctx)
+        if b"\0" in raw:
+            self.fail("contains a NUL character", param, ctx)
+        if len(raw) >= PATH_MAX or any(len(part) > NAME_MAX for part in raw.split(b"/")):
+            self.fail(f"is too long for a path ({len(raw)} bytes)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+# Linux's limits (limits.h): one name, and a whole path with its final NUL.
+NAME_MAX = 255
+PATH_MAX = 4096
+AGENT = AgentName()
+ID = click.IntRange(1, MAX_ID)  # a fact's, todo's or pin's id: a bigint (rules.MAX_ID)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+as_option = click.option(
+    "--as", "agent", type=AGENT, metavar="NAME", envvar="ORG_AGENT", help="Act as this agent (default: $ORG_AGENT)."
+)
+
+
+def usage_error(check):
+    """A click callback that runs a library check (raising InputError) on an option's value
+    and turns its refusal into a usage error: the rule stays in the library, in one place."""
+
+    def callback(ctx, param, value):
+        from ...errors import InputError
+
+        try:
+            return check(value)
+        except InputError as exc:
+            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+
+    return callback
+
+
+def query_argument(name: str):
+    """A required text argument that may not be empty or only whitespace: a usage error
+    (exit 2) before anything starts, the same for recall, search and sessions search."""
+
+    def refuse_empty(ctx, param, value):
+        if value is not None and not value.strip():
+            raise click.BadParameter("is empty; say what to look for", ctx=ctx, param=param)
+        return value
+
+    return click.argument(name, callback=refuse_empty)
+
+
+def settings() -> Settings:
+    return Settings.from_env()
+
+
+def _notice(message: str) -> None:
+    click.echo(f"notice: {message}", err=True)
+
+
+@contextmanager
+def org(agent: str | None, *, cfg: Settings | None = None, embed: bool = False) -> Iterator[Org]:
+    """The Org of one command (cli_org/org.py): its connections act as `agent`, the query
+    model is loaded when `embed`, notices go to stderr; lent by the warm helper that runs
+    the command, if one does."""
+    from ...org import Org
+
+    with Org.open(cfg or settings(), agent, face="cli", embed=embed, notify=_notice) as opened:
+        yield opened
+
+
+@contextmanager
+def connection(
+    agent: str | None = None, *, cfg: Settings | None = None, read: bool = False, bounded: bool = True
+) -> Iterator[Conn]:
+    """One connection acting as `agent` (None: the login role) for a command: its Org's."""
+    with org(agent, cfg=cfg) as opened, opened.connection(read=read, bounded=bounded) as conn:
+        yield conn
+
+
+def warm_up() -> None:
+    """After a cold answer, start the warm helper in the background for the next call (never
+    from inside the helper). Costs the caller one fork; the answer is out already."""
+    from ...org import lent
+
+    if not lent():
+        from ..warm.client import start
+
+        start()
+
+
+def emit_json(data) -> None:
+    from ..render import plain
+
+    click.echo(json.dumps(plain(data), ensure_ascii=False, indent=2))
+
+
+def table(rows: list[dict], headers: list[str]) -> str:
+    from tabulate import tabulate
+
+    return tabulate([[r.get(h) for h in headers] for r in rows], headers=headers, tablefmt="plain")
+
+
+class Progress:
+    """A one-line progress counter on stderr, drawn only when stderr is a terminal; once
+    the work has run a few seconds, with the time left at the average rate so far."""
+
+    def __init__(self, label: str):
+        import sys
+        import time
+
+        self.label = label
+        self.enabled = sys.stderr.isatty()
+        self.last = 0.0
+        self.started = time.monotonic()
+
+    def __call__(self, done: int, total: int, detail: str = "") -> None:
+        import time
+
+        now = time.monotonic()
+        if not self.enabled or (now - self.last < 0.1 and done < total):
+            return
+        self.last = now
+        left = remaining(done, total, now - self.started)
+        click.echo(f"\r\033[K{self.label}: {done}/{total} {detail[:60]}{left}", err=True, nl=False)
+
+    def done(self) -> None:
+        if self.enabled:
+            click.echo("\r\033[K", err=True, nl=False)
+
+
+# Below this the rate is mostly model loading and the first batch: no estimate yet.
+ESTIMATE_AFTER_SECONDS = 3.0
+
+
+def remaining(done: int, total: int, elapsed: float) -> str:
+    """ ", about 2 min 10 s left" at the average rate so far; empty while it means little."""
+    if done <= 0 or done >= total or elapsed < ESTIMATE_AFTER_SECONDS:
+        return ""
+    seconds = round((total - done) * elapsed / done)
+    if seconds >= 3600:
+        text = f"{seconds // 3600} h {seconds % 3600 // 60} min"
+    elif seconds >= 60:
+        text = f"{seconds // 60} min {seconds % 60} s"
+    else:
+        text = f"{seconds} s"
+    return f", about {text} left"

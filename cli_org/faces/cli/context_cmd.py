@@ -1,0 +1,50 @@
+"""context: the block a harness puts in front of a session (or of a turn, with --for)."""
+
+from __future__ import annotations
+
+import click
+
+from .common import as_option, emit_json, json_option, org, warm_up
+
+
+@click.command()
+@as_option
+@click.option("--project", metavar="P", help="That project's pins, todos and facts beside the org-wide ones.")
+@click.option("--for", "for_text", metavar="TEXT", help="Add the recall hits for this task or message.")
+@click.option("--session", metavar="ID", help="Deliver each entry once per session: later calls add only what is new.")
+@click.option(
+    "--budget",
+    default=1500,
+    show_default=True,
+    type=click.IntRange(16),
+    metavar="TOKENS",
+    help="Never print more; tokens are ceil(characters / 4).",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+@json_option
+def context(
+    agent: str | None,
+    project: str | None,
+    for_text: str | None,
+    session: str | None,
+    budget: int,
+    fmt: str,
+    as_json: bool,
+) -> None:
+    """Print the session context block: notebook, pins, todos, facts by kind, then hits.
+
+    The same state prints the same bytes; what did not fit the budget is listed at the end
+    by id with the reason. Nothing to deliver (with --session: nothing new) prints nothing.
+    --json is --format json.
+    """
+    fmt = "json" if as_json else fmt
+    with org(agent, embed=bool(for_text)) as opened:
+        block = opened.context(project=project, for_text=for_text, session=session, budget=budget, fmt=fmt)
+    if fmt == "json":
+        emit_json(block)
+    elif block.text:
+        click.echo(block.text, nl=False)
+    warm_up()
+
+
+COMMANDS = [context]

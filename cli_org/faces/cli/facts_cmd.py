@@ -1,0 +1,136 @@
+"""remember / forget / facts."""
+
+from __future__ import annotations
+
+import click
+
+from ...checks.rules import KINDS
+from .common import ID, as_option, connection, emit_json, json_option
+
+
+@click.command()
+@click.argument("subject")
+@click.argument("claim")
+@click.option("--source", metavar="SRC", required=True, help="Where it comes from: a path, #message, t_card id or URL.")
+@click.option("--project", metavar="P", help="Project the fact belongs to (default: all projects).")
+@click.option("--inferred", is_flag=True, help="Mark as inferred rather than confirmed.")
+@click.option("--kind", type=click.Choice(KINDS), default="fact", show_default=True)
+@click.option("--supersedes", type=ID, metavar="ID", help="Retire fact ID and link it to this one.")
+@click.option("--via", metavar="RUNTIME@HOST", envvar="ORG_VIA", help="Where the writer runs (default: $ORG_VIA).")
+@as_option
+@json_option
+def remember(subject, claim, source, project, inferred, kind, supersedes, via, agent, as_json) -> None:
+    """Store one sourced claim as the acting agent; prints the new id."""
+    from ...checks.write import check_fact
+    from ...store.facts import remember as do_remember
+
+    # Refuse bad input before starting or touching the database.
+    check_fact(subject, claim, source, project, via)
+    with connection(agent) as conn:
+        result = do_remember(
+            conn,
+            subject,
+            claim,
+            source=source,
+            project=project,
+            inferred=inferred,
+            kind=kind,
+            supersedes=supersedes,
+            via=via,
+        )
+    if as_json:
+        emit_json(result)
+    else:
+        from ..render import remembered_line
+
+        click.echo(remembered_line(result))
+
+
+@click.command()
+@click.argument("fact_id", type=ID, metavar="ID")
+@click.argument("why")
+@as_option
+@json_option
+def forget(fact_id: int, why: str, agent: str | None, as_json: bool) -> None:
+    """Retire a fact (never deleted): its author, their team lead or an owner may."""
+    from ...store.facts import forget as do_forget
+
+    with connection(agent) as conn:
+        do_forget(conn, fact_id, why)
+    if as_json:
+        emit_json({"id": fact_id, "retired": True, "why": why.strip()})
+    else:
+        click.echo(f"retired {fact_id}")
+
+
+@click.group(invoke_without_command=True)
+@click.option("--all", "include_retired", is_flag=True, help="Include retired and superseded facts.")
+@click.option("--subject", metavar="S", help="Only this subject (case-insensitive).")
+@click.option("--project", metavar="P", help="Only this project.")
+@click.option("--author", metavar="A", help="Only facts by this agent.")
+@click.option("--kind", type=click.Choice(KINDS))
+@as_option
+@json_option
+@click.pass_context
+def facts(ctx, include_retired, subject, project, author, kind, agent, as_json) -> None:
+    """List current facts (with --all, retired ones too, with when, who and why).
+
+    `cli-org facts show ID` shows one fact whole."""
+    if ctx.invoked_subcommand:
+        return
+    from ...store.facts import list_facts
+
+    with connection(agent) as conn:
+        found = list_facts(
+            conn, include_retired=include_retired, subject=subject, project=project, author=author, kind=kind
+        )
+    if as_json:
+        emit_json(found)
+        return
+    from ..render import facts_text
+
+    click.echo(facts_text(found))
+
+
+@facts.command("show")
+@click.argument("fact_id", type=ID, metavar="ID")
+@as_option
+@json_option
+def show(fact_id: int, agent: str | None, as_json: bool) -> None:
+    """One fact whole: its fields, who wrote, superseded or retired it, when and why, and its
+    supersession chain both ways."""
+    from ...store.facts import show_fact
+    from ...text import one_line
+    from ..render import fact_end
+
+    with connection(agent) as conn:
+        record = show_fact(conn, fact_id)
+    if as_json:
+        emit_json(record)
+        return
+    f = record.fact
+    click.echo(f"#{f.id} {one_line(f.subject)}: {one_line(f.claim)}")
+    click.echo(
+        f"  {'current' if f.current else 'not current'}; kind {f.kind}; {f.confidence}; "
+        f"project {one_line(f.project) or '(all)'}; source {one_line(f.source)}; via {one_line(f.via) or '-'}"
+    )
+    click.echo("history:")
+    for e in record.events:
+        when = f"{e.at:%Y-%m-%d %H:%M}"
+        if e.what == "written":
+            click.echo(f"  {when}  written by {e.who}")
+        elif e.what == "superseded":
+            click.echo(f"  {when}  superseded by #{e.other}, by {e.who}")
+        elif e.what == "restored":
+            click.echo(f"  {when}  restored by {e.who}: {one_line(e.detail)}")
+        else:
+            click.echo(f"  {when}  retired by {e.who}: {one_line(e.detail)}")
+    if len(record.chain) > 1:
+        click.echo("chain (oldest first):")
+        for other in (*record.older, f, *record.newer):
+            mark = "*" if other.id == f.id else " "
+            state = "current" if other.current else fact_end(other)
+            click.echo(f" {mark}#{other.id} {one_line(other.claim, 80)}  [{other.author}; {state}]")
+
+
+COMMANDS = [remember, forget, facts]

@@ -1,0 +1,74 @@
+"""hook: what a harness runs at session start and on each prompt (loaded alone, like recall)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .common import org, warm_up
+
+
+class FailOpen(click.Command):
+    """A harness reads exit 2 from a hook as "block this prompt", so a hook never exits 2
+    (DESIGN.md): arguments it cannot parse are its notice on stderr and exit 0 (issue 21)."""
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            from ...text import one_line
+
+            click.echo(f"cli-org hook: nothing added ({one_line(exc.format_message())})", err=True)
+            ctx.exit(0)
+
+
+@click.command(cls=FailOpen)
+@click.argument("harness", type=click.Choice(["claude-code"]), metavar="HARNESS")
+@click.argument("event", type=click.Choice(["session-start", "prompt"]), metavar="EVENT")
+# Not as_option: a hook fails open, so a bad name is its notice and exit 0, not a usage error.
+@click.option("--as", "agent", metavar="NAME", envvar="ORG_AGENT", help="Act as this agent (default: $ORG_AGENT).")
+@click.option("--project", metavar="P", help="The project (default: the name of the working folder's project root).")
+def hook(harness: str, event: str, agent: str | None, project: str | None) -> None:
+    """Read the harness's hook JSON on stdin and print what it should add to the session:
+    the context block at session start, the new on-match hits on each prompt.
+
+    Fails open: on any error, or after 5 seconds, it prints nothing and exits 0.
+    """
+    from ...session.hooks import CONNECT_SECONDS, fail_open
+
+    ours = "PGCONNECT_TIMEOUT" not in os.environ
+    os.environ.setdefault("PGCONNECT_TIMEOUT", str(CONNECT_SECONDS))
+    outcome = fail_open(lambda: _hook_work(event, agent, project))
+    if outcome.text:
+        click.echo(outcome.text)
+    if outcome.problem:
+        click.echo(f"cli-org hook: nothing added ({outcome.problem})", err=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    from ...org import lent
+
+    if not outcome.finished and not lent():
+        os._exit(0)  # the work is stuck (a connection, a lock): leave it behind
+    if outcome.finished and not outcome.problem:
+        if ours:  # PG* variables are part of a helper's key: launch the one the next hook asks
+            del os.environ["PGCONNECT_TIMEOUT"]
+        warm_up()
+
+
+def _hook_work(event: str, agent: str | None, project: str | None) -> str:
+    from ...errors import InputError
+    from ...session.hooks import claude_code_hook, parse_hook_input
+
+    hook_input = parse_hook_input(sys.stdin.read())
+    if not agent:
+        raise InputError("no agent named; the hook command carries --as NAME")
+    wanted = bool(event == "prompt" and hook_input.prompt)
+    with org(agent, embed=wanted) as opened, opened.connection() as conn:
+        return claude_code_hook(
+            conn, event, hook_input, settings=opened.settings, project=project, embedder=opened.embedder
+        )
+
+
+COMMANDS = [hook]

@@ -1,0 +1,149 @@
+"""pin / unpin / pins / restore / todo."""
+
+from __future__ import annotations
+
+import click
+
+from .common import ID, as_option, connection, emit_json, json_option
+
+
+def _scope(project: str | None) -> str:
+    return f"project {project}" if project else "org-wide"
+
+
+@click.command()
+@click.argument("fact_id", type=ID, metavar="ID")
+@click.option("--project", metavar="P", help="Pin in this project (default: the fact's project, else org-wide).")
+@as_option
+@json_option
+def pin(fact_id: int, project: str | None, agent: str | None, as_json: bool) -> None:
+    """Pin a current fact so that every session gets it (10 org-wide, 5 per project)."""
+    from ...store.pins import pin as do_pin
+
+    with connection(agent) as conn:
+        result = do_pin(conn, fact_id, project)
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(f"pinned {fact_id} ({_scope(result.project)})")
+
+
+@click.command()
+@click.argument("fact_id", type=ID, metavar="ID")
+@as_option
+@json_option
+def unpin(fact_id: int, agent: str | None, as_json: bool) -> None:
+    """Unpin a fact; the pin stays in the history with who unpinned it and when."""
+    from ...store.pins import unpin as do_unpin
+
+    with connection(agent) as conn:
+        result = do_unpin(conn, fact_id)
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(f"unpinned {fact_id} ({_scope(result.project)})")
+
+
+@click.command("pins")
+@click.option("--project", metavar="P", help="The org-wide pins and this project's (default: every project's).")
+@click.option("--all", "include_unpinned", is_flag=True, help="Include unpinned pins, with who and when.")
+@as_option
+@json_option
+def pins_list(project: str | None, include_unpinned: bool, agent: str | None, as_json: bool) -> None:
+    """List the pinned facts, org-wide ones first."""
+    from ...store.pins import list_pins
+    from ...text import one_line
+
+    with connection(agent) as conn:
+        found = list_pins(conn, project=project, include_unpinned=include_unpinned)
+    if as_json:
+        emit_json(found)
+        return
+    if not found:
+        click.echo("no pins")
+    for p in found:
+        line = f"#{p.fact_id} {one_line(p.subject)}: {one_line(p.claim, 100)}  [{_scope(p.project)}; {p.pinned_by}]"
+        if p.unpinned_at:
+            line += f"  unpinned {p.unpinned_at:%Y-%m-%d %H:%M} by {p.unpinned_by}: {one_line(p.unpin_reason)}"
+        click.echo(line)
+
+
+@click.command()
+@click.argument("fact_id", type=ID, metavar="ID")
+@click.argument("why")
+@as_option
+@json_option
+def restore(fact_id: int, why: str, agent: str | None, as_json: bool) -> None:
+    """Bring a forgotten fact back: its author, their team lead or an owner may."""
+    from ...store.facts import restore as do_restore
+
+    with connection(agent) as conn:
+        fact = do_restore(conn, fact_id, why)
+    if as_json:
+        emit_json({"id": fact.id, "restored": True, "why": why.strip()})
+    else:
+        click.echo(f"restored {fact_id}")
+
+
+@click.group()
+def todo() -> None:
+    """Open items per project, with no expiry; done items are kept."""
+
+
+@todo.command("add")
+@click.argument("text")
+@click.option("--project", metavar="P", help="The project it belongs to (default: org-wide).")
+@as_option
+@json_option
+def todo_add(text: str, project: str | None, agent: str | None, as_json: bool) -> None:
+    """Add an open item as the acting agent; prints its id."""
+    from ...store.todos import add_todo, check_todo
+
+    check_todo(text, project)  # refuse bad input before touching the database
+    with connection(agent) as conn:
+        item = add_todo(conn, text, project)
+    if as_json:
+        emit_json(item)
+    else:
+        click.echo(item.id)
+
+
+@todo.command("done")
+@click.argument("todo_id", type=ID, metavar="ID")
+@as_option
+@json_option
+def todo_done(todo_id: int, agent: str | None, as_json: bool) -> None:
+    """Mark an item done (kept, with who and when): its author, their team lead or an owner may."""
+    from ...store.todos import done_todo
+
+    with connection(agent) as conn:
+        item = done_todo(conn, todo_id)
+    if as_json:
+        emit_json(item)
+    else:
+        click.echo(f"done {todo_id}")
+
+
+@todo.command("list")
+@click.option("--project", metavar="P", help="The org-wide items and this project's (default: every project's).")
+@click.option("--all", "include_done", is_flag=True, help="Include done items.")
+@as_option
+@json_option
+def todo_list(project: str | None, include_done: bool, agent: str | None, as_json: bool) -> None:
+    """List open items, org-wide ones first."""
+    from ...store.todos import list_todos
+    from ...text import one_line
+
+    with connection(agent) as conn:
+        found = list_todos(conn, project=project, include_done=include_done)
+    if as_json:
+        emit_json(found)
+        return
+    if not found:
+        click.echo("no todos")
+    for t in found:
+        state = f"done {t.done_at:%Y-%m-%d} by {t.done_by}" if t.done_at else "open"
+        click.echo(f"#{t.id} [{t.project or 'org-wide'}; {t.author}; {state}] {one_line(t.text)}")
+
+
+COMMANDS = [pin, unpin, pins_list, restore, todo]

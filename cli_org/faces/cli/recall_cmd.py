@@ -1,0 +1,56 @@
+"""recall."""
+
+from __future__ import annotations
+
+import click
+
+from ...limits import RECALL_HITS
+from .common import as_option, emit_json, json_option, org, query_argument, usage_error, warm_up
+
+
+def _arms(spec: str | None) -> tuple[str, ...]:
+    from ...recall.answer import parse_arms
+
+    return parse_arms(spec)
+
+
+@click.command()
+@query_argument("question")
+@click.option("--project", metavar="P", help="That project's facts plus facts with no project.")
+@click.option(
+    "--limit",
+    default=RECALL_HITS.default,
+    show_default=True,
+    type=click.IntRange(RECALL_HITS.low, RECALL_HITS.high),
+    help="Hits in all.",
+)
+@click.option(
+    "--arms",
+    metavar="LIST",
+    callback=usage_error(_arms),
+    help="Comma-separated subset of fact,memory,vault (default: all).",
+)
+@as_option
+@json_option
+def recall(
+    question: str, project: str | None, limit: int, arms: tuple[str, ...], agent: str | None, as_json: bool
+) -> None:
+    """Answer a question from shared facts, bot memory files and the vault, each hit labelled.
+
+    Prints one line per hit ([fact], [memory] or [vault]) or one line saying nothing was
+    found. Every call is logged in recall_events.
+    """
+    from ..render import recall_data
+
+    def show(result) -> None:  # the answer is out before its log line goes to the primary
+        if as_json:
+            emit_json(recall_data(result))
+        else:
+            click.echo(result.text)
+
+    with org(agent, embed="vault" in arms) as opened:
+        opened.recall(question, project=project, limit=limit, arms=arms, shown=show)
+    warm_up()
+
+
+COMMANDS = [recall]

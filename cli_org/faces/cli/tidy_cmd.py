@@ -1,0 +1,46 @@
+"""tidy."""
+
+from __future__ import annotations
+
+import click
+
+from .common import as_option, connection, emit_json, json_option, settings
+
+
+@click.command()
+@click.option("--project", metavar="P", help="Only this project's facts (needed to judge missing source files).")
+@click.option("--apply", "do_apply", is_flag=True, help="Make the proposed changes with your rights, and log them.")
+@as_option
+@json_option
+def tidy(project: str | None, do_apply: bool, agent: str | None, as_json: bool) -> None:
+    """Propose, with evidence, near-duplicate facts to merge and facts whose source file is
+    gone; --apply makes the changes (each logged, each restorable). Never by age."""
+    from pathlib import Path
+
+    from ...local.project import project_root
+    from ...store.tidy import tidy as do_tidy
+    from ...text import one_line
+
+    s = settings()
+    roots = [project_root(s.root)] + ([Path(s.vault)] if s.vault else [])
+    with connection(agent, cfg=s) as conn:
+        report = do_tidy(conn, project=project, roots=roots, apply=do_apply)
+    if as_json:
+        emit_json(report)
+        return
+    if not report.proposals:
+        click.echo("nothing to tidy")
+        return
+    for p in report.proposals:
+        if p.action == "merge":
+            e = p.evidence
+            why = f"near-duplicate of #{p.kept_id} (overlap {e['overlap']:.2f} >= {e['threshold']})"
+        else:
+            why = f"source {one_line(p.evidence['source'])} is in none of: {', '.join(report.roots)}"
+        state = f"  -> {p.done}" if p.done else f"  -> not done: {one_line(p.error)}" if p.error else ""
+        click.echo(f"#{p.fact_id} {one_line(p.subject)}: {one_line(p.claim, 80)}  [{p.author}] {why}{state}")
+    if not report.applied:
+        click.echo(f"{len(report.proposals)} proposal(s); run with --apply to make them")
+
+
+COMMANDS = [tidy]

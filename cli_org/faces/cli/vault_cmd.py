@@ -1,0 +1,111 @@
+"""vault scan / embed, and search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import OsPath, Progress, as_option, connection, emit_json, json_option, org, query_argument, settings
+
+
+@click.group()
+def vault() -> None:
+    """The markdown vault index: scan files, embed chunks."""
+
+
+@vault.command()
+@click.argument("path", required=False, type=OsPath(file_okay=False, path_type=Path))
+@click.option("--embed", "then_embed", is_flag=True, help="Embed new and changed chunks after the scan.")
+@click.option("--replace", is_flag=True, help="Index this folder even though the database holds another vault.")
+@json_option
+def scan(path: Path | None, then_embed: bool, replace: bool, as_json: bool) -> None:
+    """Index the markdown files under PATH (default: $ORG_VAULT, else the current folder).
+
+    Incremental: unchanged files cost a stat call, changed files are re-chunked, deleted
+    files disappear. Skips hidden folders and $ORG_VAULT_IGNORE (comma-separated globs).
+    """
+    from ...vault.scan import scan as run_scan
+
+    cfg = settings()
+    root = path or cfg.vault or Path.cwd()
+    progress = Progress("scan")
+    with connection(cfg=cfg, bounded=False) as conn:
+        summary = run_scan(
+            conn,
+            root,
+            ignore=cfg.vault_ignore,
+            private=cfg.recall_exclude,
+            replace=replace,
+            progress=progress,
+            lock_wait=cfg.lock_wait,
+        )
+        progress.done()
+        embedded = _embed(conn, cfg, reset=False) if then_embed else None
+    if as_json:
+        emit_json({"scan": summary, "embed": embedded})
+        return
+    for warning in summary.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(f"scan {summary.root}: {summary.line()}")
+    if embedded:
+        click.echo(f"embed: {embedded.line()}")
+
+
+@vault.command()
+@click.option("--reset", is_flag=True, help="Drop every vector and re-embed with the configured model.")
+@click.option("--batch", default=64, show_default=True, type=click.IntRange(1, 4096), help="Chunks per batch.")
+@json_option
+def embed(reset: bool, batch: int, as_json: bool) -> None:
+    """Embed chunks that have no vector or whose text changed (resumable)."""
+
+    cfg = settings()
+    with connection(cfg=cfg, bounded=False) as conn:
+        summary = _embed(conn, cfg, reset=reset, batch=batch)
+    if as_json:
+        emit_json(summary)
+    else:
+        click.echo(f"embed: {summary.line()}")
+
+
+def _embed(conn, cfg, *, reset: bool, batch: int = 64):
+    from ...vault.embed import embed_pending, require_vectors
+    from ...vault.embedders import index_embedder
+
+    require_vectors(conn)
+    with index_embedder(cfg) as embedder:
+        progress = Progress("embed")  # after the model is made: the time left counts embedding only
+        summary = embed_pending(conn, embedder, batch=batch, reset=reset, progress=progress)
+    progress.done()
+    return summary
+
+
+@click.command()
+@query_argument("query")
+@click.option("--mode", type=click.Choice(["keyword", "semantic", "hybrid"]), default="hybrid", show_default=True)
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000), help="Notes to return.")
+@click.option("--private", is_flag=True, help="Include private notes (CURRENT/, Areas/Finance/, ...): owners only.")
+@as_option
+@json_option
+def search(query: str, mode: str, limit: int, private: bool, agent: str | None, as_json: bool) -> None:
+    """Search the vault: one hit per note (its best chunk), with per-mode scores.
+
+    Private notes never show unless --private is given by an owner (or the admin)."""
+    from ...vault.search import search as run_search
+    from ..render import note_hit_lines
+
+    # The model starts loading now, beside the connection.
+    with org(agent, embed=mode != "keyword") as opened, opened.connection(read=True) as conn:
+        result = run_search(conn, query, mode=mode, limit=limit, embedder=opened.embedder, private=private)
+    if result.notice:
+        click.echo(f"notice: {result.notice}", err=True)
+    if as_json:
+        emit_json(result)
+        return
+    if not result.hits:
+        click.echo("no matches")
+    for hit in result.hits:
+        click.echo(note_hit_lines(hit))
+
+
+COMMANDS = [vault, search]

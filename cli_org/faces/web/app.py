@@ -1,0 +1,202 @@
+"""The web page: one ASGI application for the people who run the agents.
+
+A face like the CLI and the MCP server: each route parses its input, calls the library
+function the matching command calls, and renders the result (HTML from a template, or the
+same data as JSON under /api/...). It never imports click and holds no rule of its own.
+
+- Identity: the agent (usually a person) named by --as / ORG_AGENT on the embedded server,
+  or the login role of CLI_ORG_DATABASE_URL, fixed when the server starts. Every query runs
+  on a connection acting as it, so row-level security applies to every page and every write.
+- Connections: one pool for the life of the process (the long-lived-process rule,
+  DESIGN.md), and a second for reads when CLI_ORG_READ_URL is set; the query model is opened
+  once and closed on exit. Routes are plain functions, served in worker threads, each taking
+  a connection from the pool for one library call.
+- Security (one place each, in guard.py): a token on every request, loopback included
+  (issue 21); a non-loopback address only with a token the user chose; the Host header
+  checked against the address served; writes only from the page's own origin, forms with
+  their CSRF token, /api writes as JSON.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
+from typing import TYPE_CHECKING, TypeVar
+
+import psycopg
+from fastapi import FastAPI, Request
+from fastapi.exception_handlers import request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from ... import __version__
+from ...errors import AccessDenied, ConfigError, DatabaseError, InputError, NotFound, OrgError
+from . import guard
+from .state import Web
+from .view import STATIC_DIR, render
+
+if TYPE_CHECKING:
+
+    from ...config import Settings
+
+R = TypeVar("R")
+
+
+def status_for(exc: OrgError) -> int:
+    """The HTTP status of each kind of expected failure (the CLI's exit 1 with one line)."""
+    if isinstance(exc, NotFound):
+        return 404
+    if isinstance(exc, AccessDenied):
+        return 403
+    if isinstance(exc, InputError):
+        return 400
+    if isinstance(exc, DatabaseError):
+        return 503
+    return 500
+
+
+def wants_json(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+def create_app(web: Web) -> FastAPI:
+    """The application over `web`; whoever made `web` opens and closes its pools."""
+    app = FastAPI(
+        title="cli-org",
+        version=__version__,
+        description="The org memory's facts, agents, recall, usage and evaluation, as JSON.",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+    )
+    app.state.web = web
+    app.middleware("http")(guard.middleware(web))
+
+    @app.exception_handler(OrgError)
+    async def refused(request: Request, exc: OrgError) -> Response:
+        status = status_for(exc)
+        if wants_json(request):
+            return JSONResponse({"error": str(exc)}, status_code=status)
+        return HTMLResponse(render("error.html", request, status=status, message=str(exc)), status_code=status)
+
+    @app.exception_handler(psycopg.OperationalError)
+    async def unreachable(request: Request, exc: psycopg.OperationalError) -> Response:
+        # What the library does not translate: no free connection in the pool in time (every
+        # one busy), or the pool closing as the server stops. The page says so, as a 503.
+        return await refused(request, DatabaseError("the database is busy or out of reach; try again in a moment"))
+
+    @app.exception_handler(guard.Refused)
+    async def guarded(request: Request, exc: guard.Refused) -> Response:
+        if wants_json(request):
+            return JSONResponse({"error": exc.message}, status_code=exc.status)
+        return HTMLResponse(
+            render("error.html", request, status=exc.status, message=exc.message), status_code=exc.status
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
+        if wants_json(request):  # FastAPI's own body, which the schema describes
+            return await request_validation_exception_handler(request, exc)
+        problems = "; ".join(_problem(e) for e in exc.errors()[:3])
+        return HTMLResponse(render("error.html", request, status=422, message=problems), status_code=422)
+
+    @app.get("/", include_in_schema=False)
+    def home() -> RedirectResponse:
+        return RedirectResponse("/facts", status_code=303)
+
+    from .pages import ROUTERS
+
+    for router in ROUTERS:
+        app.include_router(router)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    return app
+
+
+def _problem(error: dict) -> str:
+    """One line for one invalid parameter: `q: Field required`."""
+    where = ".".join(str(part) for part in error.get("loc", ())[1:]) or "request"
+    return f"{where}: {error.get('msg', 'invalid')}"
+
+
+@contextmanager
+def opened(
+    settings: Settings, agent: str | None, *, token: str, hosts: frozenset[str], cookie: str = guard.COOKIE
+) -> Iterator[Web]:
+    """The pools and the query model for a server's life; closed on exit."""
+    from ...org import Org
+
+    if settings.embedded and not agent:
+        raise ConfigError("say who the page acts as: --as NAME or ORG_AGENT (a person, usually)")
+    _check_schema(settings)
+    with Org.open(settings, agent, face="web", embed=True, pool=4) as org:
+        yield Web(org, token=token, cookie=cookie, hosts=hosts)
+
+
+def _check_schema(settings: Settings) -> None:
+    """Refuse to serve a database behind the code (a page would fail on a column an upgrade
+    added). Read as the admin on the embedded server; a login that may not read the
+    migration log (an agent's own, on a team server) is not checked."""
+    import psycopg
+
+    from ...db.connect import connect
+    from ...db.migrate import behind
+
+    try:
+        with connect(settings) as conn:
+            todo = behind(conn)
+    except psycopg.errors.InsufficientPrivilege:
+        return
+    if todo is None:
+        raise ConfigError("this database was never initialised: run `cli-org init` first")
+    if todo:
+        raise ConfigError(
+            f"this database is {len(todo)} migration(s) behind cli-org ({', '.join(todo)}): run `cli-org init` first"
+        )
+
+
+def warm_usage(web: Web) -> None:
+    """Judge the archived sessions' hits later quoted once, in the background, when the
+    server starts, so that the first visit to the Usage page does not pay for it: the
+    verdicts are kept per session for the process's life (archive/usage.py, _JUDGED), and
+    judging 1,000 sessions that recalled takes about 1 s on a quiet machine
+    (benchmarks/RESULTS.md, "Issue 15's figures, run again on a quiet machine"). A refusal
+    (no archive the identity may read) or a lost database is left for the page to report."""
+    from ...archive.usage import DEFAULT_DAYS, hits_later_quoted
+
+    with suppress(OrgError, psycopg.Error):  # the pool's timeout and closing are psycopg errors too
+        web.read(lambda conn: hits_later_quoted(conn, DEFAULT_DAYS))
+
+
+def serve(settings: Settings, agent: str | None, host: str, port: int, *, log: Callable[[str], None]) -> None:
+    """Check the address, open everything, serve until interrupted, close everything."""
+    import uvicorn
+
+    guard.check_bind(host, settings.web_token)
+    guard.check_port(host, port)
+    token = settings.web_token or guard.new_token()  # issue 21: a token on loopback too
+    started = time.perf_counter()
+    cookie = guard.cookie_for(port)
+    with opened(settings, agent, token=token, hosts=guard.hosts_for(host, port), cookie=cookie) as web:
+        app = create_app(web)
+
+        @asynccontextmanager
+        async def announce(_app: FastAPI):
+            who = agent or "the login role"
+            ready = time.perf_counter() - started
+            # The address logs the browser in once; a token the user set is not printed.
+            address = (
+                f"http://{guard.shown_host(host)}:{port}/ (token: CLI_ORG_WEB_TOKEN)"
+                if settings.web_token
+                else guard.login_url(host, port, token)
+            )
+            log(f"cli-org serve: {address} as {who} (ready in {ready:.1f} s; Ctrl-C stops)")
+            warming = threading.Thread(target=warm_usage, args=(web,), name="warm-usage", daemon=True)
+            warming.start()
+            yield
+            warming.join(timeout=5)
+
+        app.router.lifespan_context = announce
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

@@ -1,0 +1,66 @@
+"""Agents: every agent with its kind, lead, facts written, notebook use and last recall; one
+agent's page with its newest facts, its notebook (read-only, only where row-level security
+lets the serving identity read it), its bot memory file (read-only) and its recent recalls."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import HTMLResponse
+
+from ....checks.rules import NOTEBOOK_CAPS
+from ....local.project import project_root
+from ....store import agents as agents_lib
+from ...render import plain
+from ..state import web_of
+from ..view import render
+
+router = APIRouter()
+
+# An agent's name as the path gives it: bounded, so no request reaches the database with a
+# name longer than any agent's (AGENT_NAME allows 32 characters).
+AgentName = Annotated[str, Path(min_length=1, max_length=64, description="the agent's name")]
+
+
+def _overview(request: Request) -> list[agents_lib.AgentSummary]:
+    return web_of(request).read(agents_lib.agents_overview)
+
+
+def _detail(request: Request, name: str) -> agents_lib.AgentDetail:
+    web = web_of(request)
+    root = project_root(web.org.settings.root)  # where the [memory] arm reads the bots' files
+    return web.read(lambda conn: agents_lib.agent_detail(conn, name, root=root))
+
+
+Refusals: dict[int | str, dict[str, Any]] = {
+    404: {"description": "no such agent"},
+}
+
+
+@router.get("/agents", response_class=HTMLResponse, include_in_schema=False)
+def agents_page(request: Request) -> str:
+    return render("agents.html", request, agents=_overview(request), caps=NOTEBOOK_CAPS)
+
+
+@router.get("/agents/{name}", response_class=HTMLResponse, include_in_schema=False)
+def agent_page(request: Request, name: AgentName) -> str:
+    detail = _detail(request, name)
+    return render("agent.html", request, d=detail, a=detail.agent)
+
+
+# --- the same as JSON ---------------------------------------------------------------------
+
+
+@router.get("/api/agents", response_model=list[agents_lib.AgentSummary], tags=["agents"])
+def agents_api(request: Request) -> Any:
+    """Every agent: kind, lead, owner flag, facts written (current and all), notebook use
+    per store (null where the serving identity may not read it), recall calls and the last."""
+    return plain(_overview(request))
+
+
+@router.get("/api/agents/{name}", response_model=agents_lib.AgentDetail, responses=Refusals, tags=["agents"])
+def agent_api(request: Request, name: AgentName) -> Any:
+    """One agent: its counts, newest current facts, notebook (or why it is not shown), bot
+    memory file and latest recall calls."""
+    return plain(_detail(request, name))

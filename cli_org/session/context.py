@@ -1,0 +1,388 @@
+"""The session context block: the one renderer of what an agent sees at the start of a
+session (and, with --for, on each turn).
+
+What goes in, most useful first (README, Session context):
+1. the agent's own notebook, each store with "N% used, x/cap chars" (a note above 80%);
+2. pinned facts: org-wide, then the project's;
+3. open todos: org-wide, then the project's;
+4. current facts grouped by kind: decisions, rules, failures, workflows, preferences, model
+   notes, then plain facts; newest first within a kind (a pinned fact is not repeated);
+5. with `for_text`, the recall hits for it (the volatile part, after everything stable).
+
+Stable: the same state gives byte-identical output. Nothing in the block depends on the
+clock: ages are dates ("since 2026-11-28", UTC), never "3d". Parts 1-4 form a cacheable
+prefix; part 5 and the omitted list come after it.
+
+Budget: tokens are counted as ceil(characters / 4) over the whole printed block, its final
+newline included (TOKEN_CHARS). The block never passes the budget. Entries are taken in the
+order above; one that does not fit is skipped (a smaller later one may still fit) and listed
+at the end by id with the reason "budget". Facts in scope that are not shown for another
+reason are listed too: "retired", "superseded by #N", "duplicate of #N" (the same subject and
+claim, ignoring case and spacing, as a newer fact that is shown). The omitted list fits the
+budget as well: it is cut short with "and N more". With `for_text` the stable part takes at
+most STABLE_SHARE percent of the budget, whatever the hits, so its prefix is the same on
+every turn; the hits have the rest.
+
+With `session`, every entry shown is remembered in the database (context_delivered,
+migration 0015; an agent sees only its own rows), and a later call in that session shows
+only entries not delivered yet. Nothing new: the block is empty (the CLI prints nothing).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from ..db import Conn
+from ..db.errors import translated
+from ..db.queries import sql
+from ..db.session import owns_transaction
+from ..errors import InputError
+from ..store.facts import Fact, list_facts
+from ..store.notebook import current_agent
+from ..store.notebook import show as show_notebook
+from ..store.pins import list_pins
+from ..store.todos import list_todos
+from ..text import one_line
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..config import Settings
+    from ..recall.answer import RecallResult
+    from ..vault.embedders import Embedder
+
+TOKEN_CHARS = 4  # one token is counted for every 4 characters, rounded up
+DEFAULT_BUDGET = 1500
+MIN_BUDGET = 16  # room for the header and the shortest omitted line
+FORMATS = ("text", "markdown", "json")
+KIND_ORDER = ("decision", "rule", "failure", "workflow", "preference", "model_note", "fact")
+KIND_TITLES = {
+    "decision": "Decisions",
+    "rule": "Rules",
+    "failure": "Failures",
+    "workflow": "Workflows",
+    "preference": "Preferences",
+    "model_note": "Model notes",
+    "fact": "Facts",
+}
+NEAR_FULL = 80  # percent of a notebook store above which the block says so
+CLAIM_CHARS = 300
+HIT_LIMIT = 8
+MAX_SESSION = 200
+
+
+def tokens(text: str) -> int:
+    """The token count of `text` by the stated rule: ceil(characters / 4)."""
+    return math.ceil(len(text) / TOKEN_CHARS)
+
+
+@dataclass
+class Entry:
+    key: str  # the id shown in the omitted list: "fact #12", "notebook #3", "todo #4"
+    line: str  # the line as printed, without the bullet
+    mark: str = ""  # what a session remembers (the key, with the version of a notebook entry)
+
+    def __post_init__(self) -> None:
+        self.mark = self.mark or self.key
+
+
+@dataclass
+class Section:
+    name: str  # notebook:memory, pinned, todos, kind:decision, hits
+    title: str
+    stable: bool  # part of the cacheable prefix
+    entries: list[Entry] = field(default_factory=list)
+
+
+@dataclass
+class Omitted:
+    key: str
+    reason: str  # budget, retired, superseded by #N, duplicate of #N
+
+
+@dataclass
+class Context:
+    agent: str
+    project: str | None
+    for_text: str | None
+    session: str | None
+    budget: int
+    format: str
+    text: str  # the block as printed ("" when there is nothing to deliver)
+    chars: int
+    tokens: int
+    prefix_chars: int  # characters of the stable, cacheable prefix at the start of `text`
+    sections: list[Section]  # what is shown
+    omitted: list[Omitted]  # everything not shown, with the reason
+    omitted_listed: int  # how many of `omitted` the block names (the rest: "and N more")
+
+
+def _date(moment: datetime) -> str:
+    return moment.astimezone(UTC).date().isoformat()
+
+
+def _fact_line(f: Fact, *, kind: bool = False) -> str:
+    where = f", {f.project}" if f.project else ""
+    label = f"{f.kind}, " if kind else ""
+    return (
+        f"#{f.id} {one_line(f.subject)}: {one_line(f.claim, CLAIM_CHARS)} "
+        f"({label}{f.author}{where}, since {_date(f.created_at)})"
+    )
+
+
+def _in_scope(project: str | None, own: str | None) -> bool:
+    return own is None or own == project
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _stable(conn: Conn, project: str | None) -> tuple[str, list[Section], list[Omitted]]:
+    """The notebook, pins, todos and facts as sections, and the facts seen but not shown."""
+    notebook = show_notebook(conn)
+    sections: list[Section] = []
+    for store in notebook.stores:
+        title = f"Notebook, {store.target}: {store.percent}% used, {store.used}/{store.cap} chars"
+        if store.percent > NEAR_FULL:
+            title += f" (above {NEAR_FULL}%: replace or remove entries before adding)"
+        entries = [
+            Entry(f"notebook #{e.id}", one_line(e.body), f"notebook #{e.id} v{e.version}") for e in store.entries
+        ]
+        sections.append(Section(f"notebook:{store.target}", title, True, entries))
+
+    every = [f for f in list_facts(conn, include_retired=True) if _in_scope(project, f.project)]
+    by_id = {f.id: f for f in every}
+    pins = [p for p in list_pins(conn, project=project) if _in_scope(project, p.project)]
+    pinned = [by_id[p.fact_id] for p in pins if p.fact_id in by_id]
+    pinned_ids = {f.id for f in pinned}
+    sections.append(
+        Section("pinned", "Pinned", True, [Entry(f"fact #{f.id}", _fact_line(f, kind=True)) for f in pinned])
+    )
+
+    open_todos = [t for t in list_todos(conn, project=project) if _in_scope(project, t.project)]
+    todo_entries = [
+        Entry(
+            f"todo #{t.id}",
+            f"#{t.id} {one_line(t.text)} ({t.author}{', ' + t.project if t.project else ''}, "
+            f"since {_date(t.created_at)})",
+        )
+        for t in open_todos
+    ]
+    sections.append(Section("todos", "Open todos", True, todo_entries))
+
+    omitted: list[Omitted] = []
+    current = sorted((f for f in every if f.current), key=lambda f: (-f.created_at.timestamp(), -f.id))
+    seen: dict[tuple[str, str], int] = {(_normal(f.subject), _normal(f.claim)): f.id for f in pinned}
+    by_kind: dict[str, list[Entry]] = {k: [] for k in KIND_ORDER}
+    for f in current:
+        if f.id in pinned_ids:
+            continue
+        same = (_normal(f.subject), _normal(f.claim))
+        if same in seen:
+            omitted.append(Omitted(f"fact #{f.id}", f"duplicate of #{seen[same]}"))
+            continue
+        seen[same] = f.id
+        by_kind.setdefault(f.kind, []).append(Entry(f"fact #{f.id}", _fact_line(f)))
+    for kind in (*KIND_ORDER, *sorted(set(by_kind) - set(KIND_ORDER))):
+        sections.append(Section(f"kind:{kind}", KIND_TITLES.get(kind, kind), True, by_kind[kind]))
+    for f in sorted((f for f in every if not f.current), key=lambda f: -f.id):
+        reason = f"superseded by #{f.superseded_by}" if f.superseded_by is not None else "retired"
+        omitted.append(Omitted(f"fact #{f.id}", reason))
+    return notebook.agent, sections, omitted
+
+
+def _hit_key(hit) -> str:
+    data = hit.data
+    if hit.arm == "fact":
+        return f"fact #{data['id']}"
+    if hit.arm == "memory":
+        return f"memory {data['file']}:{data['line']}"
+    return f"vault {data['path']}#{data.get('heading') or ''}"
+
+
+def _head_line(agent: str, project: str | None, fmt: str) -> str:
+    head = f"Org context for {agent}" + (f", project {project}" if project else "")
+    return f"# {head}" if fmt == "markdown" else f"== {head} =="
+
+
+def _title_line(title: str, fmt: str) -> str:
+    return f"## {title}" if fmt == "markdown" else f"{title}:"
+
+
+def _render(agent: str, project: str | None, sections: list[Section], fmt: str) -> tuple[str, int]:
+    """The block's body (no omitted list) and the length of its stable prefix. Every line
+    ends with a newline: a header, then per section a blank line, its title, its entries."""
+    if not any(s.entries for s in sections):
+        return "", 0
+    out = [_head_line(agent, project, fmt)]
+    prefix = 0
+    for s in sections:
+        if not s.entries:
+            continue
+        if not s.stable and not prefix:
+            prefix = sum(len(line) + 1 for line in out)
+        out.append("")
+        out.append(_title_line(s.title, fmt))
+        out.extend(f"- {e.line}" for e in s.entries)
+    text = "\n".join(out) + "\n"
+    return text, prefix or len(text)
+
+
+def _footer(omitted: list[Omitted], room: int, fmt: str) -> tuple[str, int]:
+    """The omitted list in at most `room` characters (with its leading blank line), and how
+    many entries it names; "" when even the shortest form does not fit."""
+    if not omitted:
+        return "", 0
+    lines = ["", _title_line("Omitted", fmt)]
+    used = sum(len(x) + 1 for x in lines)
+    named = 0
+    for n, o in enumerate(omitted):
+        line = f"- {o.key}: {o.reason}"
+        rest = len(omitted) - n - 1
+        tail = len(f"- and {rest} more") + 1 if rest else 0
+        if used + len(line) + 1 + tail > room:
+            break
+        lines.append(line)
+        used += len(line) + 1
+        named += 1
+    if named < len(omitted):
+        lines.append(f"- and {len(omitted) - named} more")
+    text = "\n".join(lines) + "\n"
+    if len(text) <= room:
+        return text, named
+    short = _short_footer(len(omitted))
+    return (short, 0) if len(short) <= room else ("", 0)
+
+
+def _short_footer(count: int) -> str:
+    return f"\n(omitted: {count})\n"
+
+
+FOOTER_RESERVE = len(_short_footer(999_999))  # room kept for the shortest omitted line
+STABLE_SHARE = 66  # percent of the budget the stable part may take when --for adds hits
+
+
+def _fit(
+    agent: str, project: str | None, sections: list[Section], extra: list[Omitted], budget_chars: int, fmt: str
+) -> tuple[list[Section], list[Omitted]]:
+    """Greedy, in order: an entry is kept when the body with it, plus room for the shortest
+    omitted line, stays within the budget. An entry whose key is already kept (a recall hit
+    for a fact shown above) is not repeated."""
+
+    def greedy(limit: int, stable_limit: int) -> tuple[list[Section], list[Omitted], set[str]]:
+        kept = [Section(s.name, s.title, s.stable) for s in sections]
+        keys: set[str] = set()
+        cut: list[Omitted] = []
+        used = len(_head_line(agent, project, fmt)) + 1
+        for s, k in zip(sections, kept, strict=True):
+            for e in s.entries:
+                if e.key in keys:
+                    continue
+                cost = len(e.line) + 3  # "- " and the newline
+                if not k.entries:
+                    cost += 1 + len(_title_line(k.title, fmt)) + 1  # the blank line and the title
+                if used + cost <= (stable_limit if s.stable else limit):
+                    k.entries.append(e)
+                    keys.add(e.key)
+                    used += cost
+                else:
+                    cut.append(Omitted(e.key, "budget"))
+        return kept, cut, keys
+
+    volatile = any(not s.stable for s in sections)
+    if volatile:
+        # The stable part takes at most its share whatever the hits, so that its prefix is
+        # the same on every turn; the hits have the rest.
+        room = budget_chars - FOOTER_RESERVE
+        kept, cut, keys = greedy(room, budget_chars * STABLE_SHARE // 100 - FOOTER_RESERVE)
+    else:
+        kept, cut, keys = greedy(budget_chars, budget_chars)
+        if cut or extra:  # again, leaving room for the shortest omitted line
+            kept, cut, keys = greedy(budget_chars - FOOTER_RESERVE, budget_chars - FOOTER_RESERVE)
+    cut = [o for o in cut if o.key not in keys]
+    return kept, cut + extra
+
+
+@owns_transaction
+def build_context(
+    conn: Conn,
+    *,
+    settings: Settings,
+    project: str | None = None,
+    for_text: str | None = None,
+    session: str | None = None,
+    budget: int = DEFAULT_BUDGET,
+    fmt: str = "text",
+    embedder: Embedder | None = None,
+    hits_only: bool = False,
+    recalled: Callable[[RecallResult], object] | None = None,
+) -> Context:
+    """The block for the connected agent (see the module's doc for what, in which order).
+
+    `hits_only` (with `for_text`) keeps only the recall hits: a per-turn hook adds what
+    matches the turn, never the stable part the session start delivered or left out."""
+    if fmt not in FORMATS:
+        raise InputError(f"--format is one of {', '.join(FORMATS)}, not {fmt!r}")
+    if budget < MIN_BUDGET:
+        raise InputError(f"--budget must be at least {MIN_BUDGET} tokens, not {budget}")
+    if session is not None and (not session.strip() or len(session) > MAX_SESSION):
+        raise InputError(f"--session must be 1 to {MAX_SESSION} characters, not blank")
+    if for_text is not None and not for_text.strip():
+        raise InputError("--for is empty; say what the turn is about")
+    if hits_only and for_text is None:
+        raise InputError("only the hits were asked for, but no text to find them for")
+    shape = "markdown" if fmt == "markdown" else "text"
+    with translated(conn):
+        sections: list[Section]
+        extra: list[Omitted]
+        if hits_only:  # the per-turn hook: nothing stable is shown, so none of it is read
+            agent, sections, extra = current_agent(conn), [], []
+        else:
+            agent, sections, extra = _stable(conn, project)
+        if for_text is not None:
+            from ..recall.answer import recall
+
+            result = recall(conn, for_text, settings=settings, project=project, limit=HIT_LIMIT, embedder=embedder)
+            if recalled is not None:  # the caller records a recall the replica served (org.py)
+                recalled(result)
+            # The notebook is in the block already, first; its entries are not hits again.
+            hits = [Entry(_hit_key(h), h.text) for h in result.hits if not h.data.get("notebook")]
+            sections.append(Section("hits", f'Relevant to "{one_line(for_text, 80)}"', False, hits))
+        if hits_only:
+            sections, extra = [s for s in sections if not s.stable], []
+        if session is not None:
+            done = {r["hit_key"] for r in conn.execute(sql("context.delivered"), {"session": session})}
+            for s in sections:
+                s.entries = [e for e in s.entries if e.mark not in done]
+            extra = [o for o in extra if f"{o.key} {o.reason}" not in done]
+        kept, omitted = _fit(agent, project, sections, extra, budget * TOKEN_CHARS, shape)
+        body, prefix = _render(agent, project, kept, shape)
+        if not body and not any(o.reason == "budget" for o in omitted):
+            omitted = []  # nothing to deliver: the block is empty, notices wait for an entry
+        footer, named = _footer(omitted, budget * TOKEN_CHARS - len(body), shape)
+        text = body + footer
+        if session is not None and text:
+            keys = [e.mark for s in kept for e in s.entries]
+            keys += [f"{o.key} {o.reason}" for o in omitted[:named] if o.reason != "budget"]
+            for key in keys:
+                conn.execute(sql("context.deliver"), {"session": session, "key": key})
+            conn.commit()
+    return Context(
+        agent=agent,
+        project=project,
+        for_text=for_text,
+        session=session,
+        budget=budget,
+        format=fmt,
+        text=text,
+        chars=len(text),
+        tokens=tokens(text),
+        prefix_chars=prefix,
+        sections=[s for s in kept if s.entries],
+        omitted=omitted,
+        omitted_listed=named,
+    )

@@ -1,0 +1,155 @@
+"""Harness hooks: what cli-org prints when a harness starts a session or the user sends a
+prompt, and the fail-open wrapper every hook runs in.
+
+Three separate parts, so that a warm helper process can later do the work for the hook:
+- `parse_hook_input`: the harness's JSON on stdin (Claude Code: session_id, prompt, cwd,
+  hook_event_name, source), checked and nothing more;
+- `claude_code_hook`: the work, on a connection: the `cli-org context` block at session
+  start, only the new on-match hits on each prompt, as the harness's JSON output;
+- `fail_open`: runs the work in a thread with a deadline; any failure or the deadline gives
+  no output, so an agent session is never blocked or broken by the org memory.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..db import Conn
+from ..db.session import owns_transaction
+from ..errors import InputError
+from ..limits import MAX_QUERY_CHARS, MAX_QUERY_WORDS
+from ..local.project import project_root
+from .context import DEFAULT_BUDGET, MAX_SESSION, build_context
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..vault.embedders import Embedder
+
+# The whole hook, from reading stdin to printing, ends within this many seconds or prints
+# nothing (the issue's bound: "exits 0 quickly"). A warm hook takes well under a second; the
+# slowest honest path is a cold embedded server start (0.8 s measured, DESIGN.md) plus the
+# query model's load (0.4 s).
+HOOK_SECONDS = 5.0
+# A connection attempt gives up after this many seconds (libpq's PGCONNECT_TIMEOUT, whole
+# seconds), well inside HOOK_SECONDS.
+CONNECT_SECONDS = 2
+# The harness kills a hook that runs longer than this (seconds, written into its settings):
+# a second bound, above ours, should ours ever fail.
+HARNESS_TIMEOUT = 10
+# Session start gets the same block as `cli-org context`; each prompt gets at most this
+# many tokens of hits (HIT_LIMIT hits of about one 150-character line each, with room).
+SESSION_START_BUDGET = DEFAULT_BUDGET
+PROMPT_BUDGET = 400
+EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
+
+
+@dataclass(frozen=True)
+class HookInput:
+    event: str | None  # hook_event_name as the harness sent it
+    session_id: str | None
+    prompt: str | None
+    cwd: str | None
+
+
+def parse_hook_input(raw: str) -> HookInput:
+    """The fields cli-org uses from the harness's JSON; a field of the wrong type is absent."""
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise InputError(f"the hook input is not JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise InputError("the hook input is not a JSON object")
+
+    def text(key: str) -> str | None:
+        value = data.get(key)
+        return value if isinstance(value, str) and value.strip() else None
+
+    return HookInput(text("hook_event_name"), text("session_id"), text("prompt"), text("cwd"))
+
+
+def turn_text(prompt: str) -> str:
+    """A prompt cut to what a recall accepts (limits.py): its first words, as a question."""
+    words = prompt.split()[:MAX_QUERY_WORDS]
+    return " ".join(words)[:MAX_QUERY_CHARS]
+
+
+def hook_project(hook: HookInput, explicit: str | None) -> tuple[str | None, Path | None]:
+    """The project name and root for a hook: --project if given, else the name of the
+    project root (project.py) that holds the harness's working folder."""
+    if not hook.cwd:
+        return explicit, None
+    root = project_root(cwd=Path(hook.cwd))
+    return explicit or root.name or None, root
+
+
+@owns_transaction
+def claude_code_hook(
+    conn: Conn,
+    event: str,
+    hook: HookInput,
+    *,
+    settings: Settings,
+    project: str | None = None,
+    embedder: Embedder | None = None,
+) -> str:
+    """What Claude Code should read on stdout for `event` (session-start or prompt): its
+    JSON with the block as additionalContext, or "" when nothing applies."""
+    if event not in EVENTS:
+        raise InputError(f"unknown hook event {event!r}; use one of {', '.join(EVENTS)}")
+    session = hook.session_id if hook.session_id and len(hook.session_id) <= MAX_SESSION else None
+    name, root = hook_project(hook, project)
+    if root is not None and settings.root is None:
+        settings = replace(settings, root=str(root))  # the memory arm reads this project's files
+    if event == "session-start":
+        block = build_context(conn, settings=settings, project=name, session=session, budget=SESSION_START_BUDGET)
+    else:
+        question = turn_text(hook.prompt or "")
+        if not question:
+            return ""
+        block = build_context(
+            conn,
+            settings=settings,
+            project=name,
+            for_text=question,
+            session=session,
+            budget=PROMPT_BUDGET,
+            embedder=embedder,
+            hits_only=True,
+        )
+    if not block.text:
+        return ""
+    output = {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": block.text}}
+    return json.dumps(output, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    text: str  # what to print ("" on any failure)
+    finished: bool  # False: the deadline passed and the work is still running
+    problem: str | None  # why nothing was printed, for stderr
+
+
+def fail_open(work: Callable[[], str], seconds: float = HOOK_SECONDS) -> Outcome:
+    """Run `work` in a daemon thread for at most `seconds`; never raises."""
+    result: list[str] = []
+    failure: list[str] = []
+
+    def run() -> None:
+        try:
+            result.append(work())
+        except BaseException as exc:  # fail open: whatever went wrong, the session goes on
+            failure.append(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+
+    thread = threading.Thread(target=run, name="cli-org-hook", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        return Outcome("", False, f"no answer within {seconds:g} s")
+    if failure:
+        return Outcome("", True, failure[0])
+    return Outcome(result[0] if result else "", True, None)

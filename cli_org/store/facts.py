@@ -1,0 +1,280 @@
+"""Shared facts: remember, forget, supersede and list, through row-level security."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from psycopg import errors as pgerr
+
+from ..checks.rules import KINDS, check_id
+from ..checks.write import check_fact, check_field
+from ..db import Conn, first
+from ..db.errors import translated
+from ..db.queries import sql
+from ..db.session import owns_transaction
+from ..errors import AccessDenied, InputError, NotFound
+
+
+@dataclass
+class Remembered:
+    id: int
+    duplicate: bool = False
+    superseded: int | None = None
+
+
+@dataclass
+class Fact:
+    id: int
+    subject: str
+    claim: str
+    source: str
+    author: str
+    project: str | None
+    confidence: str
+    kind: str
+    via: str | None
+    valid_from: datetime
+    valid_to: datetime | None
+    retired_by: str | None
+    retired_reason: str | None
+    supersedes: int | None
+    superseded_by: int | None
+    created_at: datetime
+
+    @property
+    def current(self) -> bool:
+        return self.valid_to is None
+
+
+def _require_agent(conn: Conn) -> str:
+    me = first(conn, sql("facts.me"))
+    if me["name"] is None:
+        raise AccessDenied(f"role {me['role']} is not a cli-org agent: set ORG_AGENT or pass --as NAME")
+    return me["name"]
+
+
+@owns_transaction
+def remember(
+    conn: Conn,
+    subject: str,
+    claim: str,
+    *,
+    source: str | None,
+    project: str | None = None,
+    inferred: bool = False,
+    kind: str = "fact",
+    supersedes: int | None = None,
+    via: str | None = None,
+) -> Remembered:
+    """Store one sourced claim as the connected agent; nothing is written on any error."""
+    subject, claim, source = check_fact(subject, claim, source, project, via)
+    if kind not in KINDS:
+        raise InputError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
+    if supersedes is not None:
+        check_id(supersedes)
+    params = {
+        "subject": subject,
+        "claim": claim,
+        "source": source,
+        "project": project,
+        "confidence": "inferred" if inferred else "confirmed",
+        "kind": kind,
+        "via": via,
+    }
+    with translated(conn):
+        try:
+            result = _store(conn, params, supersedes)
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()  # every return path ends the transaction the lookups opened
+    return result
+
+
+def _store(conn: Conn, params: dict, supersedes: int | None) -> Remembered:
+    _require_agent(conn)
+    existing = conn.execute(sql("facts.find_current"), params).fetchone()
+    if existing:
+        return _known(conn, existing["id"], supersedes)
+    try:
+        with conn.transaction():  # a savepoint: the lookups above opened the transaction
+            new_id = first(conn, sql("facts.insert"), params)["id"]
+            if supersedes is not None:
+                conn.execute(sql("facts.supersede"), {"old": supersedes, "new": new_id})
+    except pgerr.UniqueViolation:
+        # Another session of this agent stored the same claim between our lookup and insert.
+        return _known(conn, first(conn, sql("facts.find_current"), params)["id"], supersedes)
+    return Remembered(new_id, superseded=supersedes)
+
+
+def _known(conn: Conn, existing: int, supersedes: int | None) -> Remembered:
+    """The agent already holds this claim as fact `existing`.
+
+    Without --supersedes that is the answer. With --supersedes N the caller wants N gone and
+    this claim current: N is retired and linked both ways to the existing fact, as if the
+    claim had been written now. Refused when that link cannot be made (README, remember)."""
+    if supersedes is None:
+        return Remembered(existing, duplicate=True)
+    if supersedes == existing:
+        raise InputError(f"fact {existing} already says this; there is nothing to supersede")
+    links = first(conn, sql("facts.links"), {"id": existing})
+    if links["supersedes"] is not None:
+        raise InputError(
+            f"your identical fact #{existing} already supersedes #{links['supersedes']} and a fact supersedes "
+            f"one other; retire #{supersedes} with `cli-org forget {supersedes} WHY`"
+        )
+    conn.execute(sql("facts.supersede"), {"old": supersedes, "new": existing})
+    return Remembered(existing, duplicate=True, superseded=supersedes)
+
+
+@owns_transaction
+def forget(conn: Conn, fact_id: int, why: str) -> None:
+    """Retire a fact: only its author, the author's team lead or an owner may."""
+    check_id(fact_id)
+    if not why or not why.strip():
+        raise InputError("say why the fact is retired")
+    check_field("reason", why.strip())
+    with translated(conn):
+        _require_agent(conn)
+        with conn.transaction():
+            conn.execute(sql("facts.forget"), {"id": fact_id, "why": why.strip()})
+        conn.commit()
+
+
+@owns_transaction
+def restore(conn: Conn, fact_id: int, why: str) -> Fact:
+    """Bring a forgotten fact back (migration 0014, org_restore): its author, the author's
+    team lead or an owner may. A superseded fact comes back only once its successor is
+    retired; a fact whose identical claim by the same author is current again stays retired."""
+    check_id(fact_id)
+    if not why or not why.strip():
+        raise InputError("say why the fact comes back")
+    check_field("reason", why.strip())
+    with translated(conn):
+        _require_agent(conn)
+        with conn.transaction():
+            conn.execute(sql("facts.restore"), {"id": fact_id, "why": why.strip()})
+        fact = _get(conn, fact_id)
+        conn.commit()
+    if fact is None:  # never: org_restore() found it
+        raise NotFound(f"no fact with id {fact_id}")
+    return fact
+
+
+@owns_transaction
+def list_facts(
+    conn: Conn,
+    *,
+    include_retired: bool = False,
+    subject: str | None = None,
+    project: str | None = None,
+    author: str | None = None,
+    kind: str | None = None,
+    text: str | None = None,
+    newest_first: bool = False,
+    limit: int | None = None,
+    offset: int = 0,
+) -> list[Fact]:
+    """Facts (current ones unless `include_retired`) matching every filter given; `text`:
+    a substring of the subject, claim or source, any case. `limit`/`offset` page through
+    them (the web page shows a page at a time)."""
+    if limit is not None and limit < 0 or offset < 0:
+        raise InputError("limit and offset may not be negative")
+    params = {
+        "all": include_retired,
+        "subject": subject,
+        "project": project,
+        "author": author,
+        "kind": kind,
+        "text": text or None,
+        "limit": limit,
+        "offset": offset,
+    }
+    with translated(conn):
+        return [Fact(**row) for row in conn.execute(sql("facts.list_newest" if newest_first else "facts.list"), params)]
+
+
+@dataclass
+class Event:
+    """One thing that happened to a fact: written, superseded, retired or restored."""
+
+    at: datetime
+    who: str | None
+    what: str  # "written", "superseded", "retired", "restored"
+    detail: str | None  # the source when written, the reason when retired or restored
+    other: int | None = None  # the fact that superseded this one
+
+
+@dataclass
+class FactRecord:
+    """One fact whole: the row, what happened to it, and its supersession chain, oldest
+    first, this fact included (`older` and `newer` are the parts before and after it)."""
+
+    fact: Fact
+    events: list[Event]
+    older: list[Fact]  # what it superseded, the oldest first
+    newer: list[Fact]  # what superseded it, the nearest first
+    chain: list[int]  # every id of the chain, oldest first
+
+
+_CHAIN_LIMIT = 1000  # links followed each way; a chain is a few facts, a cycle would never end
+
+
+@owns_transaction
+def show_fact(conn: Conn, fact_id: int) -> FactRecord:
+    """A fact with its history and its supersession chain both ways."""
+    check_id(fact_id)
+    with translated(conn):
+        try:
+            fact = _get(conn, fact_id)
+            if fact is None:
+                raise NotFound(f"no fact with id {fact_id}")
+            restores = list(conn.execute(sql("facts.restores"), {"id": fact_id}))
+            older: list[Fact] = []
+            newer: list[Fact] = []
+            seen = {fact.id}
+            for attr, into in (("supersedes", older), ("superseded_by", newer)):
+                at = fact
+                while getattr(at, attr) is not None and getattr(at, attr) not in seen and len(seen) < _CHAIN_LIMIT:
+                    linked = _get(conn, getattr(at, attr))
+                    if linked is None:
+                        break
+                    at = linked
+                    seen.add(at.id)
+                    into.append(at)
+        finally:
+            conn.rollback()  # read-only: end the transaction the reads opened
+    older.reverse()
+    return FactRecord(fact, events_of(fact, restores), older, newer, [f.id for f in (*older, fact, *newer)])
+
+
+def events_of(fact: Fact, restores: list[dict] | None = None) -> list[Event]:
+    """What happened to a fact, oldest first. Each restore (memory_restores, migration 0014)
+    keeps the retirement it undid, so a fact retired and restored twice shows all four."""
+    events = [Event(fact.created_at, fact.author, "written", fact.source)]
+    for r in restores or []:
+        what = "superseded" if r["superseded_by"] is not None else "retired"
+        events.append(Event(r["retired_at"], r["retired_by"], what, r["retired_reason"], r["superseded_by"]))
+        events.append(Event(r["restored_at"], r["restored_by"], "restored", r["why"]))
+    # org_supersede() sets valid_to and superseded_by together, org_forget() valid_to alone.
+    if fact.valid_to is not None:
+        what = "superseded" if fact.superseded_by is not None else "retired"
+        events.append(Event(fact.valid_to, fact.retired_by, what, fact.retired_reason, fact.superseded_by))
+    return events
+
+
+def _get(conn: Conn, fact_id: int) -> Fact | None:
+    row = conn.execute(sql("facts.get"), {"id": fact_id}).fetchone()
+    return Fact(**row) if row else None
+
+
+def age(moment: datetime | None) -> str:
+    """How long ago, in the largest whole unit: 3d, 5h, 12m, now."""
+    if moment is None:
+        return ""
+    seconds = (datetime.now(moment.tzinfo) - moment).total_seconds()
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return "now"

@@ -1,0 +1,338 @@
+"""Bounded notebooks: two small stores per agent, `memory` (its own notes) and `user` (about
+the person it works for), kept in PostgreSQL one row per entry, every change versioned.
+
+The rules (README, Notebooks), each held here and, where a member could go around the
+library with plain SQL, in the database too (migration 0013):
+- an entry identical to a live one is a no-op that says so;
+- a write that would pass the store's cap is refused with the current usage and the entries
+  listed; nothing is dropped or trimmed to make room;
+- replace and remove need exactly one live entry containing the substring;
+- the write checks of facts apply to every entry (checks.check_text; the database runs its
+  own copy of the checks in the trigger).
+Usage is the sum of the live entries' lengths in characters.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from ..checks.rules import NOTEBOOK_CAPS, NOTEBOOK_STORES
+from ..checks.write import check_text
+from ..db import Conn, first
+from ..db.errors import translated
+from ..db.queries import sql
+from ..db.session import owns_transaction
+from ..errors import AccessDenied, DatabaseError, InputError, NotFound
+from ..local.files import read_file
+from ..text import one_line
+
+SEPARATOR = "§"  # a line holding only this separates entries in a notebook file
+_SEPARATOR_LINE = re.compile(r"^[ \t]*§[ \t]*$", re.MULTILINE)
+PREVIEW = 80  # characters of an entry shown in a refusal
+
+
+@dataclass
+class Entry:
+    id: int
+    agent: str
+    store: str
+    body: str
+    version: int
+    created_at: datetime
+    changed_at: datetime
+    changed_by: str | None
+
+
+@dataclass
+class Store:
+    agent: str
+    target: str
+    cap: int
+    used: int
+    percent: int
+    entries: list[Entry] = field(default_factory=list)
+
+
+@dataclass
+class Notebook:
+    agent: str
+    stores: list[Store]
+
+
+@dataclass
+class Change:
+    """What a write did: `added`, `replaced`, `removed`, or `unchanged` (and why)."""
+
+    target: str
+    action: str
+    entry_id: int | None
+    used: int
+    cap: int
+    note: str | None = None
+
+
+@dataclass
+class Version:
+    entry_id: int
+    version: int
+    agent: str
+    store: str
+    action: str  # added, replaced, removed
+    body: str
+    at: datetime
+    by: str | None
+
+
+@dataclass
+class Imported:
+    target: str
+    file: str
+    entries: int  # in the file
+    added: int
+    already: int  # identical to a live entry (or repeated in the file): nothing to do
+    used: int
+    cap: int
+
+
+class NotebookFull(InputError):
+    """A write would pass the store's cap; carries the usage and the live entries."""
+
+    def __init__(self, message: str, used: int, cap: int, entries: list[Entry]):
+        super().__init__(message)
+        self.used, self.cap, self.entries = used, cap, entries
+
+
+class NoSingleMatch(InputError):
+    """replace / remove found no entry, or several, containing the substring."""
+
+    def __init__(self, message: str, candidates: list[Entry]):
+        super().__init__(message)
+        self.candidates = candidates
+
+
+def _target(target: str) -> str:
+    if target not in NOTEBOOK_STORES:
+        raise InputError(f"--target is {' or '.join(NOTEBOOK_STORES)}, not {target!r}")
+    return target
+
+
+def check_entry(text: str, target: str) -> str:
+    """An entry as it will be stored (outer space stripped, line ends as \\n), or InputError."""
+    text = text.replace("\r\n", "\n").strip()
+    if not text:
+        raise InputError("the entry is empty")
+    if _SEPARATOR_LINE.search(text):
+        raise InputError(f"the entry contains a line holding only {SEPARATOR}, the entry separator")
+    cap = NOTEBOOK_CAPS[_target(target)]
+    if len(text) > cap:
+        raise InputError(f"the entry is {len(text)} chars; the whole {target} notebook holds {cap}")
+    # The write checks of facts; a line break inside an entry is allowed and read as a space.
+    check_text("entry", text.replace("\n", " "))
+    return text
+
+
+def parse_entries(text: str) -> list[str]:
+    """The entries of a notebook file: separated by lines holding only §, empty ones dropped."""
+    text = text.replace("\r\n", "\n").removeprefix("\ufeff")
+    return [part.strip() for part in _SEPARATOR_LINE.split(text) if part.strip()]
+
+
+def _preview(text: str) -> str:
+    return one_line(text, PREVIEW)
+
+
+def _listed(entries: list[Entry]) -> str:
+    return "; ".join(f'#{e.id} "{_preview(e.body)}" ({len(e.body)})' for e in entries) or "(none)"
+
+
+@owns_transaction
+def current_agent(conn: Conn) -> str:
+    """The connected agent's name; refused for a role that is no agent."""
+    me = first(conn, sql("notebook.me"))
+    if me["name"] is None:
+        raise AccessDenied(f"role {me['role']} is not a cli-org agent: set ORG_AGENT or pass --as NAME")
+    return me["name"]
+
+
+def _live(conn: Conn, agent: str, target: str) -> list[Entry]:
+    return [Entry(**r) for r in conn.execute(sql("notebook.live"), {"agent": agent, "store": target})]
+
+
+def _store(agent: str, target: str, entries: list[Entry]) -> Store:
+    cap = NOTEBOOK_CAPS[target]
+    used = sum(len(e.body) for e in entries)
+    return Store(agent, target, cap, used, used * 100 // cap, entries)
+
+
+def _whose(conn: Conn, agent: str | None) -> str:
+    """The agent whose notebook is read: the caller's own, or one the caller may read."""
+    me = current_agent(conn)
+    if agent is None or agent == me:
+        return me
+    row = first(conn, sql("notebook.agent_exists"), {"agent": agent})
+    if not row["found"]:
+        raise NotFound(f"no agent named {agent!r}")
+    if not row["readable"]:
+        raise AccessDenied(
+            f"agent {me} may not read the notebook of {agent}: only {agent}, their team lead or an owner may"
+        )
+    return agent
+
+
+@owns_transaction
+def show(conn: Conn, target: str | None = None, *, agent: str | None = None) -> Notebook:
+    """The caller's notebook (or `agent`'s, for an owner or that agent's team lead)."""
+    targets = NOTEBOOK_STORES if target is None else (_target(target),)
+    with translated(conn):
+        whose = _whose(conn, agent)
+        return Notebook(whose, [_store(whose, t, _live(conn, whose, t)) for t in targets])
+
+
+def _full(target: str, store: Store, after: int, what: str) -> NotebookFull:
+    return NotebookFull(
+        f"the {target} notebook holds {store.used}/{store.cap} chars; {what} would make it {after}/{store.cap}: "
+        f"nothing was changed; shorten, replace or remove entries first. Entries: {_listed(store.entries)}",
+        store.used,
+        store.cap,
+        store.entries,
+    )
+
+
+@owns_transaction
+def add(conn: Conn, target: str, text: str) -> Change:
+    """Add one entry to the caller's store; identical to a live entry: nothing to do."""
+    text = check_entry(text, target)
+    with translated(conn):
+        me = current_agent(conn)
+        conn.execute(sql("notebook.lock"))
+        store = _store(me, target, _live(conn, me, target))
+        for e in store.entries:
+            if e.body == text:
+                return Change(target, "unchanged", e.id, store.used, store.cap, f"entry #{e.id} already says this")
+        after = store.used + len(text)
+        if after > store.cap:
+            raise _full(target, store, after, f"this entry ({len(text)} chars)")
+        new_id = first(conn, sql("notebook.insert"), {"store": target, "body": text})["id"]
+        return Change(target, "added", new_id, after, store.cap)
+
+
+def _one(store: Store, substring: str, verb: str) -> Entry:
+    if not substring:
+        raise InputError(f"say which entry to {verb}: the substring is empty")
+    found = [e for e in store.entries if substring in e.body]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise NoSingleMatch(
+            f'no entry of the {store.target} notebook contains "{_preview(substring)}"; '
+            f"entries: {_listed(store.entries)}",
+            store.entries,
+        )
+    raise NoSingleMatch(
+        f'{len(found)} entries of the {store.target} notebook contain "{_preview(substring)}"; give a substring '
+        f"that only one contains. Candidates: {_listed(found)}",
+        found,
+    )
+
+
+@owns_transaction
+def replace(conn: Conn, target: str, old: str, new: str) -> Change:
+    """Replace the one entry containing `old` with `new` (the whole entry becomes `new`)."""
+    new = check_entry(new, target)
+    with translated(conn):
+        me = current_agent(conn)
+        conn.execute(sql("notebook.lock"))
+        store = _store(me, target, _live(conn, me, target))
+        entry = _one(store, old, "replace")
+        if entry.body == new:
+            return Change(target, "unchanged", entry.id, store.used, store.cap, f"entry #{entry.id} already says this")
+        twin = next((e for e in store.entries if e.body == new), None)
+        if twin is not None:
+            raise InputError(f"entry #{twin.id} already says this; remove #{entry.id} instead of replacing it")
+        after = store.used - len(entry.body) + len(new)
+        if after > store.cap:
+            raise _full(target, store, after, f"replacing #{entry.id} ({len(entry.body)} chars by {len(new)})")
+        first(conn, sql("notebook.replace"), {"id": entry.id, "body": new})
+        return Change(target, "replaced", entry.id, after, store.cap)
+
+
+@owns_transaction
+def remove(conn: Conn, target: str, substring: str) -> Change:
+    """Mark the one entry containing `substring` removed (kept, with who and when)."""
+    _target(target)
+    with translated(conn):
+        me = current_agent(conn)
+        conn.execute(sql("notebook.lock"))
+        store = _store(me, target, _live(conn, me, target))
+        entry = _one(store, substring, "remove")
+        first(conn, sql("notebook.remove"), {"id": entry.id})
+        return Change(target, "removed", entry.id, store.used - len(entry.body), store.cap)
+
+
+@owns_transaction
+def history(conn: Conn, target: str | None = None, *, agent: str | None = None) -> list[Version]:
+    """Every version of every entry of the caller's notebook (or `agent`'s), oldest first."""
+    if target is not None:
+        _target(target)
+    with translated(conn):
+        whose = _whose(conn, agent)
+        return [Version(**r) for r in conn.execute(sql("notebook.history"), {"agent": whose, "store": target})]
+
+
+@owns_transaction
+def import_file(conn: Conn, target: str, path: Path) -> Imported:
+    """Bring a notebook file (entries separated by lines holding §) into the caller's store,
+    under the same rules, in one transaction: every entry arrives, or nothing changes and the
+    refusal names each entry that did not fit and why."""
+    _target(target)
+    data = read_file(Path(path)).data  # issue 21: a regular file, bounded (files.py)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not UTF-8 ({exc.reason} at byte {exc.start}); nothing was imported") from None
+    raw = parse_entries(text)
+    if not raw:
+        raise InputError(f"{path} holds no entries (entries are separated by lines holding only {SEPARATOR})")
+    problems: list[str] = []
+    checked: list[tuple[int, str]] = []
+    for n, entry in enumerate(raw, 1):
+        try:
+            checked.append((n, check_entry(entry, target)))
+        except InputError as exc:
+            problems.append(f'entry {n} "{_preview(entry)}": {exc}')
+    with translated(conn):
+        me = current_agent(conn)
+        conn.execute(sql("notebook.lock"))
+        store = _store(me, target, _live(conn, me, target))
+        known = {e.body for e in store.entries}
+        new: list[str] = []
+        already = 0
+        used = store.used
+        for n, entry in checked:
+            if entry in known:
+                already += 1
+                continue
+            if used + len(entry) > store.cap:
+                problems.append(
+                    f'entry {n} "{_preview(entry)}": does not fit ({len(entry)} chars; {used}/{store.cap} used by then)'
+                )
+                continue
+            known.add(entry)
+            new.append(entry)
+            used += len(entry)
+        if problems:
+            raise InputError(
+                f"nothing imported from {path}: {len(problems)} of {len(raw)} entries did not fit "
+                f"(the {target} notebook holds {store.used}/{store.cap} chars): " + "; ".join(problems)
+            )
+        for entry in new:
+            conn.execute(sql("notebook.insert"), {"store": target, "body": entry})
+        # Before reporting success: every entry of the file is now a live entry of the store.
+        arrived = {e.body for e in _live(conn, me, target)}
+        missing = [n for n, entry in checked if entry not in arrived]
+        if missing:
+            raise DatabaseError(f"nothing imported from {path}: entries {missing} did not arrive")
+        return Imported(target, str(path), len(raw), len(new), already, used, store.cap)

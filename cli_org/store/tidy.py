@@ -1,0 +1,199 @@
+"""The tidy-up: proposals, with evidence, to merge near-duplicate facts and to retire facts
+whose source file is gone; `apply` acts with the caller's rights and logs each change.
+
+Never by age. Two rules, each in one place here:
+
+- Near duplicates (`near_duplicate`): two current facts of the same author, subject (case
+  and outer space aside) and project whose claims share at least DUPLICATE_OVERLAP of their
+  words (Jaccard overlap of the lower-cased word sets) and state the same numbers. Same
+  author only: each agent's assertion is its own row (migration 0008, claim squatting), so
+  tidy never retires one agent's claim in favour of another's. The newer fact is kept.
+- Missing sources (`missing_source`): a fact of a project whose source is a relative path
+  that exists under none of the roots given (the project root, the vault). Org-wide facts are
+  never retired for a missing file: a relative path says nothing about which checkout it
+  meant. URLs, #messages, t_cards and absolute or home paths are never judged.
+
+Applying: a merge supersedes the older fact by the kept one (org_supersede) when the caller
+wrote the kept fact and it supersedes nothing yet; otherwise it forgets the older fact
+naming the kept one (org_forget), which needs only forget's rights. A missing source is
+forgotten. Either way memory_tidy_log records the change with its evidence, and the fact
+comes back with `cli-org restore` (a superseded one after its successor is retired).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from psycopg import errors as pgerr
+
+from ..checks.write import source_form
+from ..db import Conn, first
+from ..db.errors import first_line, translated
+from ..db.queries import sql
+from ..db.session import owns_transaction
+from ..errors import AccessDenied
+from .facts import Fact
+
+# Share of words two claims must have in common (|A ∩ B| / |A ∪ B|). One word changed in a
+# five-word claim gives 4/6 = 0.67, and that one word is usually the point of the fact
+# ("takes four minutes" / "takes five minutes"), so it stays below; a reworded or
+# re-punctuated copy, or one with a word added to eight, gives 0.8 or more.
+# tests/test_tidy.py holds a pair on each side of the line.
+DUPLICATE_OVERLAP = 0.75
+
+_WORD = re.compile(r"[a-z0-9]+(?:['.][a-z0-9]+)*")
+
+
+@dataclass
+class Proposal:
+    action: str  # "merge" or "missing_source"
+    fact_id: int
+    kept_id: int | None  # the fact a merge keeps
+    subject: str
+    claim: str
+    author: str
+    project: str | None
+    evidence: dict
+    done: str | None = None  # after apply: "superseded" or "forgotten"
+    error: str | None = None  # after apply: why it could not be done
+
+
+@dataclass
+class TidyReport:
+    project: str | None
+    applied: bool
+    roots: list[str]
+    threshold: float
+    proposals: list[Proposal] = field(default_factory=list)
+
+
+def words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def _numbers(ws: set[str]) -> set[str]:
+    return {w for w in ws if any(ch.isdigit() for ch in w)}
+
+
+def near_duplicate(a: str, b: str, threshold: float = DUPLICATE_OVERLAP) -> dict | None:
+    """The evidence that two claims say the same thing, or None."""
+    wa, wb = words(a), words(b)
+    union = wa | wb
+    if not union or _numbers(wa) != _numbers(wb):
+        return None
+    overlap = len(wa & wb) / len(union)
+    if overlap < threshold:
+        return None
+    return {
+        "rule": "near_duplicate",
+        "overlap": round(overlap, 3),
+        "threshold": threshold,
+        "shared_words": len(wa & wb),
+        "words": len(union),
+        "only_in_retired": sorted(wa - wb),
+        "only_in_kept": sorted(wb - wa),
+    }
+
+
+def missing_source(fact: Fact, roots: list[Path]) -> dict | None:
+    """The evidence that a project fact's source file is gone, or None."""
+    if fact.project is None or not roots or source_form(fact.source) != "path":
+        return None
+    path = re.sub(r":\d+(-\d+)?$", "", fact.source)
+    if path.startswith(("/", "~")):
+        return None
+    looked = [str(root / path) for root in roots]
+    if any(Path(p).exists() for p in looked):
+        return None
+    return {"rule": "missing_source", "source": fact.source, "looked_in": looked}
+
+
+def proposals_for(current: list[Fact], roots: list[Path], threshold: float = DUPLICATE_OVERLAP) -> list[Proposal]:
+    """Every proposal for these current facts, merges first; pure (reads files only)."""
+    out: list[Proposal] = []
+    groups: dict[tuple, list[Fact]] = defaultdict(list)
+    for f in current:
+        groups[(f.author, f.subject.strip().lower(), f.project)].append(f)
+    merged: set[int] = set()
+    for group in groups.values():
+        kept: list[Fact] = []
+        for f in sorted(group, key=lambda g: g.id, reverse=True):  # the newest is kept
+            for keeper in kept:
+                evidence = near_duplicate(f.claim, keeper.claim, threshold)
+                if evidence:
+                    evidence["kept_claim"] = keeper.claim
+                    out.append(_proposal("merge", f, keeper.id, evidence))
+                    merged.add(f.id)
+                    break
+            else:
+                kept.append(f)
+    out.sort(key=lambda p: p.fact_id)
+    for f in current:
+        evidence = None if f.id in merged else missing_source(f, roots)
+        if evidence:
+            out.append(_proposal("missing_source", f, None, evidence))
+    return out
+
+
+def _proposal(action: str, f: Fact, kept: int | None, evidence: dict) -> Proposal:
+    return Proposal(action, f.id, kept, f.subject, f.claim, f.author, f.project, evidence)
+
+
+@owns_transaction
+def tidy(
+    conn: Conn,
+    *,
+    project: str | None = None,
+    roots: list[Path] | None = None,
+    apply: bool = False,
+    threshold: float = DUPLICATE_OVERLAP,
+) -> TidyReport:
+    """Propose (and with `apply`, make) the changes above. Each change is made in its own
+    savepoint with its log row; one the caller may not make is reported, not fatal."""
+    roots = [r for r in (roots or []) if r.is_dir()]
+    with translated(conn):
+        current = [Fact(**r) for r in conn.execute(sql("tidy.current"), {"project": project})]
+        found = proposals_for(current, roots, threshold)
+        report = TidyReport(project, apply, [str(r) for r in roots], threshold, found)
+        if apply:
+            me = first(conn, sql("facts.me"))["name"]
+            if me is None:
+                raise AccessDenied("tidy --apply acts as an agent: set ORG_AGENT or pass --as NAME")
+            by_id = {f.id: f for f in current}
+            for p in report.proposals:
+                _apply(conn, me, p, by_id)
+        conn.commit()
+    return report
+
+
+def _apply(conn: Conn, me: str, p: Proposal, by_id: dict[int, Fact]) -> None:
+    try:
+        with conn.transaction():
+            if p.action == "merge":
+                kept = by_id[p.kept_id] if p.kept_id is not None else None
+                if kept is not None and kept.author == me and kept.supersedes is None:
+                    conn.execute(sql("facts.supersede"), {"old": p.fact_id, "new": kept.id})
+                    kept.supersedes = p.fact_id
+                    p.done = "superseded"
+                else:
+                    why = f"near-duplicate of #{p.kept_id} (cli-org tidy)"
+                    conn.execute(sql("facts.forget"), {"id": p.fact_id, "why": why})
+                    p.done = "forgotten"
+            else:
+                why = f"source {p.evidence['source']} no longer exists (cli-org tidy)"
+                conn.execute(sql("facts.forget"), {"id": p.fact_id, "why": why})
+                p.done = "forgotten"
+            params = {
+                "action": p.action,
+                "fact_id": p.fact_id,
+                "kept_id": p.kept_id,
+                "evidence": json.dumps(p.evidence),
+            }
+            conn.execute(sql("tidy.log"), params)
+    except (pgerr.InsufficientPrivilege, pgerr.ObjectNotInPrerequisiteState, pgerr.InvalidParameterValue) as exc:
+        p.done = None
+        p.error = first_line(exc)

@@ -1,0 +1,81 @@
+"""Todos: open items per project (None: org-wide) with no expiry, never deleted.
+
+Members add as themselves (row-level security); marking done goes through org_todo_done
+(migration 0014): the author, the author's team lead or an owner. The write checks of facts
+apply to the text, here and again in the database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from ..checks.rules import MAX_TODO, check_id
+from ..checks.write import check_field, check_text, control_chars
+from ..db import Conn, first
+from ..db.errors import translated
+from ..db.queries import sql
+from ..db.session import owns_transaction
+from ..errors import AccessDenied, InputError, NotFound
+
+
+@dataclass
+class Todo:
+    id: int
+    text: str
+    project: str | None
+    author: str
+    created_at: datetime
+    done_by: str | None
+    done_at: datetime | None
+
+
+def check_todo(text: str, project: str | None) -> str:
+    """The text, stripped, or InputError saying what is wrong."""
+    text = text.strip()
+    if control_chars(text):
+        check_text("text", text)  # says which characters
+    if not text:
+        raise InputError("the todo is empty")
+    if len(text) > MAX_TODO:
+        raise InputError(f"the todo is {len(text)} characters; the limit is {MAX_TODO}")
+    check_field("project", project)
+    check_text("text", text)
+    return text
+
+
+def _require_agent(conn: Conn) -> None:
+    me = first(conn, sql("facts.me"))
+    if me["name"] is None:
+        raise AccessDenied(f"role {me['role']} is not a cli-org agent: set ORG_AGENT or pass --as NAME")
+
+
+@owns_transaction
+def add_todo(conn: Conn, text: str, project: str | None = None) -> Todo:
+    text = check_todo(text, project)
+    with translated(conn):
+        _require_agent(conn)
+        row = first(conn, sql("todos.add"), {"text": text, "project": project})
+        conn.commit()
+    return Todo(**row)
+
+
+@owns_transaction
+def done_todo(conn: Conn, todo_id: int) -> Todo:
+    check_id(todo_id, "todo")
+    with translated(conn):
+        _require_agent(conn)
+        conn.execute(sql("todos.done"), {"id": todo_id})
+        row = conn.execute(sql("todos.get"), {"id": todo_id}).fetchone()
+        conn.commit()
+    if row is None:  # never: org_todo_done() found it
+        raise NotFound(f"no todo with id {todo_id}")
+    return Todo(**row)
+
+
+@owns_transaction
+def list_todos(conn: Conn, *, project: str | None = None, include_done: bool = False) -> list[Todo]:
+    """Open items: org-wide ones first, then the project's (every project's without one)."""
+    with translated(conn):
+        rows = conn.execute(sql("todos.list"), {"project": project, "all": include_done}).fetchall()
+    return [Todo(**r) for r in rows]
