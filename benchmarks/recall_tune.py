@@ -51,7 +51,7 @@ def vault(**kw):
 
 OLD_VAULT = vault(unknown_similarity=0.0, unknown_needs_foreign=False)  # before issue 13: no unknown-word floor
 
-# Every direction tried (benchmarks/RESULTS.md, "Recall by meaning"). "f" is the fact pass:
+# Every direction tried (benchmarks/JOURNAL.md, "Recall by meaning"). "f" is the fact pass:
 # floors without / with a shared word, z = the second signal of a vector-only fact, u = the
 # fact floor for a question holding a word the memory lacks; "v" = that floor for the vault.
 CANDIDATES = {

@@ -52,14 +52,8 @@ from dataclasses import dataclass, field
 
 # The phrase: a run of PHRASE_WORDS consecutive words holding at least MIN_CONTENT_WORDS
 # content words (not a stop word, and 3 characters or more or holding a digit: "02 00" in a
-# time is as telling as a name). Measured (benchmarks/quoted_phrase.py; benchmarks/RESULTS.md,
-# "Hits later quoted (issue 15)"): runs taken from the 1,871 notes of a real vault
-# (../shared/corpora/til, the first 300 characters, about what a [vault] hit shows) looked up
-# in real agent transcripts that never saw that vault (../shared/corpora/transcripts, 115k
-# words), so every match is chance. 4 words with 2 content words: 2.1% of the notes matched
-# by chance (with 3: 0.21%); 5 words with 2: 0.64% ("the current state of the", "you
-# don't want to"); 5 words with 3: none; 6 words with 2: 0.05%. 5 words with 3 content words is the shortest rule with
-# no chance match; a longer run misses more real quotes, which copy a clause, not a sentence.
+# time is as telling as a name): the shortest run with no chance match between a real vault
+# and real transcripts (benchmarks/quoted_phrase.py; benchmarks/RESULTS.md, "Hits later quoted").
 PHRASE_WORDS = 5
 MIN_CONTENT_WORDS = 3
 ARMS = ("fact", "memory", "vault")

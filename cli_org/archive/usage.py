@@ -246,9 +246,7 @@ def _quoted_pass(conn: Conn, params: dict) -> tuple[Quoted, dict[int, tuple[int,
 
 
 # Messages per round trip of the server-side cursor: what is held at once besides the session
-# being judged. Judging 150 generated sessions (benchmarks/usage_scale.py's _write, 6,150
-# messages; loaded machine, medians of 7) took 0.16-0.24 s at 1,000 (7 fetches), 0.25 s at
-# 100 (64 fetches), and 0.14-0.20 s with every message read at once (the client-side cursor).
+# being judged (against 100 and a whole read: benchmarks/JOURNAL.md, "After the review fixes").
 MESSAGES_PER_FETCH = 1_000
 
 

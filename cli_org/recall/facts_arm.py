@@ -187,7 +187,7 @@ def _loose_pieces(term_words: list[list[str]], need: int) -> str | None:
 # The check for facts without a vector looks at the newest LAZY_WINDOW ids and at one more
 # window of that size drawn at random (both ranges of the primary key); a table of up to
 # twice that is checked whole, as before issue 14's part 4. At 100k facts the whole check
-# took 0.66 s of a recall, two windows of 5,000 0.18 s (load average 15; benchmarks/RESULTS.md,
+# took 0.66 s of a recall, two windows of 5,000 0.18 s (load average 15; benchmarks/JOURNAL.md,
 # "The fact arm at scale"). The newest window is four times the most a recall embeds.
 LAZY_WINDOW = 2000
 

@@ -149,7 +149,7 @@ class OnnxEmbedder(Closing):
             options.log_severity_level = 3
             # Idle worker threads sleep instead of spinning: on two shared cores the spinning
             # took CPU from the main thread's imports and queries; a cold recall used 0.54 s of
-            # CPU instead of 0.59 and finished sooner (benchmarks/RESULTS.md, `startup`).
+            # CPU instead of 0.59 and finished sooner (benchmarks/JOURNAL.md, `startup`).
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
             self.tokenizer = tokenizer

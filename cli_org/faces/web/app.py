@@ -162,7 +162,7 @@ def warm_usage(web: Web) -> None:
     server starts, so that the first visit to the Usage page does not pay for it: the
     verdicts are kept per session for the process's life (archive/usage.py, _JUDGED), and
     judging 1,000 sessions that recalled takes about 1 s on a quiet machine
-    (benchmarks/RESULTS.md, "Issue 15's figures, run again on a quiet machine"). A refusal
+    (benchmarks/RESULTS.md, "Hits later quoted and the Usage page"). A refusal
     (no archive the identity may read) or a lost database is left for the page to report."""
     from ...archive.usage import DEFAULT_DAYS, hits_later_quoted
 
