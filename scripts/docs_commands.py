@@ -38,10 +38,8 @@ def reference(group: click.Group) -> str:
     helps: list[tuple[str, str]] = []
 
     def walk(command: click.Command, name: str, parent: click.Context | None) -> None:
-        ctx = click.Context(
-            command, info_name=name, parent=parent, terminal_width=WIDTH, max_content_width=WIDTH,
-            **command.context_settings,
-        )
+        size = {"terminal_width": WIDTH, "max_content_width": WIDTH}
+        ctx = click.Context(command, info_name=name, parent=parent, **size, **command.context_settings)
         helps.append((ctx.command_path, command.get_help(ctx)))
         if isinstance(command, click.Group):
             for sub_name, sub in sorted(command.commands.items()):
@@ -54,8 +52,9 @@ def reference(group: click.Group) -> str:
 
 
 def expected(current: str, group: click.Group) -> str:
-    """The page as it should be: its hand-written head, then the generated part."""
-    head = current.split(BEGIN, 1)[0] if BEGIN in current else "# Command reference\n\n"
+    """The page as it should be: its hand-written head (all of it, before the first run),
+    then the generated part."""
+    head = current.split(BEGIN, 1)[0] if BEGIN in current else current or "# Command reference\n\n"
     return f"{head}{BEGIN}\n\n{reference(group)}\n{END}\n"
 
 
