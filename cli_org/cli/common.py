@@ -145,7 +145,7 @@ def agent_session(
 def record_on_primary(cfg: Settings, agent: str | None, result, embedder: Embedder | None) -> None:
     """After a recall read from the replica: its log line and lazy fact vectors, written on
     the primary. The answer is out already, so a primary that cannot be reached costs a
-    notice on stderr, not the answer (README "Read replicas")."""
+    notice on stderr, not the answer (docs/operations.md, "Read replicas")."""
     from ..db.connect import connect
     from ..errors import OrgError
     from ..recall.answer import record_recall
