@@ -48,7 +48,7 @@ class Settings:
 
     database_url: str | None = None
     # Where reads may go (a streaming replica): recall, search, context and the MCP server's
-    # read tools. Writes always go to database_url (or the embedded server). README "Read replicas".
+    # read tools. Writes always go to database_url (or the embedded server). docs/operations.md "Read replicas".
     read_url: str | None = None
     database_name: str = "org"
     data_dir: Path = field(default_factory=_default_data_dir)

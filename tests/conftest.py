@@ -76,7 +76,7 @@ def server() -> Server:
         return
     # A folder of its own, not under pytest's temporary root: every new pytest run by the same
     # user re-secures that root (mode 0700), which cut the server's user off from its data and
-    # killed the suite's server when one test file ran beside it (issue 25; DESIGN.md).
+    # killed the suite's server when one test file ran beside it (issue 25; docs/design.md).
     data_dir = Path(tempfile.mkdtemp(prefix="cli-org-test-pg-"))
     try:
         info = embedded.ensure_running(data_dir)
@@ -88,7 +88,7 @@ def server() -> Server:
 
 def _can_have_vectors(admin_url: str) -> bool:
     """Whether the admin can create pgvector in a database of its own (a team server may lack
-    it: README, Team server). Tried in a scratch database, dropped after."""
+    it: docs/operations.md, Team server). Tried in a scratch database, dropped after."""
     name = f"t_vec_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(name)))

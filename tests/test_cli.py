@@ -116,6 +116,10 @@ def test_init_is_idempotent(cli):
     code, out, _ = cli("init", "--json")
     result = json.loads(out)
     assert code == 0 and result["applied"] == [] and result["owner"] is None and not result["created"]
+    # As text, the newcomer's next step follows (never under --json: the JSON above parsed).
+    code, out, _ = cli("init")
+    assert code == 0 and out.splitlines()[0].endswith(": exists; migrations applied: none (up to date)")
+    assert out.splitlines()[1:] == ['next: cli-org agents add NAME (see README, "Your own team in five commands")']
 
 
 def test_help_imports_nothing_heavy():

@@ -40,7 +40,7 @@ def test_db_url_is_the_admins_and_status_json_carries_it(cli, org):
     assert database == org.name
     with org.admin() as conn:
         role = conn.execute("SELECT * FROM pg_roles WHERE rolname = %s", (user,)).fetchone()
-    # README, Team server: a superuser, or an admin with CREATEROLE and CREATEDB.
+    # docs/operations.md, Team server: a superuser, or an admin with CREATEROLE and CREATEDB.
     assert role["rolsuper"] or (role["rolcreaterole"] and role["rolcreatedb"])
     code, out, _ = cli("db", "status", "--json")
     assert code == 0 and json.loads(out)["url"] == url

@@ -1,7 +1,9 @@
 """The embedded server: started once, reused, shared by concurrent callers, stopped on request."""
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -48,6 +50,9 @@ def test_start_reuse_status_stop(data_dir):
     assert "not initialised" in runner.invoke(group, ["db", "status"]).stdout
     result = runner.invoke(group, ["init", "--owner", "ada"])
     assert result.exit_code == 0 and "owner: ada" in result.stdout
+    # Its last line is the next step, naming the README section that starts a team.
+    (section,) = re.findall(r'^next: cli-org agents add NAME \(see README, "(.+)"\)$', result.stdout.splitlines()[-1])
+    assert f"\n## {section}\n" in (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert "org: 0 notes, 0 chunks, 0 with vectors; schema up to date" in runner.invoke(group, ["db", "status"]).stdout
     assert runner.invoke(group, ["db", "stop"]).stdout.strip() == "stopped"
     assert embedded.running(data_dir) is None

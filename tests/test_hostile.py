@@ -224,7 +224,7 @@ def test_members_may_not_take_advisory_locks(bot):
     ).fetchone()
     bot.rollback()
     if not owner["rolsuper"]:
-        # README, Team server: only a superuser can revoke these; there the bound below holds.
+        # docs/operations.md, Team server: only a superuser can revoke these; there the bound below holds.
         pytest.skip("init ran as a non-superuser admin; test_admin_work_waits_with_a_bound_... covers this server")
     for fn in ("pg_advisory_lock", "pg_try_advisory_lock", "pg_advisory_xact_lock", "pg_advisory_lock_shared"):
         with pytest.raises(pgerr.InsufficientPrivilege):

@@ -2,8 +2,8 @@
 
 The commands are found by walking the click tree, so a new command with --json fails
 `test_every_json_command_is_documented_here` until its fields are written down below. The
-fields are the ones the README describes for each command (for the eval commands the
-README lists them by name; `test_readme_lists_the_eval_json_fields` keeps the two in step).
+fields are the ones docs/ describes for each command (for the eval commands docs/recall.md
+lists them by name; `test_docs_list_the_eval_json_fields` keeps the two in step).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from cli_org.db.connect import connect
 from cli_org.evaluation import CaseResult, GoldenRun, figures, save_run
 from cli_org.faces.cli import cli as root_group
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+EVAL_PAGE = Path(__file__).resolve().parents[1] / "docs" / "recall.md"
 
 
 def json_commands(group: click.Group = root_group, prefix: tuple[str, ...] = ()) -> list[str]:
@@ -201,7 +201,7 @@ FIELDS: dict[str, object] = {
     ),
     # "`fact`, `events`, `older`, `newer` and `chain`"
     "facts show": F("fact", "older", "newer", "chain", events=[F("at", "who", "what", "detail")]),
-    # pins and todos: their rows (README, "Pins and todos"); restore as forget
+    # pins and todos: their rows (docs/facts.md, "Pins and todos"); restore as forget
     "pin": F(
         "pin_id", "fact_id", "project", "pinned_by", "pinned_at", "unpinned_by", "unpinned_at", "subject", "claim"
     ),
@@ -211,9 +211,9 @@ FIELDS: dict[str, object] = {
     "todo add": F("id", "text", "project", "author", "created_at", "done_by", "done_at"),
     "todo done": F("id", "done_by", "done_at"),
     "todo list": [F("id", "text", "project", "author", "created_at", "done_by", "done_at")],
-    # import: the counts per kind (README, "Export and import")
+    # import: the counts per kind (docs/facts.md, "Export and import")
     "import": F("format", "migration", "dry_run", kinds=[F("kind", "added", "present", "conflicting", "conflicts")]),
-    # tidy: the report and each proposal with its evidence (README, tidy)
+    # tidy: the report and each proposal with its evidence (docs/facts.md, tidy)
     "tidy": F(
         "project",
         "applied",
@@ -252,10 +252,10 @@ FIELDS: dict[str, object] = {
         "notes",
         changes=[F("path", "what", "action", "backup")],
     ),
-    # the warm helper (README, "Warm helper")
+    # the warm helper (docs/recall.md, "Warm helper")
     "warm status": F("running", "target", "socket", "enabled", "pid", "started_at", "idle_timeout", "requests"),
     "warm stop": F("stopped"),
-    # backups (README, "Backups"): the file, its size and time; a restore's replaced database and new roles
+    # backups (docs/facts.md, "Backups"): the file, its size and time; a restore's replaced database and new roles
     "db backup": F("file", "database", "bytes", "tables", "seconds", "tool"),
     "db restore": F(
         "file", "database", "source_database", "replaced", "roles_created", "roles_disabled", "seconds", "tool"
@@ -447,8 +447,8 @@ def test_eval_commands_emit_their_dataclasses():
     assert calls and all(re.fullmatch(r"[a-z_]+", c) for c in calls), calls
 
 
-def test_readme_lists_the_eval_json_fields():
-    readme = README.read_text()
+def test_docs_list_the_eval_json_fields():
+    readme = EVAL_PAGE.read_text()
     for command in [c for c in FIELDS if c.startswith("eval ")]:
         section = readme.split(f"### `cli-org {command} ", 1)[1].split("\n#", 1)[0]
         (listed,) = re.findall(r"`--json` fields(?:, [^:]+)?: (.+?)\.\n", section, re.S)

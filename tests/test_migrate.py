@@ -14,7 +14,7 @@ def _tables(conn):
 
 
 def _possible(server):
-    """The migrations this server can apply: on one without pgvector (README, Team server),
+    """The migrations this server can apply: on one without pgvector (docs/operations.md, Team server),
     those that require it wait."""
     return [m for m in available() if server.vectors or "vector" not in m.needs]
 

@@ -1,4 +1,4 @@
-"""The faces a team server is used through, with the logins it has (README, Team server):
+"""The faces a team server is used through, with the logins it has (docs/operations.md, Team server):
 export and import by an administrator that is no superuser, and the MCP server run by an
 agent that logs in as its own role with its own password (no `--as`, no SET ROLE).
 

@@ -1,4 +1,4 @@
-"""A team server (README, Team server): an administrator that is no superuser, a server that
+"""A team server (docs/operations.md, Team server): an administrator that is no superuser, a server that
 may lack pgvector, and pgvector added later without losing data."""
 
 from __future__ import annotations

@@ -224,13 +224,13 @@ def test_cli_usage_text_json_and_bounds(cli, archive):
     assert code == 2 and "0 is not in the range" in err
 
 
-def _readme_psql_command() -> str:
-    section = (ROOT / "README.md").read_text().split("## Archive and adoption", 1)[1].split("\n## ", 1)[0]
+def _documented_psql_command() -> str:
+    section = (ROOT / "docs" / "agents.md").read_text().split("## Archive and adoption", 1)[1].split("\n## ", 1)[0]
     (command,) = [c for c in re.findall(r"```bash\n(.+?)\n```", section, re.S) if "| cli-org db psql" in c]
     return command
 
 
-def test_readme_psql_command_runs_the_usage_sql(archive, tmp_path):
+def test_documented_psql_command_runs_the_usage_sql(archive, tmp_path):
     import sys
 
     from cli_org.db import embedded
@@ -246,7 +246,7 @@ def test_readme_psql_command_runs_the_usage_sql(archive, tmp_path):
     url = archive.server.url(archive.name)
     env = {**os.environ, "PATH": f"{shim.parent}:{os.environ['PATH']}", "CLI_ORG_DATABASE_URL": url}
     out = subprocess.run(
-        ["bash", "-c", _readme_psql_command()], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+        ["bash", "-c", _documented_psql_command()], cwd=ROOT, env=env, capture_output=True, text=True, check=True
     ).stdout
     rows = [re.split(r"\s*\|\s*", line.strip()) for line in out.splitlines() if "|" in line]
     assert rows[0] == ["harness", "sessions", "sessions_using", "recall_calls", "remember_calls", "adoption_pct"]

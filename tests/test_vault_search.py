@@ -199,7 +199,7 @@ def test_bad_mode(conn):
 
 
 def test_semantic_and_hybrid_without_vectors_fall_back(conn, server):
-    # No vectors yet; on a server without pgvector, none possible (README, Team server).
+    # No vectors yet; on a server without pgvector, none possible (docs/operations.md, Team server).
     why = "no embeddings yet" if server.vectors else NO_VECTORS
     for mode in ("semantic", "hybrid"):
         result = search(conn, "vacuum", mode=mode, embedder=HashEmbedder())
@@ -284,7 +284,7 @@ def test_hybrid_ranking_is_the_fusion_rule(org, tmp_path):
     coverage = max(h.matched_terms / h.query_terms for h in keyword.values())
     assert coverage == pytest.approx(2 / 3)
 
-    # The README's rule: a * z(BM25) + (1 - a) * z(cosine), a = 0.7 * coverage.
+    # The rule in docs/recall.md: a * z(BM25) + (1 - a) * z(cosine), a = 0.7 * coverage.
     def fused(weight):
         zk, zc = _z(bm25), _z(cosine)
         return {p: weight * zk[p] + (1 - weight) * zc[p] for p in bm25}

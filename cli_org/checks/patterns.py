@@ -195,7 +195,7 @@ _WEBHOOKS = Pattern("a webhook URL with its secret", _any(
 ))  # fmt: skip
 
 # issue 21: shapes the database does not look for (client only, db=False, so the trigger's
-# per-connection compile cost stays as measured in DESIGN.md).
+# per-connection compile cost stays as measured in docs/design.md).
 _CLIENT_SECRETS = [
     # A framework secret key assigned in settings: any long quoted value, symbols included
     # (the assignment patterns stop at "(" or "#"), not words joined by dashes.

@@ -32,7 +32,7 @@ class Access:
     database: str
     agent: str | None  # None: the admin
     password_from: str | None  # where a client finds the password, when the URL has none
-    # CLI_ORG_READ_URL, the replica that recall, search and context read from (README, Read
+    # CLI_ORG_READ_URL, the replica that recall, search and context read from (docs/operations.md, Read
     # replicas), masked or without a password as `url` is; None when reads use the primary.
     read_url: str | None = None
 

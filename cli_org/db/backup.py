@@ -5,7 +5,7 @@ temporary database is migrated to the backup's migration, the file is refused if
 any object those migrations do not make, and then only its rows go in, through COPY
 statements cli-org writes. Agents are roles of the cluster, not of the database: restore
 reads them (org_agents.role_name) out of the file, makes the missing ones without a login
-(passwords are not carried; see README, "Backups"), and cuts off the org's roles that no
+(passwords are not carried; see docs/facts.md, "Backups"), and cuts off the org's roles that no
 agent of the backup has. Only a complete load is renamed into place, in one transaction,
 so a failure leaves the old database as it was. A replaced database is kept, renamed,
 never dropped, and closed to members.

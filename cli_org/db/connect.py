@@ -1,6 +1,6 @@
 """Open a connection to the embedded server or to CLI_ORG_DATABASE_URL, as an agent.
 
-Reads and writes (README "Read replicas"): a face asks `connect(..., read=True)` for a
+Reads and writes (docs/operations.md, "Read replicas"): a face asks `connect(..., read=True)` for a
 command that only reads (recall, search, context without --session, the MCP server's read
 tools). With CLI_ORG_READ_URL set, that connection goes to the replica and is marked so the
 library skips the writes a read makes as a side effect (`on_replica`); every other

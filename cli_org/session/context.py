@@ -1,7 +1,7 @@
 """The session context block: the one renderer of what an agent sees at the start of a
 session (and, with --for, on each turn).
 
-What goes in, most useful first (README, Session context):
+What goes in, most useful first (docs/recall.md, Session context):
 1. the agent's own notebook, each store with "N% used, x/cap chars" (a note above 80%);
 2. pinned facts: org-wide, then the project's;
 3. open todos: org-wide, then the project's;

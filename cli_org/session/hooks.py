@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 # The whole hook, from reading stdin to printing, ends within this many seconds or prints
 # nothing (the bound: "exits 0 quickly"). A warm hook takes well under a second; the
-# slowest honest path is a cold embedded server start (0.8 s measured, DESIGN.md) plus the
+# slowest honest path is a cold embedded server start (0.8 s measured, docs/design.md) plus the
 # query model's load (0.4 s).
 HOOK_SECONDS = 5.0
 # A connection attempt gives up after this many seconds (libpq's PGCONNECT_TIMEOUT, whole

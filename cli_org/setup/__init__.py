@@ -2,7 +2,7 @@
 (the MCP server entry with the agent's identity; hooks or an instruction block), and take
 exactly that out again with --remove.
 
-The rules (README, "Use it from your agents"):
+The rules (docs/agents.md, "Use it from your agents"):
 - every change is planned first, for every file: a malformed file is refused before any
   file is written, so nothing is half-done;
 - running twice changes nothing (each edit returns the text unchanged when cli-org's part
@@ -13,7 +13,7 @@ The rules (README, "Use it from your agents"):
 - an entry of the same name that cli-org did not write is the user's: refused, never
   overwritten.
 
-Formats followed (the versions are in the README): Claude Code's `.mcp.json` /
+Formats followed (the versions are in docs/agents.md): Claude Code's `.mcp.json` /
 `~/.claude.json` "mcpServers" and `settings.json` "hooks"; Codex's `config.toml`
 `[mcp_servers.NAME]` and AGENTS.md; Hermes's `config.yaml` `mcp_servers:` and its context
 files (`.hermes.md`/`HERMES.md`, else AGENTS.md, in a project; SOUL.md in its home).

@@ -1,6 +1,6 @@
 -- Adoption of cli-org: is memory being used? Run by cli-org usage, or by hand with psql.
 -- Each query takes the window as an interval: replace %(window)s with a literal such as
--- '30 days' (see the README, "Archive and adoption").
+-- '30 days' (see docs/agents.md, "Archive and adoption").
 --
 -- Which tool call is a recall or a remember is defined once, by org_is_recall_call() and
 -- org_is_remember_call() (migration 0022): a shell command spelling `cli-org recall` or

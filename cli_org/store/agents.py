@@ -33,7 +33,7 @@ class Agent:
 def _let_the_admin_become(conn: Conn, role: str) -> None:
     """Inside the caller's transaction (`add_agent`, and `import` for an agent it creates)."""
     if not first(conn, sql("agents.admin_may_become"), {"role": role})["yes"]:
-        # A team server's administrator is no superuser (README, Team server): to act as
+        # A team server's administrator is no superuser (docs/operations.md, Team server): to act as
         # an agent (`--as`) it must be a member of the agent's role, as PostgreSQL
         # requires for SET ROLE. It gains nothing it lacked: with CREATEROLE it could
         # already reset the role's password.
@@ -159,7 +159,7 @@ def agents_overview(conn: Conn) -> list[AgentSummary]:
 
 def memory_file(root: Path, name: str) -> MemoryFile | None:
     """The bot memory file the [memory] arm reads for `name`: .agents/org/memory/<name>.md
-    under the project root (README "archive memory"), or None when there is none."""
+    under the project root (docs/agents.md, "archive memory"), or None when there is none."""
     if not AGENT_NAME.match(name):  # a name that is no agent's never names a file
         return None
     path = memory_dir(root) / f"{name}.md"

@@ -113,7 +113,7 @@ def _known(conn: Conn, existing: int, supersedes: int | None) -> Remembered:
 
     Without --supersedes that is the answer. With --supersedes N the caller wants N gone and
     this claim current: N is retired and linked both ways to the existing fact, as if the
-    claim had been written now. Refused when that link cannot be made (README, remember)."""
+    claim had been written now. Refused when that link cannot be made (docs/facts.md, remember)."""
     if supersedes is None:
         return Remembered(existing, duplicate=True)
     if supersedes == existing:

@@ -1,7 +1,7 @@
 """Bounded notebooks: two small stores per agent, `memory` (its own notes) and `user` (about
 the person it works for), kept in PostgreSQL one row per entry, every change versioned.
 
-The rules (README, Notebooks), each held here and, where a member could go around the
+The rules (docs/facts.md, Notebooks), each held here and, where a member could go around the
 library with plain SQL, in the database too (migration 0013):
 - an entry identical to a live one is a no-op that says so;
 - a write that would pass the store's cap is refused with the current usage and the entries

@@ -36,7 +36,7 @@ class EmbedSummary:
 
 @owns_transaction
 def require_vectors(conn: Conn) -> None:
-    """Refuse, in one line, on a database without its vector parts (README, Team server):
+    """Refuse, in one line, on a database without its vector parts (docs/operations.md, Team server):
     called before a model is loaded, which takes seconds."""
     if not vectors_ready(conn):
         raise ConfigError(NO_VECTORS)

@@ -231,7 +231,7 @@ def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: S
         progress(len(paths), len(paths), "")
 
     resolver = _LinkResolver(on_disk)
-    # Without pgvector the chunks have no embedding column yet (README, Team server).
+    # Without pgvector the chunks have no embedding column yet (docs/operations.md, Team server).
     plain = "" if vectors_ready(conn) else "_plain"
     for start in range(0, len(pending), BATCH):
         batch = pending[start : start + BATCH]

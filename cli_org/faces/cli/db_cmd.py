@@ -35,6 +35,9 @@ def init(owner: str | None, as_json: bool) -> None:
     )
     if result.owner:
         click.echo(f"owner: {result.owner}")
+    # A newcomer's next step: the second of the README's five commands (tests/test_embedded.py
+    # checks that the README has the section this names).
+    click.echo('next: cli-org agents add NAME (see README, "Your own team in five commands")')
     if result.notice:
         click.echo(f"note: {result.notice}", err=True)
 

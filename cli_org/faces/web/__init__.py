@@ -1,1 +1,1 @@
-"""The web face: `cli-org serve` (README "Web page")."""
+"""The web face: `cli-org serve` (docs/web.md)."""

@@ -8,7 +8,7 @@ same data as JSON under /api/...). It never imports click and holds no rule of i
   or the login role of CLI_ORG_DATABASE_URL, fixed when the server starts. Every query runs
   on a connection acting as it, so row-level security applies to every page and every write.
 - Connections: one pool for the life of the process (the long-lived-process rule,
-  DESIGN.md), and a second for reads when CLI_ORG_READ_URL is set; the query model is opened
+  docs/design.md), and a second for reads when CLI_ORG_READ_URL is set; the query model is opened
   once and closed on exit. Routes are plain functions, served in worker threads, each taking
   a connection from the pool for one library call.
 - Security (one place each, in guard.py): a token on every request, loopback included

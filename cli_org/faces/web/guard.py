@@ -1,4 +1,4 @@
-"""The web page's security rules, one place each (README "Web page", Security).
+"""The web page's security rules, one place each (docs/web.md, "Web page"; docs/security.md).
 
 - Token (issue 21): every request carries the token, on every host, loopback included:
   127.0.0.1 is shared by every user of the machine, so "loopback" is no login. `cli-org
