@@ -94,7 +94,7 @@ class Org:
 
     settings: Settings
     agent: str | None  # None: the login role
-    face: str  # the face in tool_calls: cli, mcp or web
+    face: str  # cli, mcp or web; the faces that log their calls name themselves in tool_calls (mcp)
     embedder: Embedder | None = None
     notify: Callable[[str], None] = _stderr  # where a notice goes (an answer that stands without its log line)
     pool: ConnectionPool[Conn] | None = None  # a server's connections to the primary
