@@ -455,3 +455,13 @@ def test_a_memory_line_holding_every_word_sits_above_the_best_vault_note():
     # Memory still takes at most half the slots, so the vault keeps its room.
     many = [MemoryHit("ops.md", n, "x", matched=1, terms=1) for n in range(6)]
     assert merge([], many, [best, other], limit=4) == [many[0], many[1], best, other]
+
+
+def test_the_library_holds_recalls_hit_bounds_too(org):
+    """limits.RECALL_HITS: every face's option reads it, and a library caller past it is
+    refused in one line (the library checked only `>= 1`, so 10,000 hits went through)."""
+    with connect(org.settings) as conn:
+        for bad in (0, 51, 10_000):
+            with pytest.raises(InputError, match=rf"^--limit must be between 1 and 50, not {bad}$"):
+                recall(conn, "deploy", settings=org.settings, limit=bad)
+        assert recall(conn, "deploy", settings=org.settings, limit=50).limit == 50

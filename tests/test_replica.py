@@ -72,6 +72,17 @@ def test_the_recall_log_is_written_on_the_primary(pair):
     assert count(pair, "SELECT 1 FROM recall_events WHERE query = %s", (question,)) == 1
 
 
+def test_context_for_a_task_read_from_the_replica_logs_its_recall_on_the_primary(pair):
+    """The rule of org.py, for `context --for` too: before the Org, only recall's faces
+    recorded a replica's read on the primary, and this recall went unlogged."""
+    env = pair.embedded_env("bot")
+    task = f"fix lane {uuid.uuid4().hex[:6]}"
+    code, out, err = run(env, "context", "--for", task, "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["for_text"] == task
+    assert count(pair, "SELECT 1 FROM recall_events WHERE query = %s", (task,)) == 1  # on the primary
+
+
 def test_search_and_context_read_from_the_replica(pair):
     env = pair.embedded_env("bot")
     with pair.paused():

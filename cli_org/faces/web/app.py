@@ -7,10 +7,10 @@ same data as JSON under /api/...). It never imports click and holds no rule of i
 - Identity: the agent (usually a person) named by --as / ORG_AGENT on the embedded server,
   or the login role of CLI_ORG_DATABASE_URL, fixed when the server starts. Every query runs
   on a connection acting as it, so row-level security applies to every page and every write.
-- Connections: one pool for the life of the process (the long-lived-process rule,
-  docs/design.md), and a second for reads when CLI_ORG_READ_URL is set; the query model is opened
-  once and closed on exit. Routes are plain functions, served in worker threads, each taking
-  a connection from the pool for one library call.
+- Connections: the process's Org (cli_org/org.py) holds a pool of four for its life (the
+  long-lived-process rule, docs/design.md), a second for reads when CLI_ORG_READ_URL is
+  set, and the query model, closed on exit. Routes are plain functions, served in worker
+  threads, each asking the Org, or taking one of its connections for one library call.
 - Security (one place each, in guard.py): a token on every request, loopback included
   (issue 21); a non-loopback address only with a token the user chose; the Host header
   checked against the address served; writes only from the page's own origin, forms with
