@@ -1,7 +1,12 @@
-"""The text every face prints for a result: the CLI and the MCP server show the same lines.
+"""The text the faces print for a result: the CLI and the MCP server show the same lines.
 
-Plain functions from a library dataclass to text; no click, no I/O. JSON for machines is
-`plain()`: a dataclass (or a list or dict of them) as JSON-ready values.
+Plain functions from a library dataclass to text; no click, no I/O. Rendered here: fact
+lists, notebook changes and pages, search hits, archived messages, the usage tables. Two
+texts are built by the library instead, because their size is library data: recall's answer
+(its characters are counted and logged, `RecallResult.text`) and the session context block
+(fitted to a token budget, `Context.text`); faces print those as they are. A fact's words
+in a line (`fact_words` in cli_org/store/facts.py) are written once for all three. JSON for
+machines is `plain()`: a dataclass (or a list or dict of them) as JSON-ready values.
 """
 
 from __future__ import annotations
@@ -65,7 +70,7 @@ def remembered_line(result: Remembered) -> str:
 
 
 def fact_line(f: Fact) -> str:
-    from ..store.facts import age
+    from ..store.facts import age, fact_words
 
     tags = ", ".join(
         x
@@ -77,7 +82,7 @@ def fact_line(f: Fact) -> str:
         if x
     )
     return (
-        f"#{f.id} {one_line(f.subject)}: {one_line(f.claim)}  [{one_line(f.source)}; {f.author}; "
+        f"#{f.id} {fact_words(f, None)}  [{one_line(f.source)}; {f.author}; "
         f"{age(f.created_at)}{'; ' + tags if tags else ''}]"
     )
 
@@ -139,3 +144,4 @@ def message_hit_line(h: MessageHit) -> str:
     when = f"{h.occurred_at:%Y-%m-%d %H:%M}" if h.occurred_at else "?"
     role = f"{h.kind}:{h.tool_name}" if h.tool_name else h.kind
     return f"{when}  {h.harness}  {one_line(h.session)}  {role}  {one_line(h.snippet)}"
+
