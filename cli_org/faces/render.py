@@ -1,7 +1,12 @@
-"""The text every face prints for a result: the CLI and the MCP server show the same lines.
+"""The text the faces print for a result: the CLI and the MCP server show the same lines.
 
-Plain functions from a library dataclass to text; no click, no I/O. JSON for machines is
-`plain()`: a dataclass (or a list or dict of them) as JSON-ready values.
+Plain functions from a library dataclass to text; no click, no I/O. Rendered here: fact
+lists, notebook changes and pages, search hits, archived messages, the usage tables. Two
+texts are built by the library instead, because their size is library data: recall's answer
+(its characters are counted and logged, `RecallResult.text`) and the session context block
+(fitted to a token budget, `Context.text`); faces print those as they are. A fact's words
+in a line (`fact_words` in cli_org/store/facts.py) are written once for all three. JSON for
+machines is `plain()`: a dataclass (or a list or dict of them) as JSON-ready values.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from ..text import one_line
 
 if TYPE_CHECKING:
     from ..archive.sessions import MessageHit
+    from ..archive.usage import UsageDetail
     from ..recall.answer import RecallResult
     from ..store.facts import Fact, Remembered
     from ..store.notebook import Change, Notebook
@@ -65,7 +71,7 @@ def remembered_line(result: Remembered) -> str:
 
 
 def fact_line(f: Fact) -> str:
-    from ..store.facts import age
+    from ..store.facts import age, fact_words
 
     tags = ", ".join(
         x
@@ -77,7 +83,7 @@ def fact_line(f: Fact) -> str:
         if x
     )
     return (
-        f"#{f.id} {one_line(f.subject)}: {one_line(f.claim)}  [{one_line(f.source)}; {f.author}; "
+        f"#{f.id} {fact_words(f, None)}  [{one_line(f.source)}; {f.author}; "
         f"{age(f.created_at)}{'; ' + tags if tags else ''}]"
     )
 
@@ -139,3 +145,126 @@ def message_hit_line(h: MessageHit) -> str:
     when = f"{h.occurred_at:%Y-%m-%d %H:%M}" if h.occurred_at else "?"
     role = f"{h.kind}:{h.tool_name}" if h.tool_name else h.kind
     return f"{when}  {h.harness}  {one_line(h.session)}  {role}  {one_line(h.snippet)}"
+
+
+def table(rows: list[dict], headers: list[str]) -> str:
+    """Rows as plain columns under their headers, no rules: every table the CLI prints."""
+    from tabulate import tabulate
+
+    return tabulate([[r.get(h) for h in headers] for r in rows], headers=headers, tablefmt="plain")
+
+
+def counted(n: int, noun: str) -> str:
+    """1 file, 2 files."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def usage_text(found: UsageDetail, detail: bool) -> str:
+    """What `cli-org usage` prints; with `detail`, the tables of `usage --detail` as well."""
+    from ..archive.usage import MAX_DAYS
+
+    days = found.days
+    lines = [f"last {days} days, from archived sessions:"]
+    rows = [
+        {
+            "harness": h.harness,
+            "sessions": h.sessions,
+            "using": h.sessions_using,
+            "recall": h.recall_calls,
+            "remember": h.remember_calls,
+            "adoption": f"{h.adoption_pct:.1f}%",
+        }
+        for h in found.harnesses
+    ]
+    if rows:
+        lines.append(table(rows, ["harness", "sessions", "using", "recall", "remember", "adoption"]))
+    else:
+        wider = f"--days {min(days * 4, MAX_DAYS)}" if days < MAX_DAYS else None
+        lines.append(
+            f"no archived sessions in the last {days} days; "
+            + (f"widen the window ({wider}) or " if wider else "")
+            + "import sessions with `cli-org archive import`"
+        )
+    q = found.quoted
+    if q.recall_calls:
+        lines.append(
+            f"hits later quoted ({counted(q.sessions, 'session')}, {counted(q.recall_calls, 'recall call')},"
+            f" {q.tied} tied):"
+        )
+        for a in q.arms:
+            share = f"{a.share:.1%}" if a.share is not None else "n/a"
+            lines.append(f"  {a.arm:<8} {counted(a.hits, 'hit')}, {a.quoted} quoted ({share})")
+    if detail:
+        lines += _usage_detail(found)
+    log = found.log
+    rate = f"{log.adoption_pct:.1f}%" if log.adoption_pct is not None else "n/a"
+    lines.append(
+        f"cli-org's own log: {log.recall_calls} recalls, {log.remember_calls} remembers; "
+        f"{log.agents_using} of {log.agents} agents used memory ({rate})"
+    )
+    if found.tools:
+        lines.append("calls served by cli-org mcp (and other long-lived faces), per tool:")
+        lines.append(table([vars(t) for t in found.tools], ["face", "tool", "calls", "refused", "agents"]))
+    return "\n".join(lines)
+
+
+def _titled(title: str, rows: list[dict], headers: list[str]) -> list[str]:
+    return [title, table(rows, headers) if rows else "  none"]
+
+
+def _usage_detail(found: UsageDetail) -> list[str]:
+    """The tables of `usage --detail`: over time, per agent, per session."""
+    over_time = [
+        {
+            found.bucket: f"{p.period:%Y-%m-%d}",
+            "harness": p.harness,
+            "sessions": p.sessions,
+            "using": p.sessions_using,
+            "recalled": p.sessions_recalled,
+            "remembered": p.sessions_remembered,
+        }
+        for p in found.over_time
+    ]
+    agents = [
+        {
+            "agent": one_line(a.agent),
+            "recalls": a.recalls,
+            "remembers": a.remembers,
+            "days": a.days_recalling,
+            "chars median": a.chars_median if a.chars_median is not None else "-",
+            "chars p95": a.chars_p95 if a.chars_p95 is not None else "-",
+        }
+        for a in found.agents
+    ]
+    sessions = [
+        {
+            "harness": s.harness,
+            "session": one_line(s.session, 40),
+            "started": f"{s.started_at:%Y-%m-%d %H:%M}" if s.started_at else "?",
+            "recall": s.recall_calls,
+            "remember": s.remember_calls,
+            "result chars": s.result_chars_median if s.result_chars_median is not None else "-",
+            "tied": s.tied,
+            "hits": s.hits,
+            "quoted": s.quoted,
+        }
+        for s in found.sessions
+    ]
+    per = found.recalls_per_using_session
+    return [
+        *_titled(
+            f"per {found.bucket}, from archived sessions:",
+            over_time,
+            [found.bucket, "harness", "sessions", "using", "recalled", "remembered"],
+        ),
+        *_titled(
+            "per agent, from cli-org's own log (characters per recall answer):",
+            agents,
+            ["agent", "recalls", "remembers", "days", "chars median", "chars p95"],
+        ),
+        *_titled(
+            "per session" + (f" ({per:g} recall calls per session that recalled)" if per is not None else "") + ":",
+            sessions,
+            ["harness", "session", "started", "recall", "remember", "result chars", "tied", "hits", "quoted"],
+        ),
+    ]

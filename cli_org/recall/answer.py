@@ -16,7 +16,7 @@ from ..db.session import owns_transaction
 from ..errors import ConfigError, InputError
 from ..limits import RECALL_HITS, check_query
 from ..shaping import SHAPING, VaultShaping
-from ..store.facts import age
+from ..store.facts import age, fact_words
 from ..text import one_line
 from .facts_arm import FactHit, recall_facts, settle_leads
 from .memory_arm import MemoryHit, project_root, recall_memory, recall_notebook
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 
 ARMS = ("fact", "memory", "vault")
 NOTHING = "nothing found"
-CLAIM_CHARS = 300  # in the text answer; --json carries the whole claim
 MEMORY_CHARS = 220
 
 
@@ -215,10 +214,7 @@ def _render(item) -> RecallHit:
     if isinstance(item, FactHit):
         f = item.fact
         authors = ", ".join(item.authors or [f.author])
-        line = (
-            f"[fact #{f.id}] {one_line(f.subject)}: {one_line(f.claim, CLAIM_CHARS)} "
-            f"({one_line(f.source)}; {authors}; {age(f.created_at)})"
-        )
+        line = f"[fact #{f.id}] {fact_words(f)} ({one_line(f.source)}; {authors}; {age(f.created_at)})"
         if item.match == "strict":
             why = "every word matched"
         elif item.match == "loose":

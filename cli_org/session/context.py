@@ -40,7 +40,7 @@ from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
-from ..store.facts import Fact, list_facts
+from ..store.facts import Fact, fact_words, list_facts
 from ..store.notebook import current_agent
 from ..store.notebook import show as show_notebook
 from ..store.pins import list_pins
@@ -69,7 +69,6 @@ KIND_TITLES = {
     "fact": "Facts",
 }
 NEAR_FULL = 80  # percent of a notebook store above which the block says so
-CLAIM_CHARS = 300
 HIT_LIMIT = 8
 MAX_SESSION = 200
 
@@ -127,10 +126,7 @@ def _date(moment: datetime) -> str:
 def _fact_line(f: Fact, *, kind: bool = False) -> str:
     where = f", {f.project}" if f.project else ""
     label = f"{f.kind}, " if kind else ""
-    return (
-        f"#{f.id} {one_line(f.subject)}: {one_line(f.claim, CLAIM_CHARS)} "
-        f"({label}{f.author}{where}, since {_date(f.created_at)})"
-    )
+    return f"#{f.id} {fact_words(f)} ({label}{f.author}{where}, since {_date(f.created_at)})"
 
 
 def _in_scope(project: str | None, own: str | None) -> bool:

@@ -14,6 +14,7 @@ from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import AccessDenied, InputError, NotFound
+from ..text import one_line
 
 
 @dataclass
@@ -278,3 +279,14 @@ def age(moment: datetime | None) -> str:
         if seconds >= size:
             return f"{int(seconds // size)}{unit}"
     return "now"
+
+
+# Recall's text answer and the context block carry at most this many characters of a claim
+# (texts whose size is measured and budgeted); `facts` and --json carry the whole claim.
+CLAIM_CHARS = 300
+
+
+def fact_words(f: Fact, claim_chars: int | None = CLAIM_CHARS) -> str:
+    """A fact's words in every printed line, `subject: claim`, each on one line; the claim
+    cut to `claim_chars` characters (None: whole)."""
+    return f"{one_line(f.subject)}: {one_line(f.claim, claim_chars)}"

@@ -6,7 +6,8 @@ import os
 
 import click
 
-from .common import AGENT, connection, emit_json, json_option, table
+from ..render import table
+from .common import AGENT, connection, emit_json, json_option
 
 
 @click.group()

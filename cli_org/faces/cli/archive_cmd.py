@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from ...checks.rules import HARNESSES
-from .common import OsPath, connection, emit_json, json_option, query_argument, settings, table
+from ..render import counted, usage_text
+from .common import OsPath, connection, emit_json, json_option, query_argument, settings
 
 
 def _progress():
@@ -23,10 +24,6 @@ def _progress():
         click.echo(line, nl=False, err=True)
 
     return show
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 @click.group()
@@ -71,11 +68,11 @@ def import_cmd(claude: Path | None, hermes: Path | None, codex: Path | None, as_
             noun = "store" if s.harness == "hermes" else "file"
             reasons = ", ".join(f"{reason}: {n}" for reason, n in sorted(s.skipped.items()))
             click.echo(
-                f"{s.harness}: {_count(s.sources, noun)}, "
-                f"{s.read} with new lines; {_count(s.sessions, 'session')} and {_count(s.messages, 'message')} "
-                f"added; {_count(s.malformed, 'malformed line')} skipped"
+                f"{s.harness}: {counted(s.sources, noun)}, "
+                f"{s.read} with new lines; {counted(s.sessions, 'session')} and {counted(s.messages, 'message')} "
+                f"added; {counted(s.malformed, 'malformed line')} skipped"
                 + (f" ({reasons})" if reasons else "")
-                + (f"; {_count(len(s.failed), noun)} failed" if s.failed else "")
+                + (f"; {counted(len(s.failed), noun)} failed" if s.failed else "")
             )
     for harness, entry in failed:
         click.echo(f"cli-org: {harness}: {entry}", err=True)
@@ -119,7 +116,7 @@ def memory_cmd(paths: tuple[Path, ...], as_json: bool) -> None:
             click.echo(f"v{f.version} {where} ({f.source}, {f.size} bytes)")
     new = sum(f.new for f in result.files)
     click.echo(
-        f"{_count(len(result.files), 'file')}: {_count(new, 'new version')}, "
+        f"{counted(len(result.files), 'file')}: {counted(new, 'new version')}, "
         f"{len(result.files) - new} unchanged; {len(result.ignored)} ignored"
         + (f"; {len(result.refused)} refused" if result.refused else "")
     )
@@ -146,7 +143,7 @@ def history_cmd(file: str, no_diff: bool, as_json: bool) -> None:
     if as_json:
         emit_json(found)
         return
-    click.echo(f"{one_line(found.file)} ({found.source}): {_count(len(found.versions), 'version')}")
+    click.echo(f"{one_line(found.file)} ({found.source}): {counted(len(found.versions), 'version')}")
     for v in found.versions:
         when = f"{v.modified_at:%Y-%m-%d %H:%M}" if v.modified_at else "?"
         click.echo(
@@ -175,113 +172,14 @@ def usage(days: int, bucket: str, detail: bool, as_json: bool) -> None:
     Counted from archived transcripts (run `cli-org archive import` first) and, beside them,
     from cli-org's own recall log where it exists. --json carries every table --detail prints.
     """
-    from ...archive.usage import MAX_DAYS, usage_detail
-    from ...text import one_line
+    from ...archive.usage import usage_detail
 
     with connection() as conn:
         found = usage_detail(conn, days, bucket)
     if as_json:
         emit_json(found)
         return
-    headers = ["harness", "sessions", "using", "recall", "remember", "adoption"]
-    rows = [
-        {
-            "harness": h.harness,
-            "sessions": h.sessions,
-            "using": h.sessions_using,
-            "recall": h.recall_calls,
-            "remember": h.remember_calls,
-            "adoption": f"{h.adoption_pct:.1f}%",
-        }
-        for h in found.harnesses
-    ]
-    click.echo(f"last {days} days, from archived sessions:")
-    if rows:
-        click.echo(table(rows, headers))
-    else:
-        wider = f"--days {min(days * 4, MAX_DAYS)}" if days < MAX_DAYS else None
-        click.echo(
-            f"no archived sessions in the last {days} days; "
-            + (f"widen the window ({wider}) or " if wider else "")
-            + "import sessions with `cli-org archive import`"
-        )
-    q = found.quoted
-    if q.recall_calls:
-        click.echo(
-            f"hits later quoted ({_count(q.sessions, 'session')}, {_count(q.recall_calls, 'recall call')},"
-            f" {q.tied} tied):"
-        )
-        for a in q.arms:
-            share = f"{a.share:.1%}" if a.share is not None else "n/a"
-            click.echo(f"  {a.arm:<8} {_count(a.hits, 'hit')}, {a.quoted} quoted ({share})")
-    if detail:
-        _usage_detail(found, one_line)
-    log = found.log
-    rate = f"{log.adoption_pct:.1f}%" if log.adoption_pct is not None else "n/a"
-    click.echo(
-        f"cli-org's own log: {log.recall_calls} recalls, {log.remember_calls} remembers; "
-        f"{log.agents_using} of {log.agents} agents used memory ({rate})"
-    )
-    if found.tools:
-        click.echo("calls served by cli-org mcp (and other long-lived faces), per tool:")
-        click.echo(table([vars(t) for t in found.tools], ["face", "tool", "calls", "refused", "agents"]))
-
-
-def _usage_detail(found, one_line) -> None:
-    """The tables of `usage --detail`: over time, per agent, per session."""
-    click.echo(f"per {found.bucket}, from archived sessions:")
-    if found.over_time:
-        rows = [
-            {
-                found.bucket: f"{p.period:%Y-%m-%d}",
-                "harness": p.harness,
-                "sessions": p.sessions,
-                "using": p.sessions_using,
-                "recalled": p.sessions_recalled,
-                "remembered": p.sessions_remembered,
-            }
-            for p in found.over_time
-        ]
-        click.echo(table(rows, [found.bucket, "harness", "sessions", "using", "recalled", "remembered"]))
-    else:
-        click.echo("  none")
-    click.echo("per agent, from cli-org's own log (characters per recall answer):")
-    if found.agents:
-        rows = [
-            {
-                "agent": one_line(a.agent),
-                "recalls": a.recalls,
-                "remembers": a.remembers,
-                "days": a.days_recalling,
-                "chars median": a.chars_median if a.chars_median is not None else "-",
-                "chars p95": a.chars_p95 if a.chars_p95 is not None else "-",
-            }
-            for a in found.agents
-        ]
-        click.echo(table(rows, ["agent", "recalls", "remembers", "days", "chars median", "chars p95"]))
-    else:
-        click.echo("  none")
-    per = found.recalls_per_using_session
-    click.echo("per session" + (f" ({per:g} recall calls per session that recalled)" if per is not None else "") + ":")
-    if found.sessions:
-        rows = [
-            {
-                "harness": s.harness,
-                "session": one_line(s.session, 40),
-                "started": f"{s.started_at:%Y-%m-%d %H:%M}" if s.started_at else "?",
-                "recall": s.recall_calls,
-                "remember": s.remember_calls,
-                "result chars": s.result_chars_median if s.result_chars_median is not None else "-",
-                "tied": s.tied,
-                "hits": s.hits,
-                "quoted": s.quoted,
-            }
-            for s in found.sessions
-        ]
-        headers = ["harness", "session", "started", "recall", "remember", "result chars", "tied", "hits", "quoted"]
-        click.echo(table(rows, headers))
-    else:
-        click.echo("  none")
+    click.echo(usage_text(found, detail))
 
 
 @click.group()
@@ -345,7 +243,7 @@ def show_cmd(session_id: str, harness: str | None, as_json: bool) -> None:
     click.echo("session " + "; ".join(head))
     span = " to ".join(f"{t:%Y-%m-%d %H:%M}" for t in (found.started_at, found.ended_at) if t)
     click.echo(
-        f"{_count(len(found.messages), 'message')}, {_count(found.tool_calls, 'tool call')}; {span or 'no times'}"
+        f"{counted(len(found.messages), 'message')}, {counted(found.tool_calls, 'tool call')}; {span or 'no times'}"
     )
     for turn in found.messages:
         when = f"{turn.occurred_at:%Y-%m-%d %H:%M:%S}" if turn.occurred_at else "?"

@@ -142,12 +142,6 @@ def emit_json(data) -> None:
     click.echo(json.dumps(plain(data), ensure_ascii=False, indent=2))
 
 
-def table(rows: list[dict], headers: list[str]) -> str:
-    from tabulate import tabulate
-
-    return tabulate([[r.get(h) for h in headers] for r in rows], headers=headers, tablefmt="plain")
-
-
 class Progress:
     """A one-line progress counter on stderr, drawn only when stderr is a terminal; once
     the work has run a few seconds, with the time left at the average rate so far."""

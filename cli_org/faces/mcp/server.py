@@ -44,7 +44,19 @@ from ... import __version__
 from ...checks.rules import HARNESSES, KINDS, MAX_ID, NOTEBOOK_STORES
 from ...errors import OrgError
 from ...limits import RECALL_HITS, SESSION_HITS
-from ...session.context import DEFAULT_BUDGET, MIN_BUDGET
+from ...session.context import DEFAULT_BUDGET, MIN_BUDGET, build_context
+from ...store import notebook as nb
+from ...store.facts import forget, list_facts, remember
+from ..render import (
+    change_line,
+    facts_text,
+    message_hit_line,
+    note_hit_lines,
+    notebook_text,
+    plain,
+    recall_data,
+    remembered_line,
+)
 
 if TYPE_CHECKING:
     from ...config import Settings
@@ -137,8 +149,6 @@ def _outcome(body: Callable[[], CallToolResult]) -> CallToolResult:
 
 
 def _answer(text: str, data: Any = None) -> CallToolResult:
-    from ..render import plain
-
     structured = plain(data) if data is not None else None
     if structured is not None and not isinstance(structured, dict):
         structured = {"result": structured}  # structured content is a JSON object
@@ -186,25 +196,15 @@ Project = Annotated[
 ]
 
 
-def build_server(session: Session) -> OrgServer:
-    from ...session.context import build_context
-    from ...store import notebook as nb
-    from ...store.facts import forget, list_facts, remember
-    from ..render import (
-        change_line,
-        facts_text,
-        message_hit_line,
-        note_hit_lines,
-        notebook_text,
-        recall_data,
-        remembered_line,
-    )
+class Tools:
+    """The server's tools, bound to its session: each `org_*` method is one tool, and its
+    name, docstring and annotated parameters are what a client lists."""
 
-    server = OrgServer(session)
-    cfg = session.org.settings
+    def __init__(self, session: Session):
+        self.session = session
 
-    @server.tool()
     async def org_recall(
+        self,
         question: Annotated[str, Field(description="One question about the task at hand, in plain words.")],
         project: Project = None,
         limit: Annotated[
@@ -219,10 +219,10 @@ def build_server(session: Session) -> OrgServer:
             result = org.recall(question, project=project, limit=limit).result
             return _answer(result.text, recall_data(result))
 
-        return await session.ask(body)
+        return await self.session.ask(body)
 
-    @server.tool()
     async def org_remember(
+        self,
         subject: Annotated[str, Field(description="What the claim is about, in a few words (e.g. 'deploy script').")],
         claim: Annotated[str, Field(description="One self-contained, checkable statement (at most 1000 characters).")],
         source: Annotated[
@@ -251,14 +251,14 @@ def build_server(session: Session) -> OrgServer:
                 kind=kind,
                 supersedes=supersedes,
                 inferred=inferred,
-                via=cfg.via,
+                via=self.session.org.settings.via,
             )
             return _answer(remembered_line(result), result)
 
-        return await session.answer(body)
+        return await self.session.answer(body)
 
-    @server.tool()
     async def org_forget(
+        self,
         id: Annotated[int, Field(ge=1, le=MAX_ID, description="The #id of the fact to retire.")],
         why: Annotated[str, Field(description="Why it is wrong or no longer true; kept with the fact.")],
     ) -> CallToolResult:
@@ -268,10 +268,10 @@ def build_server(session: Session) -> OrgServer:
             forget(conn, id, why)
             return _answer(f"retired {id}", {"id": id, "retired": True, "why": why.strip()})
 
-        return await session.answer(body)
+        return await self.session.answer(body)
 
-    @server.tool()
     async def org_facts(
+        self,
         subject: Annotated[str | None, Field(description="Only this subject (case-insensitive).")] = None,
         project: Annotated[str | None, Field(description="Only this project.")] = None,
         author: Annotated[str | None, Field(description="Only facts by this agent.")] = None,
@@ -288,10 +288,10 @@ def build_server(session: Session) -> OrgServer:
             )
             return _answer(facts_text(found), {"facts": found})
 
-        return await session.answer(body, read=True)
+        return await self.session.answer(body, read=True)
 
-    @server.tool()
     async def org_search(
+        self,
         query: Annotated[str, Field(description="Words or a question to look for in the markdown vault.")],
         mode: Annotated[
             Literal["hybrid", "keyword", "semantic"],
@@ -303,16 +303,16 @@ def build_server(session: Session) -> OrgServer:
         from ...vault.search import search
 
         def body(conn):
-            result = search(conn, query, mode=mode, limit=limit, embedder=session.org.embedder)
+            result = search(conn, query, mode=mode, limit=limit, embedder=self.session.org.embedder)
             lines = [note_hit_lines(h) for h in result.hits] or ["no matches"]
             if result.notice:
                 lines.insert(0, f"notice: {result.notice}")
             return _answer("\n".join(lines), result)
 
-        return await session.answer(body, read=True)
+        return await self.session.answer(body, read=True)
 
-    @server.tool()
     async def org_sessions_search(
+        self,
         query: Annotated[str, Field(description='Keywords, all of which must match; "a phrase", -word and OR work.')],
         limit: Annotated[
             int, Field(ge=SESSION_HITS.low, le=SESSION_HITS.high, description="At most this many messages.")
@@ -330,10 +330,10 @@ def build_server(session: Session) -> OrgServer:
             text = "\n".join(message_hit_line(h) for h in hits) or "no matching messages"
             return _answer(text, {"hits": hits})
 
-        return await session.answer(body, read=True)
+        return await self.session.answer(body, read=True)
 
-    @server.tool()
     async def org_notebook(
+        self,
         action: Annotated[
             Literal["show", "add", "replace", "remove"],
             Field(description="show the notebook; add an entry; replace or remove the one entry containing old_text."),
@@ -365,10 +365,10 @@ def build_server(session: Session) -> OrgServer:
                 change = nb.remove(conn, target, old_text or "")
             return _answer(change_line(change), change)
 
-        return await session.answer(body)
+        return await self.session.answer(body)
 
-    @server.tool()
     async def org_context(
+        self,
         for_: Annotated[
             str | None,
             Field(validation_alias="for", description="The task or message at hand: adds the recall hits for it."),
@@ -385,32 +385,41 @@ def build_server(session: Session) -> OrgServer:
             block = org.context(project=project, for_text=for_, budget=budget)
             return _answer(block.text or "(nothing to show)", block)
 
-        return await session.ask(body)
+        return await self.session.ask(body)
 
-    async def _read(fn: Callable[[Conn], str], read: bool = False) -> str:
+    async def _read(self, fn: Callable[[Conn], str], read: bool = False) -> str:
         try:
-            return await session.run(fn, read=read)
+            return await self.session.run(fn, read=read)
         except OrgError as exc:
             raise ResourceError(str(exc)) from None
 
-    @server.resource(
+    async def context_resource(self) -> str:
+        return await self._read(lambda conn: build_context(conn, settings=self.session.org.settings).text, read=True)
+
+    async def notebook_resource(self) -> str:
+        return await self._read(lambda conn: notebook_text(nb.show(conn), nb.SEPARATOR))
+
+
+def build_server(session: Session) -> OrgServer:
+    """The server: the tools (Tools' `org_*` methods, in the order they are defined) and
+    the two resources."""
+    server = OrgServer(session)
+    tools = Tools(session)
+    for name in vars(Tools):
+        if name.startswith("org_"):
+            server.add_tool(getattr(tools, name))
+    server.resource(
         "cli-org://context",
         name="context",
         description="The session context block (cli-org context): notebook, pins, todos, facts by kind.",
         mime_type="text/plain",
-    )
-    async def context_resource() -> str:
-        return await _read(lambda conn: build_context(conn, settings=session.org.settings).text, read=True)
-
-    @server.resource(
+    )(tools.context_resource)
+    server.resource(
         "cli-org://notebook",
         name="notebook",
         description="Your notebook, both stores, with how full each is (cli-org notebook show).",
         mime_type="text/plain",
-    )
-    async def notebook_resource() -> str:
-        return await _read(lambda conn: notebook_text(nb.show(conn), nb.SEPARATOR))
-
+    )(tools.notebook_resource)
     return server
 
 
