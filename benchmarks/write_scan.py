@@ -1,5 +1,5 @@
 """Quality of the write scan on the labelled set, per half, for the client checks
-(cli_org/checks/write.py) and for the database trigger (migrations 0009-0012); the median cost of one
+(cli_org/checks/write.py) and for the database trigger (migrations/repeatable/write_checks.sql); the median cost of one
 insert (--cost); then the added cost of
 the scanner library in a cold `cli-org remember`.
 

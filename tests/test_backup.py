@@ -291,6 +291,25 @@ def test_force_replaces_and_keeps_the_old_database(org, tmp_path):
             conn.execute(pgsql.SQL("DROP DATABASE {}").format(pgsql.Identifier(kept)))
 
 
+def test_a_restore_keeps_its_own_record_of_the_repeatable_files(org, tmp_path):
+    """The file's record says the write checks ran with other text (as in a backup made by
+    another cli-org). The functions come from the migrations, never from the file, so the
+    restored database keeps the record of what its migrations ran: up to date."""
+    from cli_org.db.migrate import behind, repeatables
+
+    with org.admin() as conn:
+        conn.execute("UPDATE schema_repeatables SET checksum = 'other'")
+        conn.commit()
+    dump = tmp_path / "org.dump"
+    backup(org.settings, dump)
+    code, out, err = _run(org.env, "db", "restore", str(dump), "--force", "--json")
+    assert code == 0, err
+    with connect(org.settings) as conn:
+        assert behind(conn) == []
+        ran = conn.execute("SELECT name, checksum FROM schema_repeatables").fetchall()
+        assert [(r["name"], r["checksum"]) for r in ran] == [(m.name, m.checksum) for m in repeatables()]
+
+
 def test_a_failed_restore_leaves_the_database_as_it_was(org, tmp_path):
     """A backup whose load fails at its very end (here: a fact by an author the file's
     org_agents lacks, which only the foreign keys made again after the rows are in can

@@ -1,10 +1,17 @@
-"""The migration runner: from empty, twice, and from two processes at once."""
+"""The migration runner: from empty, twice, and from two processes at once; the repeatable
+files, run again when their text changes; a database of the runner before them."""
 
+import re
 import subprocess
 import sys
 
+from conftest import fresh_database
+
+from cli_org.checks import rules
+from cli_org.db import embedded
 from cli_org.db.connect import connect
-from cli_org.db.migrate import available, migrate, pending
+from cli_org.db.migrate import available, behind, migrate, pending, repeatables
+from cli_org.store.bootstrap import init, state
 
 
 def _tables(conn):
@@ -25,19 +32,21 @@ def test_from_empty_database_then_again(blank_db):
         assert pending(conn) is None
         conn.commit()
         applied = migrate(conn)
-        assert [m.version for m in applied] == [m.version for m in possible]
-        assert {"org_agents", "memory_facts", "schema_migrations"} <= set(_tables(conn))
+        # The numbered migrations in order, then the repeatable files.
+        assert [m.label for m in applied] == [m.label for m in possible + repeatables()]
+        assert {"org_agents", "memory_facts", "schema_migrations", "schema_repeatables"} <= set(_tables(conn))
         assert pending(conn) == [m for m in available() if m not in possible]
         assert migrate(conn) == []
         count = conn.execute("SELECT count(*) AS n FROM schema_migrations").fetchone()["n"]
         assert count == len(possible)
+        assert _ran(conn) == [(m.name, m.checksum) for m in repeatables()]
 
 
 def test_two_processes_at_once(blank_db):
     code = (
         "from cli_org.config import Settings; from cli_org.db.connect import connect;"
         "from cli_org.db.migrate import migrate; import os, json;"
-        "c = connect(Settings.from_env()); print(json.dumps([m.version for m in migrate(c)]))"
+        "c = connect(Settings.from_env()); print(json.dumps([m.label for m in migrate(c)]))"
     )
     env = {**__import__("os").environ, **blank_db.env}
     procs = [
@@ -51,7 +60,7 @@ def test_two_processes_at_once(blank_db):
     applied = sorted(__import__("json").loads(out) for out, _ in outputs)
     # Exactly one process did the work; the other waited on the lock and found nothing to do.
     assert applied[0] == []
-    assert applied[1] == [m.version for m in _possible(blank_db.server)]
+    assert applied[1] == [m.label for m in _possible(blank_db.server) + repeatables()]
     with connect(blank_db.settings) as conn:
         count = conn.execute("SELECT count(*) AS n FROM schema_migrations").fetchone()["n"]
         assert count == len(_possible(blank_db.server))
@@ -73,3 +82,91 @@ def test_failed_migration_leaves_nothing_half_applied(blank_db, monkeypatch):
         assert "half_done" not in _tables(conn)
         versions = [r["version"] for r in conn.execute("SELECT version FROM schema_migrations")]
         assert 9999 not in versions and len(versions) == len(_possible(blank_db.server))
+
+
+# --- repeatable files ------------------------------------------------------------------
+
+
+def _ran(conn) -> list[tuple[str, str]]:
+    rows = conn.execute("SELECT name, checksum FROM schema_repeatables ORDER BY name").fetchall()
+    conn.rollback()
+    return [(r["name"], r["checksum"]) for r in rows]
+
+
+def _caps(conn) -> tuple[int, int]:
+    row = conn.execute("SELECT * FROM org_pin_caps()").fetchone()
+    conn.rollback()
+    return row["org_cap"], row["project_cap"]
+
+
+# An older copy of one function the repeatable file defines, as an older cli-org left it.
+OLDER_CAPS = (
+    "CREATE OR REPLACE FUNCTION public.org_pin_caps(OUT org_cap integer, OUT project_cap integer)"
+    " LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, public, pg_temp AS $$ SELECT 1, 1 $$"
+)
+
+
+def test_a_changed_repeatable_file_runs_again_on_init_and_an_unchanged_one_does_not(blank_db):
+    url = blank_db.server.url(blank_db.name)
+    waiting = [m.label for m in available() if m not in _possible(blank_db.server)]  # for pgvector
+    assert init(blank_db.settings, "boss").applied[-1] == "repeatable/write_checks"
+    with connect(blank_db.settings) as conn:
+        conn.execute(OLDER_CAPS)
+        conn.commit()
+    # Its text is the one that ran: init leaves the function alone, and nothing is pending.
+    assert init(blank_db.settings).applied == []
+    assert state(url)["pending_migrations"] == waiting
+    with connect(blank_db.settings) as conn:
+        assert _caps(conn) == (1, 1)
+        # The file changed since it ran (a test-only edit of the checksum it recorded).
+        conn.execute("UPDATE schema_repeatables SET checksum = 'older'")
+        conn.commit()
+        assert behind(conn) == ["repeatable/write_checks"]
+    assert state(url)["pending_migrations"] == [*waiting, "repeatable/write_checks"]
+    assert init(blank_db.settings).applied == ["repeatable/write_checks"]
+    with connect(blank_db.settings) as conn:
+        assert _caps(conn) == (rules.PIN_CAP_ORG, rules.PIN_CAP_PROJECT)
+        assert _ran(conn) == [(m.name, m.checksum) for m in repeatables()]
+        assert behind(conn) == []
+    assert init(blank_db.settings).applied == []
+
+
+def _schema(db) -> str:
+    """The database's schema as pg_dump writes it, its name replaced (roles are named after it)."""
+    out = subprocess.run(
+        # The server wheel's, the newest: it dumps a team server's older PostgreSQL too.
+        [str(embedded.tool_path("pg_dump")), "--schema-only", "-d", db.server.url(db.name)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    # \restrict and \unrestrict carry a random key per dump.
+    lines = [line for line in out.splitlines() if not line.startswith(("\\restrict", "\\unrestrict"))]
+    return "\n".join(lines).replace(db.name, "DB")
+
+
+def test_a_database_of_the_runner_before_repeatable_files_ends_as_a_new_one(server, blank_db, monkeypatch):
+    """Today's databases: every numbered migration, and no record of repeatable files. The
+    next migration runs the file once; schema and records are then a new database's."""
+    from cli_org.db import migrate as runner
+
+    with monkeypatch.context() as before:
+        before.setattr(runner, "repeatables", lambda: [])
+        with connect(blank_db.settings) as conn:
+            migrate(conn)
+            conn.execute("DROP TABLE schema_repeatables")
+            conn.commit()
+    old = _schema(blank_db)
+    with connect(blank_db.settings) as conn:
+        assert behind(conn) == ["repeatable/write_checks"]
+        assert [m.label for m in migrate(conn)] == ["repeatable/write_checks"]
+        upgraded = _ran(conn)
+    with fresh_database(server) as new, connect(new.settings) as conn:
+        migrate(conn)
+        assert _ran(conn) == upgraded
+        assert _schema(new) == _schema(blank_db)
+    # What the file changed besides adding its record: the comments beside two field rules,
+    # which 0023 wrote and the file (rules.py's values) does not.
+    blocks = _schema(blank_db).split("\n--\n-- Name: ")
+    kept = "\n--\n-- Name: ".join(b for b in blocks if not b.startswith("schema_repeatables"))
+    assert kept == re.sub(r"(\('(?:evidence|cases)', NULL, \d+\),) +-- [^\n]*", r"\1", old)

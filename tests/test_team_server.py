@@ -170,12 +170,13 @@ def test_a_database_made_before_the_split_upgrades_cleanly(blank_db):
     from cli_org.db import migrate as mod
 
     with connect(blank_db.settings) as conn:
-        original = mod.available
+        original, derived = mod.available, mod.repeatables
         mod.available = lambda: old  # type: ignore[assignment]
+        mod.repeatables = lambda: []  # type: ignore[assignment]  # none then either
         try:
             assert [m.version for m in migrate(conn)] == list(range(1, 18))
         finally:
-            mod.available = original
+            mod.available, mod.repeatables = original, derived
         conn.execute("INSERT INTO vault_files (path, title, hash, size, mtime) VALUES ('a.md', 'A', 'h', 1, 0)")
         vec = "[" + ",".join(["0.5"] * 384) + "]"
         conn.execute(
@@ -184,7 +185,9 @@ def test_a_database_made_before_the_split_upgrades_cleanly(blank_db):
             (vec,),
         )
         conn.commit()
-        assert [m.version for m in migrate(conn)] == list(range(18, max(new) + 1))
+        assert [m.label for m in migrate(conn)] == [new[v].label for v in range(18, max(new) + 1)] + [
+            m.label for m in mod.repeatables()
+        ]
         assert vectors_ready(conn) and pending(conn) == []
         row = conn.execute("SELECT embedding::text AS e FROM vault_chunks").fetchone()
         assert row["e"] == vec

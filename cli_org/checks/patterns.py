@@ -1,8 +1,9 @@
 """The write scan's pattern lists: secrets (run on the raw text) and prompt-injection
 phrases (run on the folded text, see checks.fold_variants).
 
-Every pattern marked `db` is copied verbatim into the database trigger (migration 0012,
-which replaced the copies of 0009 and 0010); tests/test_write_scan.py compares the two lists. Patterns that
+Every pattern marked `db` is copied verbatim into the database's write scan
+(migrations/repeatable/write_checks.sql, written by scripts/write_checks_sql.py);
+tests/test_write_scan.py compares the two lists. Patterns that
 run in both places are written in the common subset of Python's `re` and PostgreSQL's
 regular expressions: no \\b, \\w or \\s (their meaning differs between the two), a literal
 space instead of \\s, lookarounds for word edges (a lookbehind of fixed width), `(?i)` only

@@ -24,17 +24,18 @@ MAX_CLAIM = 1000
 # put in front of every session, so it must stay short and keep only what matters.
 NOTEBOOK_CAPS = {"memory": 2200, "user": 1375}
 NOTEBOOK_STORES = tuple(NOTEBOOK_CAPS)
-# Pins (migration 0014, org_pin_caps()): a pinned fact reaches every session, so a scope
-# holds few of them: 10 org-wide and 5 per project.
+# Pins (org_pin_caps(), in migrations/repeatable/write_checks.sql): a pinned fact reaches
+# every session, so a scope holds few of them: 10 org-wide and 5 per project.
 PIN_CAP_ORG = 10
 PIN_CAP_PROJECT = 5
 # org_todos.text (migration 0014): one item, stated briefly
 MAX_TODO = 500
-# The short fields members write (migration 0023, org_field_rules(); tests/test_one_source.py
-# compares): field -> (shape, longest length). A project is an identifier, `via` is
-# RUNTIME@HOST, and nothing free-form is long: a source is a pointer, not a document (a
-# 100 KB source reached every agent that recalled its fact); a reason, a query or a case
-# is a sentence; evidence and a run's cases are bounded JSON documents.
+# The short fields members write (org_field_rules(), in migrations/repeatable/write_checks.sql;
+# tests/test_hostile_21.py compares): field -> (shape, longest length). A project is an
+# identifier, `via` is RUNTIME@HOST, and nothing free-form is long: a source is a pointer, not
+# a document (a 100 KB source reached every agent that recalled its fact); a reason, a query
+# or a case is a sentence; evidence (the whole JSON document, and each string in it) and a
+# run's cases (a golden set of some hundred cases) are bounded JSON documents.
 FIELD_RULES: dict[str, tuple[str | None, int]] = {
     "project": (r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", 64),
     "via": (r"^[A-Za-z0-9_.-]{1,64}@[A-Za-z0-9_.-]{1,128}$", 193),

@@ -1,7 +1,8 @@
 """Write-time checks: what a fact must be, and what it must never carry.
 
 The database enforces the same definition for members who write with plain SQL
-(migrations 0009, 0010 and 0012): every pattern marked `db` in scan_patterns.py is copied there
+(migrations/repeatable/write_checks.sql, written from this module by
+scripts/write_checks_sql.py): every pattern marked `db` in patterns.py is copied there
 verbatim, and the text folding is implemented twice, here and in SQL, with tests that hold
 the two together. The database is never stricter than this module, so the client always
 refuses first, with the friendlier message; see tests/test_write_scan.py. The client alone
@@ -125,7 +126,7 @@ def fold_variants(text: str) -> tuple[str, str]:
     second also drops HTML comment markers, reads digits as letters ("1gn0re") and joins
     split words: dotted letters ("i.g.n.o.r.e"), hyphenated pieces ("ign-ore") and spaced-out
     letters ("i g n o r e").
-    Migration 0012's org_write_fold() computes the same pair.
+    The database's org_write_fold() (migrations/repeatable/write_checks.sql) computes the same pair.
     """
     base = _CF.sub("", unicodedata.normalize("NFKC", text)).translate(CONFUSABLES).translate(LOWER)
     base = _MENTIONED.sub(r'\1\2""', base)

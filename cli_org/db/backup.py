@@ -36,7 +36,7 @@ from ..errors import ConfigError, DatabaseError, InputError, NotFound
 from . import Conn, embedded, first, locks
 from .connect import admin_conninfo, connect_error
 from .errors import first_line
-from .migrate import available, migrate
+from .migrate import REPEATABLES, available, migrate
 from .queries import sql
 
 # pg_dump's custom format starts with these bytes (pg_backup_archiver.c, "PGDMP").
@@ -419,6 +419,9 @@ def _load(pg_restore: Path, staged: str, file: Path, entries: int, progress: Pro
         assert proc.stdout is not None
         try:
             tables = {t["name"]: t for t in conn.execute(sql("restore.tables")).fetchall()}
+            # The staging database keeps its own record of the repeatable files it ran: the
+            # file's is about functions a restore never brings (they come from the migrations).
+            tables.pop(REPEATABLES, None)
             keys = conn.execute(sql("restore.foreign_keys")).fetchall()
             _set_aside(conn, tables, keys)
             _copy_rows(conn, proc.stdout, tables, file, lambda done, name: progress and progress(done, entries, name))
@@ -474,6 +477,11 @@ def _copy_rows(conn: Conn, lines: IO[bytes], tables: dict, file: Path, loaded: C
     for raw in lines:
         line = raw.decode("utf-8", errors="replace").rstrip("\n")
         if copy := _COPY.match(line):
+            if copy.group(2) == REPEATABLES:  # read past (see _load)
+                for row in lines:
+                    if row in (b"\\.\n", b"\\."):
+                        break
+                continue
             table = tables.get(copy.group(2))
             columns = [_COLUMN.match(c) for c in copy.group(3).split(", ")]
             if table is None or not all(c and c.group(2) in table["columns"] for c in columns):

@@ -6,10 +6,18 @@ not create it, as on a managed service before someone enables it), the migration
 pending and the rest apply; once the extension is there, the next `cli-org init` applies it
 without touching what is stored. Nothing after such a migration may depend on it unless it
 says `-- requires:` the same.
+
+Repeatable files (migrations/repeatable/NAME.sql) hold derived objects: functions generated
+from Python source, each statement one that replaces what it defines. They run after the
+numbered migrations, under the same lock, each in its own transaction, and again whenever
+their text changes: `schema_repeatables` keeps the SHA-256 of the text each had when it ran.
+They wait while a numbered migration that could apply has not (a restore migrates only to
+the backup's migration), since they may use what the newest numbered migrations make.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -26,32 +34,56 @@ from .queries import sql
 from .session import owns_transaction
 
 _FILE = re.compile(r"^(\d{4})_(\w+)\.sql$")
+_REPEATABLE = re.compile(r"^(\w+)\.sql$")
 _REQUIRES = re.compile(r"^-- requires: ([a-z_]+)\s*$", re.M)
+# The record of the repeatable files: name and checksum of the text that last ran.
+REPEATABLES = "schema_repeatables"
 
 
 @dataclass(frozen=True)
 class Migration:
-    version: int
+    version: int | None  # None: a repeatable file
     name: str
     sql: str
     needs: tuple[str, ...] = ()  # extensions, from its `-- requires: NAME` lines
 
+    @property
+    def label(self) -> str:
+        return f"repeatable/{self.name}" if self.version is None else f"{self.version:04d}_{self.name}"
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256(self.sql.encode()).hexdigest()
+
 
 def available() -> list[Migration]:
+    """The numbered migrations, in order."""
     found = []
     for entry in resources.files("cli_org").joinpath("migrations").iterdir():
         m = _FILE.match(entry.name)
         if m:
             text = entry.read_text("utf-8")
             found.append(Migration(int(m[1]), m[2], text, tuple(_REQUIRES.findall(text))))
-    found.sort(key=lambda mig: mig.version)
+    found.sort(key=lambda mig: mig.version or 0)
+    return found
+
+
+def repeatables() -> list[Migration]:
+    """The repeatable files, by name."""
+    found = []
+    for entry in resources.files("cli_org").joinpath("migrations").joinpath("repeatable").iterdir():
+        m = _REPEATABLE.match(entry.name)
+        if m:
+            text = entry.read_text("utf-8")
+            found.append(Migration(None, m[1], text, tuple(_REQUIRES.findall(text))))
+    found.sort(key=lambda mig: mig.name)
     return found
 
 
 @owns_transaction
 def migrate(conn: Conn, lock_wait: float = LOCK_WAIT, only: Collection[int] | None = None) -> list[Migration]:
-    """Apply what is missing (of `only`, when given: the versions a backup was made at);
-    returns the migrations applied by this call.
+    """Apply what is missing (of `only`, when given: the versions a backup was made at), then
+    the repeatable files whose text changed; returns what this call applied, in that order.
 
     A session advisory lock serialises concurrent runners: the second waits, then finds
     nothing left to do. Waiting (for that lock, or for a table another session holds) is
@@ -66,32 +98,47 @@ def migrate(conn: Conn, lock_wait: float = LOCK_WAIT, only: Collection[int] | No
                 " version integer PRIMARY KEY, name text NOT NULL,"
                 " applied_at timestamptz NOT NULL DEFAULT now())"
             )
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {REPEATABLES} (name text PRIMARY KEY, checksum text NOT NULL)")
             applied = []
             missing: dict[str, str | None] = {}  # extension -> why it cannot be had (None: it is there)
+            complete = True  # every numbered migration that can apply has
             for mig in _not_applied(conn):  # the table exists now
                 if only is not None and mig.version not in only:
+                    complete = False
                     continue
                 if any(_extension(conn, ext, missing) for ext in mig.needs):
                     continue  # stays pending until the extension can be had
-                try:
-                    with conn.transaction():
-                        conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{round(lock_wait * 1000)}ms",))
-                        conn.execute(mig.sql.encode())
-                        conn.execute(
-                            "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
-                            (mig.version, mig.name),
-                        )
-                except pgerr.LockNotAvailable:
-                    holders = conn.cursor(row_factory=dict_row).execute(sql("locks.table_holders")).fetchall()
-                    who = locks.describe(holders)
-                    raise DatabaseError(
-                        f"migration {mig.version:04d}_{mig.name} waited {lock_wait:g} s (CLI_ORG_LOCK_WAIT) for tables "
-                        f"held by {who}"
-                    ) from None
+                _apply(conn, mig, lock_wait)
                 applied.append(mig)
+            for mig in _stale(conn) if complete else []:
+                if not any(_extension(conn, ext, missing) for ext in mig.needs):
+                    _apply(conn, mig, lock_wait)
+                    applied.append(mig)
             return applied
     finally:
         conn.autocommit = was
+
+
+def _apply(conn: Conn, mig: Migration, lock_wait: float) -> None:
+    """Run one file and record it, in one transaction."""
+    try:
+        with conn.transaction():
+            conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{round(lock_wait * 1000)}ms",))
+            conn.execute(mig.sql.encode())
+            if mig.version is None:
+                conn.execute(
+                    f"INSERT INTO {REPEATABLES} (name, checksum) VALUES (%s, %s)"
+                    " ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum",
+                    (mig.name, mig.checksum),
+                )
+            else:
+                conn.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (mig.version, mig.name))
+    except pgerr.LockNotAvailable:
+        holders = conn.cursor(row_factory=dict_row).execute(sql("locks.table_holders")).fetchall()
+        who = locks.describe(holders)
+        raise DatabaseError(
+            f"migration {mig.label} waited {lock_wait:g} s (CLI_ORG_LOCK_WAIT) for tables held by {who}"
+        ) from None
 
 
 def _extension(conn: Conn, name: str, seen: dict[str, str | None]) -> str | None:
@@ -114,16 +161,17 @@ def missing_extensions(conn: Conn) -> dict[str, list[str]]:
     waiting: dict[str, list[str]] = {}
     for mig in todo:
         for ext in mig.needs:
-            waiting.setdefault(ext, []).append(f"{mig.version:04d}_{mig.name}")
+            waiting.setdefault(ext, []).append(mig.label)
     return waiting
 
 
 @owns_transaction
 def pending(conn: Conn) -> list[Migration] | None:
-    """Migrations not yet applied; None when the database was never migrated."""
+    """Migrations not yet applied, then the repeatable files whose text changed since they
+    ran; None when the database was never migrated."""
     if not first(conn, "SELECT to_regclass('schema_migrations') IS NOT NULL AS found")["found"]:
         return None
-    return _not_applied(conn)
+    return _not_applied(conn) + _stale(conn)
 
 
 @owns_transaction
@@ -132,12 +180,21 @@ def behind(conn: Conn) -> list[str] | None:
     init` applies); None when the database was never migrated. A long-lived face checks this
     before it serves, so a page never fails on a column an upgrade added."""
     todo = pending(conn)
-    return None if todo is None else [f"{m.version:04d}_{m.name}" for m in todo if not m.needs]
+    return None if todo is None else [m.label for m in todo if not m.needs]
 
 
 def _not_applied(conn: Conn) -> list[Migration]:
     done = {row["version"] for row in conn.execute("SELECT version FROM schema_migrations")}
     return [m for m in available() if m.version not in done]
+
+
+def _stale(conn: Conn) -> list[Migration]:
+    """Repeatable files not run with their current text (all of them in a database migrated
+    before there were any, which has no record of them)."""
+    ran: dict[str, str] = {}
+    if first(conn, f"SELECT to_regclass('{REPEATABLES}') IS NOT NULL AS found")["found"]:
+        ran = {row["name"]: row["checksum"] for row in conn.execute(f"SELECT name, checksum FROM {REPEATABLES}")}
+    return [m for m in repeatables() if ran.get(m.name) != m.checksum]
 
 
 # The one notice for a database without its vector parts (search, recall, embed, init).

@@ -58,7 +58,7 @@ def create_database(settings: Settings) -> bool:
 def init(settings: Settings, owner: str | None = None) -> InitResult:
     created = create_database(settings)
     with connect(settings, bounded=False) as conn, translated(conn):
-        applied = [f"{m.version:04d}_{m.name}" for m in migrate(conn, lock_wait=settings.lock_wait)]
+        applied = [m.label for m in migrate(conn, lock_wait=settings.lock_wait)]
         made = None
         # A concurrent init may be adding the owner too: the lock lets one of them do it
         # and the other find it done.
@@ -89,7 +89,7 @@ def state(conninfo: str) -> dict:
         return {"initialised": False, **({} if "does not exist" in reason else {"error": reason})}
     return {
         "initialised": True,
-        "pending_migrations": [f"{m.version:04d}_{m.name}" for m in todo],
+        "pending_migrations": [m.label for m in todo],
         "waiting_for_extensions": waiting,  # e.g. {"vector": [...]}: init alone cannot apply those
         **counts,
     }
