@@ -231,28 +231,13 @@ def fact_text(subject: str, claim: str) -> str:
     return f"{subject}: {claim}"
 
 
-@owns_transaction
-def recall_facts_semantic(
-    conn: Conn,
-    query: str,
-    *,
-    project: str | None,
-    limit: int,
-    embedder: Embedder,
-    shaping: FactShaping = FACT_SHAPING,
-    unknown: bool = False,
-) -> list[FactHit]:
-    """Facts close in meaning to the query, kept when they clear a floor and have a second
-    signal: a word shared with the query, or a similarity that stands out from the query's
-    background over all facts (FactShaping). Vector-only hits (no shared word) fill at most
-    half the limit."""
-    nearest = _nearest(conn, query, project, limit, embedder, shaping)
-    return _semantic_hits(nearest, query, limit=limit, shaping=shaping, unknown=unknown)
-
-
 def _semantic_hits(
     nearest: list[tuple[dict, float, float | None]], query: str, *, limit: int, shaping: FactShaping, unknown: bool
 ) -> list[FactHit]:
+    """Of the facts nearest the query, those that clear a floor and have a second signal: a
+    word shared with the query, or a similarity that stands out from the query's background
+    over all facts (FactShaping). Vector-only hits (no shared word) fill at most half the
+    limit."""
     wanted = " ".join(positive_words(query))
     words = terms(wanted)
     patterns = word_start_regex(words)

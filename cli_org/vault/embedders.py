@@ -253,11 +253,6 @@ def index_embedder(settings: Settings) -> Embedder:
     return OnnxEmbedder(int8_path(settings), threads=INDEX_THREADS, batch=INDEX_BATCH, workers=INDEX_WORKERS)
 
 
-def reference_embedder() -> SentenceTransformerEmbedder:
-    """sentence-transformers itself (loads torch): what the ONNX paths are checked against."""
-    return SentenceTransformerEmbedder()
-
-
 # Query models whose loading began before the program was imported (start_early).
 _early: dict[Path, OnnxEmbedder] = {}
 
