@@ -36,12 +36,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from ..db import Conn
+from ..db.connect import current_agent
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
 from ..store.facts import Fact, list_facts
-from ..store.notebook import current_agent
 from ..store.notebook import show as show_notebook
 from ..store.pins import list_pins
 from ..store.todos import list_todos

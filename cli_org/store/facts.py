@@ -10,10 +10,11 @@ from psycopg import errors as pgerr
 from ..checks.rules import KINDS, check_id
 from ..checks.write import check_fact, check_field
 from ..db import Conn, first
+from ..db.connect import current_agent
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
-from ..errors import AccessDenied, InputError, NotFound
+from ..errors import InputError, NotFound
 
 
 @dataclass
@@ -45,13 +46,6 @@ class Fact:
     @property
     def current(self) -> bool:
         return self.valid_to is None
-
-
-def _require_agent(conn: Conn) -> str:
-    me = first(conn, sql("facts.me"))
-    if me["name"] is None:
-        raise AccessDenied(f"role {me['role']} is not a cli-org agent: set ORG_AGENT or pass --as NAME")
-    return me["name"]
 
 
 @owns_transaction
@@ -93,7 +87,7 @@ def remember(
 
 
 def _store(conn: Conn, params: dict, supersedes: int | None) -> Remembered:
-    _require_agent(conn)
+    current_agent(conn)
     existing = conn.execute(sql("facts.find_current"), params).fetchone()
     if existing:
         return _known(conn, existing["id"], supersedes)
@@ -136,7 +130,7 @@ def forget(conn: Conn, fact_id: int, why: str) -> None:
         raise InputError("say why the fact is retired")
     check_field("reason", why.strip())
     with translated(conn):
-        _require_agent(conn)
+        current_agent(conn)
         with conn.transaction():
             conn.execute(sql("facts.forget"), {"id": fact_id, "why": why.strip()})
         conn.commit()
@@ -152,7 +146,7 @@ def restore(conn: Conn, fact_id: int, why: str) -> Fact:
         raise InputError("say why the fact comes back")
     check_field("reason", why.strip())
     with translated(conn):
-        _require_agent(conn)
+        current_agent(conn)
         with conn.transaction():
             conn.execute(sql("facts.restore"), {"id": fact_id, "why": why.strip()})
         fact = _get(conn, fact_id)
