@@ -427,7 +427,7 @@ def _check_text(conn: Conn, body: Any) -> None:
 def _add_agent(conn: Conn, record: dict) -> None:
     """A new agent: a role without a login in the member group (named as `agents add` names it)."""
     from ..checks.rules import AGENT_NAME
-    from .agents import _let_the_admin_become, role_for
+    from .agents import let_the_admin_become, role_for
 
     name = record["name"]
     if not AGENT_NAME.match(name):
@@ -437,7 +437,7 @@ def _add_agent(conn: Conn, record: dict) -> None:
         conn.execute(pgsql.SQL("CREATE ROLE {} NOLOGIN").format(pgsql.Identifier(role)))
     group = first(conn, "SELECT org_member_role() AS name")["name"]
     conn.execute(pgsql.SQL("GRANT {} TO {}").format(pgsql.Identifier(group), pgsql.Identifier(role)))
-    _let_the_admin_become(conn, role)  # as `agents add` does: a team server's admin is no superuser
+    let_the_admin_become(conn, role)  # as `agents add` does: a team server's admin is no superuser
     conn.execute(
         "INSERT INTO org_agents (name, kind, is_owner, role_name, created_at) VALUES (%s, %s, %s, %s, %s)",
         (name, record.get("agent_kind") or "bot", bool(record.get("is_owner")), role, record.get("created_at")),
