@@ -128,7 +128,7 @@ def _isolated(conn: Conn, path: Path, summary: Summary, work: Callable, target) 
 
 def _import_file(conn: Conn, transcript, summary: Summary, root: Path | None) -> None:
     path: Path = transcript.path
-    # issue 21: a regular file, reached from the folder given without a symlink (files.py)
+    # the one safe read (files.py): a regular file, reached from the folder given without a symlink
     with open_file(path, root=root) as (fh, stat):
         _import_open_file(conn, transcript, summary, fh, stat)
 
@@ -193,7 +193,7 @@ def _parse_line(transcript, line: bytes, line_no: int, parsed: Parsed, summary: 
 
 
 def _import_hermes(conn: Conn, path: Path, summary: Summary, root: Path | None) -> None:
-    # issue 21: only a regular file reached without a symlink (files.py), so a FIFO or a
+    # the one safe read: only a regular file reached without a symlink (files.py), so a FIFO or a
     # device cannot hang the read; it stays open while SQLite opens it by name.
     with open_file(path, root=root) as (_, stat):
         _import_hermes_store(conn, path, summary, stat)

@@ -102,7 +102,7 @@ def log_call(conn: Conn, *, face: str, tool: str, ok: bool, ms: float) -> None:
         conn.execute(sql("usage.log_call"), {"face": face, "tool": tool, "ok": ok, "ms": max(0, round(ms))})
 
 
-# --- the Usage page's data (issue 15): adoption over time, per agent, per session, and the
+# --- the Usage page's data: adoption over time, per agent, per session, and the
 # hits later quoted (the rule lives in quoted.py) ----------------------------------------------
 
 BUCKETS = ("day", "week")

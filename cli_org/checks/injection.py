@@ -1,4 +1,4 @@
-"""issue 21: prompt injections recognised by their meaning, beside the patterns of checks.py.
+"""Prompt injections recognised by their meaning: what the write scan's patterns (patterns.py) miss.
 
 A logistic regression over the sentence embedding of all-MiniLM-L6-v2 (the model recall
 already runs; ONNX, no torch). Its weights are `injection_weights.npz` in this package,

@@ -1,6 +1,6 @@
 """Back up one cli-org database to a file and restore it, with the PostgreSQL tools.
 
-The file is pg_dump's custom format. A restore runs nothing the file defines (issue 21): a
+The file is pg_dump's custom format. A restore runs nothing the file defines (a backup is data): a
 temporary database is migrated to the backup's migration, the file is refused if it lists
 any object those migrations do not make, and then only its rows go in, through COPY
 statements cli-org writes. Agents are roles of the cluster, not of the database: restore
@@ -64,7 +64,7 @@ class RestoreResult:
     source_database: str
     replaced: str | None  # the old database, kept under this name
     roles_created: list[str] = field(default_factory=list)
-    roles_disabled: list[str] = field(default_factory=list)  # agents the backup lacks (issue 21)
+    roles_disabled: list[str] = field(default_factory=list)  # agents the backup lacks, cut off (_reconcile)
     seconds: float = 0.0
     tool: str = ""
 
@@ -274,7 +274,7 @@ def restore(settings: Settings, file: Path, *, force: bool = False, progress: Pr
     """Restore a backup into the configured database: refused when that database holds a
     cli-org schema unless `force`; the old one is then kept under a new name.
 
-    issue 21: a backup is data. A file is refused when it holds an object cli-org's
+    A backup is data. A file is refused when it holds an object cli-org's
     migrations do not make; otherwise only its rows go in, into a database the migrations
     made (at the backup's migration), so no definition from the file ever runs."""
     started = time.monotonic()
@@ -521,7 +521,7 @@ def _swap(
     kept = f"{target}_replaced_{stamp}"[:63]
     group, staged_group = f"{target}_member", f"{staging}_member"
     if exists:
-        # issue 21: no session holds the restore up. New ones are kept out, the others
+        # No session holds the restore up. New ones are kept out, the others
         # ended (a member's idle login included); one the admin may not end fails it below.
         admin.execute(pgsql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(pgsql.Identifier(target)))
         for session in admin.execute(sql("restore.sessions"), {"database": target}).fetchall():
@@ -543,7 +543,7 @@ def _swap(
             if exists:
                 old = pgsql.Identifier(kept)
                 admin.execute(pgsql.SQL("ALTER DATABASE {} RENAME TO {}").format(pgsql.Identifier(target), old))
-                # issue 21: the kept database is the admin's to check, not the members'.
+                # The kept database is the admin's to check, not the members'.
                 admin.execute(pgsql.SQL("REVOKE CONNECT, TEMPORARY ON DATABASE {} FROM PUBLIC").format(old))
                 if had_group:
                     admin.execute(
@@ -581,7 +581,7 @@ def _make_roles(admin: Conn, group: str, roles: list[str]) -> list[str]:
 
 
 def _reconcile(admin: Conn, target: str, group: str, roles: list[str]) -> list[str]:
-    """issue 21: a role in the org's member group that no agent of the restored data has (an
+    """A role in the org's member group that no agent of the restored data has (an
     agent made after the backup) would stay a "ghost" member. It leaves the group; a role
     named after the database (`<database>_<agent>`, as `agents add` makes them) also loses
     its login. A role mapped with --role may serve elsewhere, so it keeps its login, and no

@@ -114,7 +114,7 @@ def primary_login(settings: Settings) -> str:
 
 
 def _same_login_as_primary(conn: Conn, settings: Settings) -> None:
-    """Issue 21, finding 10b: with no agent named, the login is the identity, so a read URL
+    """With no agent named, the login is the identity, so a read URL
     that logs in as another role would read (notebooks, private notes) as that role. The
     replica's current user must be the primary's login; with an agent, become() makes both
     that agent."""

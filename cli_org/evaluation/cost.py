@@ -85,7 +85,7 @@ def context_cost(root: Path) -> list[CostRow]:
         read = []
         for path in paths:
             try:
-                text = read_text(path, root=root)  # issue 21: regular files under the root only
+                text = read_text(path, root=root)  # the one safe read: regular files under the root only
             except InputError:
                 continue
             read.append(str(path.relative_to(root)))

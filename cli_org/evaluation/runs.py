@@ -60,7 +60,7 @@ def save_run(conn: Conn, name: str, run: GoldenRun, *, golden_file: str, project
     return row["id"]
 
 
-# issue 21: the ranges of a stored run's numbers, as the database checks them on new rows
+# The ranges of a stored run's numbers, as the database checks them on new rows
 # (migration 0023, org_eval_run_ok); a row stored before is read through the same ranges,
 # so no reader does arithmetic on a forged 1e308 or NaN.
 _RATES = ("hit_rate", "mrr")

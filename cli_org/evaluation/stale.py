@@ -53,7 +53,7 @@ def stale(conn: Conn | None, root: Path) -> StaleReport:
     memory_dir = root / MEMORY_DIR
     for path in sorted(memory_dir.rglob("*.md")) if memory_dir.is_dir() else []:
         try:
-            text = read_text(path, root=root)  # issue 21: the memory arm's safe read
+            text = read_text(path, root=root)  # the memory arm's safe read: regular files under the root only
         except InputError:
             continue
         for number, line in enumerate(text.splitlines(), 1):

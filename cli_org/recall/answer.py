@@ -169,7 +169,7 @@ def _log(conn: Conn, result: RecallResult) -> None:
         sql("recall.log"),
         {
             "project": result.project,
-            # issue 21: the log holds one line (migration 0023); the question may hold several.
+            # the log holds one line (migration 0023); the question may hold several.
             "query": one_line(result.query),
             "arms": result.arms,
             "hits": len(result.hits),
@@ -201,7 +201,7 @@ def foreign_terms(conn: Conn, query: str, embedder: Embedder, shaping: VaultShap
     shaping says otherwise, that the query model does not know as one token either: the
     name of a subject the memory has never seen ("rabbitmq", "pinia"). Such a question
     likely asks about what the memory lacks, so recall's meaning-based hits then need the
-    shaping's higher `unknown` floors (issue 13, benchmarks/RESULTS.md)."""
+    shaping's higher `unknown` floors (benchmarks/JOURNAL.md, "Recall by meaning")."""
     words = terms(query)
     if not words:
         return []

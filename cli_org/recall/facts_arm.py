@@ -1,6 +1,6 @@
 """The [fact] arm: strict full text or substring, else a loose word-prefix pass (the
 specification's three lexical passes, unchanged), then a semantic pass over fact vectors
-(issue 13) whose hits must clear the floor and second signal of FactShaping."""
+whose hits must clear the floor and second signal of FactShaping."""
 
 from __future__ import annotations
 
@@ -186,7 +186,7 @@ def _loose_pieces(term_words: list[list[str]], need: int) -> str | None:
 
 # The check for facts without a vector looks at the newest LAZY_WINDOW ids and at one more
 # window of that size drawn at random (both ranges of the primary key); a table of up to
-# twice that is checked whole, as before issue 14's part 4. At 100k facts the whole check
+# twice that is checked whole, as every table was before the windows. At 100k facts the whole check
 # took 0.66 s of a recall, two windows of 5,000 0.18 s (load average 15; benchmarks/JOURNAL.md,
 # "The fact arm at scale"). The newest window is four times the most a recall embeds.
 LAZY_WINDOW = 2000

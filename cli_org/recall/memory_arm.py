@@ -39,7 +39,7 @@ def recall_memory(root: Path, query: str, *, limit: int) -> list[MemoryHit]:
         if any(part.startswith(".") for part in path.relative_to(folder).parts):
             continue
         try:
-            # issue 21: only regular files reached from the root without a symlink
+            # the one safe read: only regular files reached from the root without a symlink
             lines = read_text(path, root=root).splitlines()
         except InputError:
             continue

@@ -9,7 +9,7 @@ from .vault_arm import VaultHit
 
 def merge(facts: list[FactHit], memory: list[MemoryHit], vault: list[VaultHit], limit: int) -> list:
     """Strict facts and memory lines that hold every query word first (the most precise
-    answers there are: issue 13 found an agent's own exact line below a generic note), then
+    answers there are: an agent's own exact line once ranked below a generic note), then
     the facts that lead (close in meaning and standing out: FactShaping.leads), then the
     vault's best note, then the other memory lines, then loose facts, then the rest of the
     vault. Facts and memory each take at most half the slots, so the vault always has room."""

@@ -272,7 +272,7 @@ def toml_server(path: Path, entry: dict, harness: str) -> Edit:
     return Edit(path, "MCP server entry", add, remove, lambda text: _toml(path, text))
 
 
-# Issue 21, finding 10c: a YAML alias bomb (a few lines of anchors, each alias repeating the
+# A YAML alias bomb (a few lines of anchors, each alias repeating the
 # one before) stalled `setup hermes`, --dry-run too, for minutes. Hermes's config.yaml is a
 # few KB and has no use for aliases: a larger file, or any alias, is refused before it is
 # parsed (anchors alone are harmless and pass).

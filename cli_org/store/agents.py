@@ -164,7 +164,7 @@ def memory_file(root: Path, name: str) -> MemoryFile | None:
         return None
     path = memory_dir(root) / f"{name}.md"
     try:
-        read = read_file(path, root=root)  # issue 21: the memory arm's safe read
+        read = read_file(path, root=root)  # the memory arm's safe read: a regular file under the root
     except InputError:
         return None
     text = read.data.decode("utf-8", errors="replace")

@@ -280,7 +280,7 @@ def import_file(conn: Conn, target: str, path: Path) -> Imported:
     under the same rules, in one transaction: every entry arrives, or nothing changes and the
     refusal names each entry that did not fit and why."""
     _target(target)
-    data = read_file(Path(path)).data  # issue 21: a regular file, bounded (files.py)
+    data = read_file(Path(path)).data  # the one safe read: a regular file, bounded (files.py)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -136,7 +136,7 @@ def parse(lines: Iterable[str]) -> tuple[dict, list[tuple[int, str, dict]]]:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"line {number}: not JSON ({exc.msg}); nothing was imported") from None
-        except RecursionError:  # issue 21: a 5,000-deep line was a traceback; no record nests like that
+        except RecursionError:  # a 5,000-deep line was a traceback; no record nests like that
             raise InputError(f"line {number}: nested too deeply to be a record; nothing was imported") from None
         if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
             raise InputError(f'line {number}: not a record (an object with a "kind"); nothing was imported')
@@ -191,7 +191,7 @@ def _merge(conn: Conn, records: list[tuple[int, str, dict]], counts: dict[str, K
     # The admin writes rows as their authors: row-level security is forced on these tables
     # (it applies to their owner too), and the notebook triggers would stamp new versions
     # and times. Both are lifted inside this transaction only; nobody sees the gap. The cap
-    # triggers stay on (issue 21): an import may not overfill a notebook or a pin scope.
+    # triggers stay on: an import may not overfill a notebook or a pin scope.
     for table in _TABLES.values():
         conn.execute(pgsql.SQL("ALTER TABLE {} NO FORCE ROW LEVEL SECURITY").format(pgsql.Identifier(table)))
     conn.execute("ALTER TABLE notebook_versions NO FORCE ROW LEVEL SECURITY")
@@ -352,7 +352,7 @@ class _Refused(Exception):
     """A write check refused an imported text."""
 
 
-# issue 21: the text fields an import brings, per kind. Each gets the client's fuller scan
+# The text fields an import brings, per kind. Each gets the client's fuller scan
 # (keys split up or in base64, the injection classifier) as `remember` gives what an agent
 # writes; the database's own checks run on insert as well.
 _SCANNED = {

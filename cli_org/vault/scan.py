@@ -199,7 +199,7 @@ def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: S
             if row and row["size"] == st.st_size and row["mtime"] == st.st_mtime:
                 summary.unchanged += 1
                 continue
-            data = read_file(path, root=root).data  # issue 21: the one safe read
+            data = read_file(path, root=root).data  # the one safe read (files.py)
         except _Skip as exc:
             summary.warn(rel, str(exc), skipped=True)
             continue

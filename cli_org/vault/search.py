@@ -56,7 +56,7 @@ class NoteHit:
     matched_terms: int = 0
     query_terms: int = 0
     # The query's terms (stemmed) the note holds, and every query term's BM25 idf: recall
-    # weighs keyword support by rarity with them (issue 13, benchmarks/RESULTS.md).
+    # weighs keyword support by rarity with them (benchmarks/JOURNAL.md, "Recall by meaning").
     matched_words: tuple[str, ...] = ()
     term_idf: dict[str, float] = field(default_factory=dict)
     semantic_score: float | None = None
