@@ -26,11 +26,11 @@ class Pattern:
     unless: str | None = None
 
     @functools.cached_property
-    def compiled(self) -> re.Pattern:
+    def compiled(self) -> re.Pattern[str]:
         return re.compile(self.regex)
 
     @functools.cached_property
-    def compiled_unless(self) -> re.Pattern | None:
+    def compiled_unless(self) -> re.Pattern[str] | None:
         return re.compile(self.unless) if self.unless else None
 
     def excused(self, text: str) -> bool:

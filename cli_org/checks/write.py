@@ -15,6 +15,7 @@ import codecs
 import functools
 import re
 import unicodedata
+from typing import Any
 
 from ..errors import InputError
 from .patterns import (  # noqa: F401 (CONFUSABLES_*, Pattern: part of this module's interface)
@@ -69,7 +70,7 @@ _LIBRARY_DETECTORS = [
 
 
 @functools.cache
-def _library_detectors() -> list:
+def _library_detectors() -> list[Any]:
     """Imported on first use: the library pulls in an HTTP client, which `--help` must not pay for."""
     import importlib
 

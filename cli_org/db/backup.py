@@ -29,7 +29,7 @@ from typing import IO
 import psycopg
 from psycopg import sql as pgsql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from psycopg.rows import dict_row
+from psycopg.rows import DictRow, dict_row
 
 from ..config import Settings
 from ..errors import ConfigError, DatabaseError, InputError, NotFound
@@ -443,7 +443,7 @@ def _load(pg_restore: Path, staged: str, file: Path, entries: int, progress: Pro
             proc.stdout.close()
 
 
-def _set_aside(conn: Conn, tables: dict, keys: list, undo: bool = False) -> None:
+def _set_aside(conn: Conn, tables: dict[str, DictRow], keys: list[DictRow], undo: bool = False) -> None:
     """For the load only (one transaction, in a database nobody else reaches): the tables'
     triggers off (they would rewrite or refuse rows that are history, not new writes),
     forced row-level security lifted (a non-superuser owner would be held to the policies),
@@ -466,7 +466,9 @@ def _set_aside(conn: Conn, tables: dict, keys: list, undo: bool = False) -> None
         conn.execute(pgsql.SQL("TRUNCATE {}").format(pgsql.SQL(", ").join(map(pgsql.Identifier, tables))))
 
 
-def _copy_rows(conn: Conn, lines: IO[bytes], tables: dict, file: Path, loaded: Callable[[int, str], object]) -> None:
+def _copy_rows(
+    conn: Conn, lines: IO[bytes], tables: dict[str, DictRow], file: Path, loaded: Callable[[int, str], object]
+) -> None:
     """Read pg_restore's data text line by line; COPY each table's rows with a statement of
     cli-org's own (known table, known columns) and set each known sequence."""
     sequences = {r["name"] for r in conn.execute(sql("restore.sequences")).fetchall()}

@@ -13,7 +13,7 @@ from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
 from ..local.files import read_text
-from ..recall.memory_arm import MEMORY_DIR
+from ..local.project import MEMORY_DIR
 
 CHARS_PER_TOKEN = 4  # an estimate, not a tokenizer count
 TYPICAL_RECALL_DAYS = 30  # the window of evaluation.typical_recall

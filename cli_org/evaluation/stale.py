@@ -14,7 +14,7 @@ from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
 from ..local.files import read_text
-from ..recall.memory_arm import MEMORY_DIR
+from ..local.project import MEMORY_DIR
 
 _BACKTICK = re.compile(r"`([^`\s]{2,200})`")
 _PATHLIKE = re.compile(r"^(?:\.{0,2}/)?[\w@.+-]+(?:/[\w@.+-]+)*(?:\.[A-Za-z0-9]{1,8}|/)$")

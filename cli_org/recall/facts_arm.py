@@ -10,6 +10,8 @@ import random
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
+from psycopg.rows import DictRow
+
 from ..db import Conn, first
 from ..db.connect import on_replica
 from ..db.queries import sql
@@ -48,7 +50,7 @@ def settle_leads(hits: list[FactHit], best_note: float | None, shaping: FactShap
 
 def _once(hits: list[FactHit], limit: int) -> list[FactHit]:
     """One hit per claim (subject, claim, project), naming every author, best first."""
-    kept: dict[tuple, FactHit] = {}
+    kept: dict[tuple[str, str, str | None], FactHit] = {}
     for hit in hits:
         f = hit.fact
         first = kept.setdefault((f.subject, f.claim, f.project), hit)
@@ -232,7 +234,7 @@ def fact_text(subject: str, claim: str) -> str:
 
 
 def _semantic_hits(
-    nearest: list[tuple[dict, float, float | None]], query: str, *, limit: int, shaping: FactShaping, unknown: bool
+    nearest: list[tuple[DictRow, float, float | None]], query: str, *, limit: int, shaping: FactShaping, unknown: bool
 ) -> list[FactHit]:
     """Of the facts nearest the query, those that clear a floor and have a second signal: a
     word shared with the query, or a similarity that stands out from the query's background
@@ -276,7 +278,7 @@ BACKGROUND_SAMPLE = 2000
 
 def _nearest(
     conn: Conn, query: str, project: str | None, limit: int, embedder: Embedder, shaping: FactShaping
-) -> list[tuple[dict, float, float | None]]:
+) -> list[tuple[DictRow, float, float | None]]:
     """The facts nearest the query (after embedding any that lack a vector), each with its
     cosine and its z against the query's background over the facts in scope (every one, or
     a fixed sample of a large table). z is None when fewer than `min_background` facts in
@@ -313,5 +315,5 @@ def _nearest(
     return out
 
 
-def _fact(row: dict) -> Fact:
+def _fact(row: DictRow) -> Fact:
     return Fact(**{f.name: row[f.name] for f in fields(Fact)})

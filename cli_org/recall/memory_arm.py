@@ -12,7 +12,7 @@ from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
 from ..local.files import read_text
-from ..local.project import MEMORY_DIR, project_root  # noqa: F401  (project_root: one resolver, re-exported)
+from ..local.project import MEMORY_DIR
 from .terms import needed, terms, word_start_regex
 
 

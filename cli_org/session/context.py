@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..config import Settings
-    from ..recall.answer import RecallResult
+    from ..recall.answer import RecallHit, RecallResult
     from ..vault.embedders import Embedder
 
 TOKEN_CHARS = 4  # one token is counted for every 4 characters, rounded up
@@ -195,7 +195,7 @@ def _stable(conn: Conn, project: str | None) -> tuple[str, list[Section], list[O
     return notebook.agent, sections, omitted
 
 
-def _hit_key(hit) -> str:
+def _hit_key(hit: RecallHit) -> str:
     data = hit.data
     if hit.arm == "fact":
         return f"fact #{data['id']}"

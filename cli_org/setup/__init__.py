@@ -254,7 +254,7 @@ def _same(edit: Edit, left: str, original: str) -> bool:
     if not edit.rewrites:
         return left.rstrip("\n") == original.rstrip("\n")
     try:
-        return _empty(edit.parse(left)) == _empty(edit.parse(original))
+        return bool(_empty(edit.parse(left)) == _empty(edit.parse(original)))
     except ConfigError:
         return False
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from psycopg import errors as pgerr
 
@@ -86,7 +87,7 @@ def remember(
     return result
 
 
-def _store(conn: Conn, params: dict, supersedes: int | None) -> Remembered:
+def _store(conn: Conn, params: dict[str, Any], supersedes: int | None) -> Remembered:
     current_agent(conn)
     existing = conn.execute(sql("facts.find_current"), params).fetchone()
     if existing:
@@ -243,7 +244,7 @@ def show_fact(conn: Conn, fact_id: int) -> FactRecord:
     return FactRecord(fact, events_of(fact, restores), older, newer, [f.id for f in (*older, fact, *newer)])
 
 
-def events_of(fact: Fact, restores: list[dict] | None = None) -> list[Event]:
+def events_of(fact: Fact, restores: list[dict[str, Any]] | None = None) -> list[Event]:
     """What happened to a fact, oldest first. Each restore (memory_restores, migration 0014)
     keeps the retirement it undid, so a fact retired and restored twice shows all four."""
     events = [Event(fact.created_at, fact.author, "written", fact.source)]
