@@ -133,7 +133,7 @@ def check_database_url(url: str, name: str = "CLI_ORG_DATABASE_URL") -> None:
         raise ConfigError(f"{name}: port {bad[0]!r} is not a number")
 
 
-# Issue 21, finding 10a: a checkout must not choose the database. A repository's `.env`
+# A checkout must not choose the database. A repository's `.env`
 # could point the CLI, the hooks and the MCP server at another server (whose text is then
 # put into the session), pick the identity, or move where files are read and written. So
 # from a `.env` cli-org takes only the settings below, which change how it answers but

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import psycopg
 
@@ -199,7 +199,7 @@ class Org:
             shown(result)
         return Recalled(result, self._record(result) if replica else None)
 
-    def context(self, **kwargs) -> Context:
+    def context(self, **kwargs: Any) -> Context:
         """The session context block (session/context.py build_context's arguments). With
         `session` it records what it delivered, a write, so it runs on the primary; a block
         with `for_text` read from the replica has its recall recorded on the primary."""

@@ -29,6 +29,7 @@ INSIDE_A_CALLERS_TRANSACTION = {
     "cli_org.db.locks.held",  # the same
     "cli_org.db.connect.become",  # sets up a new connection's identity, before any call
     "cli_org.store.agents.role_for",  # reads conn.info only
+    "cli_org.store.agents.let_the_admin_become",  # a GRANT inside `add_agent`'s or `import`'s transaction
     "cli_org.db.first",  # one statement inside the caller's transaction
     "cli_org.db.connect.mark_replica",  # sets a Python attribute on the connection; no statement
     "cli_org.db.connect.on_replica",  # reads that attribute; no statement

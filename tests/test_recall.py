@@ -146,7 +146,7 @@ def test_memory_at_most_half_the_limit(env):
 
 
 def test_memory_root_from_git_top_level(tmp_path):
-    from cli_org.recall.memory_arm import project_root
+    from cli_org.local.project import project_root
 
     (tmp_path / "repo/.git").mkdir(parents=True)
     (tmp_path / "repo/src/deep").mkdir(parents=True)

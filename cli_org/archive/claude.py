@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from .jsonl import files  # noqa: F401  (the importer reads each harness module's files())
 from .records import BadRecord, Message, Parsed, SessionInfo, clean, compact, obj, shell_command, timestamp
@@ -23,7 +25,7 @@ class TranscriptFile:
         self.path = path
         self.agent = path.stem if path.parent.name == "subagents" else None
 
-    def parse(self, record: dict, line_no: int) -> Parsed:
+    def parse(self, record: dict[str, Any], line_no: int) -> Parsed:
         if record.get("type") not in _MESSAGE_TYPES or not record.get("sessionId"):
             return Parsed()
         session_id = record["sessionId"]
@@ -76,7 +78,7 @@ class TranscriptFile:
         return Parsed([info], messages)
 
 
-def _blocks(record: dict, message: dict):
+def _blocks(record: dict[str, Any], message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(kind, fields) per content block; one line usually holds exactly one block."""
     role = record["type"]
     plain = "system" if record.get("isMeta") or record.get("isCompactSummary") else role
@@ -111,7 +113,7 @@ def _blocks(record: dict, message: dict):
             yield plain, {"text": f"[{kind}]"}
 
 
-def _result_text(content) -> str | None:
+def _result_text(content: object) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from .jsonl import files  # noqa: F401  (the importer reads each harness module's files())
 from .records import (
@@ -51,7 +52,7 @@ class TranscriptFile:
         found = _ID_IN_NAME.search(path.stem)
         self.session = found[1] if found else None
 
-    def parse(self, record: dict, line_no: int) -> Parsed:
+    def parse(self, record: dict[str, Any], line_no: int) -> Parsed:
         at = timestamp(record.get("timestamp"))
         kind = record.get("type")
         payload = record.get("payload")
@@ -105,7 +106,7 @@ class TranscriptFile:
         return self.session or self.path.stem
 
 
-def _item(item: dict) -> dict | None:
+def _item(item: dict[str, Any]) -> dict[str, Any] | None:
     kind = item.get("type")
     if kind == "message":
         role = item.get("role")

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from .records import (
@@ -74,7 +76,7 @@ def read(path: Path, after: int = 0) -> Store:
     return store
 
 
-def session_row(row: dict) -> Parsed:
+def session_row(row: dict[str, Any]) -> Parsed:
     """One row of the sessions table, checked; BadRecord when it cannot be imported."""
     try:
         return check(Parsed([_session(clean(row))]))
@@ -84,7 +86,7 @@ def session_row(row: dict) -> Parsed:
         raise BadRecord(f"unexpected shape ({type(exc).__name__})") from None
 
 
-def message_row(row: dict) -> Parsed:
+def message_row(row: dict[str, Any]) -> Parsed:
     """One row of the messages table as its messages, checked; BadRecord when it cannot be imported."""
     try:
         return check(Parsed([], _messages(clean(row))))
@@ -94,7 +96,7 @@ def message_row(row: dict) -> Parsed:
         raise BadRecord(f"unexpected shape ({type(exc).__name__})") from None
 
 
-def _isolated(store: Store, parse, row: dict) -> Parsed | None:
+def _isolated(store: Store, parse: Callable[[dict[str, Any]], Parsed], row: dict[str, Any]) -> Parsed | None:
     """One row parsed; a row that cannot be read is counted by its reason and left out."""
     try:
         return parse(row)
@@ -111,13 +113,13 @@ def _check_columns(db: sqlite3.Connection) -> None:
             raise InputError(f"not a Hermes store: table {table} lacks {', '.join(sorted(missing))}")
 
 
-def _id(value) -> str:
+def _id(value: object) -> str:
     if isinstance(value, str | int) and not isinstance(value, bool) and value != "":
         return str(value)
     raise BadRecord("session id is not a string")
 
 
-def _session(row: dict) -> SessionInfo:
+def _session(row: dict[str, Any]) -> SessionInfo:
     return SessionInfo(
         external_id=_id(row["id"]),
         parent=_id(row["parent_session_id"]) if row.get("parent_session_id") else None,
@@ -129,7 +131,7 @@ def _session(row: dict) -> SessionInfo:
     )
 
 
-def _messages(row: dict) -> list[Message]:
+def _messages(row: dict[str, Any]) -> list[Message]:
     session = _id(row["session_id"])
     key = f"m{row['id']}"
     at = timestamp(row.get("timestamp"))
@@ -170,7 +172,7 @@ def _messages(row: dict) -> list[Message]:
     return out
 
 
-def _calls(value) -> list[dict]:
+def _calls(value: object) -> list[dict[str, Any]]:
     if not value:
         return []
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 from collections.abc import Callable
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -24,6 +26,9 @@ from ..text import pg_text, shown
 from . import claude, codex, hermes
 from .jsonl import batches
 from .records import BadRecord, Message, Parsed, SessionInfo, check, load_line
+
+# A harness's transcript file, as each parser module defines it.
+Transcript = claude.TranscriptFile | codex.TranscriptFile
 
 ImportProgress = Callable[[str, int, int], None]
 # What a parser raises on a record of a shape it did not expect: the line is skipped.
@@ -94,7 +99,7 @@ def import_sessions(
     return summaries
 
 
-def _isolated(conn: Conn, path: Path, summary: Summary, work: Callable, target) -> None:
+def _isolated(conn: Conn, path: Path, summary: Summary, work: Callable[..., None], target: object) -> None:
     """Import one file; if it fails, roll back its unfinished part, name it, and go on.
 
     Only a lost connection stops the whole run: every later file would fail the same way.
@@ -126,14 +131,16 @@ def _isolated(conn: Conn, path: Path, summary: Summary, work: Callable, target) 
         summary.fail(path, f"{type(exc).__name__}: {str(exc)[:200]}")
 
 
-def _import_file(conn: Conn, transcript, summary: Summary, root: Path | None) -> None:
+def _import_file(conn: Conn, transcript: Transcript, summary: Summary, root: Path | None) -> None:
     path: Path = transcript.path
-    # issue 21: a regular file, reached from the folder given without a symlink (files.py)
+    # the one safe read (files.py): a regular file, reached from the folder given without a symlink
     with open_file(path, root=root) as (fh, stat):
         _import_open_file(conn, transcript, summary, fh, stat)
 
 
-def _import_open_file(conn: Conn, transcript, summary: Summary, fh, stat) -> None:
+def _import_open_file(
+    conn: Conn, transcript: Transcript, summary: Summary, fh: BinaryIO, stat: os.stat_result
+) -> None:
     path: Path = transcript.path
     key = {"harness": transcript.harness, "path": str(path.resolve())}
     saved = conn.execute(sql("archive.source_get"), key).fetchone()
@@ -168,7 +175,7 @@ def _import_open_file(conn: Conn, transcript, summary: Summary, fh, stat) -> Non
         conn.commit()
 
 
-def parse_line(transcript, line: bytes, line_no: int) -> Parsed:
+def parse_line(transcript: Transcript, line: bytes, line_no: int) -> Parsed:
     """One transcript line as sessions and messages whose fields the database accepts;
     BadRecord (an OrgError) says why a line cannot be imported."""
     record = load_line(line)
@@ -180,7 +187,7 @@ def parse_line(transcript, line: bytes, line_no: int) -> Parsed:
         raise BadRecord(f"unexpected shape ({type(exc).__name__})") from None
 
 
-def _parse_line(transcript, line: bytes, line_no: int, parsed: Parsed, summary: Summary) -> None:
+def _parse_line(transcript: Transcript, line: bytes, line_no: int, parsed: Parsed, summary: Summary) -> None:
     if not line.strip():
         return
     try:
@@ -193,13 +200,13 @@ def _parse_line(transcript, line: bytes, line_no: int, parsed: Parsed, summary: 
 
 
 def _import_hermes(conn: Conn, path: Path, summary: Summary, root: Path | None) -> None:
-    # issue 21: only a regular file reached without a symlink (files.py), so a FIFO or a
+    # the one safe read: only a regular file reached without a symlink (files.py), so a FIFO or a
     # device cannot hang the read; it stays open while SQLite opens it by name.
     with open_file(path, root=root) as (_, stat):
         _import_hermes_store(conn, path, summary, stat)
 
 
-def _import_hermes_store(conn: Conn, path: Path, summary: Summary, stat) -> None:
+def _import_hermes_store(conn: Conn, path: Path, summary: Summary, stat: os.stat_result) -> None:
     key = {"harness": hermes.HARNESS, "path": str(path.resolve())}
     saved = conn.execute(sql("archive.source_get"), key).fetchone()
     after = (saved["last_row_id"] or 0) if saved else 0
@@ -269,7 +276,7 @@ def _write(conn: Conn, harness: str, parsed: Parsed, summary: Summary) -> None:
         summary.sessions += row["inserted"]
         ids[external_id] = row["id"]
         visiting.discard(external_id)
-        return row["id"]
+        return int(row["id"])
 
     for external_id in infos:
         session_id(external_id)
@@ -286,7 +293,7 @@ def _project(cwd: str | None) -> str | None:
     return re.split(r"[/\\]", cwd.rstrip("/\\"))[-1] or cwd
 
 
-def _row(m: Message, session_id: int) -> dict:
+def _row(m: Message, session_id: int) -> dict[str, Any]:
     return {
         "session_id": session_id,
         "source_key": m.source_key,

@@ -126,7 +126,7 @@ def capture(conn: Conn, paths: list[Path]) -> CaptureResult:
 def _capture_one(conn: Conn, path: Path) -> Captured:
     source = source_of(path)
     root, rel = locate(path, source)
-    # issue 21: read only a regular file reached from its root (locate()) with no symlink
+    # the one safe read: only a regular file reached from its root (locate()) with no symlink
     # on the way, so a checkout's `.agents/org/memory/notes.md -> ~/.pgpass` is refused.
     read = read_file(path, root=Path(root))
     data, modified = read.data, datetime.fromtimestamp(read.stat.st_mtime, tz=UTC)
@@ -164,7 +164,7 @@ def file_history(conn: Conn, name: str) -> History:
     given = Path(name).expanduser()
     try:
         exact = str(given.resolve()) if given.exists() else name
-    except (OSError, ValueError):  # issue 21: a name no file system takes (too long, NUL) is no path here
+    except (OSError, ValueError):  # a name no file system takes (too long, NUL) is no path here, not a traceback
         exact = name
     params = {"exact": exact, "name": name.removeprefix("./"), "suffix": "/" + name.removeprefix("./").lstrip("/")}
     with translated(conn):

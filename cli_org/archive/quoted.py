@@ -1,6 +1,6 @@
 """Hits that were later quoted: did a session use what recall gave it?
 
-THE RULE (issue 15, "hits that were later quoted"; docs/agents.md states it in the same words,
+THE RULE ("hits that were later quoted"; docs/agents.md states it in the same words,
 section "Archive and adoption", "Usage over time, per agent and per session; hits later
 quoted"). It is defined here once; the CLI, the web page and the
 benchmark all call these functions.

@@ -7,6 +7,7 @@ import math
 import shlex
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from ..checks.rules import HARNESSES as HARNESSES  # the archive's harness names, defined once
 from ..checks.rules import MESSAGE_KINDS as KINDS
@@ -49,7 +50,7 @@ class Message:
     source_key: str
     position: int
     kind: str
-    raw: dict
+    raw: dict[str, Any]
     part: int = 0
     occurred_at: datetime | None = None
     text: str | None = None
@@ -74,7 +75,7 @@ def _latest(a: datetime | None, b: datetime | None) -> datetime | None:
     return b if a is None else a if b is None else max(a, b)
 
 
-def timestamp(value) -> datetime | None:
+def timestamp(value: object) -> datetime | None:
     """An ISO-8601 string or epoch seconds as an aware datetime; None when unreadable."""
     if value is None or isinstance(value, bool):
         return None
@@ -99,7 +100,7 @@ def timestamp(value) -> datetime | None:
 text = pg_text  # a string PostgreSQL accepts: no NUL, lone surrogates replaced
 
 
-def clean(value, depth: int = 0):
+def clean(value: Any, depth: int = 0) -> Any:
     """A value jsonb and text columns accept: strings as `text()` makes them, NaN and
     infinities as null, raw bytes described; deeper than MAX_DEPTH raises BadRecord."""
     if isinstance(value, str):
@@ -119,7 +120,7 @@ def clean(value, depth: int = 0):
     return text(str(value))
 
 
-def load_line(line: bytes) -> dict:
+def load_line(line: bytes) -> dict[str, Any]:
     """One JSON-lines record, cleaned; BadRecord names why a line cannot be read."""
     try:
         record = json.loads(line)
@@ -131,7 +132,8 @@ def load_line(line: bytes) -> dict:
         raise BadRecord("not JSON") from None
     if not isinstance(record, dict):
         raise BadRecord("not a JSON object")
-    return clean(record)
+    cleaned: dict[str, Any] = clean(record)
+    return cleaned
 
 
 _SESSION_TEXT = ("parent", "cwd", "git_branch", "model", "title")
@@ -170,7 +172,7 @@ def check(parsed: Parsed) -> Parsed:
     return parsed
 
 
-def _check_text(obj, name: str) -> None:
+def _check_text(obj: object, name: str) -> None:
     value = getattr(obj, name)
     if value is None:
         return
@@ -179,12 +181,12 @@ def _check_text(obj, name: str) -> None:
     setattr(obj, name, text(value))
 
 
-def obj(value) -> dict:
+def obj(value: object) -> dict[str, Any]:
     """`value` if it is a JSON object, else an empty one (for optional nested objects)."""
     return value if isinstance(value, dict) else {}
 
 
-def arguments(value) -> dict:
+def arguments(value: object) -> dict[str, Any]:
     """Tool arguments as a dict, whether given as an object or as a JSON string."""
     if isinstance(value, dict):
         return value
@@ -200,7 +202,7 @@ def arguments(value) -> dict:
 _SHELLS = {"bash", "sh", "zsh", "dash", "fish", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash", "/usr/bin/zsh"}
 
 
-def shell_command(args: dict) -> str | None:
+def shell_command(args: dict[str, Any]) -> str | None:
     """The command line a shell tool runs, from the argument names harnesses use."""
     for key in ("command", "cmd"):
         value = args.get(key)
@@ -218,5 +220,5 @@ def argv_command(argv: list[str]) -> str:
     return shlex.join(argv)
 
 
-def compact(value) -> str:
+def compact(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -8,6 +8,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
+from typing import Any
 
 from ..db import Conn, first
 from ..db.errors import translated
@@ -68,11 +69,11 @@ class Usage:
     tools: list[ToolUsage]  # per face and tool, from tool_calls
 
 
-def _plain(row: dict) -> dict:
+def _plain(row: dict[str, Any]) -> dict[str, Any]:
     return {k: float(v) if isinstance(v, Decimal) else v for k, v in row.items()}
 
 
-def _window(days: int) -> dict:
+def _window(days: int) -> dict[str, Any]:
     """The window's parameter, once `days` is in range (the one check for every usage query)."""
     if not 1 <= days <= MAX_DAYS:
         raise InputError(f"--days must be between 1 and {MAX_DAYS}, not {days}")
@@ -102,7 +103,7 @@ def log_call(conn: Conn, *, face: str, tool: str, ok: bool, ms: float) -> None:
         conn.execute(sql("usage.log_call"), {"face": face, "tool": tool, "ok": ok, "ms": max(0, round(ms))})
 
 
-# --- the Usage page's data (issue 15): adoption over time, per agent, per session, and the
+# --- the Usage page's data: adoption over time, per agent, per session, and the
 # hits later quoted (the rule lives in quoted.py) ----------------------------------------------
 
 BUCKETS = ("day", "week")
@@ -195,17 +196,17 @@ class UsageDetail(Usage):
 # about 3 s to judge (benchmarks/usage_scale.py), which the page would pay on every request.
 # The web server's workers and its warm-up thread share it: every read, insert and eviction
 # holds _JUDGED_LOCK; judging does not.
-_JUDGED: OrderedDict[tuple, tuple[int, list[RecallVerdict]]] = OrderedDict()
+_JUDGED: OrderedDict[tuple[Any, ...], tuple[int, list[RecallVerdict]]] = OrderedDict()
 _JUDGED_MAX = 20_000  # sessions remembered; the oldest is forgotten first
 _JUDGED_LOCK = threading.Lock()
 
 
-def _quoted_pass(conn: Conn, params: dict) -> tuple[Quoted, dict[int, tuple[int, int, int]]]:
+def _quoted_pass(conn: Conn, params: dict[str, Any]) -> tuple[Quoted, dict[int, tuple[int, int, int]]]:
     """Apply the rule to every session holding a recall call; read the messages only of
     sessions whose verdicts are not known already."""
     server = (conn.info.host, conn.info.port)
     seen_calls: set[str] = set()
-    order: list[tuple[int, tuple]] = []
+    order: list[tuple[int, tuple[Any, ...]]] = []
     dropped_of: dict[int, frozenset[str]] = {}
     # In the order the sessions started (rule 1: a call id is tied in the first).
     for row in conn.execute(sql("usage.recall_session_keys"), params):
@@ -217,7 +218,7 @@ def _quoted_pass(conn: Conn, params: dict) -> tuple[Quoted, dict[int, tuple[int,
         order.append((row["session_id"], key))
         dropped_of[row["session_id"]] = dropped
     # This request's verdicts: those remembered, read under the lock, and the fresh ones.
-    known: dict[tuple, tuple[int, list[RecallVerdict]]] = {}
+    known: dict[tuple[Any, ...], tuple[int, list[RecallVerdict]]] = {}
     with _JUDGED_LOCK:
         for _, key in order:
             if key in _JUDGED:

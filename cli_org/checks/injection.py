@@ -1,4 +1,4 @@
-"""issue 21: prompt injections recognised by their meaning, beside the patterns of checks.py.
+"""Prompt injections recognised by their meaning: what the write scan's patterns (patterns.py) miss.
 
 A logistic regression over the sentence embedding of all-MiniLM-L6-v2 (the model recall
 already runs; ONNX, no torch). Its weights are `injection_weights.npz` in this package,
@@ -14,8 +14,12 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..local.places import data_dir_from
+
+if TYPE_CHECKING:
+    from ..vault.embedders import Embedder, OnnxEmbedder
 
 WEIGHTS = Path(__file__).with_name("injection_weights.npz")
 # Shorter texts (a subject, a path) are left to the patterns: the training lines are sentences,
@@ -24,7 +28,7 @@ MIN_CHARS = 24
 
 
 @functools.cache
-def _weights() -> tuple:
+def _weights() -> tuple[Any, float, float]:
     import numpy as np
 
     with np.load(WEIGHTS) as w:
@@ -32,7 +36,7 @@ def _weights() -> tuple:
 
 
 @functools.cache
-def _embedder(model: Path):
+def _embedder(model: Path) -> OnnxEmbedder | None:
     from ..vault.embedders import OnnxEmbedder
 
     return OnnxEmbedder(model) if model.exists() else None
@@ -49,12 +53,12 @@ def available() -> bool:
     return _model().exists()
 
 
-def scores(texts: list[str], embedder=None) -> list[float]:
+def scores(texts: list[str], embedder: Embedder) -> list[float]:
     """The probability that each text is an instruction aimed at the agent that reads it."""
     import numpy as np
 
     coef, intercept, _ = _weights()
-    vectors = (embedder or _embedder(_model())).embed(texts)
+    vectors = embedder.embed(texts)
     return list(1 / (1 + np.exp(-(vectors @ coef + intercept))))
 
 

@@ -27,11 +27,11 @@ class Pattern:
     unless: str | None = None
 
     @functools.cached_property
-    def compiled(self) -> re.Pattern:
+    def compiled(self) -> re.Pattern[str]:
         return re.compile(self.regex)
 
     @functools.cached_property
-    def compiled_unless(self) -> re.Pattern | None:
+    def compiled_unless(self) -> re.Pattern[str] | None:
         return re.compile(self.unless) if self.unless else None
 
     def excused(self, text: str) -> bool:
@@ -195,7 +195,7 @@ _WEBHOOKS = Pattern("a webhook URL with its secret", _any(
     r"(?=[A-Za-z0-9%_./+-]*[A-Za-z])[A-Za-z0-9%_./+-]{30,}",  # signed URLs and keys in a query string
 ))  # fmt: skip
 
-# issue 21: shapes the database does not look for (client only, db=False, so the trigger's
+# Shapes the database does not look for (client only, db=False, so the trigger's
 # per-connection compile cost stays as measured in docs/design.md).
 _CLIENT_SECRETS = [
     # A framework secret key assigned in settings: any long quoted value, symbols included

@@ -16,6 +16,7 @@ import codecs
 import functools
 import re
 import unicodedata
+from typing import Any
 
 from ..errors import InputError
 from .patterns import (  # noqa: F401 (CONFUSABLES_*, Pattern: part of this module's interface)
@@ -70,7 +71,7 @@ _LIBRARY_DETECTORS = [
 
 
 @functools.cache
-def _library_detectors() -> list:
+def _library_detectors() -> list[Any]:
     """Imported on first use: the library pulls in an HTTP client, which `--help` must not pay for."""
     import importlib
 
@@ -210,7 +211,7 @@ def _bare_cloud_secret(text: str) -> bool:
     return False
 
 
-# issue 21: a key written so that no pattern sees it whole is read again joined (client only).
+# A key written so that no pattern sees it whole is read again joined (client only).
 # Runs of five or more short pieces split by single spaces or dashes ("A K I A 2E0A 8F3B ...",
 # "AKIA-2E0A-8F3B-..."), joined from the start of each piece (at most _JOINS readings). A
 # piece is one character or holds a digit, a capital or "_": a lowercase word ends the run,
@@ -280,7 +281,7 @@ def find_injection(text: str) -> str | None:
             if any(pattern.excused(v) for v in plain):
                 continue
             return pattern.what + how
-    # issue 21: what the patterns miss (other languages, new wordings) by its meaning, where
+    # What the patterns miss (other languages, new wordings) by its meaning, where
     # the query model is here (cli_org/checks/injection.py)
     from . import injection
     if injection.is_injection(text):
@@ -288,7 +289,7 @@ def find_injection(text: str) -> str | None:
     return None
 
 
-# issue 21: the scan reads at most this many characters of a field, and refuses a longer
+# The scan reads at most this many characters of a field, and refuses a longer
 # one unread. The longest text any write may hold is a whole notebook store; the patterns
 # cost time in proportion to the length (benchmarks/write_scan_speed.py), so an unbounded
 # field (100 KB through MCP) would hold a server for seconds.
@@ -334,7 +335,7 @@ def check_fact(
     field is refused, as is any other control character in any field.
     """
     subject, claim, source = subject.strip(), claim.strip(), (source or "").strip()
-    # Lengths first: nothing below reads more than these (issue 21: a 100 KB source).
+    # Lengths first: nothing below reads more than these, as the scan's time grows with the length.
     if len(subject) > MAX_SUBJECT:
         raise InputError(f"subject is {len(subject)} characters; the limit is {MAX_SUBJECT}")
     if len(claim) > MAX_CLAIM:
@@ -366,7 +367,7 @@ def check_fact(
 
 
 def check_field(rule: str, text: str | None, label: str | None = None, *, scan: bool = True) -> None:
-    """issue 21: the database's field rules (rules.FIELD_RULES, migration 0023), said first
+    """The database's field rules (rules.FIELD_RULES, migration 0023), said first
     and plainly: the shape, the length, then control characters and the write scan."""
     if text is None:
         return

@@ -1,6 +1,6 @@
 """Back up one cli-org database to a file and restore it, with the PostgreSQL tools.
 
-The file is pg_dump's custom format. A restore runs nothing the file defines (issue 21): a
+The file is pg_dump's custom format. A restore runs nothing the file defines (a backup is data): a
 temporary database is migrated to the backup's migration, the file is refused if it lists
 any object those migrations do not make, and then only its rows go in, through COPY
 statements cli-org writes. Agents are roles of the cluster, not of the database: restore
@@ -29,7 +29,7 @@ from typing import IO
 import psycopg
 from psycopg import sql as pgsql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from psycopg.rows import dict_row
+from psycopg.rows import DictRow, dict_row
 
 from ..config import Settings
 from ..errors import ConfigError, DatabaseError, InputError, NotFound
@@ -64,7 +64,7 @@ class RestoreResult:
     source_database: str
     replaced: str | None  # the old database, kept under this name
     roles_created: list[str] = field(default_factory=list)
-    roles_disabled: list[str] = field(default_factory=list)  # agents the backup lacks (issue 21)
+    roles_disabled: list[str] = field(default_factory=list)  # agents the backup lacks, cut off (_reconcile)
     seconds: float = 0.0
     tool: str = ""
 
@@ -274,7 +274,7 @@ def restore(settings: Settings, file: Path, *, force: bool = False, progress: Pr
     """Restore a backup into the configured database: refused when that database holds a
     cli-org schema unless `force`; the old one is then kept under a new name.
 
-    issue 21: a backup is data. A file is refused when it holds an object cli-org's
+    A backup is data. A file is refused when it holds an object cli-org's
     migrations do not make; otherwise only its rows go in, into a database the migrations
     made (at the backup's migration), so no definition from the file ever runs."""
     started = time.monotonic()
@@ -446,7 +446,7 @@ def _load(pg_restore: Path, staged: str, file: Path, entries: int, progress: Pro
             proc.stdout.close()
 
 
-def _set_aside(conn: Conn, tables: dict, keys: list, undo: bool = False) -> None:
+def _set_aside(conn: Conn, tables: dict[str, DictRow], keys: list[DictRow], undo: bool = False) -> None:
     """For the load only (one transaction, in a database nobody else reaches): the tables'
     triggers off (they would rewrite or refuse rows that are history, not new writes),
     forced row-level security lifted (a non-superuser owner would be held to the policies),
@@ -469,7 +469,9 @@ def _set_aside(conn: Conn, tables: dict, keys: list, undo: bool = False) -> None
         conn.execute(pgsql.SQL("TRUNCATE {}").format(pgsql.SQL(", ").join(map(pgsql.Identifier, tables))))
 
 
-def _copy_rows(conn: Conn, lines: IO[bytes], tables: dict, file: Path, loaded: Callable[[int, str], object]) -> None:
+def _copy_rows(
+    conn: Conn, lines: IO[bytes], tables: dict[str, DictRow], file: Path, loaded: Callable[[int, str], object]
+) -> None:
     """Read pg_restore's data text line by line; COPY each table's rows with a statement of
     cli-org's own (known table, known columns) and set each known sequence."""
     sequences = {r["name"] for r in conn.execute(sql("restore.sequences")).fetchall()}
@@ -529,7 +531,7 @@ def _swap(
     kept = f"{target}_replaced_{stamp}"[:63]
     group, staged_group = f"{target}_member", f"{staging}_member"
     if exists:
-        # issue 21: no session holds the restore up. New ones are kept out, the others
+        # No session holds the restore up. New ones are kept out, the others
         # ended (a member's idle login included); one the admin may not end fails it below.
         admin.execute(pgsql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(pgsql.Identifier(target)))
         for session in admin.execute(sql("restore.sessions"), {"database": target}).fetchall():
@@ -551,7 +553,7 @@ def _swap(
             if exists:
                 old = pgsql.Identifier(kept)
                 admin.execute(pgsql.SQL("ALTER DATABASE {} RENAME TO {}").format(pgsql.Identifier(target), old))
-                # issue 21: the kept database is the admin's to check, not the members'.
+                # The kept database is the admin's to check, not the members'.
                 admin.execute(pgsql.SQL("REVOKE CONNECT, TEMPORARY ON DATABASE {} FROM PUBLIC").format(old))
                 if had_group:
                     admin.execute(
@@ -589,7 +591,7 @@ def _make_roles(admin: Conn, group: str, roles: list[str]) -> list[str]:
 
 
 def _reconcile(admin: Conn, target: str, group: str, roles: list[str]) -> list[str]:
-    """issue 21: a role in the org's member group that no agent of the restored data has (an
+    """A role in the org's member group that no agent of the restored data has (an
     agent made after the backup) would stay a "ghost" member. It leaves the group; a role
     named after the database (`<database>_<agent>`, as `agents add` makes them) also loses
     its login. A role mapped with --role may serve elsewhere, so it keeps its login, and no

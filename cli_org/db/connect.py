@@ -16,10 +16,11 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 
 from ..config import Settings
-from ..errors import ConfigError, DatabaseError, NotFound
+from ..errors import AccessDenied, ConfigError, DatabaseError, NotFound
 from ..limits import CLIENT_CHECK_MS
-from . import Conn, embedded
+from . import Conn, embedded, first
 from .queries import sql
+from .session import owns_transaction
 
 
 def admin_conninfo(settings: Settings, dbname: str | None = None) -> str:
@@ -113,7 +114,7 @@ def primary_login(settings: Settings) -> str:
 
 
 def _same_login_as_primary(conn: Conn, settings: Settings) -> None:
-    """Issue 21, finding 10b: with no agent named, the login is the identity, so a read URL
+    """With no agent named, the login is the identity, so a read URL
     that logs in as another role would read (notebooks, private notes) as that role. The
     replica's current user must be the primary's login; with an agent, become() makes both
     that agent."""
@@ -158,6 +159,16 @@ def become(conn: Conn, agent: str) -> None:
         ) from None
     if not conn.autocommit:
         conn.commit()
+
+
+@owns_transaction
+def current_agent(conn: Conn) -> str:
+    """The agent the connection acts as (org_me(): its login role, or the role `become` set);
+    refused, with what to do, for a role that is no agent."""
+    me = first(conn, sql("facts.me"))
+    if me["name"] is None:
+        raise AccessDenied(f"role {me['role']} is not a cli-org agent: set ORG_AGENT or pass --as NAME")
+    return str(me["name"])
 
 
 def connect_error(settings: Settings, exc: Exception, *, read: bool = False) -> Exception:

@@ -12,9 +12,11 @@ import subprocess
 import tempfile
 import time
 import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from ..errors import DatabaseError, InputError
 from ..local.private import private_folder
@@ -89,7 +91,7 @@ def stop(data_dir: Path) -> bool:
 
 
 @contextmanager
-def _lock(data_dir: Path):
+def _lock(data_dir: Path) -> Iterator[None]:
     with open(data_dir / ".server.lock", "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
@@ -98,7 +100,7 @@ def _lock(data_dir: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _pgserver_utils():
+def _pgserver_utils() -> ModuleType:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # it warns about XDG_RUNTIME_DIR, which we never use
@@ -112,7 +114,7 @@ def _pgserver_utils():
 
 def _bin_dir() -> Path:
     utils = _pgserver_utils()
-    return utils.POSTGRES_VERSIONS[utils.TARGET_POSTGRES_VERSION]
+    return Path(utils.POSTGRES_VERSIONS[utils.TARGET_POSTGRES_VERSION])
 
 
 def psql_path() -> Path:
@@ -198,7 +200,7 @@ def _socket_dir(pgdata: Path) -> Path:
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 def port_file(data_dir: Path) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import psycopg
@@ -30,7 +31,7 @@ LOST = "connection is lost"  # the driver's words for a connection that died und
 
 
 @contextmanager
-def translated(conn: Conn | None = None):
+def translated(conn: Conn | None = None) -> Iterator[None]:
     """Re-raise PostgreSQL errors as OrgError subclasses with one clear line."""
     try:
         yield

@@ -8,7 +8,9 @@ waits unboundedly: after `wait` seconds the command fails and says who holds the
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from ..errors import DatabaseError
 from . import Conn, first
@@ -23,7 +25,7 @@ RESTORE = 0x0C11_4E57  # restoring a backup into a database (with its name's has
 
 
 @contextmanager
-def held(conn: Conn, key: int, what: str, wait: float):
+def held(conn: Conn, key: int, what: str, wait: float) -> Iterator[None]:
     """Hold the session lock `key` for the block; `what` names the work in messages."""
     deadline = time.monotonic() + wait
     while not first(conn, sql("locks.try"), {"key": key})["ok"]:
@@ -43,7 +45,7 @@ def held(conn: Conn, key: int, what: str, wait: float):
             conn.commit()
 
 
-def describe(holders: list[dict]) -> str:
+def describe(holders: list[dict[str, Any]]) -> str:
     """One phrase per session: pid, role, application, since when, and what it is doing."""
     if not holders:
         return "a session that has just let go (try again)"

@@ -87,7 +87,7 @@ def _end(conn: psycopg.Connection, *, commit: bool) -> None:
         conn.rollback()
 
 
-def _state(conn: psycopg.Connection) -> dict:
+def _state(conn: psycopg.Connection) -> dict[str, object]:
     """The watched settings and autocommit, read without leaving a transaction behind."""
     cur = conn.cursor(row_factory=tuple_row)
     values = cur.execute("SELECT " + ", ".join(f"current_setting('{name}')" for name in WATCHED)).fetchone()

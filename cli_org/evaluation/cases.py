@@ -32,7 +32,7 @@ def line_problem(line: str) -> str | None:
 def read_text(path: Path) -> str:
     """A golden or noise file as text; one error naming the file and the first line that
     is not UTF-8."""
-    data = read_file(path).data  # issue 21: a regular file, bounded: never a FIFO or /dev/zero
+    data = read_file(path).data  # the one safe read: a regular file, bounded: never a FIFO or /dev/zero
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

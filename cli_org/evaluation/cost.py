@@ -13,7 +13,7 @@ from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
 from ..local.files import read_text
-from ..recall.memory_arm import MEMORY_DIR
+from ..local.project import MEMORY_DIR
 
 CHARS_PER_TOKEN = 4  # an estimate, not a tokenizer count
 TYPICAL_RECALL_DAYS = 30  # the window of evaluation.typical_recall
@@ -85,7 +85,7 @@ def context_cost(root: Path) -> list[CostRow]:
         read = []
         for path in paths:
             try:
-                text = read_text(path, root=root)  # issue 21: regular files under the root only
+                text = read_text(path, root=root)  # the one safe read: regular files under the root only
             except InputError:
                 continue
             read.append(str(path.relative_to(root)))

@@ -7,6 +7,7 @@ import subprocess
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from psycopg import errors as pgerr
 
@@ -57,10 +58,10 @@ def save_run(conn: Conn, name: str, run: GoldenRun, *, golden_file: str, project
         except pgerr.CheckViolation:
             raise InputError(f"run name {name!r}: letters, digits and . _ : @ + - only") from None
         conn.commit()
-    return row["id"]
+    return int(row["id"])
 
 
-# issue 21: the ranges of a stored run's numbers, as the database checks them on new rows
+# The ranges of a stored run's numbers, as the database checks them on new rows
 # (migration 0023, org_eval_run_ok); a row stored before is read through the same ranges,
 # so no reader does arithmetic on a forged 1e308 or NaN.
 _RATES = ("hit_rate", "mrr")
@@ -73,7 +74,7 @@ def _in_range(name: str, value: object, low: float, high: float) -> None:
         raise ValueError(f"{name} {value!r} is not a number from {low:g} to {high:g}")
 
 
-def _figures(raw: dict) -> Figures:
+def _figures(raw: dict[str, Any]) -> Figures:
     figures = Figures(**raw)
     for name in _RATES:
         _in_range(name, getattr(figures, name), 0, 1)
@@ -82,7 +83,7 @@ def _figures(raw: dict) -> Figures:
     return figures
 
 
-def _case(raw: dict) -> CaseResult:
+def _case(raw: dict[str, Any]) -> CaseResult:
     case = CaseResult(**raw)
     if case.position is not None:
         _in_range("position", case.position, 1, 1000)
@@ -106,7 +107,7 @@ class SavedRun:
     project: str | None = None
 
 
-def _label(row: dict) -> str:
+def _label(row: dict[str, Any]) -> str:
     return f"{row['author']}/{row['name']}" if row["author"] else row["name"]
 
 

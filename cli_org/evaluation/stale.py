@@ -14,7 +14,7 @@ from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
 from ..local.files import read_text
-from ..recall.memory_arm import MEMORY_DIR
+from ..local.project import MEMORY_DIR
 
 _BACKTICK = re.compile(r"`([^`\s]{2,200})`")
 _PATHLIKE = re.compile(r"^(?:\.{0,2}/)?[\w@.+-]+(?:/[\w@.+-]+)*(?:\.[A-Za-z0-9]{1,8}|/)$")
@@ -53,7 +53,7 @@ def stale(conn: Conn | None, root: Path) -> StaleReport:
     memory_dir = root / MEMORY_DIR
     for path in sorted(memory_dir.rglob("*.md")) if memory_dir.is_dir() else []:
         try:
-            text = read_text(path, root=root)  # issue 21: the memory arm's safe read
+            text = read_text(path, root=root)  # the memory arm's safe read: regular files under the root only
         except InputError:
             continue
         for number, line in enumerate(text.splitlines(), 1):

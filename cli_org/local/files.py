@@ -1,6 +1,6 @@
 """Reading a file that a user, a checkout or a harness folder hands us: the one way to do it.
 
-Issue 21 (findings 2 and 12): a repository can commit `.agents/org/memory/notes.md ->
+Why: a repository can commit `.agents/org/memory/notes.md ->
 ~/.pgpass`, a session folder can hold a symlink to /etc/shadow, and a path can name a FIFO,
 /dev/zero or /proc/self/mem. So a file is read only when it is a regular file, no larger
 than a bound, and, when it was found under a `root`, reached from that root without
@@ -141,7 +141,7 @@ def check_stat(path: Path | str, st: os.stat_result) -> None:
 
 def write_private(path: Path, data: bytes) -> None:
     """Write a file only its owner may read (mode 0600), atomically: a temp file created
-    with O_EXCL|O_NOFOLLOW in the same folder, then renamed over `path`. Issue 21: an export
+    with O_EXCL|O_NOFOLLOW in the same folder, then renamed over `path`. An export
     holds every notebook; it is never written through a symlink, nor half-written."""
     path = Path(path)
     folder = path.parent

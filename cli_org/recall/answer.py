@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..checks.write import check_field
 from ..db import Conn, first
@@ -15,16 +15,19 @@ from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import ConfigError, InputError
 from ..limits import RECALL_HITS, check_query
+from ..local.project import project_root
 from ..shaping import SHAPING, VaultShaping
 from ..store.facts import age, fact_words
 from ..text import one_line
 from .facts_arm import FactHit, recall_facts, settle_leads
-from .memory_arm import MemoryHit, project_root, recall_memory, recall_notebook
+from .memory_arm import MemoryHit, recall_memory, recall_notebook
 from .merge import merge
 from .terms import positive_words, terms
 from .vault_arm import VaultHit, recall_vault
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..config import Settings
     from ..vault.embedders import Embedder
 
@@ -38,7 +41,7 @@ class RecallHit:
     arm: str
     text: str  # the line printed for this hit
     why: str
-    data: dict
+    data: dict[str, Any]
 
 
 @dataclass
@@ -65,7 +68,7 @@ class _QueryOnce:
         self._embedder = embedder
         self.name = embedder.name
         self.dimension = embedder.dimension
-        self._last: tuple[list[str], object] | None = None
+        self._last: tuple[list[str], np.ndarray] | None = None
 
     def knows_word(self, word: str) -> bool:
         """The query model reads `word` as one token of its vocabulary: a word of ordinary
@@ -79,7 +82,7 @@ class _QueryOnce:
         tokenizer = getattr(self._embedder, "tokenizer", None)
         return tokenizer is not None and tokenizer.token_to_id(word) is not None
 
-    def embed(self, texts: list[str]):
+    def embed(self, texts: list[str]) -> np.ndarray:
         if self._last is not None and self._last[0] == texts:
             return self._last[1]
         vectors = self._embedder.embed(texts)
@@ -168,7 +171,7 @@ def _log(conn: Conn, result: RecallResult) -> None:
         sql("recall.log"),
         {
             "project": result.project,
-            # issue 21: the log holds one line (migration 0023); the question may hold several.
+            # the log holds one line (migration 0023); the question may hold several.
             "query": one_line(result.query),
             "arms": result.arms,
             "hits": len(result.hits),
@@ -200,7 +203,7 @@ def foreign_terms(conn: Conn, query: str, embedder: Embedder, shaping: VaultShap
     shaping says otherwise, that the query model does not know as one token either: the
     name of a subject the memory has never seen ("rabbitmq", "pinia"). Such a question
     likely asks about what the memory lacks, so recall's meaning-based hits then need the
-    shaping's higher `unknown` floors (issue 13, benchmarks/RESULTS.md)."""
+    shaping's higher `unknown` floors (benchmarks/JOURNAL.md, "Recall by meaning")."""
     words = terms(query)
     if not words:
         return []
@@ -210,7 +213,7 @@ def foreign_terms(conn: Conn, query: str, embedder: Embedder, shaping: VaultShap
     return list(unknown)
 
 
-def _render(item) -> RecallHit:
+def _render(item: FactHit | MemoryHit | VaultHit) -> RecallHit:
     if isinstance(item, FactHit):
         f = item.fact
         authors = ", ".join(item.authors or [f.author])

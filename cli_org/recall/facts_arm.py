@@ -1,6 +1,6 @@
 """The [fact] arm: strict full text or substring, else a loose word-prefix pass (the
 specification's three lexical passes, unchanged), then a semantic pass over fact vectors
-(issue 13) whose hits must clear the floor and second signal of FactShaping."""
+whose hits must clear the floor and second signal of FactShaping."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import math
 import random
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
+
+from psycopg.rows import DictRow
 
 from ..db import Conn, first
 from ..db.connect import on_replica
@@ -48,7 +50,7 @@ def settle_leads(hits: list[FactHit], best_note: float | None, shaping: FactShap
 
 def _once(hits: list[FactHit], limit: int) -> list[FactHit]:
     """One hit per claim (subject, claim, project), naming every author, best first."""
-    kept: dict[tuple, FactHit] = {}
+    kept: dict[tuple[str, str, str | None], FactHit] = {}
     for hit in hits:
         f = hit.fact
         first = kept.setdefault((f.subject, f.claim, f.project), hit)
@@ -186,7 +188,7 @@ def _loose_pieces(term_words: list[list[str]], need: int) -> str | None:
 
 # The check for facts without a vector looks at the newest LAZY_WINDOW ids and at one more
 # window of that size drawn at random (both ranges of the primary key); a table of up to
-# twice that is checked whole, as before issue 14's part 4. At 100k facts the whole check
+# twice that is checked whole, as every table was before the windows. At 100k facts the whole check
 # took 0.66 s of a recall, two windows of 5,000 0.18 s (load average 15; benchmarks/JOURNAL.md,
 # "The fact arm at scale"). The newest window is four times the most a recall embeds.
 LAZY_WINDOW = 2000
@@ -231,28 +233,13 @@ def fact_text(subject: str, claim: str) -> str:
     return f"{subject}: {claim}"
 
 
-@owns_transaction
-def recall_facts_semantic(
-    conn: Conn,
-    query: str,
-    *,
-    project: str | None,
-    limit: int,
-    embedder: Embedder,
-    shaping: FactShaping = FACT_SHAPING,
-    unknown: bool = False,
-) -> list[FactHit]:
-    """Facts close in meaning to the query, kept when they clear a floor and have a second
-    signal: a word shared with the query, or a similarity that stands out from the query's
-    background over all facts (FactShaping). Vector-only hits (no shared word) fill at most
-    half the limit."""
-    nearest = _nearest(conn, query, project, limit, embedder, shaping)
-    return _semantic_hits(nearest, query, limit=limit, shaping=shaping, unknown=unknown)
-
-
 def _semantic_hits(
-    nearest: list[tuple[dict, float, float | None]], query: str, *, limit: int, shaping: FactShaping, unknown: bool
+    nearest: list[tuple[DictRow, float, float | None]], query: str, *, limit: int, shaping: FactShaping, unknown: bool
 ) -> list[FactHit]:
+    """Of the facts nearest the query, those that clear a floor and have a second signal: a
+    word shared with the query, or a similarity that stands out from the query's background
+    over all facts (FactShaping). Vector-only hits (no shared word) fill at most half the
+    limit."""
     wanted = " ".join(positive_words(query))
     words = terms(wanted)
     patterns = word_start_regex(words)
@@ -291,7 +278,7 @@ BACKGROUND_SAMPLE = 2000
 
 def _nearest(
     conn: Conn, query: str, project: str | None, limit: int, embedder: Embedder, shaping: FactShaping
-) -> list[tuple[dict, float, float | None]]:
+) -> list[tuple[DictRow, float, float | None]]:
     """The facts nearest the query (after embedding any that lack a vector), each with its
     cosine and its z against the query's background over the facts in scope (every one, or
     a fixed sample of a large table). z is None when fewer than `min_background` facts in
@@ -328,5 +315,5 @@ def _nearest(
     return out
 
 
-def _fact(row: dict) -> Fact:
+def _fact(row: DictRow) -> Fact:
     return Fact(**{f.name: row[f.name] for f in fields(Fact)})

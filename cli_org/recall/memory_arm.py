@@ -12,7 +12,7 @@ from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
 from ..local.files import read_text
-from ..local.project import MEMORY_DIR, project_root  # noqa: F401  (project_root: one resolver, re-exported)
+from ..local.project import MEMORY_DIR
 from .terms import needed, terms, word_start_regex
 
 
@@ -39,7 +39,7 @@ def recall_memory(root: Path, query: str, *, limit: int) -> list[MemoryHit]:
         if any(part.startswith(".") for part in path.relative_to(folder).parts):
             continue
         try:
-            # issue 21: only regular files reached from the root without a symlink
+            # the one safe read: only regular files reached from the root without a symlink
             lines = read_text(path, root=root).splitlines()
         except InputError:
             continue

@@ -7,9 +7,11 @@ from .memory_arm import MemoryHit
 from .vault_arm import VaultHit
 
 
-def merge(facts: list[FactHit], memory: list[MemoryHit], vault: list[VaultHit], limit: int) -> list:
+def merge(
+    facts: list[FactHit], memory: list[MemoryHit], vault: list[VaultHit], limit: int
+) -> list[FactHit | MemoryHit | VaultHit]:
     """Strict facts and memory lines that hold every query word first (the most precise
-    answers there are: issue 13 found an agent's own exact line below a generic note), then
+    answers there are: an agent's own exact line once ranked below a generic note), then
     the facts that lead (close in meaning and standing out: FactShaping.leads), then the
     vault's best note, then the other memory lines, then loose facts, then the rest of the
     vault. Facts and memory each take at most half the slots, so the vault always has room."""
@@ -21,5 +23,7 @@ def merge(facts: list[FactHit], memory: list[MemoryHit], vault: list[VaultHit], 
     whole = [m for m in lines if m.matched == m.terms]
     lead = [f for f in loose if f.lead]
     rest = [f for f in loose if not f.lead]
-    order = [*strict, *whole, *lead, *vault[:1], *[m for m in lines if m.matched != m.terms], *rest, *vault[1:]]
+    order: list[FactHit | MemoryHit | VaultHit] = [
+        *strict, *whole, *lead, *vault[:1], *[m for m in lines if m.matched != m.terms], *rest, *vault[1:]
+    ]
     return order[:limit]

@@ -43,5 +43,5 @@ def word_start_patterns(words: list[str]) -> list[str]:
     return [r"\m" + re.sub(r"([^\w])", r"\\\1", w) for w in words]
 
 
-def word_start_regex(words: list[str]) -> list[re.Pattern]:
+def word_start_regex(words: list[str]) -> list[re.Pattern[str]]:
     return [re.compile(r"(?<!\w)" + re.escape(w), re.IGNORECASE) for w in words]

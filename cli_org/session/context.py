@@ -36,12 +36,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from ..db import Conn
+from ..db.connect import current_agent
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
 from ..store.facts import Fact, fact_words, list_facts
-from ..store.notebook import current_agent
 from ..store.notebook import show as show_notebook
 from ..store.pins import list_pins
 from ..store.todos import list_todos
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..config import Settings
-    from ..recall.answer import RecallResult
+    from ..recall.answer import RecallHit, RecallResult
     from ..vault.embedders import Embedder
 
 TOKEN_CHARS = 4  # one token is counted for every 4 characters, rounded up
@@ -191,7 +191,7 @@ def _stable(conn: Conn, project: str | None) -> tuple[str, list[Section], list[O
     return notebook.agent, sections, omitted
 
 
-def _hit_key(hit) -> str:
+def _hit_key(hit: RecallHit) -> str:
     data = hit.data
     if hit.arm == "fact":
         return f"fact #{data['id']}"

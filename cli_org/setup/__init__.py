@@ -248,13 +248,13 @@ def _change(
 
 def _same(edit: Edit, left: str, original: str) -> bool:
     """Whether what --remove leaves is the original, so the backup goes back byte for byte.
-    Issue 21, finding 10d: for a block edit the user's lines are kept as they are, so only
+    For a block edit the user's lines are kept as they are, so only
     the same text counts (a comment added since is not lost to the backup); only the
     newlines setup put before its block at the end may differ."""
     if not edit.rewrites:
         return left.rstrip("\n") == original.rstrip("\n")
     try:
-        return _empty(edit.parse(left)) == _empty(edit.parse(original))
+        return bool(_empty(edit.parse(left)) == _empty(edit.parse(original)))
     except ConfigError:
         return False
 

@@ -18,9 +18,12 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from yaml.nodes import Node
 
 SERVER = "cli-org"  # the name of cli-org's MCP server entry in every harness
 BEGIN = "cli-org:begin"
@@ -77,7 +80,7 @@ def ours_hook_group(group: Any) -> bool:
 # --- JSON ------------------------------------------------------------------------------------
 
 
-def _json(path: Path, text: str | None) -> dict:
+def _json(path: Path, text: str | None) -> dict[str, Any]:
     if text is None or not text.strip():
         return {}
     try:
@@ -89,18 +92,18 @@ def _json(path: Path, text: str | None) -> dict:
     return data
 
 
-def _dump_json(data: dict) -> str:
+def _dump_json(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def _table(path: Path, data: dict, key: str) -> dict:
+def _table(path: Path, data: dict[str, Any], key: str) -> dict[str, Any]:
     value = data.get(key, {})
     if not isinstance(value, dict):
         raise _refuse(path, f'"{key}" is a {type(value).__name__}, not an object')
     return value
 
 
-def json_server(path: Path, key: str, entry: dict) -> Edit:
+def json_server(path: Path, key: str, entry: dict[str, Any]) -> Edit:
     """The MCP entry under data[key][SERVER] (Claude Code: "mcpServers")."""
 
     def add(text: str | None) -> str:
@@ -129,10 +132,10 @@ def json_server(path: Path, key: str, entry: dict) -> Edit:
     return Edit(path, "MCP server entry", add, remove, lambda text: _json(path, text), rewrites=True)
 
 
-def json_hooks(path: Path, groups: dict[str, dict]) -> Edit:
+def json_hooks(path: Path, groups: dict[str, dict[str, Any]]) -> Edit:
     """Claude Code hook groups under data["hooks"][EVENT], one group of cli-org's per event."""
 
-    def events(data: dict) -> dict:
+    def events(data: dict[str, Any]) -> dict[str, Any]:
         hooks = _table(path, data, "hooks")
         for event, value in hooks.items():
             if not isinstance(value, list):
@@ -218,7 +221,7 @@ def _replace_or_append(path: Path, text: str, block: str, begin: str, end: str) 
     return "".join(lines[:first]) + block + "".join(lines[last + 1 :])
 
 
-def _toml(path: Path, text: str) -> dict:
+def _toml(path: Path, text: str) -> dict[str, Any]:
     import tomllib
 
     try:
@@ -232,7 +235,7 @@ def _toml_value(value: Any) -> str:
     return json.dumps(value)
 
 
-def toml_server(path: Path, entry: dict, harness: str) -> Edit:
+def toml_server(path: Path, entry: dict[str, Any], harness: str) -> Edit:
     """The MCP entry as [mcp_servers.cli-org] (Codex), in a block of its own at the end."""
     head = f"# {BEGIN} (written by `cli-org setup {harness}`; `cli-org setup {harness} --remove` takes it out)\n"
     body = f"[mcp_servers.{SERVER}]\n" + "".join(
@@ -272,7 +275,7 @@ def toml_server(path: Path, entry: dict, harness: str) -> Edit:
     return Edit(path, "MCP server entry", add, remove, lambda text: _toml(path, text))
 
 
-# Issue 21, finding 10c: a YAML alias bomb (a few lines of anchors, each alias repeating the
+# A YAML alias bomb (a few lines of anchors, each alias repeating the
 # one before) stalled `setup hermes`, --dry-run too, for minutes. Hermes's config.yaml is a
 # few KB and has no use for aliases: a larger file, or any alias, is refused before it is
 # parsed (anchors alone are harmless and pass).
@@ -291,15 +294,16 @@ def _yaml_loader() -> type:
     class NoAliases(yaml.SafeLoader):
         """yaml.SafeLoader, but an alias (*name) stops the parse."""
 
-        def compose_node(self, parent, index):
+        def compose_node(self, parent: Node | None, index: int) -> Node | None:
             if self.check_event(yaml.AliasEvent):
-                raise _Alias(self.peek_event().start_mark.line + 1)
+                # types-PyYAML leaves the parser's peek_event unannotated.
+                raise _Alias(self.peek_event().start_mark.line + 1)  # type: ignore[no-untyped-call]
             return super().compose_node(parent, index)
 
     return NoAliases
 
 
-def _yaml(path: Path, text: str) -> dict:
+def _yaml(path: Path, text: str) -> dict[str, Any]:
     import yaml
 
     if len(text.encode("utf-8")) > YAML_MAX_BYTES:
@@ -322,7 +326,7 @@ def _yaml(path: Path, text: str) -> dict:
 _YAML_KEY = re.compile(r"^mcp_servers:[ \t]*(#.*)?$")
 
 
-def yaml_server(path: Path, entry: dict, harness: str) -> Edit:
+def yaml_server(path: Path, entry: dict[str, Any], harness: str) -> Edit:
     """The MCP entry under the top-level `mcp_servers:` mapping (Hermes), as a block of
     lines inside it (or a new `mcp_servers:` block at the end). Values are written as JSON,
     which YAML reads as flow style."""

@@ -1,7 +1,7 @@
 """The files `cli-org setup` reads and writes, reached without following a link that a
 checkout planted.
 
-Issue 21, finding 1: never write, back up or read-for-edit through a path an untrusted
+The rule: never write, back up or read-for-edit through a path an untrusted
 checkout controls. Each file is a `Place`: a trusted folder and the names below it.
 - In a project, the trusted folder is the project folder the user named; every name below
   it (folders, the file, its backup, its temporary file) is opened with O_NOFOLLOW, one

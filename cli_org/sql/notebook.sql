@@ -1,6 +1,3 @@
--- name: me
-SELECT org_me() AS name, current_user AS role;
-
 -- name: agent_exists
 SELECT EXISTS (SELECT 1 FROM org_agents WHERE name = %(agent)s) AS found,
        org_notebook_readable(%(agent)s) AS readable;

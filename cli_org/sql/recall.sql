@@ -46,7 +46,7 @@ ORDER BY t.ord;
 
 -- name: unknown_terms
 -- The question's words none of whose lexemes any vault note or current fact holds: a
--- question naming something the memory has never seen (issue 13; recall raises its floors).
+-- question naming something the memory has never seen (recall raises its floors for it).
 SELECT array_agg(w.word ORDER BY w.word) FILTER (WHERE w.word IS NOT NULL) AS unknown
 FROM unnest(%(words)s::text[]) AS w(word)
 WHERE EXISTS (SELECT 1 FROM unnest(to_tsvector('english', w.word)))  -- a stop word is no subject

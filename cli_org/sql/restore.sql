@@ -1,7 +1,7 @@
 -- name: tables
 -- The tables a backup's rows may go into (the migrations' own, in the staging database):
 -- the columns a COPY may name, whether row-level security is forced on the owner, and the
--- enabled triggers, which the load sets aside (issue 21).
+-- enabled triggers, which the load sets aside (rows that are history, not new writes).
 SELECT c.relname AS name, c.relforcerowsecurity AS forced,
        array(SELECT a.attname::text FROM pg_attribute a
              WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''

@@ -31,7 +31,7 @@ WITH q AS (
     FROM p GROUP BY file_id
 )
 -- `words`: the query's terms the note holds; `idfs`: every query term's idf (a term no note
--- holds included), so recall can weigh the shared words by rarity (issue 13).
+-- holds included), so recall can weigh the shared words by rarity.
 SELECT sc.file_id, sc.score, sc.matched, sc.words, (SELECT count(*) FROM q) AS terms,
        (SELECT json_object_agg(term, df) FROM df WHERE df > 0) AS dfs,
        (SELECT json_object_agg(term, idf) FROM df) AS idfs, (SELECT n FROM s) AS n,
@@ -96,6 +96,6 @@ WHERE file_id = ANY (%(ids)s) AND embedding IS NOT NULL
 ORDER BY file_id, embedding <=> %(vector)s::vector;
 
 -- name: may_see_private
--- Owners and the admin may (issue 21: a role with no agent behind it is not the admin);
+-- Owners and the admin may (a role with no agent behind it is not the admin);
 -- row-level security decides for members.
 SELECT org_is_owner() OR org_is_admin() AS yes;

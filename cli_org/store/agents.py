@@ -30,7 +30,7 @@ class Agent:
     created_at: datetime
 
 
-def _let_the_admin_become(conn: Conn, role: str) -> None:
+def let_the_admin_become(conn: Conn, role: str) -> None:
     """Inside the caller's transaction (`add_agent`, and `import` for an agent it creates)."""
     if not first(conn, sql("agents.admin_may_become"), {"role": role})["yes"]:
         # A team server's administrator is no superuser (docs/operations.md, Team server): to act as
@@ -73,7 +73,7 @@ def add_agent(
             conn.execute(pgsql.SQL("CREATE ROLE {} {}").format(pgsql.Identifier(role), login))
         group = first(conn, sql("agents.member_role"))["name"]
         conn.execute(pgsql.SQL("GRANT {} TO {}").format(pgsql.Identifier(group), pgsql.Identifier(role)))
-        _let_the_admin_become(conn, role)
+        let_the_admin_become(conn, role)
         conn.execute(
             sql("agents.insert"),
             {"name": name, "kind": "person" if person else "bot", "lead": lead, "owner": owner, "role": role},
@@ -164,7 +164,7 @@ def memory_file(root: Path, name: str) -> MemoryFile | None:
         return None
     path = memory_dir(root) / f"{name}.md"
     try:
-        read = read_file(path, root=root)  # issue 21: the memory arm's safe read
+        read = read_file(path, root=root)  # the memory arm's safe read: a regular file under the root
     except InputError:
         return None
     text = read.data.decode("utf-8", errors="replace")

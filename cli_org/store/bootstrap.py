@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import psycopg
 from psycopg import errors as pgerr
@@ -75,7 +76,7 @@ def init(settings: Settings, owner: str | None = None) -> InitResult:
         return InitResult(conn.info.dbname, created, applied, made, notice)
 
 
-def state(conninfo: str) -> dict:
+def state(conninfo: str) -> dict[str, Any]:
     """Whether a database is initialised, its pending migrations and index size; changes nothing."""
     try:
         with psycopg.connect(conninfo, row_factory=dict_row, connect_timeout=5) as conn:

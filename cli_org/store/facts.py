@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from psycopg import errors as pgerr
 
 from ..checks.rules import KINDS, check_id
 from ..checks.write import check_fact, check_field
 from ..db import Conn, first
+from ..db.connect import current_agent
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
-from ..errors import AccessDenied, InputError, NotFound
+from ..errors import InputError, NotFound
 from ..text import one_line
 
 
@@ -46,13 +48,6 @@ class Fact:
     @property
     def current(self) -> bool:
         return self.valid_to is None
-
-
-def _require_agent(conn: Conn) -> str:
-    me = first(conn, sql("facts.me"))
-    if me["name"] is None:
-        raise AccessDenied(f"role {me['role']} is not a cli-org agent: set ORG_AGENT or pass --as NAME")
-    return me["name"]
 
 
 @owns_transaction
@@ -93,8 +88,8 @@ def remember(
     return result
 
 
-def _store(conn: Conn, params: dict, supersedes: int | None) -> Remembered:
-    _require_agent(conn)
+def _store(conn: Conn, params: dict[str, Any], supersedes: int | None) -> Remembered:
+    current_agent(conn)
     existing = conn.execute(sql("facts.find_current"), params).fetchone()
     if existing:
         return _known(conn, existing["id"], supersedes)
@@ -137,7 +132,7 @@ def forget(conn: Conn, fact_id: int, why: str) -> None:
         raise InputError("say why the fact is retired")
     check_field("reason", why.strip())
     with translated(conn):
-        _require_agent(conn)
+        current_agent(conn)
         with conn.transaction():
             conn.execute(sql("facts.forget"), {"id": fact_id, "why": why.strip()})
         conn.commit()
@@ -153,7 +148,7 @@ def restore(conn: Conn, fact_id: int, why: str) -> Fact:
         raise InputError("say why the fact comes back")
     check_field("reason", why.strip())
     with translated(conn):
-        _require_agent(conn)
+        current_agent(conn)
         with conn.transaction():
             conn.execute(sql("facts.restore"), {"id": fact_id, "why": why.strip()})
         fact = _get(conn, fact_id)
@@ -250,7 +245,7 @@ def show_fact(conn: Conn, fact_id: int) -> FactRecord:
     return FactRecord(fact, events_of(fact, restores), older, newer, [f.id for f in (*older, fact, *newer)])
 
 
-def events_of(fact: Fact, restores: list[dict] | None = None) -> list[Event]:
+def events_of(fact: Fact, restores: list[dict[str, Any]] | None = None) -> list[Event]:
     """What happened to a fact, oldest first. Each restore (memory_restores, migration 0014)
     keeps the retirement it undid, so a fact retired and restored twice shows all four."""
     events = [Event(fact.created_at, fact.author, "written", fact.source)]

@@ -22,6 +22,7 @@ from pathlib import Path
 from ..checks.rules import NOTEBOOK_CAPS, NOTEBOOK_STORES
 from ..checks.write import check_text
 from ..db import Conn, first
+from ..db.connect import current_agent
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -146,15 +147,6 @@ def _preview(text: str) -> str:
 
 def _listed(entries: list[Entry]) -> str:
     return "; ".join(f'#{e.id} "{_preview(e.body)}" ({len(e.body)})' for e in entries) or "(none)"
-
-
-@owns_transaction
-def current_agent(conn: Conn) -> str:
-    """The connected agent's name; refused for a role that is no agent."""
-    me = first(conn, sql("notebook.me"))
-    if me["name"] is None:
-        raise AccessDenied(f"role {me['role']} is not a cli-org agent: set ORG_AGENT or pass --as NAME")
-    return me["name"]
 
 
 def _live(conn: Conn, agent: str, target: str) -> list[Entry]:
@@ -288,7 +280,7 @@ def import_file(conn: Conn, target: str, path: Path) -> Imported:
     under the same rules, in one transaction: every entry arrives, or nothing changes and the
     refusal names each entry that did not fit and why."""
     _target(target)
-    data = read_file(Path(path)).data  # issue 21: a regular file, bounded (files.py)
+    data = read_file(Path(path)).data  # the one safe read: a regular file, bounded (files.py)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -13,10 +13,10 @@ from datetime import datetime
 from ..checks.rules import check_id
 from ..checks.write import check_field
 from ..db import Conn, first
+from ..db.connect import current_agent
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
-from ..errors import AccessDenied
 
 
 @dataclass
@@ -33,12 +33,6 @@ class Pin:
     claim: str
 
 
-def _require_agent(conn: Conn) -> None:
-    me = first(conn, sql("facts.me"))
-    if me["name"] is None:
-        raise AccessDenied(f"role {me['role']} is not a cli-org agent: set ORG_AGENT or pass --as NAME")
-
-
 @owns_transaction
 def pin(conn: Conn, fact_id: int, project: str | None = None) -> Pin:
     """Pin a current fact org-wide, or in `project` (a project's fact is pinned in its own
@@ -46,7 +40,7 @@ def pin(conn: Conn, fact_id: int, project: str | None = None) -> Pin:
     check_field("project", project)
     check_id(fact_id)
     with translated(conn):
-        _require_agent(conn)
+        current_agent(conn)
         pin_id = first(conn, sql("pins.pin"), {"id": fact_id, "project": project})["pin_id"]
         row = first(conn, sql("pins.get"), {"pin_id": pin_id})
         conn.commit()
@@ -58,7 +52,7 @@ def unpin(conn: Conn, fact_id: int) -> Pin:
     """Unpin a fact; the pin's row stays, with who unpinned it and when."""
     check_id(fact_id)
     with translated(conn):
-        _require_agent(conn)
+        current_agent(conn)
         pin_id = first(conn, sql("pins.unpin"), {"id": fact_id})["pin_id"]
         row = first(conn, sql("pins.get"), {"pin_id": pin_id})
         conn.commit()

@@ -27,6 +27,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from psycopg import errors as pgerr
 
@@ -57,7 +58,7 @@ class Proposal:
     claim: str
     author: str
     project: str | None
-    evidence: dict
+    evidence: dict[str, Any]
     done: str | None = None  # after apply: "superseded" or "forgotten"
     error: str | None = None  # after apply: why it could not be done
 
@@ -79,7 +80,7 @@ def _numbers(ws: set[str]) -> set[str]:
     return {w for w in ws if any(ch.isdigit() for ch in w)}
 
 
-def near_duplicate(a: str, b: str, threshold: float = DUPLICATE_OVERLAP) -> dict | None:
+def near_duplicate(a: str, b: str, threshold: float = DUPLICATE_OVERLAP) -> dict[str, Any] | None:
     """The evidence that two claims say the same thing, or None."""
     wa, wb = words(a), words(b)
     union = wa | wb
@@ -99,7 +100,7 @@ def near_duplicate(a: str, b: str, threshold: float = DUPLICATE_OVERLAP) -> dict
     }
 
 
-def missing_source(fact: Fact, roots: list[Path]) -> dict | None:
+def missing_source(fact: Fact, roots: list[Path]) -> dict[str, Any] | None:
     """The evidence that a project fact's source file is gone, or None."""
     if fact.project is None or not roots or source_form(fact.source) != "path":
         return None
@@ -115,7 +116,7 @@ def missing_source(fact: Fact, roots: list[Path]) -> dict | None:
 def proposals_for(current: list[Fact], roots: list[Path], threshold: float = DUPLICATE_OVERLAP) -> list[Proposal]:
     """Every proposal for these current facts, merges first; pure (reads files only)."""
     out: list[Proposal] = []
-    groups: dict[tuple, list[Fact]] = defaultdict(list)
+    groups: dict[tuple[str, str, str | None], list[Fact]] = defaultdict(list)
     for f in current:
         groups[(f.author, f.subject.strip().lower(), f.project)].append(f)
     merged: set[int] = set()
@@ -139,7 +140,7 @@ def proposals_for(current: list[Fact], roots: list[Path], threshold: float = DUP
     return out
 
 
-def _proposal(action: str, f: Fact, kept: int | None, evidence: dict) -> Proposal:
+def _proposal(action: str, f: Fact, kept: int | None, evidence: dict[str, Any]) -> Proposal:
     return Proposal(action, f.id, kept, f.subject, f.claim, f.author, f.project, evidence)
 
 

@@ -13,10 +13,11 @@ from datetime import datetime
 from ..checks.rules import MAX_TODO, check_id
 from ..checks.write import check_field, check_text, control_chars
 from ..db import Conn, first
+from ..db.connect import current_agent
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
-from ..errors import AccessDenied, InputError, NotFound
+from ..errors import InputError, NotFound
 
 
 @dataclass
@@ -44,17 +45,11 @@ def check_todo(text: str, project: str | None) -> str:
     return text
 
 
-def _require_agent(conn: Conn) -> None:
-    me = first(conn, sql("facts.me"))
-    if me["name"] is None:
-        raise AccessDenied(f"role {me['role']} is not a cli-org agent: set ORG_AGENT or pass --as NAME")
-
-
 @owns_transaction
 def add_todo(conn: Conn, text: str, project: str | None = None) -> Todo:
     text = check_todo(text, project)
     with translated(conn):
-        _require_agent(conn)
+        current_agent(conn)
         row = first(conn, sql("todos.add"), {"text": text, "project": project})
         conn.commit()
     return Todo(**row)
@@ -64,7 +59,7 @@ def add_todo(conn: Conn, text: str, project: str | None = None) -> Todo:
 def done_todo(conn: Conn, todo_id: int) -> Todo:
     check_id(todo_id, "todo")
     with translated(conn):
-        _require_agent(conn)
+        current_agent(conn)
         conn.execute(sql("todos.done"), {"id": todo_id})
         row = conn.execute(sql("todos.get"), {"id": todo_id}).fetchone()
         conn.commit()

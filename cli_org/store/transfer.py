@@ -88,7 +88,7 @@ def _migration(conn: Conn) -> int:
     return int(first(conn, "SELECT coalesce(max(version::int), 0) AS v FROM schema_migrations")["v"])
 
 
-def _rows(conn: Conn, kind: str) -> Iterator[tuple[Any, dict]]:
+def _rows(conn: Conn, kind: str) -> Iterator[tuple[Any, dict[str, Any]]]:
     for row in conn.execute(sql(f"transfer.{kind}")):
         yield row["key"], row["row"]
 
@@ -120,15 +120,15 @@ def export_lines(conn: Conn) -> tuple[list[str], ExportResult]:
         return lines, result
 
 
-def _dump(record: dict) -> str:
+def _dump(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, sort_keys=True)
 
 
-def parse(lines: Iterable[str]) -> tuple[dict, list[tuple[int, str, dict]]]:
+def parse(lines: Iterable[str]) -> tuple[dict[str, Any], list[tuple[int, str, dict[str, Any]]]]:
     """The header and the records (line number, kind, fields); a malformed line is an
     InputError naming its number, raised before anything is written."""
-    header: dict | None = None
-    records: list[tuple[int, str, dict]] = []
+    header: dict[str, Any] | None = None
+    records: list[tuple[int, str, dict[str, Any]]] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -136,7 +136,7 @@ def parse(lines: Iterable[str]) -> tuple[dict, list[tuple[int, str, dict]]]:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"line {number}: not JSON ({exc.msg}); nothing was imported") from None
-        except RecursionError:  # issue 21: a 5,000-deep line was a traceback; no record nests like that
+        except RecursionError:  # a 5,000-deep line was a traceback; no record nests like that
             raise InputError(f"line {number}: nested too deeply to be a record; nothing was imported") from None
         if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
             raise InputError(f'line {number}: not a record (an object with a "kind"); nothing was imported')
@@ -187,21 +187,21 @@ def import_lines(conn: Conn, lines: Iterable[str], *, dry_run: bool = False) -> 
         return result
 
 
-def _merge(conn: Conn, records: list[tuple[int, str, dict]], counts: dict[str, KindCount]) -> None:
+def _merge(conn: Conn, records: list[tuple[int, str, dict[str, Any]]], counts: dict[str, KindCount]) -> None:
     # The admin writes rows as their authors: row-level security is forced on these tables
     # (it applies to their owner too), and the notebook triggers would stamp new versions
     # and times. Both are lifted inside this transaction only; nobody sees the gap. The cap
-    # triggers stay on (issue 21): an import may not overfill a notebook or a pin scope.
+    # triggers stay on: an import may not overfill a notebook or a pin scope.
     for table in _TABLES.values():
         conn.execute(pgsql.SQL("ALTER TABLE {} NO FORCE ROW LEVEL SECURITY").format(pgsql.Identifier(table)))
     conn.execute("ALTER TABLE notebook_versions NO FORCE ROW LEVEL SECURITY")
     for trigger in _STAMPING_TRIGGERS:
         conn.execute(pgsql.SQL("ALTER TABLE notebook_entries DISABLE TRIGGER {}").format(pgsql.Identifier(trigger)))
-    by_kind: dict[str, list[tuple[int, dict]]] = {k: [] for k in KINDS}
+    by_kind: dict[str, list[tuple[int, dict[str, Any]]]] = {k: [] for k in KINDS}
     for number, kind, record in records:
         by_kind[kind].append((number, record))
-    links: list[tuple[int, dict]] = []
-    leads: list[tuple[int, dict]] = []
+    links: list[tuple[int, dict[str, Any]]] = []
+    leads: list[tuple[int, dict[str, Any]]] = []
     for kind in KINDS:
         existing = dict(_rows(conn, kind))
         for number, record in by_kind[kind]:
@@ -284,7 +284,7 @@ def _merge(conn: Conn, records: list[tuple[int, str, dict]], counts: dict[str, K
 _STAMPING_TRIGGERS = ("notebook_entries_before", "notebook_entries_after")
 
 
-def _comparable(kind: str, row: dict) -> dict:
+def _comparable(kind: str, row: dict[str, Any]) -> dict[str, Any]:
     # An agent is the same agent when its kind, lead and owner flag agree: its role is named
     # after its database, and `init --owner` gives the first owner this database's time.
     skip = ("kind", "role_name", "created_at") if kind == "agent" else ("kind",)
@@ -338,7 +338,7 @@ _ENTRY_COLUMNS = [
 _VERSION_COLUMNS = ["entry_id", "version", "agent", "store", "action", "body", "at", "by"]
 
 
-def _from_json(conn: Conn, table: str, columns: list[str], record: dict, *, identity: bool = True) -> None:
+def _from_json(conn: Conn, table: str, columns: list[str], record: dict[str, Any], *, identity: bool = True) -> None:
     """INSERT the columns of a JSON record, PostgreSQL converting each value to its column's type."""
     cols = pgsql.SQL(", ").join(pgsql.Identifier(c) for c in columns)
     overriding = pgsql.SQL("OVERRIDING SYSTEM VALUE") if identity else pgsql.SQL("")
@@ -352,7 +352,7 @@ class _Refused(Exception):
     """A write check refused an imported text."""
 
 
-# issue 21: the text fields an import brings, per kind. Each gets the client's fuller scan
+# The text fields an import brings, per kind. Each gets the client's fuller scan
 # (keys split up or in base64, the injection classifier) as `remember` gives what an agent
 # writes; the database's own checks run on insert as well.
 _SCANNED = {
@@ -376,7 +376,7 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
-def _scan(kind: str, record: dict) -> None:
+def _scan(kind: str, record: dict[str, Any]) -> None:
     from ..checks.write import scan_problem
 
     values = {field: record.get(field) for field in _SCANNED.get(kind, ())}
@@ -389,7 +389,7 @@ def _scan(kind: str, record: dict) -> None:
                 raise _Refused(problem)
 
 
-def _insert(conn: Conn, kind: str, record: dict) -> None:
+def _insert(conn: Conn, kind: str, record: dict[str, Any]) -> None:
     _scan(kind, record)
     if kind == "agent":
         _add_agent(conn, record)
@@ -424,10 +424,10 @@ def _check_text(conn: Conn, body: Any) -> None:
         raise _Refused(problem)
 
 
-def _add_agent(conn: Conn, record: dict) -> None:
+def _add_agent(conn: Conn, record: dict[str, Any]) -> None:
     """A new agent: a role without a login in the member group (named as `agents add` names it)."""
     from ..checks.rules import AGENT_NAME
-    from .agents import _let_the_admin_become, role_for
+    from .agents import let_the_admin_become, role_for
 
     name = record["name"]
     if not AGENT_NAME.match(name):
@@ -437,7 +437,7 @@ def _add_agent(conn: Conn, record: dict) -> None:
         conn.execute(pgsql.SQL("CREATE ROLE {} NOLOGIN").format(pgsql.Identifier(role)))
     group = first(conn, "SELECT org_member_role() AS name")["name"]
     conn.execute(pgsql.SQL("GRANT {} TO {}").format(pgsql.Identifier(group), pgsql.Identifier(role)))
-    _let_the_admin_become(conn, role)  # as `agents add` does: a team server's admin is no superuser
+    let_the_admin_become(conn, role)  # as `agents add` does: a team server's admin is no superuser
     conn.execute(
         "INSERT INTO org_agents (name, kind, is_owner, role_name, created_at) VALUES (%s, %s, %s, %s, %s)",
         (name, record.get("agent_kind") or "bot", bool(record.get("is_owner")), role, record.get("created_at")),

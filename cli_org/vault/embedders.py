@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, Self
 
 from ..errors import ConfigError
 
@@ -52,7 +53,7 @@ class Closing:
     def close(self) -> None:
         pass
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -253,11 +254,6 @@ def index_embedder(settings: Settings) -> Embedder:
     return OnnxEmbedder(int8_path(settings), threads=INDEX_THREADS, batch=INDEX_BATCH, workers=INDEX_WORKERS)
 
 
-def reference_embedder() -> SentenceTransformerEmbedder:
-    """sentence-transformers itself (loads torch): what the ONNX paths are checked against."""
-    return SentenceTransformerEmbedder()
-
-
 # Query models whose loading began before the program was imported (start_early).
 _early: dict[Path, OnnxEmbedder] = {}
 
@@ -291,5 +287,5 @@ def opened(embedder: Embedder | None) -> AbstractContextManager[Embedder | None]
     return embedder if embedder is not None else nullcontext()
 
 
-def vector_literal(vector) -> str:
+def vector_literal(vector: Iterable[float]) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"

@@ -7,8 +7,14 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import PurePosixPath
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from ..text import pg_text
+
+if TYPE_CHECKING:
+    from yaml import SafeLoader
+    from yaml.nodes import Node
 
 # A chunk stays under this many characters; MiniLM reads about 256 word pieces, so longer
 # text would be cut off before the embedder sees it.
@@ -41,7 +47,7 @@ class Chunk:
 @dataclass
 class Note:
     title: str
-    frontmatter: dict
+    frontmatter: dict[str, Any]
     chunks: list[Chunk]
     links: list[Link] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
@@ -61,14 +67,14 @@ class _Refused(Exception):
 
 
 @cache
-def _loader():
+def _loader() -> tuple[ModuleType, type[SafeLoader]]:
     import yaml
     from yaml.events import AliasEvent
 
     class BoundedLoader(yaml.SafeLoader):
         depth = 0
 
-        def compose_node(self, parent, index):
+        def compose_node(self, parent: Node | None, index: int) -> Node | None:
             if self.check_event(AliasEvent):
                 raise _Refused("frontmatter uses YAML aliases; indexed without it")
             self.depth += 1
@@ -84,7 +90,7 @@ def _loader():
     return yaml, BoundedLoader
 
 
-def _load_yaml(raw: str):
+def _load_yaml(raw: str) -> Any:
     yaml, loader_class = _loader()
     loader = loader_class(raw)
     try:
@@ -93,7 +99,7 @@ def _load_yaml(raw: str):
         loader.dispose()
 
 
-def split_frontmatter(text: str) -> tuple[dict, str, list[str]]:
+def split_frontmatter(text: str) -> tuple[dict[str, Any], str, list[str]]:
     """Frontmatter as a dict jsonb accepts, the body, and warnings about what was dropped."""
     if not text.startswith("---"):
         return {}, text, []
@@ -131,7 +137,7 @@ def split_frontmatter(text: str) -> tuple[dict, str, list[str]]:
     return {}, text, ["frontmatter block is never closed; indexed as text"]
 
 
-def _jsonable(value, warnings: list[str], where: str):
+def _jsonable(value: Any, warnings: list[str], where: str) -> Any:
     """The YAML value as JSON that jsonb accepts: NaN and infinities become null (with a
     warning), strings lose NUL and lone surrogates, dates and the like become strings."""
     if isinstance(value, dict):
@@ -148,7 +154,7 @@ def _jsonable(value, warnings: list[str], where: str):
     return pg_text(str(value))  # strings, dates and the like
 
 
-def _frontmatter_tags(front: dict) -> list[str]:
+def _frontmatter_tags(front: dict[str, Any]) -> list[str]:
     raw = front.get("tags") or front.get("tag") or []
     if isinstance(raw, str):
         raw = re.split(r"[,\s]+", raw)
@@ -175,11 +181,11 @@ def parse_note(text: str, path: str) -> Note:
     return Note(title, front, chunks, links, list(unique.values()), warnings)
 
 
-def _first_heading(sections) -> str | None:
+def _first_heading(sections: list[tuple[list[str], str]]) -> str | None:
     return next((path[-1] for path, _ in sections if path), None)
 
 
-def _walk(body: str):
+def _walk(body: str) -> tuple[list[tuple[list[str], str]], list[Link], list[str]]:
     """Split into (heading path, lines) sections; collect links and tags outside code."""
     sections: list[tuple[list[str], list[str]]] = [([], [])]
     stack: list[tuple[int, str]] = []

@@ -63,14 +63,14 @@ class _Graph:
         self.count += 1
         return f"{hint}_{self.count}"
 
-    def const(self, hint: str, value) -> str:
+    def const(self, hint: str, value: np.ndarray) -> str:
         from onnx import numpy_helper
 
         name = self.name(hint)
         self.weights.append(numpy_helper.from_array(value, name))
         return name
 
-    def op(self, op_type: str, *inputs: str, hint: str | None = None, **attrs) -> str:
+    def op(self, op_type: str, *inputs: str, hint: str | None = None, **attrs: Any) -> str:
         from onnx import helper
 
         out = self.name(hint or op_type.lower())
@@ -98,7 +98,7 @@ def build(model_dir: Path, target: Path) -> None:
     g = _Graph()
     f32 = np.float32
 
-    def c(hint: str, value) -> str:
+    def c(hint: str, value: object) -> str:
         return g.const(hint, np.asarray(value))
 
     def dense(x: str, prefix: str) -> str:
@@ -142,7 +142,7 @@ def build(model_dir: Path, target: Path) -> None:
     for i in range(config["num_hidden_layers"]):
         p = f"encoder.layer.{i}."
 
-        def heads_of(name: str, perm: list[int], p=p, x=x) -> str:
+        def heads_of(name: str, perm: list[int], p: str = p, x: str = x) -> str:
             return g.op("Transpose", g.op("Reshape", dense(x, p + name), split), perm=perm)
 
         q = heads_of("attention.self.query", [0, 2, 1, 3])  # [batch, heads, tokens, head]
@@ -197,7 +197,7 @@ def quantize(source: Path, target: Path, *, float_ffn_output: bool = True) -> No
     graph = onnx.load(str(source), load_external_data=False).graph
     weights = {t.name for t in graph.initializer}
 
-    def ffn_output(node) -> bool:
+    def ffn_output(node: Any) -> bool:
         name = "." + node.name.replace("/", ".")  # torch's exports (older model folders) name them with slashes
         return ".output.dense" in name and ".attention." not in name
 

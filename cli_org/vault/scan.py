@@ -181,7 +181,7 @@ def _check_root(conn: Conn, root: Path, replace: bool) -> None:
     conn.commit()
 
 
-def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: ScanProgress | None) -> None:
+def _scan(conn: Conn, root: Path, ignore: list[str], summary: ScanSummary, progress: ScanProgress | None) -> None:
     known = {r["path"]: r for r in conn.execute(sql("vault.known_files"))}
     refused: list[str] = []
     paths = markdown_files(root, ignore, refused)
@@ -189,7 +189,7 @@ def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: S
         summary.warn(rel, "name is not valid UTF-8; skipped", skipped=True)
     on_disk = set(paths)
     pending: list[_Pending] = []
-    touched: list[dict] = []
+    touched: list[dict[str, object]] = []
     for i, rel in enumerate(paths):
         if progress and i % 50 == 0:
             progress(i, len(paths), rel)
@@ -199,7 +199,7 @@ def _scan(conn, root: Path, ignore: list[str], summary: ScanSummary, progress: S
             if row and row["size"] == st.st_size and row["mtime"] == st.st_mtime:
                 summary.unchanged += 1
                 continue
-            data = read_file(path, root=root).data  # issue 21: the one safe read
+            data = read_file(path, root=root).data  # the one safe read (files.py)
         except _Skip as exc:
             summary.warn(rel, str(exc), skipped=True)
             continue
@@ -275,7 +275,9 @@ def _no_wait_for_disk(conn: Conn) -> None:
     conn.execute("SELECT set_config('synchronous_commit', 'off', true)")
 
 
-def _store_isolated(conn: Conn, item: _Pending, resolver: _LinkResolver, summary: ScanSummary, plain: str):
+def _store_isolated(
+    conn: Conn, item: _Pending, resolver: _LinkResolver, summary: ScanSummary, plain: str
+) -> int | None:
     """Store one note under a savepoint: a note the database refuses is named and left
     out, and the rest of its batch is kept. Only a lost connection stops the scan."""
     try:
@@ -291,7 +293,7 @@ def _store_isolated(conn: Conn, item: _Pending, resolver: _LinkResolver, summary
 
 def _store(conn: Conn, item: _Pending, resolver: _LinkResolver, plain: str = "") -> int:
     note = item.note
-    file_id = first(
+    file_id: int = first(
         conn,
         sql("vault.upsert_file"),
         {

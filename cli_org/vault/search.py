@@ -6,6 +6,8 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from psycopg.rows import DictRow
+
 from ..db import Conn, first
 from ..db.errors import translated
 from ..db.migrate import NO_VECTORS, vectors_ready
@@ -56,7 +58,7 @@ class NoteHit:
     matched_terms: int = 0
     query_terms: int = 0
     # The query's terms (stemmed) the note holds, and every query term's BM25 idf: recall
-    # weighs keyword support by rarity with them (issue 13, benchmarks/RESULTS.md).
+    # weighs keyword support by rarity with them (benchmarks/JOURNAL.md, "Recall by meaning").
     matched_words: tuple[str, ...] = ()
     term_idf: dict[str, float] = field(default_factory=dict)
     semantic_score: float | None = None
@@ -133,10 +135,10 @@ def prefix_pattern(prefix: str) -> str:
     return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def _usable_embedder(conn, embedder) -> tuple[Embedder | None, str | None]:
+def _usable_embedder(conn: Conn, embedder: Embedder | None) -> tuple[Embedder | None, str | None]:
     if not vectors_ready(conn):
         return None, f"{NO_VECTORS}; showing keyword results"
-    state = conn.execute(sql("search.has_vectors")).fetchone()
+    state = first(conn, sql("search.has_vectors"))
     if not state["yes"]:
         return None, "no embeddings yet (run `cli-org vault embed`); showing keyword results"
     if embedder is None:
@@ -146,7 +148,9 @@ def _usable_embedder(conn, embedder) -> tuple[Embedder | None, str | None]:
     return embedder, None
 
 
-def _keyword(conn, query: str, depth: int, exclude: list[str], private: bool, tuning: SearchTuning) -> list[dict]:
+def _keyword(
+    conn: Conn, query: str, depth: int, exclude: list[str], private: bool, tuning: SearchTuning
+) -> list[DictRow]:
     return conn.execute(
         sql("search.bm25"),
         {
@@ -161,21 +165,21 @@ def _keyword(conn, query: str, depth: int, exclude: list[str], private: bool, tu
     ).fetchall()
 
 
-def _semantic(conn, vector: str, depth: int, exclude: list[str], private: bool) -> list[dict]:
+def _semantic(conn: Conn, vector: str, depth: int, exclude: list[str], private: bool) -> list[DictRow]:
     with conn.transaction():
         # Chunks, not notes, come back from the index: ask for more so enough notes remain.
         conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(1000, max(100, depth * 3))),))
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         params = {"vector": vector, "limit": depth * 3, "exclude": exclude, "private": private}
         rows = conn.execute(sql("search.dense"), params).fetchall()
-    best: dict[int, dict] = {}
+    best: dict[int, DictRow] = {}
     for row in rows:
         if row["file_id"] not in best or row["similarity"] > best[row["file_id"]]["similarity"]:
             best[row["file_id"]] = row
     return sorted(best.values(), key=lambda r: -r["similarity"])[:depth]
 
 
-def _candidates(keyword: list[dict], semantic: list[dict]) -> dict[int, NoteHit]:
+def _candidates(keyword: list[DictRow], semantic: list[DictRow]) -> dict[int, NoteHit]:
     hits: dict[int, NoteHit] = {}
     for rank, row in enumerate(keyword, 1):
         hits[row["file_id"]] = NoteHit(
@@ -198,7 +202,9 @@ def _candidates(keyword: list[dict], semantic: list[dict]) -> dict[int, NoteHit]
     return hits
 
 
-def _complete(conn, hits: dict[int, NoteHit], keyword: list[dict], vector: str | None, tuning: SearchTuning) -> None:
+def _complete(
+    conn: Conn, hits: dict[int, NoteHit], keyword: list[DictRow], vector: str | None, tuning: SearchTuning
+) -> None:
     """Score every candidate on both sides, so fusion never has to guess a missing score."""
     only_dense = [fid for fid, h in hits.items() if h.keyword_score is None]
     found = {}
@@ -259,7 +265,7 @@ def _standardise(scores: dict[int, float], basis: set[int]) -> dict[int, float]:
     return {k: (v - mean) / spread if spread else 0.0 for k, v in scores.items()}
 
 
-def _fill(conn, query: str, hits: list[NoteHit]) -> None:
+def _fill(conn: Conn, query: str, hits: list[NoteHit]) -> None:
     need = [h.file_id for h in hits if not h.chunk_id]
     if need:
         best = {

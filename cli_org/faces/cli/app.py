@@ -65,7 +65,7 @@ class OrgGroup(click.Group):
 
 def report(message: str) -> None:
     """One line on stderr: JSON under --json, else prefixed with the program's name."""
-    message = one_line(message)  # a name with a newline in it must not make a second line (issue 21)
+    message = one_line(message)  # every failure is one line: a name with a newline must not make a second
     if OrgGroup.json_errors:
         click.echo(json.dumps({"error": message}, ensure_ascii=False), err=True)
     else:

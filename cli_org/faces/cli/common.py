@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ...org import Org
 
 # Usage errors (exit 2) for values a parameter's type cannot hold, found by the fuzz of every
-# command (issue 21, finding 12): each rule's source is named where it is read.
+# command (tests/test_fuzz.py): each rule's source is named where it is read.
 
 
 class AgentName(click.ParamType):

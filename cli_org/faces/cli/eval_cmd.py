@@ -194,7 +194,7 @@ def noise(file: Path, limit: int, agent: str | None, as_json: bool) -> None:
 
 
 def _root(root: Path | None) -> Path:
-    from ...recall.memory_arm import project_root
+    from ...local.project import project_root
 
     return root or project_root(settings().root)
 

@@ -12,7 +12,7 @@ from .common import org, warm_up
 
 class FailOpen(click.Command):
     """A harness reads exit 2 from a hook as "block this prompt", so a hook never exits 2
-    (docs/design.md): arguments it cannot parse are its notice on stderr and exit 0 (issue 21)."""
+    (docs/design.md): arguments it cannot parse are its notice on stderr and exit 0."""
 
     def parse_args(self, ctx, args):
         try:

@@ -23,7 +23,7 @@ def export_cmd(out: str | None) -> None:
     if out is None:
         sys.stdout.write(text)
         return
-    write_private(Path(out), text.encode("utf-8"))  # issue 21: 0600, atomic, never through a symlink
+    write_private(Path(out), text.encode("utf-8"))  # it holds every notebook: 0600, atomic, never through a symlink
     summary = ", ".join(f"{n} {kind}" for kind, n in result.records.items())
     click.echo(f"exported {summary} to {out} (format {result.format}, migration {result.migration})", err=True)
 
@@ -38,7 +38,7 @@ def import_cmd(file: str, dry_run: bool, as_json: bool) -> None:
     from ...local.files import read_file
     from ...store.transfer import MAX_IMPORT_BYTES, import_lines
 
-    data = read_file(Path(file), limit=MAX_IMPORT_BYTES).data  # issue 21: no FIFO, device or /proc file
+    data = read_file(Path(file), limit=MAX_IMPORT_BYTES).data  # the one safe read: no FIFO, device or /proc file
     try:
         lines = data.decode("utf-8").splitlines()
     except UnicodeDecodeError as exc:

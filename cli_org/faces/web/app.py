@@ -12,9 +12,9 @@ same data as JSON under /api/...). It never imports click and holds no rule of i
   set, and the query model, closed on exit. Routes are plain functions, served in worker
   threads, each asking the Org, or taking one of its connections for one library call.
 - Security (one place each, in guard.py): a token on every request, loopback included
-  (issue 21); a non-loopback address only with a token the user chose; the Host header
-  checked against the address served; writes only from the page's own origin, forms with
-  their CSRF token, /api writes as JSON.
+  (another local user shares 127.0.0.1); a non-loopback address only with a token the user
+  chose; the Host header checked against the address served; writes only from the page's
+  own origin, forms with their CSRF token, /api writes as JSON.
 """
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ def serve(settings: Settings, agent: str | None, host: str, port: int, *, log: C
 
     guard.check_bind(host, settings.web_token)
     guard.check_port(host, port)
-    token = settings.web_token or guard.new_token()  # issue 21: a token on loopback too
+    token = settings.web_token or guard.new_token()  # a token on loopback too: another local user shares 127.0.0.1
     started = time.perf_counter()
     cookie = guard.cookie_for(port)
     with opened(settings, agent, token=token, hosts=guard.hosts_for(host, port), cookie=cookie) as web:

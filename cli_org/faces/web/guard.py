@@ -1,6 +1,6 @@
 """The web page's security rules, one place each (docs/web.md, "Web page"; docs/security.md).
 
-- Token (issue 21): every request carries the token, on every host, loopback included:
+- Token: every request carries the token, on every host, loopback included:
   127.0.0.1 is shared by every user of the machine, so "loopback" is no login. `cli-org
   serve` draws a random one at start (or takes CLI_ORG_WEB_TOKEN) and prints an address
   that carries it once (`/?token=...`): that sets an HttpOnly, SameSite=Strict cookie for
@@ -10,7 +10,7 @@
   page then travels over the network in plain HTTP.
 - Host: when bound to loopback, only a Host header naming that loopback address is served,
   so a web site cannot reach the page through a name it controls (DNS rebinding).
-- Other origins (issue 21): a page on another port of 127.0.0.1 is the same *site* (the
+- Other origins: a page on another port of 127.0.0.1 is the same *site* (the
   browser sends it the cookie) but another *origin*. Anything another site's or another
   port's page makes the browser ask for (`Sec-Fetch-Site: cross-site` or `same-site`) is
   refused unless it opens a whole page from a link (a top-level navigation, which only
@@ -86,7 +86,7 @@ def is_loopback(host: str) -> bool:
 
 
 def check_bind(host: str, token: str | None) -> None:
-    """The bind rule: a non-loopback address needs a token the user chose (issue 21: loopback
+    """The bind rule: a non-loopback address needs a token the user chose (loopback
     gets a random one, and so does every other request, but plain HTTP over a network
     should be a decision, not a default)."""
     if not is_loopback(host) and not token:
@@ -190,8 +190,9 @@ def middleware(web: Web) -> Callable[[Request, Callable[[Request], Awaitable[Res
     async def _checked(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         if web.hosts and request.headers.get("host", "") not in web.hosts:
             return _refusal(request, 421, "this page answers only to the loopback address it was started on")
-        # issue 21: the token on every request, loopback or not. The address that carries
-        # it (tried before a cookie, which may be a stale one from the last server) logs in.
+        # The token on every request, loopback or not: another local user shares 127.0.0.1.
+        # The address that carries it (tried before a cookie, which may be a stale one from
+        # the last server) logs in.
         given = request.query_params.get("token") if request.method == "GET" else None
         if not _same(given or _token_of(request, web.cookie), web.token):
             return _refusal(

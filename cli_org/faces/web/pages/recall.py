@@ -1,7 +1,7 @@
 """Recall: a question box over the same call as `cli-org recall` (the three labelled arms,
 why each hit qualified, the notice, characters and time), logged in recall_events as the
 serving identity, as the CLI logs it. Because it is logged, a question is asked by a POST
-only (issue 21: no GET changes anything): a link to /recall?q=... fills the box, and the
+only (no GET changes anything): a link to /recall?q=... fills the box, and the
 person presses Ask."""
 
 from __future__ import annotations

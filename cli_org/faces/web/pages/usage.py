@@ -1,5 +1,5 @@
 """Usage: adoption over time per harness and per agent, recall calls per session and agent,
-characters per recall, and the hits later quoted per arm (issue 15). Everything comes from
+characters per recall, and the hits later quoted per arm. Everything comes from
 one library call, `usage_detail()` (cli_org/archive/usage.py); the rule for "quoted" lives
 in cli_org/archive/quoted.py."""
 
