@@ -8,14 +8,16 @@ structured content. It never imports click.
   fixed when the process starts. No tool takes an agent; an argument a tool does not declare
   is refused, so `{"agent": "boss"}` changes nothing. Row-level security applies to every
   call exactly as on the command line.
-- One connection for the life of the process (a pool of one, which replaces the connection
-  if the server drops it) and the query embedder loaded once; calls are served one at a time
-  on that connection (the long-lived-process rule, docs/design.md). Both are closed on exit.
-- Reads and writes: with CLI_ORG_READ_URL set, a second pool of one serves the read tools
-  (org_recall, org_search, org_facts, org_sessions_search, org_context and the context
-  resource) from the replica; writes, the notebook (read your own writes) and every log
-  line go to the primary's pool. A recall read from the replica has its log line and lazy
-  fact vectors written on the primary after it (docs/operations.md, "Read replicas").
+- The process's Org (cli_org/org.py) holds one connection for its life (a pool of one,
+  which replaces the connection if the server drops it) and the query embedder loaded
+  once; calls are served one at a time on that connection (the long-lived-process rule,
+  docs/design.md). Both are closed on exit.
+- Reads and writes: with CLI_ORG_READ_URL set, the Org's second pool of one serves the read
+  tools (org_recall, org_search, org_facts, org_sessions_search, org_context and the
+  context resource) from the replica; writes, the notebook (read your own writes) and every
+  log line go to the primary's pool. A recall (or a context block with `for`) read from the
+  replica has its log line and lazy fact vectors written on the primary after it, by the
+  Org (docs/operations.md, "Read replicas").
 - Refusals (write checks, rights, caps: any OrgError) come back as tool errors whose text is
   the CLI's one line; anything unexpected is a tool error too, its traceback goes to stderr,
   and the server keeps serving.

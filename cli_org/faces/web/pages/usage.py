@@ -100,6 +100,6 @@ def usage_page(request: Request, days: Days = DEFAULT_DAYS, by: Bucket = "day") 
 def usage_api(request: Request, days: Days = DEFAULT_DAYS, by: Bucket = "day") -> Any:
     """Adoption per harness (archived sessions) over the window and per day or week; per
     agent from cli-org's own log (recalls, remembers, characters per recall); every session
-    that recalled or remembered; and, per arm, the hits later quoted (the rule: README,
+    that recalled or remembered; and, per arm, the hits later quoted (the rule: docs/agents.md,
     "Usage over time, per agent and per session; hits later quoted")."""
     return plain(_detail(request, days, by))
