@@ -18,7 +18,7 @@ os.environ["CLI_ORG_WARM"] = "0"
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
@@ -117,6 +117,7 @@ class OrgDb:
     name: str
     settings: Settings
     env: dict[str, str]
+    writers: dict[str, psycopg.Connection] = field(default_factory=dict, repr=False)
 
     def admin(self) -> psycopg.Connection:
         return psycopg.connect(self.server.url(self.name), row_factory=dict_row)
@@ -136,6 +137,20 @@ class OrgDb:
         from cli_org.db.connect import connect
 
         return connect(self.settings, agent)
+
+    def writer(self, agent: str) -> psycopg.Connection:
+        """A connection as `agent`, kept until the test ends, for writing the test's data a
+        fact at a time: a connection's first write compiles the write checks' patterns
+        (PostgreSQL caches compiled expressions per connection; 1.6-3 s measured on 2 cores),
+        so a test's helpers share one per agent rather than pay that on every fact."""
+        if agent not in self.writers or self.writers[agent].closed:
+            self.writers[agent] = self.as_agent(agent)
+        return self.writers[agent]
+
+    def close(self) -> None:
+        for conn in self.writers.values():
+            conn.close()
+        self.writers.clear()
 
 
 def _settings_for(server: Server, name: str) -> tuple[Settings, dict[str, str]]:
@@ -160,16 +175,23 @@ def _drop_database(conn: psycopg.Connection, name: str) -> None:
 
 
 @contextmanager
-def fresh_database(server: Server) -> Iterator[OrgDb]:
-    """An empty database (no migrations) and its settings; dropped with its roles after.
-    `blank_db` for one test; a module's fixture may hold one for all its tests."""
+def fresh_database(server: Server, template: str | None = None) -> Iterator[OrgDb]:
+    """An empty database (no migrations), or with `template` a copy of that migrated one
+    (`org`), and its settings; dropped with its roles after. `blank_db` for one test; a
+    module's fixture may hold one for all its tests."""
     name = f"t_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(server.admin_url, autocommit=True) as conn:
-        conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(name)))
-    settings, env = _settings_for(server, name)
+        if template:
+            conn.execute(pgsql.SQL("CREATE DATABASE {} TEMPLATE {}").format(*map(pgsql.Identifier, (name, template))))
+        else:
+            conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(name)))
+    db = OrgDb(server, name, *_settings_for(server, name))
     try:
-        yield OrgDb(server, name, settings, env)
+        if template:
+            _own_member_group(db, template)
+        yield db
     finally:
+        db.close()
         with psycopg.connect(server.admin_url, autocommit=True) as conn:
             _drop_database(conn, name)
             # and what `db restore --force` kept (tests/test_backup.py, test_json_output.py)
@@ -181,6 +203,52 @@ def fresh_database(server: Server) -> Iterator[OrgDb]:
             roles.sort(key=lambda role: role.endswith("_admin"))
             for role in roles:
                 conn.execute(pgsql.SQL("DROP ROLE {}").format(pgsql.Identifier(role)))
+
+
+# A copy of the template holds the privileges migrating gave the template's member group
+# (org_member_role(): the database's name + "_member", a role of the whole server). Each
+# copy gets a group of its own with the same privileges, and the template's group keeps
+# none there, so a copy is what migrating it would have made (tests/test_migrate.py
+# compares the two). A database's own privileges are not copied with it; the rest are.
+_HELD = """
+SELECT a.privilege_type || coalesce(' (' || quote_ident(o.col) || ')', '') || ' ON ' || o.target AS privilege,
+       a.is_grantable AS grantable, o.target NOT LIKE 'DATABASE %%' AS copied
+FROM (
+    SELECT CASE c.relkind WHEN 'S' THEN 'SEQUENCE ' ELSE 'TABLE ' END || c.oid::regclass AS target,
+           NULL::name AS col, c.relacl AS acl FROM pg_class c
+    UNION ALL SELECT 'TABLE ' || t.attrelid::regclass, t.attname, t.attacl FROM pg_attribute t
+    UNION ALL SELECT 'ROUTINE ' || p.oid::regprocedure, NULL, p.proacl FROM pg_proc p
+    UNION ALL SELECT 'SCHEMA ' || quote_ident(n.nspname), NULL, n.nspacl FROM pg_namespace n
+    UNION ALL SELECT 'TYPE ' || t.oid::regtype, NULL, t.typacl FROM pg_type t
+    UNION ALL SELECT 'DATABASE ' || quote_ident(current_database()), NULL, d.datacl
+    FROM pg_database d WHERE d.datname = %(template)s
+) o, aclexplode(o.acl) a
+WHERE a.grantee = (SELECT oid FROM pg_roles WHERE rolname = %(role)s)
+"""
+# What in this database still depends on the role: nothing, once its privileges are moved.
+_STILL_HELD = """
+SELECT count(*) AS n FROM pg_shdepend
+WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND refclassid = 'pg_authid'::regclass AND refobjid = (SELECT oid FROM pg_roles WHERE rolname = %(role)s)
+"""
+
+
+def _own_member_group(db: OrgDb, template: str) -> None:
+    """Give `db`, a copy of `template`, its own member group, as migrating it would have."""
+    with db.admin() as conn:
+        new = conn.execute("SELECT org_member_role() AS role").fetchone()["role"]
+        old = template + new.removeprefix(db.name)
+        held = conn.execute(_HELD, {"template": template, "role": old}).fetchall()
+        conn.execute(pgsql.SQL("CREATE ROLE {} NOLOGIN").format(pgsql.Identifier(new)))
+        for row in held:
+            privilege = pgsql.SQL(row["privilege"])
+            option = pgsql.SQL(" WITH GRANT OPTION" if row["grantable"] else "")
+            conn.execute(pgsql.SQL("GRANT {} TO {}{}").format(privilege, pgsql.Identifier(new), option))
+            if row["copied"]:
+                conn.execute(pgsql.SQL("REVOKE {} FROM {}").format(privilege, pgsql.Identifier(old)))
+        still = conn.execute(_STILL_HELD, {"role": old}).fetchone()["n"]
+        assert still == 0, f"{old} still holds {still} things in its copy {db.name}"
+        conn.commit()
 
 
 @pytest.fixture
@@ -204,10 +272,25 @@ def with_team(blank: OrgDb) -> OrgDb:
     return blank
 
 
+@pytest.fixture(scope="session")
+def template(server) -> Iterator[str]:
+    """A database migrated once for the session, with no agents: every `org` is a copy of it
+    (CREATE DATABASE ... TEMPLATE), which saves migrating each test's database (measured:
+    TODO). Tests of migrating itself start from `blank_db`."""
+    from cli_org.db.connect import connect
+    from cli_org.db.migrate import migrate
+
+    with fresh_database(server) as blank:
+        with connect(blank.settings, bounded=False) as conn:
+            migrate(conn, lock_wait=blank.settings.lock_wait)
+        yield blank.name
+
+
 @pytest.fixture
-def org(blank_db) -> OrgDb:
+def org(server, template) -> Iterator[OrgDb]:
     """A migrated database with an owner `boss`, a lead `lead`, and bots `bot` (led by lead) and `other`."""
-    return with_team(blank_db)
+    with fresh_database(server, template) as copy:
+        yield with_team(copy)
 
 
 @pytest.fixture

@@ -36,8 +36,7 @@ PARAPHRASE = "which socket does the server open behind the proxy"
 
 
 def remember(org, agent, subject, claim):
-    with org.as_agent(agent) as conn:
-        return facts.remember(conn, subject, claim, source="docs/team.md").id
+    return facts.remember(org.writer(agent), subject, claim, source="docs/team.md").id
 
 
 @pytest.fixture

@@ -39,8 +39,7 @@ def _member_settings(org, role="bot", password="bot-pw", **extra) -> Settings:
 
 
 def _fact_by(org, agent, claim="The build takes four minutes", subject="build"):
-    with org.as_agent(agent) as conn:
-        return facts.remember(conn, subject, claim, source="docs/build.md").id
+    return facts.remember(org.writer(agent), subject, claim, source="docs/build.md").id
 
 
 # --- 1. search-path and temp-schema shadowing ------------------------------------------

@@ -170,8 +170,8 @@ def test_set_role_to_the_member_group_may_not_search_private_notes(org, bot):
 
 
 def _fact(org, agent="bot", project=None):
-    with org.as_agent(agent) as conn:
-        return facts.remember(conn, "build", "The build takes four minutes", source="docs/build.md", project=project).id
+    claim = "The build takes four minutes"
+    return facts.remember(org.writer(agent), "build", claim, source="docs/build.md", project=project).id
 
 
 FACT = "INSERT INTO memory_facts (subject, claim, source, project, via) VALUES ('s', 'A plain claim', %s, %s, %s)"

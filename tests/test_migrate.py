@@ -1,6 +1,7 @@
 """The migration runner: from empty, twice, and from two processes at once; the repeatable
 files, run again when their text changes; a database of the runner before them."""
 
+import os
 import re
 import subprocess
 import sys
@@ -170,3 +171,37 @@ def test_a_database_of_the_runner_before_repeatable_files_ends_as_a_new_one(serv
     blocks = _schema(blank_db).split("\n--\n-- Name: ")
     kept = "\n--\n-- Name: ".join(b for b in blocks if not b.startswith("schema_repeatables"))
     assert kept == re.sub(r"(\('(?:evidence|cases)', NULL, \d+\),) +-- [^\n]*", r"\1", old)
+
+
+def _dump(db) -> str:
+    """Everything pg_dump writes of the database, privileges and the database's own included,
+    with its name replaced: all but when each migration was applied."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    from cli_org.db import embedded
+
+    params = conninfo_to_dict(db.server.url(db.name))
+    password = params.pop("password", None)
+    out = subprocess.run(
+        [str(embedded.tool_path("pg_dump")), "--create", "--exclude-table-data=schema_migrations"]
+        + ["-d", make_conninfo(**params)],
+        env={**os.environ, **({"PGPASSWORD": str(password)} if password else {})},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    out = re.sub(r"^\\(un)?restrict \S+$", "", out, flags=re.M)  # a random key per dump
+    with connect(db.settings) as conn:
+        versions = [(r["version"], r["name"]) for r in conn.execute("SELECT version, name FROM schema_migrations")]
+    return out.replace(db.name, "DB") + repr(sorted(versions))
+
+
+def test_a_copy_of_the_template_is_what_migrating_makes(server, template, blank_db):
+    """Every test's `org` is a copy of one database migrated for the session, given its own
+    member group (tests/conftest.py): it must be what migrating from empty makes."""
+    from conftest import fresh_database
+
+    with connect(blank_db.settings, bounded=False) as conn:
+        migrate(conn)
+    with fresh_database(server, template) as copy:
+        assert _dump(copy) == _dump(blank_db)

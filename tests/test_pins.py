@@ -14,8 +14,7 @@ from cli_org.store import facts, pins, todos
 
 
 def _fact(org, agent="bot", claim="The build takes four minutes", subject="build", project=None):
-    with org.as_agent(agent) as conn:
-        return facts.remember(conn, subject, claim, source="docs/build.md", project=project).id
+    return facts.remember(org.writer(agent), subject, claim, source="docs/build.md", project=project).id
 
 
 def _facts(org, n, agent="bot", project=None):

@@ -57,5 +57,4 @@ def test_pool_for_an_unknown_agent_fails_at_once(org):
 
 
 def _fact_by_other(org):
-    with org.as_agent("other") as conn:
-        return facts.remember(conn, "other", "Only other may retire this", source="docs/o.md").id
+    return facts.remember(org.writer("other"), "other", "Only other may retire this", source="docs/o.md").id

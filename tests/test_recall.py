@@ -21,8 +21,7 @@ from cli_org.vault.search import NoteHit
 
 
 def remember(org, agent, subject, claim, **kw):
-    with org.as_agent(agent) as conn:
-        return facts.remember(conn, subject, claim, source=kw.pop("source", "docs/x.md"), **kw).id
+    return facts.remember(org.writer(agent), subject, claim, source=kw.pop("source", "docs/x.md"), **kw).id
 
 
 @pytest.fixture

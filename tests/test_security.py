@@ -16,8 +16,7 @@ def bot(org):
 
 
 def _fact_by(org, agent, claim="The build takes four minutes"):
-    with org.as_agent(agent) as conn:
-        return facts.remember(conn, "build", claim, source="docs/build.md").id
+    return facts.remember(org.writer(agent), "build", claim, source="docs/build.md").id
 
 
 def test_login_role_is_the_identity(org, bot):

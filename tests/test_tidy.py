@@ -13,8 +13,7 @@ from cli_org.store.tidy import DUPLICATE_OVERLAP, near_duplicate
 
 
 def _fact(org, agent, claim, subject="build", source="docs/build.md", project=None):
-    with org.as_agent(agent) as conn:
-        return facts.remember(conn, subject, claim, source=source, project=project).id
+    return facts.remember(org.writer(agent), subject, claim, source=source, project=project).id
 
 
 # --- the rule for near duplicates -------------------------------------------------------

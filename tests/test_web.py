@@ -14,8 +14,7 @@ from cli_org.faces.web.guard import check_bind, csrf_token
 def _remember(org, agent: str, subject: str, claim: str, **kw) -> int:
     from cli_org.store.facts import remember
 
-    with org.as_agent(agent) as conn:
-        return remember(conn, subject, claim, source=kw.pop("source", "#test-1"), **kw).id
+    return remember(org.writer(agent), subject, claim, source=kw.pop("source", "#test-1"), **kw).id
 
 
 def _csrf(page: str) -> str:

@@ -37,8 +37,7 @@ MEMORY = {
 
 
 def remember(org, agent: str, subject: str, claim: str, **kw) -> int:
-    with org.as_agent(agent) as conn:
-        return facts.remember(conn, subject, claim, source=kw.pop("source", "docs/x.md"), **kw).id
+    return facts.remember(org.writer(agent), subject, claim, source=kw.pop("source", "docs/x.md"), **kw).id
 
 
 @pytest.fixture

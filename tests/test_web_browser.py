@@ -161,13 +161,13 @@ def _wait_until_up(proc: subprocess.Popen, url: str, log: Path, seconds: float =
 
 
 @pytest.fixture(scope="module")
-def site(server, tmp_path_factory):
+def site(server, template, tmp_path_factory):
     """`cli-org serve --as boss` on a free port over a database with data for every page;
     yields (base URL, the database, the ids loaded, the login address it printed). Stopped
     and dropped after the module."""
     _browser_or_skip()
     tmp = tmp_path_factory.mktemp("browser")
-    with fresh_database(server) as blank:
+    with fresh_database(server, template) as blank:
         org = with_team(blank)
         ids = _load(org, tmp)
         port = _free_port()

@@ -37,7 +37,7 @@ def _operations() -> list[tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def api(server):
+def api(server, template):
     """The schemathesis schema of an app serving as `lead` over a database with data."""
     import schemathesis
 
@@ -46,7 +46,7 @@ def api(server):
     from cli_org.store.facts import remember
     from cli_org.store.pins import pin
 
-    with fresh_database(server) as blank:
+    with fresh_database(server, template) as blank:
         org = with_team(blank)
         with org.as_agent("bot") as conn:
             old = remember(conn, "retention", "Logs are kept for 30 days.", source="#ops-1").id
