@@ -54,12 +54,16 @@ def chance(conn, seed: int = 15, per_arm: int = 8) -> None:
         messages[1:1] = [call, result]
         verdicts += quoted_in_session(messages)[1]
     conn.rollback()
-    print(f"chance quotes: a recall of {per_arm} vault and {per_arm} fact hits nobody saw, put into each of"
-          f" {len(verdicts)} real sessions")
+    print(
+        f"chance quotes: a recall of {per_arm} vault and {per_arm} fact hits nobody saw, put into each of"
+        f" {len(verdicts)} real sessions"
+    )
     for a in per_arm_figures(verdicts):
         if a.hits:
-            print(f"  {a.arm}: hits {a.hits}, called quoted {a.quoted} (id {a.by_id}, path {a.by_path},"
-                  f" phrase {a.by_phrase}), share {a.share}")
+            print(
+                f"  {a.arm}: hits {a.hits}, called quoted {a.quoted} (id {a.by_id}, path {a.by_path},"
+                f" phrase {a.by_phrase}), share {a.share}"
+            )
 
 
 def main() -> None:
@@ -98,8 +102,10 @@ def main() -> None:
             times.append((time.perf_counter() - started) * 1000)
     times.sort()
     p95 = times[max(0, round(0.95 * len(times)) - 1)]
-    print(f"usage_detail over the whole archive: median {statistics.median(times):.1f} ms, p95 {p95:.1f} ms"
-          f" ({len(times)} runs)")
+    print(
+        f"usage_detail over the whole archive: median {statistics.median(times):.1f} ms, p95 {p95:.1f} ms"
+        f" ({len(times)} runs)"
+    )
 
 
 if __name__ == "__main__":

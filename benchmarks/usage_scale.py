@@ -116,15 +116,19 @@ def main() -> None:
             with connect(settings) as conn:
                 started = time.perf_counter()
                 (summary,) = import_sessions(conn, {"claude-code": Path(tmp)})
-                print(f"imported {summary.sessions} sessions, {summary.messages} messages in"
-                      f" {time.perf_counter() - started:.1f} s")
+                print(
+                    f"imported {summary.sessions} sessions, {summary.messages} messages in"
+                    f" {time.perf_counter() - started:.1f} s"
+                )
     with connect(settings) as conn:
         d = usage_detail(conn, 30, "day")
         q = d.quoted
         print(f"recall calls {q.recall_calls}, tied {q.tied}, sessions listed {len(d.sessions)}")
         for a in q.arms:
-            print(f"  {a.arm}: hits {a.hits}, quoted {a.quoted} (id {a.by_id}, path {a.by_path},"
-                  f" phrase {a.by_phrase}), share {a.share}")
+            print(
+                f"  {a.arm}: hits {a.hits}, quoted {a.quoted} (id {a.by_id}, path {a.by_path},"
+                f" phrase {a.by_phrase}), share {a.share}"
+            )
         for name, fn in (
             ("usage_detail (everything the Usage page shows)", lambda: usage_detail(conn, 30, "day")),
             ("hits_later_quoted (the quoted pass alone)", lambda: hits_later_quoted(conn, 30)),

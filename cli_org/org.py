@@ -189,7 +189,12 @@ class Org:
 
         def ask(conn: Conn) -> tuple[RecallResult, bool]:
             found = recall(
-                conn, question, settings=self.settings, project=project, limit=limit, arms=arms or ARMS,
+                conn,
+                question,
+                settings=self.settings,
+                project=project,
+                limit=limit,
+                arms=arms or ARMS,
                 embedder=self.embedder,
             )
             return found, on_replica(conn)

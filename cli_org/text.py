@@ -63,6 +63,4 @@ def safe_block(text: str | None) -> str:
     text = re.sub("\r\n?|[\u2028\u2029\x85\x0b\x0c]", "\n", text).replace("\t", " ")
     if text.isprintable():
         return text
-    return "".join(
-        ch if ch == "\n" or unicodedata.category(ch) not in ("Cc", "Cf") else REPLACEMENT for ch in text
-    )
+    return "".join(ch if ch == "\n" or unicodedata.category(ch) not in ("Cc", "Cf") else REPLACEMENT for ch in text)

@@ -28,8 +28,12 @@ class Org:
 
     def login(self, agent: str) -> psycopg.Connection:
         return psycopg.connect(
-            host=self.host, port=self.port, dbname=self.dbname, user=f"{self.dbname}_{agent}",
-            password=self.passwords[agent], row_factory=dict_row,
+            host=self.host,
+            port=self.port,
+            dbname=self.dbname,
+            user=f"{self.dbname}_{agent}",
+            password=self.passwords[agent],
+            row_factory=dict_row,
         )
 
 
@@ -55,8 +59,14 @@ def fresh_org(name: str, agents: list[str]) -> Org:
         for a in agents:
             add_agent(conn, a, password=passwords[a])
     info = embedded.ensure_running(settings.data_dir)
-    return Org(settings, "127.0.0.1", info.port, dbname, passwords,
-               lambda: psycopg.connect(admin_conninfo(settings), row_factory=dict_row))
+    return Org(
+        settings,
+        "127.0.0.1",
+        info.port,
+        dbname,
+        passwords,
+        lambda: psycopg.connect(admin_conninfo(settings), row_factory=dict_row),
+    )
 
 
 def figures(values_ms: list[float]) -> dict:

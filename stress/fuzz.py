@@ -25,8 +25,22 @@ from pathlib import Path
 from cli_org.errors import OrgError
 
 OPERATORS = ["&", "|", "!", "<->", "<2>", ":*", "(", ")", "'", '"', "\\", "-", "*", ":", "!!", "&&", "||", "<", ">"]
-WORDS = ["deploy", "postgres", "vault", "notes", "the", "a", "not", "or", "and", "backup", "port", "index",
-         "café", "日本"]
+WORDS = [
+    "deploy",
+    "postgres",
+    "vault",
+    "notes",
+    "the",
+    "a",
+    "not",
+    "or",
+    "and",
+    "backup",
+    "port",
+    "index",
+    "café",
+    "日本",
+]
 ODD = ["\ufeff", "\u200b", "\u202e", "\n", "\t", "\r", "\x7f", "\U0001f600", "\u0301", "𝔘"]
 
 
@@ -108,14 +122,25 @@ def fuzz(conn, settings, count: int, seed: int, embedder=None, every: int = 0) -
             except OrgError as exc:
                 out.refused[type(exc).__name__] += 1
             except Exception as exc:  # noqa: BLE001 - every other exception is what this looks for
-                out.unexpected.append({"call": name, "query": q[:200], "error": repr(exc)[:300],
-                                       "trace": traceback.format_exc()[-1500:]})
+                out.unexpected.append(
+                    {"call": name, "query": q[:200], "error": repr(exc)[:300], "trace": traceback.format_exc()[-1500:]}
+                )
                 if not conn.closed and conn.info.transaction_status:
                     conn.rollback()
         if every and (i + 1) % every == 0:
-            print(json.dumps({"queries": i + 1, "answered": out.answered, "refused": sum(out.refused.values()),
-                              "unexpected": len(out.unexpected), "seconds": round(time.perf_counter() - started)}),
-                  file=sys.stderr, flush=True)
+            print(
+                json.dumps(
+                    {
+                        "queries": i + 1,
+                        "answered": out.answered,
+                        "refused": sum(out.refused.values()),
+                        "unexpected": len(out.unexpected),
+                        "seconds": round(time.perf_counter() - started),
+                    }
+                ),
+                file=sys.stderr,
+                flush=True,
+            )
     out.seconds = time.perf_counter() - started
     return out
 
@@ -167,12 +192,22 @@ def main() -> None:
 
             embed_pending(admin, embedder)
         out = fuzz(conn, settings, args.count, args.seed, embedder, every=1000)
-    print(json.dumps({
-        "queries": args.count, "calls": out.calls, "answered": out.answered, "refused": dict(out.refused),
-        "unexpected": len(out.unexpected), "seconds": round(out.seconds, 1),
-        "model": "real" if args.real_model else "hash",
-        "first_unexpected": out.unexpected[:5],
-    }, indent=2, ensure_ascii=True))
+    print(
+        json.dumps(
+            {
+                "queries": args.count,
+                "calls": out.calls,
+                "answered": out.answered,
+                "refused": dict(out.refused),
+                "unexpected": len(out.unexpected),
+                "seconds": round(out.seconds, 1),
+                "model": "real" if args.real_model else "hash",
+                "first_unexpected": out.unexpected[:5],
+            },
+            indent=2,
+            ensure_ascii=True,
+        )
+    )
     sys.exit(1 if out.unexpected else 0)
 
 

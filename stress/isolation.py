@@ -51,13 +51,24 @@ def seed(login: Callable[[str], psycopg.Connection], agents: list[str]) -> None:
         with login(agent) as conn:
             notebook.add(conn, "memory", f"My private {WORDS} note {note_marker(agent)}")
             project = PROJECTS[i % len(PROJECTS)]
-            facts.remember(conn, "deploy", f"The {WORDS} of {project} is {project_marker(project)} {i}",
-                           source="docs/deploy.md", project=project)
+            facts.remember(
+                conn,
+                "deploy",
+                f"The {WORDS} of {project} is {project_marker(project)} {i}",
+                source="docs/deploy.md",
+                project=project,
+            )
             facts.remember(conn, "deploy", f"The org-wide {WORDS} step {i}", source="docs/deploy.md")
 
 
-def run(login: Callable[[str], psycopg.Connection], settings: Settings, agents: list[str], queries: int,
-        sessions_per_agent: int = 2, seed_: int = 14) -> dict:
+def run(
+    login: Callable[[str], psycopg.Connection],
+    settings: Settings,
+    agents: list[str],
+    queries: int,
+    sessions_per_agent: int = 2,
+    seed_: int = 14,
+) -> dict:
     """`queries` calls in all, spread over `sessions_per_agent` concurrent logins of each agent."""
     leaks: list[dict] = []
     kinds: Counter = Counter()
@@ -139,8 +150,9 @@ def logged_as_asked(admin: Callable[[], psycopg.Connection], recalls: dict[str, 
     """Each agent's recalls were logged under its own name, one row each (the recall log).
     Context blocks log their own recalls too, so an agent may have more rows, never fewer."""
     with admin() as conn:
-        logged = {r["agent"]: r["n"] for r in conn.execute(
-            "SELECT agent, count(*) AS n FROM recall_events GROUP BY agent")}
+        logged = {
+            r["agent"]: r["n"] for r in conn.execute("SELECT agent, count(*) AS n FROM recall_events GROUP BY agent")
+        }
     return all(logged.get(a, 0) >= n for a, n in recalls.items()) and set(logged) <= set(recalls) | {None}
 
 

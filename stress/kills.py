@@ -98,8 +98,11 @@ def commands(vault: Path, transcripts: Path) -> dict[str, list[str]]:
 
 def cli(env: dict[str, str], args: list[str]) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "cli_org", *args], cwd=ROOT, env={**os.environ, **env, "CLI_ORG_WARM": "0"},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "cli_org", *args],
+        cwd=ROOT,
+        env={**os.environ, **env, "CLI_ORG_WARM": "0"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
 
 
@@ -209,8 +212,9 @@ def one_kill(fresh, env_for, connect_to, cmds, op: str, longest: float, rng: ran
     return out
 
 
-def run(fresh, env_for, connect_to, vault: Path, transcripts: Path, kills: int, seed: int,
-        ops=("scan", "embed", "import")):
+def run(
+    fresh, env_for, connect_to, vault: Path, transcripts: Path, kills: int, seed: int, ops=("scan", "embed", "import")
+):
     """`fresh(name)` makes database `name` new and initialised (dropping any earlier one),
     `env_for(name)` gives its CLI environment and `connect_to(name)` an admin connection
     to it; the names are "clean" and "killed"."""
@@ -277,8 +281,9 @@ def main() -> None:
     def connect_to(name: str) -> psycopg.Connection:
         return psycopg.connect(admin_conninfo(orgs[name].settings), row_factory=dict_row)
 
-    out = run(fresh, env_for, connect_to, args.vault, args.transcripts, args.kills, args.seed,
-              ops=tuple(args.ops.split(",")))
+    out = run(
+        fresh, env_for, connect_to, args.vault, args.transcripts, args.kills, args.seed, ops=tuple(args.ops.split(","))
+    )
     print(json.dumps(out, indent=2, default=str))
     sys.exit(0 if out["equal"] and out["no_orphans"] else 1)
 

@@ -24,8 +24,10 @@ from .kills import ROOT
 
 def _params(env: dict[str, str], agent: str) -> StdioServerParameters:
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "cli_org", "mcp", "--as", agent],
-        env={**os.environ, **env, "CLI_ORG_WARM": "0", "HF_HUB_OFFLINE": "1"}, cwd=str(ROOT),
+        command=sys.executable,
+        args=["-m", "cli_org", "mcp", "--as", agent],
+        env={**os.environ, **env, "CLI_ORG_WARM": "0", "HF_HUB_OFFLINE": "1"},
+        cwd=str(ROOT),
     )
 
 
@@ -34,8 +36,11 @@ def _call(i: int, agent: str) -> tuple[str, dict]:
     if kind == "org_recall":
         return kind, {"question": "how do we deploy the checklist"}
     if kind == "org_remember":
-        return kind, {"subject": "load", "claim": f"Load claim {i} from {agent} under concurrent clients",
-                      "source": "docs/load.md"}
+        return kind, {
+            "subject": "load",
+            "claim": f"Load claim {i} from {agent} under concurrent clients",
+            "source": "docs/load.md",
+        }
     if kind == "org_notebook":
         return kind, {"action": "show"}
     return kind, {"subject": "load"}
@@ -101,8 +106,12 @@ def run(env: dict[str, str], agents: list[str], calls: int) -> dict:
 
 def stored(admin, agents: list[str]) -> dict[str, int]:
     with admin() as conn:
-        return {r["author"]: r["n"] for r in conn.execute(
-            "SELECT author, count(*) AS n FROM memory_facts WHERE subject = 'load' GROUP BY author")}
+        return {
+            r["author"]: r["n"]
+            for r in conn.execute(
+                "SELECT author, count(*) AS n FROM memory_facts WHERE subject = 'load' GROUP BY author"
+            )
+        }
 
 
 def main() -> None:

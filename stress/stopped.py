@@ -41,10 +41,13 @@ def stopped_during(data_dir: Path, args: list[str], after: float, rerun: bool = 
     proc = cli(env, args)
     with psycopg.connect(admin_conninfo(settings), autocommit=True) as watch:
         # Wait until the command is at work in the database (not still starting Python).
-        while proc.poll() is None and not watch.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
-            "AND state IN ('active', 'idle in transaction')"
-        ).fetchone()[0]:
+        while (
+            proc.poll() is None
+            and not watch.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                "AND state IN ('active', 'idle in transaction')"
+            ).fetchone()[0]
+        ):
             time.sleep(0.02)
     time.sleep(after)
     still_running = proc.poll() is None
@@ -95,8 +98,7 @@ def main() -> None:
                 embedded.stop(Path(tmp))
     print(json.dumps(out, indent=2))
     bad = [
-        o for o in out
-        if o["exit_code"] == 0 or o["stderr_lines"] != 1 or o["traceback"] or any(o["orphans"].values())
+        o for o in out if o["exit_code"] == 0 or o["stderr_lines"] != 1 or o["traceback"] or any(o["orphans"].values())
     ]
     sys.exit(1 if bad else 0)
 

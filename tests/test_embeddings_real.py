@@ -158,7 +158,6 @@ def test_real_semantic_search_and_cold_process_without_torch(indexer, model_sett
     assert not imported & {"torch", "transformers", "sentence_transformers"}, "a cold search imported torch"
 
 
-
 # Run in a child process where torch, transformers and sentence-transformers cannot be
 # imported, as on a machine that never installed them.
 NO_TORCH = """
@@ -172,9 +171,7 @@ sys.meta_path.insert(0, NoTorch())
 
 
 def _without_torch(code: str, env: dict[str, str]):
-    return subprocess.run(
-        [sys.executable, "-c", NO_TORCH + code], env=env, capture_output=True, text=True, timeout=300
-    )
+    return subprocess.run([sys.executable, "-c", NO_TORCH + code], env=env, capture_output=True, text=True, timeout=300)
 
 
 def test_models_are_built_without_torch(st, tmp_path):

@@ -667,9 +667,7 @@ def test_the_library_refuses_ids_past_bigint_in_one_line(org, call):
         "pin": lambda c: pins.pin(c, big),
         "unpin": lambda c: pins.unpin(c, big),
         "done_todo": lambda c: todos.done_todo(c, big),
-        "supersedes": lambda c: facts.remember(
-            c, "deploy", ORDINARY["claim"], source="docs/fuzz.md", supersedes=big
-        ),
+        "supersedes": lambda c: facts.remember(c, "deploy", ORDINARY["claim"], source="docs/fuzz.md", supersedes=big),
     }
     with (
         org.login(f"{org.name}_bot", "bot-pw") as conn,

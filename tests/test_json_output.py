@@ -400,6 +400,7 @@ def _fill(org, cli, files: dict[str, str]) -> None:
 @pytest.fixture
 def run_json(org, cli, tmp_path, monkeypatch):
     import cli_org.vault.embedders
+
     monkeypatch.setattr(cli_org.vault.embedders, "index_embedder", lambda settings: HashEmbedder())
     files = _files(tmp_path)
     monkeypatch.setenv("ORG_ROOT", files["root"])

@@ -179,9 +179,7 @@ def test_identity_cannot_be_changed_from_a_tool_argument(org, cli):
 
     async def script(s):
         spoof = await s.call_tool("org_forget", {"id": owners, "why": "as boss", "agent": "boss"})
-        spoof_as = await s.call_tool(
-            "org_remember", {"subject": "a", "claim": "b c d", "source": "e", "as": "boss"}
-        )
+        spoof_as = await s.call_tool("org_remember", {"subject": "a", "claim": "b c d", "source": "e", "as": "boss"})
         plain = await s.call_tool("org_forget", {"id": owners, "why": "as bot"})
         mine = await s.call_tool("org_remember", {"subject": "note", "claim": "Written by the bot", "source": "x.md"})
         return spoof, spoof_as, plain, mine

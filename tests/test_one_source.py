@@ -123,8 +123,9 @@ def test_the_fact_column_list_is_the_fact_dataclass(org):
 
     with org.admin() as conn:
         cur = conn.execute(
-            sql("facts.list"), {"all": True, "subject": None, "project": None, "author": None, "kind": None}
-            | {"text": None, "limit": None, "offset": 0}
+            sql("facts.list"),
+            {"all": True, "subject": None, "project": None, "author": None, "kind": None}
+            | {"text": None, "limit": None, "offset": 0},
         )
         assert [c.name for c in cur.description] == [f.name for f in fields(Fact)]
 

@@ -290,6 +290,7 @@ def test_recall_escapes_the_question_and_every_hit(org, site):
 def test_recall_without_vectors_says_so(org, site, monkeypatch):
     """A server without pgvector answers every arm by keyword, with one notice (as the CLI)."""
     import cli_org.recall.answer as answer
+
     monkeypatch.setattr(answer, "vectors_ready", lambda conn: False)
     data = site("boss").post("/api/recall", json={"q": "rollback deploy"}).json()
     assert data["notice"] and "keyword" in data["notice"] and data["hits"]

@@ -53,8 +53,8 @@ def test_history_charts_and_table_show_each_runs_values(two_runs, web):
     assert "<td>eval/golden.test.txt</td>" not in html and "eval/golden.test.txt" in html
     assert "0.800" in html and "0.700" in html and "0.367" in html and "1,500" in html
     # the compare form offers every run, the newest as B and the one before as A
-    assert '<option selected>boss/before</option>' in html.split('name="a"')[1].split("</select>")[0]
-    assert '<option selected>boss/after</option>' in html.split('name="b"')[1].split("</select>")[0]
+    assert "<option selected>boss/before</option>" in html.split('name="a"')[1].split("</select>")[0]
+    assert "<option selected>boss/after</option>" in html.split('name="b"')[1].split("</select>")[0]
 
 
 def test_history_api_lists_runs_oldest_first_with_their_figures(two_runs, web):

@@ -18,7 +18,11 @@ def test_labels_and_series_names_are_escaped():
 def test_tick_labels_are_round_numbers():
     assert _ticks(str(line_chart(["a", "b"], [Series("n", [12.0, 38.0])], title="t"))) == ["0", "10", "20", "30", "40"]
     assert _ticks(str(line_chart(["a"], [Series("rate", [0.5])], title="t", top=1.0))) == [
-        "0", "0.25", "0.5", "0.75", "1"
+        "0",
+        "0.25",
+        "0.5",
+        "0.75",
+        "1",
     ]
 
 

@@ -138,9 +138,7 @@ def _import_file(conn: Conn, transcript: Transcript, summary: Summary, root: Pat
         _import_open_file(conn, transcript, summary, fh, stat)
 
 
-def _import_open_file(
-    conn: Conn, transcript: Transcript, summary: Summary, fh: BinaryIO, stat: os.stat_result
-) -> None:
+def _import_open_file(conn: Conn, transcript: Transcript, summary: Summary, fh: BinaryIO, stat: os.stat_result) -> None:
     path: Path = transcript.path
     key = {"harness": transcript.harness, "path": str(path.resolve())}
     saved = conn.execute(sql("archive.source_get"), key).fetchone()

@@ -31,9 +31,7 @@ class MessageHit:
 
 
 @owns_transaction
-def search_messages(
-    conn: Conn, query: str, *, limit: int = 10, harness: str | None = None
-) -> list[MessageHit]:
+def search_messages(conn: Conn, query: str, *, limit: int = 10, harness: str | None = None) -> list[MessageHit]:
     """Messages matching every keyword (web-search syntax: "phrase", -word, or)."""
     if not 1 <= limit <= MAX_LIMIT:
         raise InputError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")

@@ -284,6 +284,7 @@ def find_injection(text: str) -> str | None:
     # What the patterns miss (other languages, new wordings) by its meaning, where
     # the query model is here (cli_org/checks/injection.py)
     from . import injection
+
     if injection.is_injection(text):
         return "an instruction to the agent that reads it, recognised by its meaning"
     return None

@@ -130,9 +130,7 @@ def member_access(conn: Conn, settings: Settings, agent: str) -> Access:
         read.pop("passfile", None)
         read["user"] = row["role_name"]
         replica = url_from(read)
-    return Access(
-        url_from(params), row["role_name"], str(params.get("dbname", "")), agent, PASSWORD_FROM, replica
-    )
+    return Access(url_from(params), row["role_name"], str(params.get("dbname", "")), agent, PASSWORD_FROM, replica)
 
 
 def psql_argv(settings: Settings, access: Access, args: list[str]) -> tuple[list[str], dict[str, str]]:

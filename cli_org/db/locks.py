@@ -49,8 +49,11 @@ def describe(holders: list[dict[str, Any]]) -> str:
     """One phrase per session: pid, role, application, since when, and what it is doing."""
     if not holders:
         return "a session that has just let go (try again)"
-    return "; ".join(
-        f"pid {h['pid']} (role {h['role']}, application {h['application'] or '-'!r}, "
-        f"connected {h['backend_start']:%Y-%m-%d %H:%M:%S}, {h['state'] or 'unknown state'})"
-        for h in holders
-    ) + f"; the admin can end it with SELECT pg_terminate_backend({holders[0]['pid']})"
+    return (
+        "; ".join(
+            f"pid {h['pid']} (role {h['role']}, application {h['application'] or '-'!r}, "
+            f"connected {h['backend_start']:%Y-%m-%d %H:%M:%S}, {h['state'] or 'unknown state'})"
+            for h in holders
+        )
+        + f"; the admin can end it with SELECT pg_terminate_backend({holders[0]['pid']})"
+    )

@@ -133,7 +133,12 @@ def recall(
         unknown = embedder is not None and bool(foreign_terms(conn, wanted, embedder, settings.vault_shaping))
         if "fact" in arms:
             facts = recall_facts(
-                conn, query, project=project, limit=limit, embedder=embedder, shaping=settings.fact_shaping,
+                conn,
+                query,
+                project=project,
+                limit=limit,
+                embedder=embedder,
+                shaping=settings.fact_shaping,
                 unknown=unknown,
             )
         if "memory" in arms and wanted:

@@ -24,6 +24,12 @@ def merge(
     lead = [f for f in loose if f.lead]
     rest = [f for f in loose if not f.lead]
     order: list[FactHit | MemoryHit | VaultHit] = [
-        *strict, *whole, *lead, *vault[:1], *[m for m in lines if m.matched != m.terms], *rest, *vault[1:]
+        *strict,
+        *whole,
+        *lead,
+        *vault[:1],
+        *[m for m in lines if m.matched != m.terms],
+        *rest,
+        *vault[1:],
     ]
     return order[:limit]

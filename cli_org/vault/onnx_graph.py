@@ -181,7 +181,6 @@ def build(model_dir: Path, target: Path) -> None:
     )
 
 
-
 def quantize(source: Path, target: Path, *, float_ffn_output: bool = True) -> None:
     """Dynamic int8 quantization of the weight matrix products: weights signed 8-bit with a
     scale per output channel, activations quantized on the fly.

@@ -39,7 +39,6 @@ from .state import Web
 from .view import STATIC_DIR, render
 
 if TYPE_CHECKING:
-
     from ...config import Settings
 
 R = TypeVar("R")
