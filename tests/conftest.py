@@ -353,8 +353,24 @@ def web(org):
 _ATTACK_SURFACE: dict[str, str] = {}
 
 
+# The fast tier, `python -m pytest -m "not slow"`: every test that needs no PostgreSQL. A test
+# on the test server costs a database of its own and usually a `cli-org` process (0.3 s to
+# several seconds each, pytest --durations=0, 2026-12-01); one without runs in milliseconds.
+# Measured files whose tests spawn slow processes without the server are named too.
+SLOW_FILES = {
+    "test_embeddings_real.py",
+    "test_fuzz.py",
+    "test_replica.py",  # a primary and a streaming replica of its own
+    "test_stress.py",
+    "test_web_browser.py",
+    "test_web_fuzz.py",
+}
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
+        if "server" in getattr(item, "fixturenames", ()) or item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
         marker = item.get_closest_marker("attack")
         # attack(None) on a test in a module of attacks: a guard that also passed before its
         # fix (or a unit test), which is not counted as an attack refused
