@@ -183,7 +183,12 @@ def _dump(db) -> str:
     params = conninfo_to_dict(db.server.url(db.name))
     password = params.pop("password", None)
     out = subprocess.run(
-        [str(embedded.tool_path("pg_dump")), "--create", "--exclude-table-data=schema_migrations"]
+        [
+            str(embedded.tool_path("pg_dump")),
+            "--create",
+            "--enable-row-security",
+            "--exclude-table-data=schema_migrations",
+        ]
         + ["-d", make_conninfo(**params)],
         env={**os.environ, **({"PGPASSWORD": str(password)} if password else {})},
         capture_output=True,
