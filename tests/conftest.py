@@ -371,6 +371,9 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "server" in getattr(item, "fixturenames", ()) or item.path.name in SLOW_FILES:
             item.add_marker(pytest.mark.slow)
+        if item.path.name.startswith("test_client_"):  # the real harnesses (tests/clients.py)
+            item.add_marker(pytest.mark.clients)
+            item.add_marker(pytest.mark.slow)
         marker = item.get_closest_marker("attack")
         # attack(None) on a test in a module of attacks: a guard that also passed before its
         # fix (or a unit test), which is not counted as an attack refused
