@@ -160,7 +160,7 @@ def two_facts(org: Any) -> tuple[int, int]:
 
 def current(org: Any, fact_id: int) -> bool:
     with org.admin() as conn:
-        return conn.execute("SELECT valid_to IS NULL AS now FROM facts WHERE id = %s", (fact_id,)).fetchone()["now"]
+        return conn.execute("SELECT valid_to IS NULL AS now FROM memory_facts WHERE id = %s", (fact_id,)).fetchone()["now"]
 
 
 def test_user_setup_gives_the_first_turn_its_tools_and_reads_without_approval(org, tmp_path):
