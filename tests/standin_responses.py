@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -63,7 +64,10 @@ def _events(items: list[Item]) -> Iterator[tuple[str, Any]]:
         started = {**item, "status": "in_progress"}
         if item["type"] == "message":
             started["content"] = []
-        yield "response.output_item.added", {"type": "response.output_item.added", "output_index": index, "item": started}
+        yield (
+            "response.output_item.added",
+            {"type": "response.output_item.added", "output_index": index, "item": started},
+        )
         if item["type"] == "message":
             words = item["content"][0]["text"]
             delta = {"item_id": item["id"], "output_index": index, "content_index": 0, "delta": words}
@@ -74,16 +78,25 @@ def _events(items: list[Item]) -> Iterator[tuple[str, Any]]:
     yield "response.completed", {"type": "response.completed", "response": done}
 
 
-def responses(script: Callable[[dict[str, Any]], list[Item]]) -> Callable[[Request], Reply]:
+def responses(
+    script: Callable[[dict[str, Any]], list[Item]], sent: list[float] | None = None
+) -> Callable[[Request], Reply]:
     """The stand-in's answer: a POST to .../responses is streamed from `script(body)`; any
-    other request (a model list, say) gets an empty list."""
+    other request (a model list, say) gets an empty list. With `sent`, the time
+    (time.perf_counter) each reply's last event was written is appended to it."""
 
     def answer(request: Request) -> Reply:
         if request.method != "POST" or not request.path.rstrip("/").endswith("/responses"):
             return json_reply({"object": "list", "data": []})
-        return sse(_events(script(request.body)))
+        events = _events(script(request.body))
+        return sse(events if sent is None else _timed(events, sent))
 
     return answer
+
+
+def _timed(events: Iterator[tuple[str, Any]], sent: list[float]) -> Iterator[tuple[str, Any]]:
+    yield from events
+    sent.append(time.perf_counter())  # resumed once the server wrote the last event
 
 
 def tools(body: dict[str, Any]) -> dict[str, Item]:

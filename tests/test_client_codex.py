@@ -110,12 +110,16 @@ Script = Callable[[dict[str, Any]], list[api.Item]]
 
 
 @contextmanager
-def codex_session(tmp_path: Path, org: Any, script: Script) -> Iterator[Harness]:
-    """The stand-in serving `script`, and Codex set up to use it, in tmp_path."""
+def codex_session(
+    tmp_path: Path, database: dict[str, str], script: Script, sent: list[float] | None = None
+) -> Iterator[Harness]:
+    """The stand-in serving `script` (timing its replies into `sent`: api.responses), and
+    Codex set up to use it, in tmp_path; `database` is the environment that names
+    cli-org's database (what `cli-org setup` passes on)."""
     home, project = tmp_path / "home", tmp_path / "project"
     for folder in (home / ".codex", project):
         folder.mkdir(parents=True)
-    with standing(api.responses(script)) as standin:
+    with standing(api.responses(script, sent)) as standin:
         (home / ".codex" / "config.toml").write_text(USER_CONFIG.format(url=standin.url))
         env = {
             "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
@@ -128,7 +132,7 @@ def codex_session(tmp_path: Path, org: Any, script: Script) -> Iterator[Harness]
             "LANG": "C.UTF-8",
             "PYTHONPATH": str(ROOT),  # the cli-org the test runs is this checkout's
             "STANDIN_API_KEY": "stand-in",
-            **{k: v for k, v in org.env.items() if v},
+            **{k: v for k, v in database.items() if v},
         }
         yield Harness(client(CODEX), home, project, env, standin)
 
@@ -160,7 +164,9 @@ def two_facts(org: Any) -> tuple[int, int]:
 
 def current(org: Any, fact_id: int) -> bool:
     with org.admin() as conn:
-        return conn.execute("SELECT valid_to IS NULL AS now FROM memory_facts WHERE id = %s", (fact_id,)).fetchone()["now"]
+        return conn.execute("SELECT valid_to IS NULL AS now FROM memory_facts WHERE id = %s", (fact_id,)).fetchone()[
+            "now"
+        ]
 
 
 def test_user_setup_gives_the_first_turn_its_tools_and_reads_without_approval(org, tmp_path):
@@ -170,7 +176,7 @@ def test_user_setup_gives_the_first_turn_its_tools_and_reads_without_approval(or
     Codex's approval policy (`never` under exec) in one line."""
     _, theirs = two_facts(org)
     script = scripted(("org_recall", {"question": QUESTION}), ("org_forget", {"id": theirs, "why": "out of date"}))
-    with codex_session(tmp_path, org, script) as h:
+    with codex_session(tmp_path, org.env, script) as h:
         h.cli_org("setup", "codex", "--agent", "bot")
         listed = h.codex("mcp", "list").stdout
         assert re.search(r"^cli-org\s.*\benabled\b", listed, re.M), listed
@@ -195,7 +201,7 @@ def test_project_setup_in_a_trusted_project_and_cli_org_refuses_the_forget(org, 
     cli-org, which refuses it in one line."""
     _, theirs = two_facts(org)
     script = scripted(("org_forget", {"id": theirs, "why": "out of date"}))
-    with codex_session(tmp_path, org, script) as h:
+    with codex_session(tmp_path, org.env, script) as h:
         h.cli_org("setup", "codex", "--agent", "bot", "--project-dir", str(h.project))
         ran = h.exec("Retire the Friday freeze.", "--trust", "--dangerously-bypass-approvals-and-sandbox")
         listed = h.codex("mcp", "list").stdout

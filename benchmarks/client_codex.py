@@ -1,0 +1,169 @@
+"""cli-org through the real Codex (0.169.0, tests/clients.py), against the stand-in model API
+(tests/standin_responses.py), with the test's machinery (tests/test_client_codex.py):
+
+- in how many of RUNS `codex exec` runs the first request to the model carried cli-org's
+  tools, and the time from starting `codex exec` to that first request: with the config as
+  `cli-org setup codex` writes it, and with `required = true` added on the command line;
+- the characters Codex hands the model for each of the 8 tools, called once each (the
+  whole output item: Codex's timing line and the result), beside the CLI's text for the
+  same read;
+- cold and warm tool round trips through Codex: from the stand-in's last event of a reply
+  that calls org_recall to the arrival of the request carrying its output. The first call
+  of a session is cold; the next WARM are warm. Medians over SESSIONS sessions.
+
+The last two run with `-c mcp_servers.cli-org.required=true` (so the tools are there to
+call) and `--dangerously-bypass-approvals-and-sandbox` (so the writes run); the first as
+setup leaves Codex.
+
+    python -m benchmarks.client_codex
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from cli_org.db.connect import connect
+from cli_org.store import facts
+from cli_org.store.agents import add_agent
+from tests import standin_responses as api
+from tests.test_client_codex import NAMESPACE, WRAPPED, Script, codex_session, scripted
+
+from .common import bench_settings, drop_database, median
+
+RUNS = 6
+SESSIONS = 3
+WARM = 5
+QUESTION = "how do deploys run"
+# Each tool once, with the arguments a model would give; the CLI command printing the same read.
+CALLS: list[tuple[str, dict[str, Any], list[str] | None]] = [
+    ("org_recall", {"question": QUESTION}, ["recall", QUESTION]),
+    ("org_facts", {"subject": "deploy"}, ["facts", "--subject", "deploy"]),
+    ("org_search", {"query": "deploy"}, ["search", "deploy"]),
+    ("org_sessions_search", {"query": "deploy"}, ["sessions", "search", "deploy"]),
+    ("org_context", {"for": "fix the deploy script"}, ["context", "--for", "fix the deploy script"]),
+    ("org_notebook", {"action": "show"}, ["notebook", "show"]),
+    (
+        "org_remember",
+        {"subject": "release", "claim": "Releases are tagged from main by the release job", "source": "ci.yml"},
+        None,
+    ),
+    ("org_forget", {"id": 0, "why": "replaced by the release job"}, None),  # bot's own deploy fact
+]
+REQUIRED = ("-c", "mcp_servers.cli-org.required=true")
+BYPASS = "--dangerously-bypass-approvals-and-sandbox"
+
+
+def _database() -> tuple[dict[str, str], int]:
+    """A fresh benchmark database with agents bot and other and two facts; its environment
+    and bot's fact."""
+    settings = bench_settings("client_codex", fresh=True)
+    with connect(settings) as conn:
+        for agent in ("bot", "other"):
+            add_agent(conn, agent)
+        conn.commit()
+    with connect(settings, "bot") as conn:
+        mine = facts.remember(conn, "deploy", "Deploys run from scripts/deploy.sh on main", source="ops.md").id
+    with connect(settings, "other") as conn:
+        facts.remember(conn, "deploy", "Deploys are frozen on Fridays", source="ops.md")
+    env = {
+        "CLI_ORG_DATA_DIR": str(settings.data_dir),
+        "CLI_ORG_DATABASE": settings.database_name,
+        "CLI_ORG_DATABASE_URL": settings.database_url or "",
+    }
+    return env, mine
+
+
+def _clocked(script: Script, arrived: list[float]) -> Script:
+    """`script`, noting when each request arrived (time.perf_counter)."""
+
+    def clocked(body: dict[str, Any]) -> list[api.Item]:
+        arrived.append(time.perf_counter())
+        return script(body)
+
+    return clocked
+
+
+def first_turns(database: dict[str, str], *flags: str) -> tuple[int, list[float]]:
+    """`codex exec` runs: how many first requests carried cli-org's tools; seconds from
+    start to the first request."""
+    carried, waits = 0, []
+    for _ in range(RUNS):
+        arrived: list[float] = []
+        script = _clocked(lambda body: [api.text("Done.")], arrived)
+        with tempfile.TemporaryDirectory() as tmp, codex_session(Path(tmp), database, script) as h:
+            h.cli_org("setup", "codex", "--agent", "bot")
+            started = time.perf_counter()
+            h.exec("Hello.", *flags)
+            first = h.requests()[0]
+        carried += any(name.startswith(NAMESPACE + "/") for name in api.tools(first))
+        waits.append(arrived[0] - started)
+    return carried, waits
+
+
+def each_tool(database: dict[str, str], mine: int) -> list[tuple[str, int, int, int | None]]:
+    """(tool, characters handed, of which the result, the CLI's text) for each tool."""
+    calls = [(name, {**args, "id": mine} if name == "org_forget" else args) for name, args, _ in CALLS]
+    with tempfile.TemporaryDirectory() as tmp, codex_session(Path(tmp), database, scripted(*calls)) as h:
+        h.cli_org("setup", "codex", "--agent", "bot")
+        h.env["ORG_AGENT"] = "bot"
+        cli = {name: len(h.cli_org(*command).rstrip("\n")) for name, _, command in CALLS if command}
+        del h.env["ORG_AGENT"]
+        h.exec("Use every org tool once.", *REQUIRED, BYPASS)
+        outputs = list(api.outputs(h.requests()[-1]).values())
+    return [
+        (name, len(out), len(WRAPPED.sub("", out)), cli.get(name))
+        for (name, _), out in zip(calls, outputs, strict=True)
+    ]
+
+
+def round_trips(database: dict[str, str]) -> tuple[list[float], list[float]]:
+    """Seconds per org_recall round trip through Codex: the first of each session (cold), the
+    others (warm)."""
+    cold, warm = [], []
+    for _ in range(SESSIONS):
+        arrived: list[float] = []
+        sent: list[float] = []
+        script = _clocked(scripted(*[("org_recall", {"question": QUESTION})] * (1 + WARM)), arrived)
+        with tempfile.TemporaryDirectory() as tmp, codex_session(Path(tmp), database, script, sent) as h:
+            h.cli_org("setup", "codex", "--agent", "bot")
+            h.exec("Ask the org six times.", *REQUIRED, BYPASS)
+            answered = [len(api.outputs(body)) for body in h.requests()]
+            handed = list(api.outputs(h.requests()[-1]).values())
+        assert answered == list(range(2 + WARM)), answered
+        assert all("scripts/deploy.sh" in out for out in handed), handed  # each call ran: no refusal timed
+        trips = [arrived[i + 1] - sent[i] for i in range(1 + WARM)]
+        cold.append(trips[0])
+        warm.extend(trips[1:])
+    return cold, warm
+
+
+def main() -> None:
+    database, mine = _database()
+    try:
+        plain = first_turns(database)
+        required = first_turns(database, *REQUIRED)
+        cold, warm = round_trips(database)
+        chars = each_tool(database, mine)
+    finally:
+        drop_database(bench_settings("client_codex"))
+    print("## cli-org through Codex 0.169.0 (`python -m benchmarks.client_codex`)\n")
+    print("| `codex exec` | first request carried cli-org's tools | start to first request, median s | max s |")
+    print("|---|---|---|---|")
+    for how, (n, waits) in (("as setup leaves it", plain), ("with -c mcp_servers.cli-org.required=true", required)):
+        print(f"| {how} | {n} of {RUNS} | {median(waits):.2f} | {max(waits):.2f} |")
+    print()
+    print("| tool round trip through Codex | median s | runs |")
+    print("|---|---|---|")
+    print(f"| cold (first call of a session) | {median(cold):.3f} | {len(cold)} |")
+    print(f"| warm | {median(warm):.3f} | {len(warm)} |\n")
+    print("| tool | characters handed to the model | of which the result | the CLI's text |")
+    print("|---|---|---|---|")
+    for name, whole, result, cli in chars:
+        print(f"| {name} | {whole} | {result} | {'-' if cli is None else cli} |")
+
+
+if __name__ == "__main__":
+    main()
