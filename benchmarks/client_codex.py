@@ -127,7 +127,7 @@ def round_trips(database: dict[str, str]) -> tuple[list[float], list[float]]:
         arrived: list[float] = []
         sent: list[float] = []
         script = _clocked(scripted(*[("org_recall", {"question": QUESTION})] * (1 + WARM)), arrived)
-        with tempfile.TemporaryDirectory() as tmp, codex_session(Path(tmp), database, script, sent) as h:
+        with tempfile.TemporaryDirectory() as tmp, codex_session(Path(tmp), database, script, sent=sent) as h:
             h.cli_org("setup", "codex", "--agent", "bot")
             h.exec("Ask the org six times.", *REQUIRED, BYPASS)
             answered = [len(api.outputs(body)) for body in h.requests()]

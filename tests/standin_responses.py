@@ -57,7 +57,7 @@ def call(name: str, arguments: dict[str, Any], namespace: str | None = None) -> 
     return item
 
 
-def _events(items: list[Item]) -> Iterator[tuple[str, Any]]:
+def _events(items: list[Item], tokens: int) -> Iterator[tuple[str, Any]]:
     response = {"id": _id("resp"), "object": "response", "status": "in_progress", "output": []}
     yield "response.created", {"type": "response.created", "response": response}
     for index, item in enumerate(items):
@@ -73,22 +73,25 @@ def _events(items: list[Item]) -> Iterator[tuple[str, Any]]:
             delta = {"item_id": item["id"], "output_index": index, "content_index": 0, "delta": words}
             yield "response.output_text.delta", {"type": "response.output_text.delta", **delta}
         yield "response.output_item.done", {"type": "response.output_item.done", "output_index": index, "item": item}
-    usage = {"input_tokens": 100, "output_tokens": 10, "total_tokens": 110}
+    usage = {"input_tokens": tokens - 10, "output_tokens": 10, "total_tokens": tokens}
     done = {**response, "status": "completed", "output": items, "usage": usage}
     yield "response.completed", {"type": "response.completed", "response": done}
 
 
 def responses(
-    script: Callable[[dict[str, Any]], list[Item]], sent: list[float] | None = None
+    script: Callable[[dict[str, Any]], list[Item]],
+    sent: list[float] | None = None,
+    tokens: Callable[[dict[str, Any]], int] = lambda body: 110,
 ) -> Callable[[Request], Reply]:
     """The stand-in's answer: a POST to .../responses is streamed from `script(body)`; any
-    other request (a model list, say) gets an empty list. With `sent`, the time
+    other request (a model list, say) gets an empty list. Each reply says it used
+    `tokens(body)` (a harness compacts its history past its limit). With `sent`, the time
     (time.perf_counter) each reply's last event was written is appended to it."""
 
     def answer(request: Request) -> Reply:
         if request.method != "POST" or not request.path.rstrip("/").endswith("/responses"):
             return json_reply({"object": "list", "data": []})
-        events = _events(script(request.body))
+        events = _events(script(request.body), tokens(request.body))
         return sse(events if sent is None else _timed(events, sent))
 
     return answer

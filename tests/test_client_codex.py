@@ -10,6 +10,7 @@ update check off, and no network but the stand-in (a `model_providers` entry).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -110,16 +111,14 @@ Script = Callable[[dict[str, Any]], list[api.Item]]
 
 
 @contextmanager
-def codex_session(
-    tmp_path: Path, database: dict[str, str], script: Script, sent: list[float] | None = None
-) -> Iterator[Harness]:
-    """The stand-in serving `script` (timing its replies into `sent`: api.responses), and
-    Codex set up to use it, in tmp_path; `database` is the environment that names
-    cli-org's database (what `cli-org setup` passes on)."""
+def codex_session(tmp_path: Path, database: dict[str, str], script: Script, **replies: Any) -> Iterator[Harness]:
+    """The stand-in serving `script` (`replies`: how, api.responses), and Codex set up to
+    use it, in tmp_path; `database` is the environment that names cli-org's database (what
+    `cli-org setup` passes on)."""
     home, project = tmp_path / "home", tmp_path / "project"
     for folder in (home / ".codex", project):
         folder.mkdir(parents=True)
-    with standing(api.responses(script, sent)) as standin:
+    with standing(api.responses(script, **replies)) as standin:
         (home / ".codex" / "config.toml").write_text(USER_CONFIG.format(url=standin.url))
         env = {
             "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
@@ -214,3 +213,38 @@ def test_project_setup_in_a_trusted_project_and_cli_org_refuses_the_forget(org, 
     assert refused.strip() == f"agent bot may not retire fact {theirs}: only its author (other), or an owner may"
     assert current(org, theirs)
     assert "Done." in ran.stdout
+
+
+def kind(body: dict[str, Any]) -> str:
+    """What Codex 0.169 says a request is for (a turn, a compaction), in its metadata."""
+    return json.loads(body["client_metadata"]["x-codex-turn-metadata"])["request_kind"]
+
+
+def test_after_a_compaction_the_next_request_has_the_block_and_the_tools(org, tmp_path):
+    """Codex compacts on its own once a reply says the context is past
+    `model_auto_compact_token_limit` (set low, as a long session reaches it): it asks the
+    model for a summary, then starts the history again from its instructions, so the block
+    (AGENTS.md) and cli-org's tools come back with the summary. (Codex's hooks,
+    SessionStart and PreCompact/PostCompact among them, need a hook trust of their own;
+    setup writes none.)"""
+    summary = "Summary: asked the org how deploys run."
+
+    def script(body: dict[str, Any]) -> list[api.Item]:
+        if kind(body) == "compaction":
+            return [api.text(summary)]
+        if summary in api.said(body):
+            return [api.text("Done.")]
+        return [api.call("org_recall", {"question": QUESTION}, NAMESPACE)]
+
+    def tokens(body: dict[str, Any]) -> int:  # the recall's turn fills the context
+        return 5000 if kind(body) == "turn" and summary not in api.said(body) else 100
+
+    with codex_session(tmp_path, org.env, script, tokens=tokens) as h:
+        h.cli_org("setup", "codex", "--agent", "bot")
+        h.exec("What do we know about deploys?", "-c", "model_auto_compact_token_limit=2000")
+        block = (h.home / ".codex" / "AGENTS.md").read_text().strip()
+    kinds = [kind(body) for body in h.requests()]
+    assert "compaction" in kinds, kinds
+    after = h.requests()[kinds.index("compaction") + 1]
+    assert summary in api.said(after) and block in api.said(after)
+    assert {f"{NAMESPACE}/{t}" for t in TOOLS} <= set(api.tools(after)), sorted(api.tools(after))
