@@ -5,7 +5,9 @@ front of the model: the instruction block, cli-org's tools in the first request,
 as the CLI's text, a refused forget as one line.
 
 Codex runs with HOME and CODEX_HOME in the test's folder, its analytics, feedback and
-update check off, and no network but the stand-in (a `model_providers` entry).
+update check off, and no network but the stand-in (a `model_providers` entry). The server
+Codex starts is the `cli-org` setup found on PATH, in the environment Codex gives a server
+(PATH and HOME, not PYTHONPATH), so it runs the checkout the venv has installed.
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ RUN_SECONDS = 90  # a guard against a hang, not a measurement
 # How Codex 0.169 hands a tool's result to the model: a timing line, then the result.
 WRAPPED = re.compile(r"\AWall time: [0-9.]+ seconds\nOutput:\n?", re.S)
 QUESTION = "how do deploys run"
+# Codex's own answer to a call its approval policy stops (a write, under `codex exec`).
+REFUSED_BY_CODEX = "MCP tool call requires approval, but approval policy is never"
 
 
 @dataclass
@@ -187,7 +191,7 @@ def test_user_setup_gives_the_first_turn_its_tools_and_reads_without_approval(or
     assert {f"{NAMESPACE}/{t}" for t in TOOLS} <= set(api.tools(first)), sorted(api.tools(first))
     recalled, refused = handed(last)
     assert recalled == cli_text
-    assert "\n" not in refused.strip() and "approval" in refused, refused
+    assert refused == REFUSED_BY_CODEX
     assert "requires approval" not in recalled, recalled
     assert current(org, theirs)
     assert "Done." in ran.stdout
@@ -202,10 +206,11 @@ def test_project_setup_in_a_trusted_project_and_cli_org_refuses_the_forget(org, 
     script = scripted(("org_forget", {"id": theirs, "why": "out of date"}))
     with codex_session(tmp_path, org.env, script) as h:
         h.cli_org("setup", "codex", "--agent", "bot", "--project-dir", str(h.project))
+        untrusted = h.codex("mcp", "list").stdout
         ran = h.exec("Retire the Friday freeze.", "--trust", "--dangerously-bypass-approvals-and-sandbox")
         listed = h.codex("mcp", "list").stdout
         block = (h.project / "AGENTS.md").read_text().strip()
-    assert re.search(r"^cli-org\s.*\benabled\b", listed, re.M), listed
+    assert "cli-org" not in untrusted and re.search(r"^cli-org\s.*\benabled\b", listed, re.M), listed
     first, *_, last = h.requests()
     assert block in api.said(first)
     assert {f"{NAMESPACE}/{t}" for t in TOOLS} <= set(api.tools(first)), sorted(api.tools(first))
