@@ -176,10 +176,15 @@ def current(org: Any, fact_id: int) -> bool:
 def test_user_setup_gives_the_first_turn_its_tools_and_reads_without_approval(org, tmp_path):
     """`cli-org setup codex` in the user's CODEX_HOME, then `codex exec` as it comes: the
     instruction block and the 8 tools are in the first request, a recall runs without an
-    approval and hands the model the CLI's text, and a forget (a write) is refused by
-    Codex's approval policy (`never` under exec) in one line."""
+    approval and hands the model the CLI's text, a recall with a wrong argument is answered
+    in one line, and a forget (a write) is refused by Codex's approval policy (`never`
+    under exec) in one line."""
     _, theirs = two_facts(org)
-    script = scripted(("org_recall", {"question": QUESTION}), ("org_forget", {"id": theirs, "why": "out of date"}))
+    script = scripted(
+        ("org_recall", {"question": QUESTION}),
+        ("org_recall", {"question": QUESTION, "limit": "many"}),
+        ("org_forget", {"id": theirs, "why": "out of date"}),
+    )
     with codex_session(tmp_path, org.env, script) as h:
         h.cli_org("setup", "codex", "--agent", "bot")
         listed = h.codex("mcp", "list").stdout
@@ -190,10 +195,10 @@ def test_user_setup_gives_the_first_turn_its_tools_and_reads_without_approval(or
     first, *_, last = h.requests()
     assert block in api.said(first)
     assert {f"{NAMESPACE}/{t}" for t in TOOLS} <= set(api.tools(first)), sorted(api.tools(first))
-    recalled, refused = handed(last)
+    recalled, wrong, refused = handed(last)
     assert recalled == cli_text
+    assert "\n" not in wrong.strip() and "limit" in wrong and "http" not in wrong, wrong
     assert refused == REFUSED_BY_CODEX
-    assert "requires approval" not in recalled, recalled
     assert current(org, theirs)
     assert "Done." in ran.stdout
 
