@@ -206,10 +206,12 @@ def test_user_setup_gives_the_first_turn_its_tools_and_reads_without_approval(or
 def test_project_setup_in_a_trusted_project_and_cli_org_refuses_the_forget(org, tmp_path):
     """`cli-org setup codex --project-dir P`: Codex reads P/.codex/config.toml once the
     project is trusted (`codex exec --trust`); with the user letting writes through
-    (`--dangerously-bypass-approvals-and-sandbox`), a forget of another agent's fact reaches
-    cli-org, which refuses it in one line."""
+    (`--dangerously-bypass-approvals-and-sandbox`), a fact remembered through Codex says it
+    came through Codex (ORG_VIA), and a forget of another agent's fact reaches cli-org,
+    which refuses it in one line."""
     _, theirs = two_facts(org)
-    script = scripted(("org_forget", {"id": theirs, "why": "out of date"}))
+    claim = {"subject": "release", "claim": "Releases are tagged from main by the release job", "source": "ci.yml"}
+    script = scripted(("org_remember", claim), ("org_forget", {"id": theirs, "why": "out of date"}))
     with codex_session(tmp_path, org.env, script) as h:
         h.cli_org("setup", "codex", "--agent", "bot", "--project-dir", str(h.project))
         untrusted = h.codex("mcp", "list").stdout
@@ -220,9 +222,12 @@ def test_project_setup_in_a_trusted_project_and_cli_org_refuses_the_forget(org, 
     first, *_, last = h.requests()
     assert block in api.said(first)
     assert {f"{NAMESPACE}/{t}" for t in TOOLS} <= set(api.tools(first)), sorted(api.tools(first))
-    (refused,) = handed(last)
+    remembered, refused = handed(last)
     assert refused.strip() == f"agent bot may not retire fact {theirs}: only its author (other), or an owner may"
     assert current(org, theirs)
+    with org.admin() as conn:
+        new = conn.execute("SELECT id, author, via FROM memory_facts WHERE subject = 'release'").fetchone()
+    assert remembered.strip() == str(new["id"]) and (new["author"], new["via"]) == ("bot", "codex"), new
     assert "Done." in ran.stdout
 
 
