@@ -207,7 +207,7 @@ def test_project_setup_in_a_trusted_project_and_cli_org_refuses_the_forget(org, 
     """`cli-org setup codex --project-dir P`: Codex reads P/.codex/config.toml once the
     project is trusted (`codex exec --trust`); with the user letting writes through
     (`--dangerously-bypass-approvals-and-sandbox`), a fact remembered through Codex says it
-    came through Codex (ORG_VIA), and a forget of another agent's fact reaches cli-org,
+    came through Codex (ORG_VIA, codex@HOST), and a forget of another agent's fact reaches cli-org,
     which refuses it in one line."""
     _, theirs = two_facts(org)
     claim = {"subject": "release", "claim": "Releases are tagged from main by the release job", "source": "ci.yml"}
@@ -227,7 +227,9 @@ def test_project_setup_in_a_trusted_project_and_cli_org_refuses_the_forget(org, 
     assert current(org, theirs)
     with org.admin() as conn:
         new = conn.execute("SELECT id, author, via FROM memory_facts WHERE subject = 'release'").fetchone()
-    assert remembered.strip() == str(new["id"]) and (new["author"], new["via"]) == ("bot", "codex"), new
+    # via is RUNTIME@HOST (cli_org/checks/rules.py): the harness, and the machine
+    assert remembered.strip() == str(new["id"]) and new["author"] == "bot", new
+    assert (new["via"] or "").startswith("codex@"), new
     assert "Done." in ran.stdout
 
 
