@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .standin import Reply, Request, json_reply, sse
+from tests.standin import Reply, Request, json_reply, sse
 
 Item = dict[str, Any]
 _ids = itertools.count(1)
