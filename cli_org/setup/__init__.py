@@ -239,6 +239,8 @@ def plan(
     texts: dict[Path, str | None] = {}
     originals: dict[Path, str | None] = {}
     for edit in edits:
+        if edit.only_remove and not remove:
+            continue
         here = files.place(edit.path, project_dir)
         files.must_be_free(here.temporary)
         if here.path not in texts:
@@ -249,8 +251,8 @@ def plan(
         present = before is not None and edit.remove(before) != before
         after: str | None
         if not remove:
-            if edit.only_remove or (edit.by_record and present and not users):
-                after = before  # nothing to add, or the user's own: left alone, not claimed
+            if edit.by_record and present and not users:
+                after = before  # the user's own: left alone, not claimed
             else:
                 after = edit.add(before)
                 record.claim(key, edit.part, user, before if not present else edit.remove(before or ""), here)

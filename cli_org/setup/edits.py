@@ -449,13 +449,15 @@ def toml_server(path: Path, entry: dict[str, Any]) -> Edit:
     """The MCP entry as [mcp_servers.cli-org] and its sub-tables (Codex), at the end of
     the file, or where it was."""
 
-    def split(text: str) -> tuple[dict[str, Any], dict[str, Any], Any]:
+    def split(text: str, adding: bool = True) -> tuple[dict[str, Any], dict[str, Any], Any]:
         data = _toml(path, text)
         servers = data.get("mcp_servers", {})
         if not isinstance(servers, dict):
             raise _refuse(path, "mcp_servers is not a table")
         current = servers.get(SERVER)
         if current is not None and not ours_server(current):
+            if not adding:  # the user's own: --remove leaves it
+                return data, servers, None
             raise _refuse(path, f"it has an MCP server [mcp_servers.{SERVER}] that cli-org did not write; rename it")
         if current is not None and not _toml_spans(text.splitlines(keepends=True)):
             raise _refuse(path, f"its [mcp_servers.{SERVER}] is written inline; write it as a table of its own")
@@ -479,7 +481,7 @@ def toml_server(path: Path, entry: dict[str, Any]) -> Edit:
         return _checked(path, new, parse, {**data, "mcp_servers": {**rest, SERVER: entry}})
 
     def remove(text: str) -> str:
-        data, rest, current = split(text)
+        data, rest, current = split(text, adding=False)
         if current is None:
             return text
         new = _cut_lines(text.splitlines(keepends=True), _toml_spans(text.splitlines(keepends=True)))
@@ -584,7 +586,7 @@ def yaml_entry(
     `mcp_servers:`, the instructions as `environment_hint` under `agent:`), as lines of its
     own at the start of that mapping, or a new `parent:` block at the end."""
 
-    def split(text: str) -> tuple[dict[str, Any], dict[str, Any], Any]:
+    def split(text: str, adding: bool = True) -> tuple[dict[str, Any], dict[str, Any], Any]:
         data = _yaml(path, text)
         mapping = data.get(parent)
         if mapping is not None and not isinstance(mapping, dict):
@@ -592,6 +594,8 @@ def yaml_entry(
         mapping = mapping or {}
         current = mapping.get(child)
         if current is not None and not ours(current):
+            if not adding:  # the user's own: --remove leaves it
+                return data, mapping, None
             raise _refuse(path, f'it has {what} "{parent}.{child}" that cli-org did not write; rename or remove it')
         return data, {k: v for k, v in mapping.items() if k != child}, current
 
@@ -613,7 +617,7 @@ def yaml_entry(
         return _checked(path, new, parse, {**data, parent: {**rest, child: value}})
 
     def remove(text: str) -> str:
-        data, rest, current = split(text)
+        data, rest, current = split(text, adding=False)
         if current is None:
             return text
         lines = text.splitlines(keepends=True)
