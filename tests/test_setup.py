@@ -6,6 +6,8 @@ file left untouched."""
 from __future__ import annotations
 
 import contextlib
+import difflib
+import itertools
 import json
 import os
 import shutil
@@ -587,3 +589,110 @@ def test_remove_keeps_every_line_the_user_added_since_byte_for_byte(home, harnes
     removed = run(harness, remove=True, agent=None)
     assert (home / name).read_text() == expected
     assert {c.path: c.action for c in removed.changes}[str(home / name)] == "edit"
+
+
+# --- the harnesses share files: every order of removal gives the tree back --------------------
+
+
+def full_snapshot(*folders: Path) -> list[dict[str, bytes | str]]:
+    return [snapshot(folder) for folder in folders]
+
+
+@pytest.mark.parametrize("agents_md", [None, "# Web\n\nUse pnpm.\n"], ids=["no-agents-md", "users-agents-md"])
+@pytest.mark.parametrize("order", list(itertools.permutations(["claude-code", "codex", "hermes"])), ids="-".join)
+def test_every_order_of_removing_three_harnesses_gives_the_tree_back(home, tmp_path, order, agents_md):
+    project = tmp_path / "web"
+    project.mkdir()
+    if agents_md is not None:
+        (project / "AGENTS.md").write_text(agents_md)
+    write(home, {".claude/settings.json": '{\n    "model": "opus"\n}\n'})
+    before = full_snapshot(home, project)
+    for harness in ("codex", "hermes", "claude-code"):
+        run(harness, project_dir=project)
+    agents = (project / "AGENTS.md").read_text()
+    assert agents.count("## Org memory (cli-org)") == 1  # one block, shared by Codex and Hermes
+    for n, harness in enumerate(order):
+        run(harness, project_dir=project, remove=True, agent=None)
+        left = order[n + 1 :]
+        if {"codex", "hermes"} & set(left):  # the other one still uses the block
+            assert (project / "AGENTS.md").read_text() == agents
+    assert full_snapshot(home, project) == before
+
+
+def test_hermes_setup_leaves_codexs_block_as_it_is(home, tmp_path):
+    project = tmp_path / "web"
+    project.mkdir()
+    run("codex", project_dir=project)
+    written = (project / "AGENTS.md").read_bytes()
+    assert {c.path: c.action for c in run("hermes", project_dir=project, agent="ops").changes}[
+        str(project / "AGENTS.md")
+    ] == "unchanged"
+    assert (project / "AGENTS.md").read_bytes() == written
+
+
+# A user's files with their own entries and layouts setup must not touch: 4-space and tab
+# JSON, one-line objects, CRLF-free but odd spacing.
+ODD = {
+    ".mcp.json": '{\n    "mcpServers": {\n        "docs": { "command": "docs-mcp" },\n'
+    '        "lint": {"command": "lint-mcp", "args": ["--fast"]}\n    },\n    "x": [1,2]\n}\n',
+    ".claude/settings.json": '{\n\t"model": "opus",\n\t"hooks": {\n\t\t"SessionStart": [\n\t\t\t{"hooks": '
+    '[{"type": "command", "command": "echo hi"}]}\n\t\t]\n\t}\n}',
+}
+
+
+def test_json_edits_touch_only_cli_orgs_lines(home, tmp_path):
+    project = tmp_path / "web"
+    project.mkdir()
+    write(project, ODD)
+    result = run("claude-code", project_dir=project)
+    for change in result.changes:
+        if change.path.startswith(str(project)) and change.before is not None and change.after is not None:
+            lines = list(difflib.unified_diff(change.before.splitlines(), change.after.splitlines(), lineterm=""))
+            removed = [line[1:] for line in lines if line.startswith("-") and not line.startswith("---")]
+            added = [line[1:] for line in lines if line.startswith("+") and not line.startswith("+++")]
+            # A user's line changes only by the comma that JSON needs before cli-org's entry.
+            assert len(removed) == 1 and removed[0] + "," in added, lines
+    mcp = (project / ".mcp.json").read_text()
+    assert mcp.startswith(ODD[".mcp.json"].split('\n    },')[0] + ",\n")  # the user's lines, byte for byte
+    assert '        "cli-org": {\n            "type": "stdio",' in mcp  # in the file's own indentation
+    settings = (project / ".claude/settings.json").read_text()
+    assert '\t\t\t{"hooks": [{"type": "command", "command": "echo hi"}]},\n\t\t\t{\n\t\t\t\t"hooks"' in settings
+    run("claude-code", project_dir=project, remove=True, agent=None)
+    assert {name: (project / name).read_text() for name in ODD} == ODD
+
+
+def test_remove_after_the_user_changed_the_file_takes_out_only_cli_orgs_lines(home, tmp_path):
+    project = tmp_path / "web"
+    project.mkdir()
+    write(project, ODD)
+    run("claude-code", project_dir=project)
+    text = (project / ".mcp.json").read_text().replace('"x": [1,2]', '"x": [1,2,3]')
+    (project / ".mcp.json").write_text(text)
+    run("claude-code", project_dir=project, remove=True, agent=None)
+    assert (project / ".mcp.json").read_text() == ODD[".mcp.json"].replace("[1,2]", "[1,2,3]")
+
+
+def test_an_approval_the_user_had_is_kept_and_claude_codes_own_record_of_it_is_taken_out(home, tmp_path):
+    project = tmp_path / "web"
+    project.mkdir()
+    user_settings = '{\n  "enabledMcpjsonServers": ["cli-org", "docs"]\n}\n'
+    write(home, {".claude/settings.json": user_settings})
+    run("claude-code", project_dir=project)
+    assert (home / ".claude/settings.json").read_text() == user_settings  # there already: not claimed
+    # Claude Code records a user's approval in the project's settings.local.json.
+    write(project, {".claude/settings.local.json": '{\n  "enabledMcpjsonServers": [\n    "cli-org"\n  ],\n  "x": 1\n}'})
+    run("claude-code", project_dir=project, remove=True, agent=None)
+    assert (home / ".claude/settings.json").read_text() == user_settings
+    assert json.loads((project / ".claude/settings.local.json").read_text()) == {"x": 1}
+
+
+def test_a_second_project_keeps_the_approval_until_the_last_one_goes(home, tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    run("claude-code", project_dir=one)
+    run("claude-code", project_dir=two)
+    run("claude-code", project_dir=one, remove=True, agent=None)
+    assert json.loads((home / ".claude/settings.json").read_text()) == {"enabledMcpjsonServers": ["cli-org"]}
+    run("claude-code", project_dir=two, remove=True, agent=None)
+    assert not (home / ".claude").exists() and not any(one.iterdir()) and not any(two.iterdir())
