@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cli_org.session.tools import READ_TOOLS
-
 from cli_org.errors import ConfigError, InputError
+from cli_org.session.tools import READ_TOOLS
 from cli_org.setup import setup, via
 
 BACKUP_SUFFIX = ".cli-org-backup"  # what older versions left beside a file; never again
@@ -653,7 +652,7 @@ def test_json_edits_touch_only_cli_orgs_lines(home, tmp_path):
             # A user's line changes only by the comma that JSON needs before cli-org's entry.
             assert len(removed) == 1 and removed[0] + "," in added, lines
     mcp = (project / ".mcp.json").read_text()
-    assert mcp.startswith(ODD[".mcp.json"].split('\n    },')[0] + ",\n")  # the user's lines, byte for byte
+    assert mcp.startswith(ODD[".mcp.json"].split("\n    },")[0] + ",\n")  # the user's lines, byte for byte
     assert '        "cli-org": {\n            "type": "stdio",' in mcp  # in the file's own indentation
     settings = (project / ".claude/settings.json").read_text()
     assert '\t\t\t{"hooks": [{"type": "command", "command": "echo hi"}]},\n\t\t\t{\n\t\t\t\t"hooks"' in settings

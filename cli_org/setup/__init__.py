@@ -43,13 +43,14 @@ from ..session.hooks import HARNESS_TIMEOUT
 from ..session.tools import READ_TOOLS
 from . import files
 from .edits import (
+    SERVER,
     Edit,
-    _empty,
     json_hooks,
     json_name_in_list,
     json_server,
     markdown_block,
     toml_server,
+    without_empties,
     yaml_hint,
     yaml_server,
 )
@@ -168,12 +169,14 @@ def edits_for(
             return [
                 json_server(project_dir / ".mcp.json", "mcpServers", entry),
                 json_hooks(project_dir / ".claude" / "settings.json", groups),
-                json_name_in_list(user_settings, "enabledMcpjsonServers", "cli-org", "project server approved"),
+                json_name_in_list(
+                    user_settings, "enabledMcpjsonServers", "cli-org", "approval of the project's server"
+                ),
                 json_name_in_list(
                     project_dir / ".claude" / "settings.local.json",
                     "enabledMcpjsonServers",
-                    "cli-org",
-                    "project server approval",
+                    SERVER,
+                    "Claude Code's record of your approval",
                     only_remove=True,
                 ),
             ], notes
@@ -270,7 +273,7 @@ def plan(
 
 
 def _left(edit: Edit, text: str) -> Any:
-    return _empty(edit.parse(text))
+    return without_empties(edit.parse(text))
 
 
 def _change(edit: Edit, here: files.Place, before: str | None, after: str | None, record: Record) -> Change:

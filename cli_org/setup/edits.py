@@ -20,7 +20,7 @@ import json
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,20 +49,19 @@ class Edit:
     # A part the harness writes, not setup (Claude Code's record of an approval): --remove
     # takes it out, setup adds nothing.
     only_remove: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _refuse(path: Path, problem: str) -> ConfigError:
     return ConfigError(f"{path}: {problem}; fix or move the file, then run again (nothing was changed)")
 
 
-def _empty(value: Any) -> Any:
+def without_empties(value: Any) -> Any:
     """A parsed file with empty objects and lists left out, to compare what is left."""
     if isinstance(value, dict):
-        kept = {k: _empty(v) for k, v in value.items()}
+        kept = {k: without_empties(v) for k, v in value.items()}
         return {k: v for k, v in kept.items() if v not in ({}, [], "", None)}
     if isinstance(value, list):
-        return [_empty(v) for v in value]
+        return [without_empties(v) for v in value]
     return value
 
 
@@ -72,7 +71,7 @@ def _checked(path: Path, new: str, parse: Callable[[str], Any], expected: Any) -
         got = parse(new)
     except ConfigError:
         got = None
-    if _empty(got) != _empty(expected):
+    if without_empties(got) != without_empties(expected):
         raise _refuse(path, "cli-org's part could not be edited without changing other settings")
     return new
 
