@@ -695,3 +695,32 @@ def test_a_second_project_keeps_the_approval_until_the_last_one_goes(home, tmp_p
     assert json.loads((home / ".claude/settings.json").read_text()) == {"enabledMcpjsonServers": ["cli-org"]}
     run("claude-code", project_dir=two, remove=True, agent=None)
     assert not (home / ".claude").exists() and not any(one.iterdir()) and not any(two.iterdir())
+
+
+# What an earlier version of setup left (its entries between comment markers, no record).
+EARLIER = {
+    "codex": (
+        ".codex/config.toml",
+        'model = "o4"\n\n# cli-org:begin (written by `cli-org setup codex`)\n[mcp_servers.cli-org]\n'
+        'command = "/opt/tools/bin/cli-org"\nargs = ["mcp", "--as", "bot"]\n\n[mcp_servers.cli-org.env]\n'
+        'ORG_AGENT = "bot"\n# cli-org:end\n',
+        'model = "o4"\n',
+    ),
+    "hermes": (
+        ".hermes/config.yaml",
+        "model: x\nmcp_servers:\n  # cli-org:begin (written by `cli-org setup hermes`)\n  cli-org:\n"
+        '    command: "/opt/tools/bin/cli-org"\n    args: ["mcp", "--as", "bot"]\n  # cli-org:end\n'
+        "  docs:\n    command: d\n",
+        "model: x\nmcp_servers:\n  docs:\n    command: d\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("harness", sorted(EARLIER))
+def test_what_an_earlier_setup_wrote_is_found_and_taken_out_with_its_markers(home, harness):
+    name, text, left = EARLIER[harness]
+    write(home, {name: text})
+    run(harness)  # found by what it is: replaced in place, no second entry
+    assert (home / name).read_text().count("cli-org:\n") + (home / name).read_text().count("cli-org]\n") == 1
+    run(harness, remove=True, agent=None)
+    assert (home / name).read_text() == left

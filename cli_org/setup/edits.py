@@ -403,6 +403,13 @@ def _cut_lines(lines: list[str], spans: list[tuple[int, int]]) -> str:
     return "".join(lines)
 
 
+def _without_old_markers(text: str) -> str:
+    """The text without the `# cli-org:begin`/`end` comment lines that earlier versions put
+    around their TOML and YAML blocks."""
+    lines = text.splitlines(keepends=True)
+    return "".join(line for line in lines if not line.strip().startswith(("# cli-org:begin", "# cli-org:end")))
+
+
 def _append(text: str, block: str) -> str:
     if not text:
         return block
@@ -483,6 +490,7 @@ def toml_server(path: Path, entry: dict[str, Any]) -> Edit:
         data, rest, current = split(text, adding=False)
         if current is None:
             return text
+        text = _without_old_markers(text)
         new = _cut_lines(text.splitlines(keepends=True), _toml_spans(text.splitlines(keepends=True)))
         return _checked(path, new, parse, {**data, "mcp_servers": rest})
 
@@ -619,7 +627,7 @@ def yaml_entry(
         data, rest, current = split(text, adding=False)
         if current is None:
             return text
-        lines = text.splitlines(keepends=True)
+        lines = _without_old_markers(text).splitlines(keepends=True)
         at, _, span = _yaml_place(path, lines, parent, child)
         if at is None or span is None:
             raise _refuse(path, f"its {parent}.{child} is written inline; take it out by hand")
