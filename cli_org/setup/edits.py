@@ -254,7 +254,7 @@ def _json_drop(text: str, keys: list[str], keep: Callable[[Any], bool] | None = 
         trail.append(trail[-1].children[n][2])
     if keep is not None:
         items = trail[-1].children
-        gone = [n for n, (_, start, child) in enumerate(items) if not keep(json.loads(text[child.start : child.end]))]
+        gone = [n for n, (_, _, child) in enumerate(items) if not keep(json.loads(text[child.start : child.end]))]
         if not gone:
             return text
         if len(gone) < len(items):
