@@ -80,6 +80,22 @@ def test_session_start_then_prompts_deliver_only_what_is_new(org, project):
     assert "payments e2e test is flaky" in context_of(hook(org, "prompt", other), "UserPromptSubmit")
 
 
+@pytest.mark.parametrize("source", ["compact", "clear", "resume"])
+def test_a_compacted_cleared_or_resumed_session_gets_the_block_again(org, project, source):
+    """The conversation no longer holds what the session start delivered: a SessionStart
+    with a source other than startup delivers the stable block again, in full."""
+    with org.as_agent("bot") as conn:
+        facts.remember(conn, "deploys", "Deploys run at night from the release branch", source="docs/deploy.md")
+        notebook.add(conn, "memory", "Run make lint before every commit")
+    first = context_of(hook(org, "session-start", recorded("session_start", cwd=str(project))), "SessionStart")
+    assert hook(org, "session-start", recorded("session_start", cwd=str(project))).stdout == ""  # a repeat
+    again = hook(org, "session-start", recorded("session_start", cwd=str(project), source=source))
+    assert context_of(again, "SessionStart") == first
+    # What the prompt hook adds is still only what is new in the session.
+    prompt = recorded("prompt", cwd=str(project), prompt="when do deploys run?")
+    assert "Deploys run at night" not in hook(org, "prompt", prompt).stdout
+
+
 def test_nothing_applies_prints_nothing(org, project):
     assert hook(org, "session-start", recorded("session_start", cwd=str(project))).stdout == ""
     done = hook(org, "prompt", recorded("prompt", cwd=str(project), prompt="zebra quasar nebula"))
@@ -179,3 +195,29 @@ def test_parse_hook_input_reads_the_recorded_fields():
     assert start.event == "SessionStart" and start.session_id and start.cwd and start.prompt is None
     prompt = parse_hook_input(recorded("prompt"))
     assert prompt.event == "UserPromptSubmit" and prompt.prompt and prompt.session_id == start.session_id
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["hook", "claude-code", "sesion-start", "--as", "bot"],  # a mistyped event
+        ["hook", "claude-code", "SessionStart", "--as", "bot"],  # the harness's name for it
+        ["hook", "claude", "prompt", "--as", "bot"],
+        ["hook", "claude-code", "prompt", "--as"],
+        ["hook", "claude-code", "prompt", "--as", "bot", "--bogus"],
+        ["--json", "hook", "claude-code", "prompt"],  # an option the group does not know
+        ["hook"],
+    ],
+)
+def test_a_mistyped_hook_command_line_exits_0_never_2(args):
+    """A harness reads exit 2 from a hook as "block this prompt"; a hook fails open."""
+    done = subprocess.run(
+        [sys.executable, "-m", "cli_org", *args],
+        input=recorded("prompt"),
+        env={**os.environ, "PYTHONPATH": str(WORKTREE)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout) == (0, "")
+    assert len(done.stderr.splitlines()) == 1, done.stderr

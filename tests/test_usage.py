@@ -52,7 +52,7 @@ def _claude_fixture(root: Path) -> None:
                 _claude("A", "a1", _bash("t1", 'cli-org recall "deploy window"')),
                 _claude("A", "a2", _bash("t2", "org remember deploy 'At 02:00' --source docs/d.md")),
                 _claude("A", "a3", _bash("t3", "~/.venv/bin/cli-org recall ci && cli-org remember ci x --source a.md")),
-                _claude("A", "a4", _tool("t4", "org_recall")),
+                _claude("A", "a4", _tool("t4", "mcp__cli-org__org_recall")),
                 _claude("A", "a5", _tool("t5", "mcp__cli-org__org_remember")),
                 # The same tool use on a second line of the same message: one call.
                 _claude("A", "a6", _bash("t1", 'cli-org recall "deploy window"')),
@@ -65,6 +65,8 @@ def _claude_fixture(root: Path) -> None:
                 _claude("A", "d5", _tool("d5", "mcp__other__org_recall")),
                 _claude("A", "d6", _tool("d6", "mcp__cli-org__recall")),
                 _claude("A", "d7", _tool("d7", "mcp__org__remember")),
+                # A bare tool name says nothing of its server: any server may have an org_recall.
+                _claude("A", "d8", _tool("d8", "org_recall")),
             ]
         )
     )
@@ -114,8 +116,8 @@ def _codex_fixture(root: Path) -> None:
         lines += [{"timestamp": _iso(3), "type": "response_item", "payload": item} for item in items]
         (root / f"rollout-x-{sid}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
 
-    def fc(cid, name, args):
-        return {"type": "function_call", "name": name, "arguments": json.dumps(args), "call_id": cid}
+    def fc(cid, name, args, **more):
+        return {"type": "function_call", "name": name, "arguments": json.dumps(args), "call_id": cid, **more}
 
     rollout(
         "00000000-0000-0000-0000-0000000000a1",
@@ -127,7 +129,13 @@ def _codex_fixture(root: Path) -> None:
     )
     rollout(
         "00000000-0000-0000-0000-0000000000a2",
-        [fc("x4", "exec_command", {"cmd": "pwd"}), fc("x5", "mcp__cli-org__org_search", {"query": "foo"})],
+        [
+            fc("x4", "exec_command", {"cmd": "pwd"}),
+            fc("x5", "mcp__cli-org__org_search", {"query": "foo"}),
+            # Codex names an MCP tool by its server's namespace and the function.
+            fc("x6", "org_recall", {"question": "foo"}, namespace="mcp__cli_org"),
+            fc("x7", "org_recall", {"question": "foo"}, namespace="mcp__other"),
+        ],
     )
 
 
@@ -156,7 +164,7 @@ def test_counts_every_spelling_once(archive):
     assert rows == {
         "claude-code": (2, 1, 4, 3, 50.0),
         "hermes": (3, 1, 2, 2, 33.3),
-        "codex": (2, 1, 2, 1, 50.0),
+        "codex": (2, 2, 3, 1, 100.0),
     }
     log = found.log  # the recall log is empty: no recall ran, no fact was written
     assert (log.agents, log.agents_using, log.recall_calls, log.remember_calls) == (4, 0, 0, 0)

@@ -118,6 +118,11 @@ def _item(item: dict[str, Any]) -> dict[str, Any] | None:
         return {"kind": "assistant", "text": "\n".join(summary) or None}
     if kind in ("function_call", "custom_tool_call"):
         name = item.get("name")
+        # An MCP tool's call names its server apart: the namespace `mcp__cli_org` and the
+        # function `org_recall`. Joined, the name says which server's tool it was.
+        space = item.get("namespace")
+        if isinstance(space, str) and space and isinstance(name, str) and not name.startswith(space):
+            name = f"{space}__{name}" if not space.endswith("_") else space + name
         args = arguments(item.get("arguments")) if kind == "function_call" else {}
         command = shell_command(args) if name in SHELL_TOOLS else None
         shown = command or (item.get("arguments") if kind == "function_call" else item.get("input"))

@@ -26,6 +26,8 @@ every turn; the hits have the rest.
 With `session`, every entry shown is remembered in the database (context_delivered,
 migration 0015; an agent sees only its own rows), and a later call in that session shows
 only entries not delivered yet. Nothing new: the block is empty (the CLI prints nothing).
+With `again` (the conversation was compacted, cleared or resumed: hooks.py), everything is
+shown as if nothing had been delivered, and remembered again.
 """
 
 from __future__ import annotations
@@ -316,6 +318,7 @@ def build_context(
     embedder: Embedder | None = None,
     hits_only: bool = False,
     recalled: Callable[[RecallResult], object] | None = None,
+    again: bool = False,
 ) -> Context:
     """The block for the connected agent (see the module's doc for what, in which order).
 
@@ -350,7 +353,7 @@ def build_context(
             sections.append(Section("hits", f'Relevant to "{one_line(for_text, 80)}"', False, hits))
         if hits_only:
             sections, extra = [s for s in sections if not s.stable], []
-        if session is not None:
+        if session is not None and not again:
             done = {r["hit_key"] for r in conn.execute(sql("context.delivered"), {"session": session})}
             for s in sections:
                 s.entries = [e for e in s.entries if e.mark not in done]

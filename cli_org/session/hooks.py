@@ -46,6 +46,10 @@ HARNESS_TIMEOUT = 10
 SESSION_START_BUDGET = DEFAULT_BUDGET
 PROMPT_BUDGET = 400
 EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
+# SessionStart's `source` when the conversation is new. Any other (compact, clear, resume)
+# starts a conversation in which what was delivered before is gone or summarised away: the
+# agent loses what it was told exactly then, so the stable block is delivered again in full.
+NEW_CONVERSATION = "startup"
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,12 @@ class HookInput:
     session_id: str | None
     prompt: str | None
     cwd: str | None
+    source: str | None = None  # SessionStart: startup, resume, clear or compact
+
+    @property
+    def again(self) -> bool:
+        """A session start into a conversation that no longer holds what was delivered."""
+        return self.event == "SessionStart" and self.source not in (None, NEW_CONVERSATION)
 
 
 def parse_hook_input(raw: str) -> HookInput:
@@ -69,7 +79,7 @@ def parse_hook_input(raw: str) -> HookInput:
         value = data.get(key)
         return value if isinstance(value, str) and value.strip() else None
 
-    return HookInput(text("hook_event_name"), text("session_id"), text("prompt"), text("cwd"))
+    return HookInput(text("hook_event_name"), text("session_id"), text("prompt"), text("cwd"), text("source"))
 
 
 def turn_text(prompt: str) -> str:
@@ -106,7 +116,9 @@ def claude_code_hook(
     if root is not None and settings.root is None:
         settings = replace(settings, root=str(root))  # the memory arm reads this project's files
     if event == "session-start":
-        block = build_context(conn, settings=settings, project=name, session=session, budget=SESSION_START_BUDGET)
+        block = build_context(
+            conn, settings=settings, project=name, session=session, budget=SESSION_START_BUDGET, again=hook.again
+        )
     else:
         question = turn_text(hook.prompt or "")
         if not question:

@@ -47,8 +47,15 @@ class OrgGroup(click.Group):
         problem = not_utf8(args, os.environ)
         if problem:
             report(problem)
-            sys.exit(0 if args[:1] == ["hook"] else 2)  # a hook fails open (FailOpen in hook_cmd.py)
-        return super().main(args, *rest, **kwargs)
+            sys.exit(0 if _is_hook(args) else 2)  # a hook fails open (FailOpen in hook_cmd.py)
+        try:
+            return super().main(args, *rest, **kwargs)
+        except SystemExit as exc:
+            # A harness reads a hook's exit 2 as "block this prompt": a usage error before the
+            # hook's own parsing (an option of the group's it does not know) exits 0 too.
+            if exc.code == 2 and _is_hook(args):
+                sys.exit(0)
+            raise
 
     def make_context(self, info_name, args, parent=None, **extra):
         with _one_line_usage():
@@ -61,6 +68,11 @@ class OrgGroup(click.Group):
         except OrgError as exc:
             report(str(exc))
             ctx.exit(exc.exit_code)
+
+
+def _is_hook(args: list[str]) -> bool:
+    """Whether the command line runs `hook` (its first word that is not an option)."""
+    return next((a for a in args if not a.startswith("-")), None) == "hook"
 
 
 def report(message: str) -> None:
