@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import fresh_database, with_team
 
 from cli_org.store.facts import remember
 from tests.clients import client
@@ -161,6 +160,8 @@ class Ran:
 
 @pytest.fixture(scope="module")
 def ran(server, template, tmp_path_factory) -> Iterator[Ran]:
+    from conftest import fresh_database, with_team  # here: benchmarks/client_hermes.py imports this module
+
     client(HERMES)  # installed (once) before anything is timed
     with fresh_database(server, template) as blank:
         org = with_team(blank)
