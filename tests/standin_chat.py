@@ -3,17 +3,19 @@ speaks it (Hermes Agent, with a custom OpenAI-compatible base URL) gets from `PO
 /v1/chat/completions`, streamed as server-sent events or as one JSON object, whichever the
 request asks for, and the model list it reads a context length from (`GET /v1/models`).
 
-The agent's replies are a script: turn k is the reply to a request that already holds k
-assistant messages, so a retry of the same request gets the same turn. A turn is text, or
-tool calls (`Call`). A request without tools is the harness's own side request (a title, a
-summary): it gets a short text and does not move the script. Each exchange keeps when the
-request arrived and when its reply was sent in full, so a test can time the round trip of
-a tool call through the harness.
+The agent's replies are a script: turn k+1 is the reply to a request whose last tool calls
+are turn k's (their ids say which), turn 0 to one with none, so a retry gets the same turn
+and so does a request after the harness compacted the conversation. A turn is text, tool
+calls (`Call`), or a `Step` with both and the prompt size to report. A request without
+tools is the harness's own side request (a title, a summary): it gets a short text and does
+not move the script. Each exchange keeps when the request arrived and when its reply was
+sent in full, so a test can time the round trip of a tool call through the harness.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -31,7 +33,17 @@ class Call:
     arguments: dict[str, Any] = field(default_factory=dict)
 
 
-Turn = str | list[Call]
+@dataclass(frozen=True)
+class Step:
+    """A turn with more to it: text and tool calls together, and the prompt size the reply
+    reports (a harness decides when to compact from the provider's count)."""
+
+    text: str = ""
+    calls: list[Call] = field(default_factory=list)
+    prompt_tokens: int = 1
+
+
+Turn = str | list[Call] | Step
 
 
 @dataclass
@@ -60,7 +72,7 @@ class Chat:
         if request.method != "POST" or not request.path.endswith("/chat/completions"):
             return json_reply({"error": {"message": f"the stand-in has no {request.path}"}}, 404)
         main = bool(body.get("tools"))
-        turn = sum(m.get("role") == "assistant" for m in body.get("messages", [])) if main else None
+        turn = _turn(body.get("messages", [])) if main else None
         exchange = Exchange(request, turn, arrived)
         self.exchanges.append(exchange)
         reply = self.script[turn] if turn is not None and turn < len(self.script) else self.last
@@ -88,6 +100,15 @@ class Chat:
         return self.first(turn + 1).arrived - sent
 
 
+def _turn(messages: list[dict[str, Any]]) -> int:
+    for message in reversed(messages):
+        for call in message.get("tool_calls") or []:
+            found = re.fullmatch(r"call_(\d+)_\d+", call.get("id", ""))
+            if found:
+                return int(found[1]) + 1
+    return sum(m.get("role") == "assistant" for m in messages)
+
+
 def _model() -> dict[str, Any]:
     return {"id": MODEL, "object": "model", "owned_by": "stand-in", "context_length": CONTEXT_LENGTH}
 
@@ -103,23 +124,27 @@ def _tool_calls(calls: list[Call], turn: int | None) -> list[dict[str, Any]]:
     ]
 
 
-_USAGE = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+def _step(reply: Turn) -> Step:
+    return Step(text=reply) if isinstance(reply, str) else Step(calls=reply) if isinstance(reply, list) else reply
+
+
+def _usage(step: Step) -> dict[str, int]:
+    return {"prompt_tokens": step.prompt_tokens, "completion_tokens": 1, "total_tokens": step.prompt_tokens + 1}
 
 
 def _completion(reply: Turn, turn: int | None) -> dict[str, Any]:
-    if isinstance(reply, str):
-        message: dict[str, Any] = {"role": "assistant", "content": reply}
-        finish = "stop"
-    else:
-        message = {"role": "assistant", "content": None, "tool_calls": _tool_calls(reply, turn)}
-        finish = "tool_calls"
+    step = _step(reply)
+    message: dict[str, Any] = {"role": "assistant", "content": step.text or None}
+    if step.calls:
+        message["tool_calls"] = _tool_calls(step.calls, turn)
+    finish = "tool_calls" if step.calls else "stop"
     return {
         "id": f"chatcmpl-{turn}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": MODEL,
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": _USAGE,
+        "usage": _usage(step),
     }
 
 
@@ -131,16 +156,14 @@ def _chunks(reply: Turn, turn: int | None) -> Iterator[Any]:
         head = {"id": f"chatcmpl-{turn}", "object": "chat.completion.chunk", "created": 0, "model": MODEL}
         return {**head, "choices": choices, **extra}
 
+    step = _step(reply)
     yield chunk({"role": "assistant", "content": ""})
-    if isinstance(reply, str):
-        yield chunk({"content": reply})
-        finish = "stop"
-    else:
-        for i, call in enumerate(_tool_calls(reply, turn)):
-            yield chunk({"tool_calls": [{"index": i, **call}]})
-        finish = "tool_calls"
-    yield chunk({}, finish)
-    yield {**chunk({}), "choices": [], "usage": _USAGE}
+    if step.text:
+        yield chunk({"content": step.text})
+    for i, call in enumerate(_tool_calls(step.calls, turn)):
+        yield chunk({"tool_calls": [{"index": i, **call}]})
+    yield chunk({}, "tool_calls" if step.calls else "stop")
+    yield {**chunk({}), "choices": [], "usage": _usage(step)}
     yield "[DONE]"
 
 

@@ -10,8 +10,10 @@ the CLI's one line. One session serves the module's tests.
 
 Hermes 0.19 has no hook that adds context at a session's start (its `on_session_start`
 shell hook cannot add any; `pre_llm_call` can, on every call): cli-org's instructions live
-in its system prompt, which its compaction never summarises (context_compressor.py keeps the
-head), so the check that applies is that every request of the session carries them.
+in its system prompt, which its compaction keeps (context_compressor.py summarises the
+middle of the conversation only). The session is made to compact: one turn carries a long
+text and a later one reports a prompt as large as the model's window, and the request after
+the summary must still carry Hermes's identity and cli-org's instructions.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import pytest
 from cli_org.store.facts import remember
 from tests.clients import client
 from tests.standin import standing
-from tests.standin_chat import MODEL, Call, Chat, Turn
+from tests.standin_chat import CONTEXT_LENGTH, MODEL, Call, Chat, Step, Turn
 
 WORKTREE = Path(__file__).resolve().parents[1]
 HERMES = "hermes-0.19.0"
@@ -39,6 +41,7 @@ SERVER = "cli-org"
 PREFIX = "mcp__cli_org__"  # Hermes names an MCP tool mcp__<server, non-word characters as _>__<tool>
 # Hermes's own identity (agent/prompt_builder.py DEFAULT_AGENT_IDENTITY), its first sentence.
 IDENTITY = "You are Hermes Agent, an intelligent AI assistant created by Nous Research."
+ANSWER = "Deploys go through scripts/deploy.sh."
 RUN_SECONDS = 180  # a guard against a hang, not a measurement
 
 
@@ -114,9 +117,13 @@ class Session:
 
     def results(self) -> dict[str, str]:
         """What Hermes handed the model for each tool call: the tool message's content, by
-        the id of the call it answers (the last request holds the whole conversation)."""
-        messages = self.chat.turns()[-1].request.body["messages"]
-        return {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
+        the id of the call it answers, as first sent (a compaction may summarise it later)."""
+        found: dict[str, str] = {}
+        for exchange in self.chat.turns():
+            for m in exchange.request.body["messages"]:
+                if m["role"] == "tool":
+                    found.setdefault(m["tool_call_id"], m["content"])
+        return found
 
 
 def run_session(home: Home, script: list[Turn], prompt: str) -> Session:
@@ -173,10 +180,16 @@ def ran(server, template, tmp_path_factory) -> Iterator[Ran]:
         listed = home.hermes("mcp", "list")
         tested = home.hermes("mcp", "test", SERVER)
         question, why = "how do we deploy", "I think it is wrong"
+        facts = [Call(PREFIX + "org_facts", {"subject": s}) for s in ("deploy", "cache", "ci")]
         script: list[Turn] = [
             [Call(PREFIX + "org_recall", {"question": question})],
             [Call(PREFIX + "org_forget", {"id": theirs.id, "why": why})],
-            "Deploys go through scripts/deploy.sh.",
+            # Compaction needs a middle to summarise (more than its head and 3 tail messages,
+            # longer than the tail's token budget) and a prompt over its threshold.
+            Step(text="Let me read the facts. " * 5000, calls=facts[:1]),
+            facts[1:2],
+            Step(calls=facts[2:], prompt_tokens=CONTEXT_LENGTH),
+            ANSWER,
         ]
         session = run_session(home, script, "How do we deploy?")
         with org.admin() as conn:
@@ -193,17 +206,26 @@ def test_hermes_lists_cli_org_and_connects_to_it_after_setup(ran):
 
 
 def test_the_session_ran_the_script_to_its_end(ran):
-    assert ran.session.answer.strip() == "Deploys go through scripts/deploy.sh."
-    assert [e.turn for e in ran.session.chat.turns()] == [0, 1, 2]
+    assert ran.session.answer.strip() == ANSWER
+    assert [e.turn for e in ran.session.chat.turns()] == [0, 1, 2, 3, 4, 5]
 
 
 def test_system_prompt_keeps_hermes_identity_and_adds_cli_org_instructions(ran):
-    # Every request of the session: the instructions are in the system prompt, which is all
-    # a later request (or one after compaction) starts from.
-    for turn in range(3):
-        prompt = ran.session.system_prompt(turn)
-        assert "## Org memory (cli-org)" in prompt and "the agent `bot`" in prompt
-        assert IDENTITY in prompt  # cli-org's block added to Hermes's prompt, not in place of it
+    prompt = ran.session.system_prompt(0)
+    assert "## Org memory (cli-org)" in prompt and "the agent `bot`" in prompt
+    assert IDENTITY in prompt  # cli-org's block added to Hermes's prompt, not in place of it
+
+
+def test_after_compaction_the_prompt_still_holds_identity_and_instructions(ran):
+    chat = ran.session.chat
+    before, after = chat.first(4), chat.first(5)
+    asked = [e for e in chat.exchanges if e.turn is None and before.arrived < e.arrived < after.arrived]
+    assert asked, "Hermes asked for no summary between the full prompt and the next request"
+    # The middle (the forget and its refusal) is summarised: a user message in its place.
+    roles = [[m["role"] for m in e.request.body["messages"]] for e in (before, after)]
+    assert "call_1_0" in json.dumps(before.request.body) and "call_1_0" not in json.dumps(after.request.body)
+    assert roles[1].count("user") == roles[0].count("user") + 1
+    assert ran.session.system_prompt(5) == ran.session.system_prompt(0)
 
 
 def test_cli_org_tools_are_in_the_first_request(ran):
