@@ -96,7 +96,8 @@ def measure(session: Session) -> dict:
     turns = chat.turns()
     first_tools = [t["function"]["name"] for t in turns[0].request.body.get("tools") or []]
     per_tool = []
-    for turn in range(len(turns) - 1):
+    answered = {e.turn for e in turns}
+    for turn in (t for t in range(len(turns) - 1) if t + 1 in answered and t in answered):
         content = results.get(f"call_{turn}_0", "")
         try:
             inner = payload(content)
@@ -142,11 +143,13 @@ def main() -> None:
     def med(values: list[float]) -> float:
         return statistics.median(values)
 
-    print(f"\nHermes 0.19.0, {runs} runs; medians\n")
+    print(f"\nHermes 0.19.0, {runs} runs; medians over the runs whose first request had the tools\n")
     print("| tool | chars handed to the model | cli-org's text | JSON beside it | round trip (s) |")
     print("| --- | ---: | ---: | ---: | ---: |")
     for i, name in enumerate(names):
-        rows = [m["per_tool"][i] for m in measured if i < len(m["per_tool"])]
+        rows = [r for m in measured if m["tools_first"] for r in m["per_tool"] if r["turn"] == i]
+        if not rows:
+            continue
         label = name + (" (cold, first call)" if i == 0 else " (warm, again)" if i == len(names) - 1 else "")
         if any(r["error"] for r in rows):
             label += " [error]"
