@@ -2,8 +2,7 @@
 (tests/standin_responses.py), with the test's machinery (tests/test_client_codex.py):
 
 - in how many of RUNS `codex exec` runs the first request to the model carried cli-org's
-  tools, and the time from starting `codex exec` to that first request: with the config as
-  `cli-org setup codex` writes it, and with `required = true` added on the command line;
+  tools, and the time from starting `codex exec` to that first request;
 - the characters Codex hands the model for each of the 8 tools, called once each (the
   whole output item: Codex's timing line and the result), beside the CLI's text for the
   same read;
@@ -11,9 +10,9 @@
   that calls org_recall to the arrival of the request carrying its output. The first call
   of a session is cold; the next WARM are warm. Medians over SESSIONS sessions.
 
-The last two run with `-c mcp_servers.cli-org.required=true` (so the tools are there to
-call) and `--dangerously-bypass-approvals-and-sandbox` (so the writes run); the first as
-setup leaves Codex.
+Codex runs as `cli-org setup codex` leaves it (the server required, the read tools
+approved); the characters per tool with `--dangerously-bypass-approvals-and-sandbox`, so
+that the writes run too.
 
     python -m benchmarks.client_codex
 """
@@ -52,7 +51,6 @@ CALLS: list[tuple[str, dict[str, Any], list[str] | None]] = [
     ),
     ("org_forget", {"id": 0, "why": "replaced by the release job"}, None),  # bot's own deploy fact
 ]
-REQUIRED = ("-c", "mcp_servers.cli-org.required=true")
 BYPASS = "--dangerously-bypass-approvals-and-sandbox"
 
 
@@ -86,7 +84,7 @@ def _clocked(script: Script, arrived: list[float]) -> Script:
     return clocked
 
 
-def first_turns(database: dict[str, str], *flags: str) -> tuple[int, list[float]]:
+def first_turns(database: dict[str, str]) -> tuple[int, list[float]]:
     """`codex exec` runs: how many first requests carried cli-org's tools; seconds from
     start to the first request."""
     carried, waits = 0, []
@@ -96,7 +94,7 @@ def first_turns(database: dict[str, str], *flags: str) -> tuple[int, list[float]
         with tempfile.TemporaryDirectory() as tmp, codex_session(Path(tmp), database, script) as h:
             h.cli_org("setup", "codex", "--agent", "bot")
             started = time.perf_counter()
-            h.exec("Hello.", *flags)
+            h.exec("Hello.")
             first = h.requests()[0]
         carried += any(name.startswith(NAMESPACE + "/") for name in api.tools(first))
         waits.append(arrived[0] - started)
@@ -111,7 +109,7 @@ def each_tool(database: dict[str, str], mine: int) -> list[tuple[str, int, int, 
         h.env["ORG_AGENT"] = "bot"
         cli = {name: len(h.cli_org(*command).rstrip("\n")) for name, _, command in CALLS if command}
         del h.env["ORG_AGENT"]
-        h.exec("Use every org tool once.", *REQUIRED, BYPASS)
+        h.exec("Use every org tool once.", BYPASS)
         outputs = list(api.outputs(h.requests()[-1]).values())
     return [
         (name, len(out), len(WRAPPED.sub("", out)), cli.get(name))
@@ -129,7 +127,7 @@ def round_trips(database: dict[str, str]) -> tuple[list[float], list[float]]:
         script = _clocked(scripted(*[("org_recall", {"question": QUESTION})] * (1 + WARM)), arrived)
         with tempfile.TemporaryDirectory() as tmp, codex_session(Path(tmp), database, script, sent=sent) as h:
             h.cli_org("setup", "codex", "--agent", "bot")
-            h.exec("Ask the org six times.", *REQUIRED, BYPASS)
+            h.exec("Ask the org six times.")
             answered = [len(api.outputs(body)) for body in h.requests()]
             handed = list(api.outputs(h.requests()[-1]).values())
         assert answered == list(range(2 + WARM)), answered
@@ -143,18 +141,14 @@ def round_trips(database: dict[str, str]) -> tuple[list[float], list[float]]:
 def main() -> None:
     database, mine = _database()
     try:
-        plain = first_turns(database)
-        required = first_turns(database, *REQUIRED)
+        carried, waits = first_turns(database)
         cold, warm = round_trips(database)
         chars = each_tool(database, mine)
     finally:
         drop_database(bench_settings("client_codex"))
     print("## cli-org through Codex 0.169.0 (`python -m benchmarks.client_codex`)\n")
-    print("| `codex exec` | first request carried cli-org's tools | start to first request, median s | max s |")
-    print("|---|---|---|---|")
-    for how, (n, waits) in (("as setup leaves it", plain), ("with -c mcp_servers.cli-org.required=true", required)):
-        print(f"| {how} | {n} of {RUNS} | {median(waits):.2f} | {max(waits):.2f} |")
-    print()
+    print(f"First request carried cli-org's tools: {carried} of {RUNS} `codex exec` runs")
+    print(f"Start of `codex exec` to its first request: median {median(waits):.2f} s, max {max(waits):.2f} s\n")
     print("| tool round trip through Codex | median s | runs |")
     print("|---|---|---|")
     print(f"| cold (first call of a session) | {median(cold):.3f} | {len(cold)} |")
