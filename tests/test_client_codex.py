@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cli_org.session.tools import TOOLS
 from cli_org.store import facts
 from tests import standin_responses as api
 from tests.clients import client
@@ -33,16 +34,6 @@ CODEX = "codex-0.169.0"
 # Codex 0.169 offers a server's tools as one namespace, `mcp__` + the server's name with `-`
 # as `_`, and a model calls `org_recall` in it (seen in its requests).
 NAMESPACE = "mcp__cli_org"
-TOOLS = (
-    "org_recall",
-    "org_remember",
-    "org_forget",
-    "org_facts",
-    "org_search",
-    "org_sessions_search",
-    "org_notebook",
-    "org_context",
-)
 # A user's own settings: the model provider (the stand-in), no analytics, feedback or update
 # check. Every run passes --strict-config, so each key is one Codex 0.169 knows.
 USER_CONFIG = """\
@@ -167,9 +158,8 @@ def two_facts(org: Any) -> tuple[int, int]:
 
 def current(org: Any, fact_id: int) -> bool:
     with org.admin() as conn:
-        return conn.execute("SELECT valid_to IS NULL AS now FROM memory_facts WHERE id = %s", (fact_id,)).fetchone()[
-            "now"
-        ]
+        row = conn.execute("SELECT valid_to IS NULL AS now FROM memory_facts WHERE id = %s", (fact_id,)).fetchone()
+    return bool(row["now"])
 
 
 def test_user_setup_gives_the_first_turn_its_tools_and_reads_without_approval(org, tmp_path):
