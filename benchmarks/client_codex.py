@@ -8,7 +8,10 @@
   same read;
 - cold and warm tool round trips through Codex: from the stand-in's last event of a reply
   that calls org_recall to the arrival of the request carrying its output. The first call
-  of a session is cold; the next WARM are warm. Medians over SESSIONS sessions.
+  of a session is cold; the next WARM are warm. Medians over SESSIONS sessions. The
+  stand-in answers at once, so its first call meets a server still loading (the SDK and
+  the Org, behind the front that answered `initialize`); a second cold row lets the model
+  take THINK seconds to its first call, as a real one does.
 
 Codex runs as `cli-org setup codex` leaves it (the server required, the read tools
 approved); the characters per tool with `--dangerously-bypass-approvals-and-sandbox`, so
@@ -35,6 +38,7 @@ from .common import bench_settings, drop_database, median
 RUNS = 6
 SESSIONS = 3
 WARM = 5
+THINK = 3.0  # seconds a model may take to its first call
 QUESTION = "how do deploys run"
 # Each tool once, with the arguments a model would give; the CLI command printing the same read.
 CALLS: list[tuple[str, dict[str, Any], list[str] | None]] = [
@@ -84,6 +88,17 @@ def _clocked(script: Script, arrived: list[float]) -> Script:
     return clocked
 
 
+def _slow_start(script: Script, think: float) -> Script:
+    """`script`, answering the first request of a session `think` seconds late."""
+
+    def slow(body: dict[str, Any]) -> list[api.Item]:
+        if not api.outputs(body):
+            time.sleep(think)
+        return script(body)
+
+    return slow
+
+
 def first_turns(database: dict[str, str]) -> tuple[int, list[float]]:
     """`codex exec` runs: how many first requests carried cli-org's tools; seconds from
     start to the first request."""
@@ -117,14 +132,16 @@ def each_tool(database: dict[str, str], mine: int) -> list[tuple[str, int, int, 
     ]
 
 
-def round_trips(database: dict[str, str]) -> tuple[list[float], list[float]]:
+def round_trips(database: dict[str, str], think: float = 0.0) -> tuple[list[float], list[float]]:
     """Seconds per org_recall round trip through Codex: the first of each session (cold), the
-    others (warm)."""
+    others (warm). The model's first reply comes `think` seconds after the first request (a
+    real model's time to its first call, while the server goes on loading)."""
     cold, warm = [], []
     for _ in range(SESSIONS):
         arrived: list[float] = []
         sent: list[float] = []
-        script = _clocked(scripted(*[("org_recall", {"question": QUESTION})] * (1 + WARM)), arrived)
+        model = scripted(*[("org_recall", {"question": QUESTION})] * (1 + WARM))
+        script = _clocked(_slow_start(model, think), arrived)
         with tempfile.TemporaryDirectory() as tmp, codex_session(Path(tmp), database, script, sent=sent) as h:
             h.cli_org("setup", "codex", "--agent", "bot")
             h.exec("Ask the org six times.")
@@ -143,6 +160,7 @@ def main() -> None:
     try:
         carried, waits = first_turns(database)
         cold, warm = round_trips(database)
+        thought, _ = round_trips(database, THINK)
         chars = each_tool(database, mine)
     finally:
         drop_database(bench_settings("client_codex"))
@@ -152,6 +170,7 @@ def main() -> None:
     print("| tool round trip through Codex | median s | runs |")
     print("|---|---|---|")
     print(f"| cold (first call of a session) | {median(cold):.3f} | {len(cold)} |")
+    print(f"| cold, the first call {THINK:g} s after the first request | {median(thought):.3f} | {len(thought)} |")
     print(f"| warm | {median(warm):.3f} | {len(warm)} |\n")
     print("| tool | characters handed to the model | of which the result | the CLI's text |")
     print("|---|---|---|---|")
