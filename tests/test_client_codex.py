@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cli_org.archive.importer import import_sessions
+from cli_org.archive.usage import usage
 from cli_org.session.tools import TOOLS
 from cli_org.store import facts
 from tests import standin_responses as api
@@ -190,6 +192,13 @@ def test_user_setup_gives_the_first_turn_its_tools_and_reads_without_approval(or
     assert refused == REFUSED_BY_CODEX
     assert current(org, theirs)
     assert "Done." in ran.stdout
+    # Codex's own record of the session, imported: its two recalls (the namespace and the
+    # function joined into one name) count as cli-org's, the refused forget as no recall.
+    with org.admin() as conn:
+        import_sessions(conn, {"codex": h.home / ".codex" / "sessions"})
+        row = next(r for r in usage(conn).harnesses if r.harness == "codex")
+        names = {r["tool_name"] for r in conn.execute("SELECT tool_name FROM archive_messages WHERE recall_call")}
+    assert (row.sessions_using, row.recall_calls) == (1, 2) and names == {"mcp__cli_org__org_recall"}, names
 
 
 def test_project_setup_in_a_trusted_project_and_cli_org_refuses_the_forget(org, tmp_path):
