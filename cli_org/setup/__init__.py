@@ -199,7 +199,10 @@ def edits_for(
             "tools": {name: {"approval_mode": "approve"} for name in READ_TOOLS},
         }
         if project_dir is not None:
-            notes.append("Codex reads a project's .codex/config.toml only once the project is trusted")
+            notes.append(
+                "Codex reads a project's .codex/config.toml only once the project is trusted: "
+                "accept its prompt when `codex` first starts there, or pass `--trust` to a `codex exec` there once"
+            )
             return [
                 toml_server(project_dir / ".codex" / "config.toml", entry),
                 markdown_block(project_dir / "AGENTS.md", INSTRUCTIONS),
