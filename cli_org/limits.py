@@ -47,6 +47,15 @@ CLIENT_CHECK_MS = 1000
 LOCK_WAIT = 30.0
 
 
+def check_words(text: str) -> str:
+    """Refuse a question or search words that are empty or only whitespace: every face checks
+    this before anything runs (the CLI as a usage error, the MCP tools as an argument error),
+    so a blank question is refused rather than answered with "nothing found"."""
+    if not text.strip():
+        raise InputError("is empty; say what to look for")
+    return text
+
+
 def check_query(query: str, what: str = "query") -> str:
     """Refuse a query too long or with too many words to be a question."""
     if len(query) > MAX_QUERY_CHARS:

@@ -85,7 +85,7 @@ def test_lists_its_tools_with_schemas_and_descriptions(org):
     assert {str(r.uri) for r in resources} == {"cli-org://context", "cli-org://notebook"}
 
 
-def test_each_tool_answers_with_the_cli_text_and_structured_content(org, cli):
+def test_each_tool_answers_with_the_cli_text_alone(org, cli):
     async def script(s):
         out = {}
         r = await s.call_tool(
@@ -93,7 +93,7 @@ def test_each_tool_answers_with_the_cli_text_and_structured_content(org, cli):
             {"subject": "deploy", "claim": "Deploys run from scripts/deploy.sh on main", "source": "scripts/deploy.sh"},
         )
         out["remember"] = r
-        fact_id = r.structured_content["id"]
+        fact_id = int(text(r))
         out["recall"] = await s.call_tool("org_recall", {"question": "how do deploys run", "limit": 5})
         out["facts"] = await s.call_tool("org_facts", {"subject": "deploy"})
         out["search"] = await s.call_tool("org_search", {"query": "deploy", "mode": "keyword"})
@@ -114,19 +114,21 @@ def test_each_tool_answers_with_the_cli_text_and_structured_content(org, cli):
     for name, result in out.items():
         if hasattr(result, "is_error"):
             assert not result.is_error, (name, text(result))
-    fact_id = out["remember"].structured_content["id"]
-    assert text(out["remember"]) == str(fact_id)
+    for name, result in out.items():  # what a harness hands the model: the text, no JSON beside it
+        if hasattr(result, "is_error"):
+            assert result.structured_content is None and len(result.content) == 1, name
+    fact_id = int(text(out["remember"]))
     assert f"[fact #{fact_id}] deploy: Deploys run from scripts/deploy.sh" in text(out["recall"])
-    assert out["recall"].structured_content["hits"][0]["id"] == fact_id
+    assert text(out["recall"]).splitlines()[0].startswith(f"[fact #{fact_id}]")
     assert text(out["facts"]).startswith(f"#{fact_id} deploy: Deploys run")
     assert text(out["search"]) == "no matches"  # no vault in this database
     assert text(out["sessions"]) == "no matching messages"
     assert text(out["add"]).startswith("added #")
     assert text(out["replace"]).startswith("replaced #")
     assert "Check CI and lint first" in text(out["show"])
-    assert out["show"].structured_content["agent"] == "bot"
+    assert "MEMORY (bot)" in text(out["show"])
     assert "Check CI and lint first" in text(out["context"])
-    assert out["context"].structured_content["tokens"] <= 400
+    assert len(text(out["context"])) <= 400 * 4  # the budget in tokens (characters / 4)
     assert "Check CI and lint first" in out["notebook_resource"].contents[0].text
     assert "deploy" in out["context_resource"].contents[0].text
     assert text(out["remove"]).startswith("removed #")
@@ -317,4 +319,118 @@ def test_a_dropped_connection_is_replaced_and_the_server_keeps_serving(org):
     first, answers = serve(org, script, PGAPPNAME=app)
     assert not first.is_error
     assert [a.is_error for a in answers] == [False, False, False], [text(a) for a in answers]
-    assert "Before the drop" in text(answers[0]) and answers[0].structured_content["agent"] == "bot"
+    assert "Before the drop" in text(answers[0]) and "MEMORY (bot)" in text(answers[0])
+
+
+def test_every_tool_declares_its_effect_and_takes_no_other_argument(org):
+    """Annotations from session/tools.py (the one source), for exactly the tools served; no
+    docstring indentation in what a model reads; no argument outside the schema."""
+    import inspect
+
+    from cli_org.session.tools import TOOLS as EFFECTS
+
+    async def script(s):
+        return (await s.list_tools()).tools
+
+    tools = serve(org, script)
+    assert [t.name for t in tools] == list(EFFECTS)
+    for tool in tools:
+        effect = EFFECTS[tool.name]
+        hints = tool.annotations
+        assert hints is not None, tool.name
+        assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint) == (
+            effect.read_only,
+            effect.destructive,
+            effect.idempotent,
+            False,
+        ), tool.name
+        assert tool.input_schema["additionalProperties"] is False, tool.name
+        assert tool.output_schema is None, tool.name  # nothing but the text (test_each_tool_answers...)
+        assert tool.description == inspect.cleandoc(tool.description), tool.name
+        assert not any(line.startswith(" ") for line in tool.description.splitlines()), tool.name
+
+
+def test_argument_errors_are_one_line_in_the_clis_words(org, cli):
+    async def script(s):
+        calls = {
+            "limit 0": ("org_recall", {"question": "deploys", "limit": 0}),
+            "no question": ("org_recall", {}),
+            "blank question": ("org_recall", {"question": "  \n "}),
+            "empty query": ("org_search", {"query": ""}),
+            "blank sessions query": ("org_sessions_search", {"query": " "}),
+            "id not a number": ("org_forget", {"id": "seven", "why": "wrong"}),
+            "two bad": ("org_remember", {"subject": 1, "claim": "x y z", "source": "s", "kind": "gossip"}),
+        }
+        return {label: await s.call_tool(tool, args) for label, (tool, args) in calls.items()}
+
+    out = serve(org, script)
+    said = {label: text(result) for label, result in out.items()}
+    for label, result in out.items():
+        assert result.is_error and said[label].count("\n") == 0, (label, said[label])
+        assert "http" not in said[label] and "pydantic" not in said[label], said[label]
+    assert said["limit 0"] == "invalid value for 'limit': input should be greater than or equal to 1"
+    assert said["no question"] == "missing argument 'question'"
+    # A blank question is refused with the CLI's words (the same check, limits.check_words).
+    code, _, blank = cli("recall", "  ", agent="bot")
+    assert code == 2 and blank.startswith("cli-org: invalid value for 'QUESTION': is empty; say what to look for")
+    assert said["blank question"] == "invalid value for 'question': is empty; say what to look for"
+    assert said["empty query"] == "invalid value for 'query': is empty; say what to look for"
+    assert said["blank sessions query"] == said["empty query"]
+    assert said["id not a number"].startswith("invalid value for 'id': input should be a valid integer")
+    assert said["two bad"].startswith("invalid value for 'subject': input should be a valid string; ")
+    assert "invalid value for 'kind': input should be 'fact', 'decision'" in said["two bad"]
+    with org.admin() as conn:
+        calls = conn.execute("SELECT tool, ok FROM tool_calls ORDER BY id").fetchall()
+    assert [(c["tool"], c["ok"]) for c in calls] == [(tool, False) for tool in ["org_recall"] * 3] + [
+        ("org_search", False),
+        ("org_sessions_search", False),
+        ("org_forget", False),
+        ("org_remember", False),
+    ]
+
+
+def test_a_refusal_that_names_a_flag_names_the_argument(org, cli):
+    """The library says `--source`; an MCP caller reads the tool's argument, `'source'`."""
+
+    async def script(s):
+        source = await s.call_tool("org_remember", {"subject": "deploy", "claim": "Deploys run nightly", "source": " "})
+        turn = await s.call_tool("org_context", {"for": "   "})
+        return source, turn
+
+    source, turn = serve(org, script)
+    line = cli_line(cli, "remember", "deploy", "Deploys run nightly", "--source", " ")
+    assert line.startswith("--source is required")
+    assert source.is_error and text(source) == line.replace("--source", "'source'", 1)
+    code, _, err = cli("context", "--for", "   ", agent="bot")
+    assert code == 1 and "--for is empty" in err
+    assert turn.is_error and text(turn) == "'for' is empty; say what the turn is about"
+
+
+def test_the_context_resource_has_the_project_the_hook_finds_in_the_same_folder(org, tmp_path):
+    from cli_org.session.hooks import HookInput, hook_project
+
+    folder = tmp_path / "alpha"
+    (folder / ".git").mkdir(parents=True)
+    (folder / "src").mkdir()
+    with org.as_agent("bot") as conn:
+        from cli_org.store.facts import remember
+
+        remember(conn, "deploy", "Alpha deploys from the release branch", source="alpha/README.md", project="alpha")
+        remember(conn, "deploy", "Beta deploys from main every Friday", source="beta/README.md", project="beta")
+    hook = hook_project(HookInput(event=None, session_id=None, prompt=None, cwd=str(folder / "src")), None)
+    assert hook[0] == "alpha"
+    env = {**org.env, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    env.pop("ORG_AGENT", None)
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "cli_org", "mcp", "--as", "bot"], env=env, cwd=str(folder / "src")
+    )
+
+    async def main():
+        with open(os.devnull, "w") as quiet:
+            async with stdio_client(server, errlog=quiet) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                return (await session.read_resource("cli-org://context")).contents[0].text
+
+    block = anyio.run(main)
+    assert "Alpha deploys from the release branch" in block
+    assert "Beta deploys" not in block

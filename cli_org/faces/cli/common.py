@@ -13,6 +13,7 @@ import click
 
 from ...checks.rules import AGENT_NAME, MAX_ID
 from ...config import Settings
+from ...limits import check_words
 
 if TYPE_CHECKING:
     from ...db import Conn
@@ -87,14 +88,9 @@ def usage_error(check):
 
 def query_argument(name: str):
     """A required text argument that may not be empty or only whitespace: a usage error
-    (exit 2) before anything starts, the same for recall, search and sessions search."""
-
-    def refuse_empty(ctx, param, value):
-        if value is not None and not value.strip():
-            raise click.BadParameter("is empty; say what to look for", ctx=ctx, param=param)
-        return value
-
-    return click.argument(name, callback=refuse_empty)
+    (exit 2) before anything starts, the same for recall, search and sessions search; the
+    rule is the library's (limits.check_words), which the MCP tools apply too."""
+    return click.argument(name, callback=usage_error(check_words))
 
 
 def settings() -> Settings:

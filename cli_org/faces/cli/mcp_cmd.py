@@ -17,7 +17,7 @@ def mcp(agent: str | None) -> None:
     org_forget, org_facts, org_search, org_sessions_search, org_notebook, org_context.
     Resources: cli-org://context and cli-org://notebook. Every call is logged for `usage`.
     """
-    from ..mcp.server import serve  # imports the SDK only when the server starts
+    from ..mcp.front import serve  # answers at once; the SDK is imported behind it
 
     serve(settings(), agent)
 

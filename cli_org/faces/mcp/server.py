@@ -1,8 +1,25 @@
 """The MCP server: one process per agent session, over stdio, on the official `mcp` SDK.
 
 A face like the CLI: each tool parses its arguments, calls the one library function the
-matching command calls, and renders the same text (cli_org/faces/render.py) plus the result as
-structured content. It never imports click.
+matching command calls, and answers with the same text (cli_org/faces/render.py). It never
+imports click. The process starts in front.py, which answers a harness's first messages
+before this module (and the SDK) is imported, then hands every message to `serve`.
+
+- What the model reads: the text, and nothing else. Harnesses hand the model a result's
+  structured content instead of its text when there is some (two of the three tried), and
+  the same data as JSON ran 3.3 to 4.2 times the text's characters (nulls, timestamps,
+  keys); no JSON object is shorter than the line it would replace (`17` against
+  `{"id": 17}`). So no tool sends structured content or declares an output schema; a
+  program that wants JSON runs the command with `--json`.
+- Each tool declares what it does to the store (readOnlyHint, destructiveHint,
+  idempotentHint, from cli_org/session/tools.py, the one source) and that it reaches
+  nothing outside the org (openWorldHint false): a client that cannot tell reads from
+  writes refuses every call.
+- Arguments: each schema declares `additionalProperties: false`; a bad argument is one
+  line in the CLI's words (`invalid value for 'limit': ...`, `missing argument
+  'question'`), and a blank question or query is refused by the check the CLI applies
+  (limits.check_words). A refusal that names a command-line flag names the tool's argument
+  instead (`--source is required` reads `'source' is required`); the CLI keeps its words.
 
 - Identity: the agent named by --as / ORG_AGENT (embedded server) or the login role (a URL),
   fixed when the process starts. No tool takes an agent; an argument a tool does not declare
@@ -19,34 +36,43 @@ structured content. It never imports click.
   replica has its log line and lazy fact vectors written on the primary after it, by the
   Org (docs/operations.md, "Read replicas").
 - Refusals (write checks, rights, caps: any OrgError) come back as tool errors whose text is
-  the CLI's one line; anything unexpected is a tool error too, its traceback goes to stderr,
+  the CLI's one line (in tool terms, above); anything unexpected is a tool error too, its traceback goes to stderr,
   and the server keeps serving.
 - Every call is logged in tool_calls (face `mcp`, the tool's name, refused or not), so
   `cli-org usage` counts MCP use under the real tool names; a recall is also logged in
   recall_events as from the CLI.
+- The `cli-org://context` resource is the block for the project the session-start hook
+  finds from the same folder (session/hooks.py hook_project): the server's working folder.
+- SIGINT and SIGTERM end the server after the call in hand, and its Org is closed (front.py).
 """
 
 from __future__ import annotations
 
+import inspect
+import re
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, cast
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp.types import CallToolResult, TextContent
-from pydantic import Field
+from mcp.server.stdio import stdio_server
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import AfterValidator, Field, ValidationError
 
 from ... import __version__
 from ...checks.rules import HARNESSES, KINDS, MAX_ID, NOTEBOOK_STORES
-from ...errors import OrgError
-from ...limits import RECALL_HITS, SESSION_HITS
+from ...errors import InputError, OrgError
+from ...limits import RECALL_HITS, SESSION_HITS, check_words
 from ...session.context import DEFAULT_BUDGET, MIN_BUDGET, build_context
+from ...session.hooks import HookInput, hook_project
+from ...session.tools import TOOLS
 from ...store import notebook as nb
 from ...store.facts import forget, list_facts, remember
 from ..render import (
@@ -55,8 +81,6 @@ from ..render import (
     message_hit_line,
     note_hit_lines,
     notebook_text,
-    plain,
-    recall_data,
     remembered_line,
 )
 
@@ -64,6 +88,7 @@ if TYPE_CHECKING:
     from ...config import Settings
     from ...db import Conn
     from ...org import Org
+    from .front import Front
 
 SERVER_NAME = "cli-org"  # the name harnesses prefix to the tools: mcp__cli-org__org_recall
 FACE = "mcp"  # tool_calls.face
@@ -150,19 +175,45 @@ def _outcome(body: Callable[[], CallToolResult]) -> CallToolResult:
         return _refusal(f"unexpected error ({type(exc).__name__}); the server's stderr has the details")
 
 
-def _answer(text: str, data: Any = None) -> CallToolResult:
-    structured = plain(data) if data is not None else None
-    if structured is not None and not isinstance(structured, dict):
-        structured = {"result": structured}  # structured content is a JSON object
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+def _answer(text: str) -> CallToolResult:
+    """A tool's answer: the CLI's text alone (what the model reads; see the module's doc)."""
+    return CallToolResult(content=[TextContent(type="text", text=text)])
 
 
 def _refusal(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
+# A command-line flag in a library message (`--source is required: ...`).
+FLAG = re.compile(r"(?<![\w-])--([a-z][a-z-]*)")
+
+
+def in_tool_terms(message: str, arguments: set[str]) -> str:
+    """A refusal as an MCP caller reads it: a flag that is one of the tool's arguments is
+    named as that argument (`--source` -> `'source'`); the CLI keeps its own words."""
+
+    def named(flag: re.Match[str]) -> str:
+        name = flag[1].replace("-", "_")
+        return repr(name) if name in arguments else flag[0]
+
+    return FLAG.sub(named, message)
+
+
+def argument_problem(error: Any) -> str:
+    """One pydantic error about a tool's arguments in the CLI's words (click's, for the same
+    mistakes on the command line): `missing argument 'question'`, `invalid value for
+    'limit': input should be less than or equal to 50`."""
+    name = ".".join(str(part) for part in error["loc"]) or "arguments"
+    if error["type"] == "missing":
+        return f"missing argument {name!r}"
+    cause = error.get("ctx", {}).get("error")
+    said = str(cause) if isinstance(cause, ValueError) else str(error["msg"])
+    return f"invalid value for {name!r}: {said[:1].lower()}{said[1:]}"
+
+
 class OrgServer(MCPServer):
-    """MCPServer that refuses arguments a tool does not declare and logs every call."""
+    """MCPServer that refuses arguments a tool does not declare, says every refusal in one
+    line in tool terms, and logs every call."""
 
     def __init__(self, session: Session):
         super().__init__(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
@@ -176,12 +227,23 @@ class OrgServer(MCPServer):
         token = _CALL.set(call)
         ok = False
         try:
-            unknown = sorted(set(arguments or {}) - set(tool.parameters.get("properties", {})))
+            declared = set(tool.parameters.get("properties", {}))
+            unknown = sorted(set(arguments or {}) - declared)
             if unknown:
                 who = " (who you are is fixed for this server's life)" if {"agent", "as"} & set(unknown) else ""
                 raise ToolError(f"{name} takes no argument {', '.join(repr(u) for u in unknown)}{who}")
-            result = await super().call_tool(name, arguments, context)
+            try:
+                result = await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                if not isinstance(exc.__cause__, ValidationError):
+                    raise
+                problems = [argument_problem(e) for e in exc.__cause__.errors()]
+                raise ToolError("; ".join(dict.fromkeys(problems))) from None
             ok = not getattr(result, "is_error", False)
+            if not ok and isinstance(result, CallToolResult):
+                for part in result.content:
+                    if isinstance(part, TextContent):
+                        part.text = in_tool_terms(part.text, declared)
             return result
         finally:
             _CALL.reset(token)
@@ -192,10 +254,19 @@ class OrgServer(MCPServer):
         return [t.name for t in self._tool_manager.list_tools()]
 
 
+def _words(text: str) -> str:
+    """limits.check_words as a validator: its refusal is an argument error (ValueError)."""
+    try:
+        return check_words(text)
+    except InputError as exc:
+        raise ValueError(str(exc)) from None
+
+
 # Argument types, with the descriptions a model reads.
 Project = Annotated[
     str | None, Field(description="A project name: its facts plus facts with no project. Omit for all.")
 ]
+Words = AfterValidator(_words)  # a question or query: not blank, as on the command line
 
 
 class Tools:
@@ -207,7 +278,7 @@ class Tools:
 
     async def org_recall(
         self,
-        question: Annotated[str, Field(description="One question about the task at hand, in plain words.")],
+        question: Annotated[str, Words, Field(description="One question about the task at hand, in plain words.")],
         project: Project = None,
         limit: Annotated[
             int, Field(ge=RECALL_HITS.low, le=RECALL_HITS.high, description="Hits in all, across the three arms.")
@@ -219,7 +290,7 @@ class Tools:
 
         def body(org: Org) -> CallToolResult:
             result = org.recall(question, project=project, limit=limit).result
-            return _answer(result.text, recall_data(result))
+            return _answer(result.text)
 
         return await self.session.ask(body)
 
@@ -255,7 +326,7 @@ class Tools:
                 inferred=inferred,
                 via=self.session.org.settings.via,
             )
-            return _answer(remembered_line(result), result)
+            return _answer(remembered_line(result))
 
         return await self.session.answer(body)
 
@@ -268,7 +339,7 @@ class Tools:
 
         def body(conn):
             forget(conn, id, why)
-            return _answer(f"retired {id}", {"id": id, "retired": True, "why": why.strip()})
+            return _answer(f"retired {id}")
 
         return await self.session.answer(body)
 
@@ -288,13 +359,13 @@ class Tools:
             found = list_facts(
                 conn, include_retired=include_retired, subject=subject, project=project, author=author, kind=kind
             )
-            return _answer(facts_text(found), {"facts": found})
+            return _answer(facts_text(found))
 
         return await self.session.answer(body, read=True)
 
     async def org_search(
         self,
-        query: Annotated[str, Field(description="Words or a question to look for in the markdown vault.")],
+        query: Annotated[str, Words, Field(description="Words or a question to look for in the markdown vault.")],
         mode: Annotated[
             Literal["hybrid", "keyword", "semantic"],
             Field(description="hybrid (default) blends keyword and meaning; keyword for exact names."),
@@ -309,13 +380,15 @@ class Tools:
             lines = [note_hit_lines(h) for h in result.hits] or ["no matches"]
             if result.notice:
                 lines.insert(0, f"notice: {result.notice}")
-            return _answer("\n".join(lines), result)
+            return _answer("\n".join(lines))
 
         return await self.session.answer(body, read=True)
 
     async def org_sessions_search(
         self,
-        query: Annotated[str, Field(description='Keywords, all of which must match; "a phrase", -word and OR work.')],
+        query: Annotated[
+            str, Words, Field(description='Keywords, all of which must match; "a phrase", -word and OR work.')
+        ],
         limit: Annotated[
             int, Field(ge=SESSION_HITS.low, le=SESSION_HITS.high, description="At most this many messages.")
         ] = SESSION_HITS.default,
@@ -330,7 +403,7 @@ class Tools:
         def body(conn):
             hits = search_messages(conn, query, limit=limit, harness=harness)
             text = "\n".join(message_hit_line(h) for h in hits) or "no matching messages"
-            return _answer(text, {"hits": hits})
+            return _answer(text)
 
         return await self.session.answer(body, read=True)
 
@@ -358,14 +431,14 @@ class Tools:
         def body(conn):
             if action == "show":
                 found = nb.show(conn, target)
-                return _answer(notebook_text(found, nb.SEPARATOR), found)
+                return _answer(notebook_text(found, nb.SEPARATOR))
             if action == "add":
                 change = nb.add(conn, target, text or "")
             elif action == "replace":
                 change = nb.replace(conn, target, old_text or "", text or "")
             else:
                 change = nb.remove(conn, target, old_text or "")
-            return _answer(change_line(change), change)
+            return _answer(change_line(change))
 
         return await self.session.answer(body)
 
@@ -385,7 +458,7 @@ class Tools:
 
         def body(org: Org) -> CallToolResult:
             block = org.context(project=project, for_text=for_, budget=budget)
-            return _answer(block.text or "(nothing to show)", block)
+            return _answer(block.text or "(nothing to show)")
 
         return await self.session.ask(body)
 
@@ -396,24 +469,43 @@ class Tools:
             raise ResourceError(str(exc)) from None
 
     async def context_resource(self) -> str:
-        return await self._read(lambda conn: build_context(conn, settings=self.session.org.settings).text, read=True)
+        # The project and root the session-start hook finds for the same folder.
+        project, root = hook_project(HookInput(event=None, session_id=None, prompt=None, cwd=str(Path.cwd())), None)
+        settings = self.session.org.settings
+        if root is not None and settings.root is None:
+            settings = replace(settings, root=str(root))  # the memory arm reads this project's files
+        return await self._read(lambda conn: build_context(conn, settings=settings, project=project).text, read=True)
 
     async def notebook_resource(self) -> str:
         return await self._read(lambda conn: notebook_text(nb.show(conn), nb.SEPARATOR))
 
 
 def build_server(session: Session) -> OrgServer:
-    """The server: the tools (Tools' `org_*` methods, in the order they are defined) and
-    the two resources."""
+    """The server: the tools (Tools' `org_*` methods, in the order they are defined), each
+    with its effect (session/tools.py TOOLS) and a schema that takes no other argument, and
+    the two resources. Listing needs no Org: scripts/mcp_manifest.py lists a server built
+    on a session that has none."""
     server = OrgServer(session)
     tools = Tools(session)
     for name in vars(Tools):
         if name.startswith("org_"):
-            server.add_tool(getattr(tools, name))
+            fn = getattr(tools, name)
+            effect = TOOLS[name]
+            hints = ToolAnnotations(
+                read_only_hint=effect.read_only,
+                destructive_hint=effect.destructive,
+                idempotent_hint=effect.idempotent,
+                open_world_hint=False,  # only the org's own database
+            )
+            server.add_tool(fn, description=inspect.cleandoc(fn.__doc__ or ""), annotations=hints)
+            listed = server._tool_manager.get_tool(name)
+            assert listed is not None
+            listed.parameters["additionalProperties"] = False
     server.resource(
         "cli-org://context",
         name="context",
-        description="The session context block (cli-org context): notebook, pins, todos, facts by kind.",
+        description="The session context block (cli-org context) for this folder's project: notebook, pins, "
+        "todos, facts by kind.",
         mime_type="text/plain",
     )(tools.context_resource)
     server.resource(
@@ -425,14 +517,56 @@ def build_server(session: Session) -> OrgServer:
     return server
 
 
-def serve(settings: Settings, agent: str | None) -> None:
+class _Lines:
+    """What the SDK's stdio transport reads (an async file's lines): `first`, then each line
+    `take` gives until it gives None."""
+
+    def __init__(self, first: list[str], take: Callable[[], str | None]):
+        self.first, self.take = list(first), take
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        if self.first:
+            return self.first.pop(0)
+        line = await anyio.to_thread.run_sync(self.take, abandon_on_cancel=True)
+        if line is None:
+            raise StopAsyncIteration
+        return line
+
+
+class _Wire:
+    """What the SDK's stdio transport writes to (an async file): each message, to `send`."""
+
+    def __init__(self, send: Callable[[str], None]):
+        self.send = send
+
+    async def write(self, text: str) -> None:
+        self.send(text)
+
+    async def flush(self) -> None:
+        pass
+
+
+async def serve_lines(server: OrgServer, lines: AsyncIterator[str] | _Lines, send: Callable[[str], None]) -> None:
+    """Serve JSON-RPC lines with the SDK until they end: its own stdio transport (parsing,
+    errors, serializing) on the lines given instead of the process's stdin and stdout."""
+    lowlevel = server._lowlevel_server
+    async with stdio_server(cast(Any, lines), cast(Any, _Wire(send))) as (read, write):
+        await lowlevel.run(read, write, lowlevel.create_initialization_options())
+
+
+def serve(front: Front, settings: Settings, agent: str | None) -> None:
     """Open the Org (one connection, and one to the replica with CLI_ORG_READ_URL: calls are
-    served one at a time, so a second would idle; the query model), serve over stdio until
-    stdin closes, close it."""
+    served one at a time, so a second would idle; the query model), take every message over
+    from the front (the initialize it answered first, replayed), serve them until stdin closes
+    or a signal stops the server, close the Org."""
     from ...org import Org
 
     def notify(message: str) -> None:
         print(f"cli-org mcp: {message}", file=sys.stderr)
 
     with Org.open(settings, agent, face=FACE, embed=True, pool=1, notify=notify) as org:
-        build_server(Session(org)).run("stdio")
+        server = build_server(Session(org))
+        anyio.run(serve_lines, server, _Lines(front.hand_off(), front.lines.get), front.deliver)
