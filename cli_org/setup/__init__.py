@@ -7,16 +7,20 @@ The rules (docs/agents.md, "Use it from your agents"):
   file is written, so nothing is half-done;
 - running twice changes nothing (each edit returns the text unchanged when cli-org's part
   is already there as it would write it);
-- a file is backed up to FILE.cli-org-backup before its first edit; --remove puts the
-  backup back byte for byte when what is left is the original, deletes a file cli-org
-  created, and otherwise takes out only cli-org's part;
+- cli-org's part of a file is found by what it is (edits.py), and each edit touches only
+  its lines, so a harness that rewrites its own file does not lose it;
+- a record in the user's own cli-org folder (record.py) keeps what each file was before
+  setup first touched it and which harnesses use each part: --remove deletes a file setup
+  created, puts an unchanged file back byte for byte, takes only cli-org's part out of a
+  file changed since, and keeps a part another harness still uses;
 - an entry of the same name that cli-org did not write is the user's: refused, never
   overwritten.
 
 Formats followed (the versions are in docs/agents.md): Claude Code's `.mcp.json` /
-`~/.claude.json` "mcpServers" and `settings.json` "hooks"; Codex's `config.toml`
-`[mcp_servers.NAME]` and AGENTS.md; Hermes's `config.yaml` `mcp_servers:` and its context
-files (`.hermes.md`/`HERMES.md`, else AGENTS.md, in a project; SOUL.md in its home).
+`~/.claude.json` "mcpServers", `settings.json` "hooks" and "enabledMcpjsonServers"; Codex's
+`config.toml` `[mcp_servers.NAME]` and AGENTS.md; Hermes's `config.yaml` `mcp_servers:`
+and `agent.environment_hint`, and a project's context file (`.hermes.md`/`HERMES.md`,
+else AGENTS.md).
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ from __future__ import annotations
 import difflib
 import functools
 import os
+import re
 import shlex
 import shutil
+import socket
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -34,21 +40,38 @@ from typing import Any
 
 from ..errors import ConfigError, InputError
 from ..session.hooks import HARNESS_TIMEOUT
+from ..session.tools import READ_TOOLS
 from . import files
-from .edits import Edit, json_hooks, json_server, markdown_block, toml_server, yaml_server
+from .edits import (
+    SERVER,
+    Edit,
+    json_hooks,
+    json_name_in_list,
+    json_server,
+    markdown_block,
+    toml_server,
+    without_empties,
+    yaml_hint,
+    yaml_server,
+)
+from .record import Record, user_of
 
 HARNESSES = ("claude-code", "codex", "hermes")
-BACKUP_SUFFIX = ".cli-org-backup"
 # What the MCP server and the hooks need from the environment of the one who ran setup:
 # the database, and where the embedded server lives when it is not the default.
 PASSED_ON = ("CLI_ORG_DATABASE_URL", "CLI_ORG_DATABASE", "CLI_ORG_DATA_DIR")
-# Folders a harness reads and cli-org may have made; --remove takes one away when empty.
-HARNESS_FOLDERS = (".claude", ".codex", ".hermes")
+# How long Codex waits for cli-org's server before its first turn, and that it waits at
+# all (`required`): a server still importing its SDK (1.0-1.35 s quiet, 3-4 s under load)
+# missed the first turn of `codex exec` in 6 of 6 runs with Codex's default.
+CODEX_STARTUP_SEC = 30
 
+# One block for every harness that reads a project's AGENTS.md: it names no agent (the
+# MCP server fixes who the agent is), so Codex and Hermes share it.
 INSTRUCTIONS = """\
 ## Org memory (cli-org)
 
-You work as the agent `{agent}` in your team's org memory, through the `cli-org` MCP tools.
+You reach your team's org memory through the `cli-org` MCP tools; the server knows which
+agent you are.
 
 - Before you decide or change something the team may already know about (a convention, a
   past failure, a decision, where something lives), ask `org_recall` a short question.
@@ -66,13 +89,11 @@ You work as the agent `{agent}` in your team's org memory, through the `cli-org`
 class Change:
     path: str
     what: str
-    action: str  # create, edit, delete, restore (the backup put back), unchanged
-    backup: str | None  # the backup this change made, or the one it restored
+    action: str  # create, edit, delete, restore (the file as it was before setup), unchanged
+    backup: str | None  # the record that keeps what the file was before setup, when it does
     before: str | None = field(default=None, repr=False)
     after: str | None = field(default=None, repr=False)
-    # Where the file and its backup lie, as plan() checked them (files.py).
-    here: files.Place | None = field(default=None, repr=False)
-    kept: files.Place | None = field(default=None, repr=False)
+    here: files.Place | None = field(default=None, repr=False)  # where the file lies, as plan() checked it
 
 
 @dataclass
@@ -104,6 +125,12 @@ def passed_on(env: Mapping[str, str]) -> dict[str, str]:
     return {k: env[k] for k in PASSED_ON if env.get(k)}
 
 
+def via(harness: str) -> str:
+    """ORG_VIA for a harness on this machine: RUNTIME@HOST (checks/rules.py, "via")."""
+    host = re.sub(r"[^A-Za-z0-9_.-]", "-", socket.gethostname())[:128] or "localhost"
+    return f"{harness}@{host}"
+
+
 def _home(env: Mapping[str, str], variable: str, default: str) -> Path:
     """A harness's own folder: its *_HOME variable when set, else ~/default."""
     return Path(env[variable]).expanduser() if env.get(variable) else Path.home() / default
@@ -120,7 +147,7 @@ def edits_for(
 ) -> tuple[list[Edit], list[str]]:
     """The edits for a harness and the notes to print with them."""
     exe = exe or launcher()
-    extra = passed_on(env)
+    extra = {**passed_on(env), "ORG_VIA": via(harness)}
     server_env = {"ORG_AGENT": agent, **extra}
     args = [*exe[1:], "mcp", "--as", agent]
     notes: list[str] = []
@@ -134,38 +161,61 @@ def edits_for(
             }
             for event, event_name in (("session-start", "SessionStart"), ("prompt", "UserPromptSubmit"))
         }
+        user_settings = Path.home() / ".claude" / "settings.json"
         if project_dir is not None:
-            notes.append("Claude Code asks once before it starts a project's MCP servers (.mcp.json): approve cli-org")
+            # Claude Code starts a project's .mcp.json server without asking once its name is
+            # in the user's own enabledMcpjsonServers (a project's settings cannot approve
+            # it); it keeps the user's own approval in the project's settings.local.json.
             return [
                 json_server(project_dir / ".mcp.json", "mcpServers", entry),
                 json_hooks(project_dir / ".claude" / "settings.json", groups),
+                json_name_in_list(
+                    user_settings, "enabledMcpjsonServers", "cli-org", "approval of the project's server"
+                ),
+                json_name_in_list(
+                    project_dir / ".claude" / "settings.local.json",
+                    "enabledMcpjsonServers",
+                    SERVER,
+                    "Claude Code's record of your approval",
+                    only_remove=True,
+                ),
             ], notes
         return [
             json_server(Path.home() / ".claude.json", "mcpServers", entry),
-            json_hooks(Path.home() / ".claude" / "settings.json", groups),
+            json_hooks(user_settings, groups),
         ], notes
     entry = {"command": exe[0], "args": args, "env": server_env}
-    text = INSTRUCTIONS.format(agent=agent)
     if harness == "codex":
         home = _home(env, "CODEX_HOME", ".codex")
+        # Codex waits for a required server before the first turn; the read tools are
+        # approved (session/tools.py), writes are left to the user's approval policy.
+        entry = {
+            "command": exe[0],
+            "args": args,
+            "required": True,
+            "startup_timeout_sec": CODEX_STARTUP_SEC,
+            "env": server_env,
+            "tools": {name: {"approval_mode": "approve"} for name in READ_TOOLS},
+        }
         if project_dir is not None:
             notes.append("Codex reads a project's .codex/config.toml only once the project is trusted")
             return [
-                toml_server(project_dir / ".codex" / "config.toml", entry, harness),
-                markdown_block(project_dir / "AGENTS.md", text),
+                toml_server(project_dir / ".codex" / "config.toml", entry),
+                markdown_block(project_dir / "AGENTS.md", INSTRUCTIONS),
             ], notes
-        return [toml_server(home / "config.toml", entry, harness), markdown_block(home / "AGENTS.md", text)], notes
+        return [toml_server(home / "config.toml", entry), markdown_block(home / "AGENTS.md", INSTRUCTIONS)], notes
     if harness == "hermes":
         home = _home(env, "HERMES_HOME", ".hermes")
-        config = yaml_server(home / "config.yaml", entry, harness)
+        config = yaml_server(home / "config.yaml", entry)
         if project_dir is None:
-            return [config, markdown_block(home / "SOUL.md", text)], notes
+            # Not SOUL.md: Hermes takes that file as its whole identity, in place of its own.
+            return [config, yaml_hint(home / "config.yaml", INSTRUCTIONS)], notes
         notes.append("Hermes reads MCP servers only from its home's config.yaml; that entry applies to every project")
         context = next(
             (project_dir / n for n in (".hermes.md", "HERMES.md") if (project_dir / n).is_file()),
             project_dir / "AGENTS.md",
         )
-        return [config, markdown_block(context, text)], notes
+        return [config, markdown_block(context, INSTRUCTIONS)], notes
     raise InputError(f"unknown harness {harness!r}; use one of {', '.join(HARNESSES)}")
 
 
@@ -181,82 +231,81 @@ def _read(where: files.Place) -> str | None:
         ) from None
 
 
-def _empty(value: Any) -> Any:
-    """A parsed file with empty objects and lists left out, to compare what is left."""
-    if isinstance(value, dict):
-        kept = {k: _empty(v) for k, v in value.items()}
-        return {k: v for k, v in kept.items() if v not in ({}, [], "", None)}
-    if isinstance(value, list):
-        return [_empty(v) for v in value]
-    return value
-
-
-def plan(edits: list[Edit], *, remove: bool, project_dir: Path | None = None) -> list[Change]:
-    """What each edit would do; raises (before anything is written) on a malformed file, or
-    on a link, a file that is not a regular one, or a taken temporary or backup name where
-    setup would write (files.py)."""
-    changes = []
+def plan(
+    edits: list[Edit], record: Record, user: str, *, remove: bool, project_dir: Path | None = None
+) -> list[Change]:
+    """What each edit would do, with the record updated to match; raises (before anything
+    is written) on a malformed file, or on a link, a file that is not a regular one, or a
+    taken temporary name where setup would write (files.py). Two edits of one file (the
+    Hermes server and its instructions) apply one after the other."""
+    changes: list[Change] = []
+    texts: dict[Path, str | None] = {}
+    originals: dict[Path, str | None] = {}
     for edit in edits:
+        if edit.only_remove and not remove:
+            continue
         here = files.place(edit.path, project_dir)
-        backup = here.beside(here.name + BACKUP_SUFFIX)
         files.must_be_free(here.temporary)
-        before = _read(here)
-        change = functools.partial(_change, edit, here, backup, before)
-
+        if here.path not in texts:
+            texts[here.path] = originals[here.path] = _read(here)
+        before = texts[here.path]
+        key = str(here.path)
+        users = record.users(key, edit.part)
+        present = before is not None and edit.remove(before) != before
+        after: str | None
         if not remove:
-            after = edit.add(before)
-            if after == before:
-                changes.append(change("unchanged", None, after))
-            elif before is None:
-                changes.append(change("create", None, after))
+            if edit.by_record and present and not users:
+                after = before  # the user's own: left alone, not claimed
             else:
-                # A fresh backup holds the file before cli-org touched it; once cli-org's
-                # part is in, the existing backup is that original and is kept.
-                ours_in = edit.remove(before) != before
-                if ours_in and _read(backup) is not None:
-                    made = None
-                else:
-                    files.must_be_free(backup)
-                    made = str(backup.path)
-                changes.append(change("edit", made, after))
-            continue
-        if before is None or edit.remove(before) == before:
-            changes.append(change("unchanged", None, before))
-            continue
-        left = edit.remove(before)
-        original = _read(backup)
-        if original is not None and _same(edit, left, original):
-            changes.append(change("restore", str(backup.path), original))
-        elif original is None and not _empty(edit.parse(left)):
-            changes.append(change("delete", None, None))
+                after = edit.add(before)
+                record.claim(key, edit.part, user, before if not present else edit.remove(before or ""), here)
+        elif [u for u in users if u != user] or (edit.by_record and not users):
+            record.release(key, edit.part, user)
+            after = before  # another harness still uses it, or it was never cli-org's
         else:
-            changes.append(change("edit", None, left))
-    return changes
+            after = before if before is None else edit.remove(before)
+            record.release(key, edit.part, user)
+            if not record.has(key):
+                after = record.restored(key, originals[here.path], after, functools.partial(_left, edit))
+        texts[here.path] = after
+        changes.append(_change(edit, here, before, after, record))
+    return _merged(changes)
 
 
-def _change(
-    edit: Edit,
-    here: files.Place,
-    backup: files.Place,
-    before: str | None,
-    action: str,
-    made: str | None,
-    after: str | None,
-) -> Change:
-    return Change(str(edit.path), edit.what, action, made, before, after, here, backup)
+def _left(edit: Edit, text: str) -> Any:
+    return without_empties(edit.parse(text))
 
 
-def _same(edit: Edit, left: str, original: str) -> bool:
-    """Whether what --remove leaves is the original, so the backup goes back byte for byte.
-    For a block edit the user's lines are kept as they are, so only
-    the same text counts (a comment added since is not lost to the backup); only the
-    newlines setup put before its block at the end may differ."""
-    if not edit.rewrites:
-        return left.rstrip("\n") == original.rstrip("\n")
-    try:
-        return bool(_empty(edit.parse(left)) == _empty(edit.parse(original)))
-    except ConfigError:
-        return False
+def _change(edit: Edit, here: files.Place, before: str | None, after: str | None, record: Record) -> Change:
+    if after == before:
+        action = "unchanged"
+    elif after is None:
+        action = "delete"
+    elif before is None:
+        action = "create"
+    else:
+        action = "restore" if record.was_restored(str(here.path)) else "edit"
+    kept = str(record.place.path) if record.keeps(str(here.path)) else None
+    return Change(str(edit.path), edit.what, action, kept, before, after, here)
+
+
+def _merged(changes: list[Change]) -> list[Change]:
+    """One change per file: the first one's text before, the last one's after."""
+    out: dict[str, Change] = {}
+    for c in changes:
+        if c.path in out:
+            first = out[c.path]
+            merged = Change(c.path, f"{first.what} and {c.what}", c.action, c.backup, first.before, c.after, c.here)
+            if merged.after == merged.before:
+                merged.action = "unchanged"
+            elif merged.before is None:
+                merged.action = "create"
+            elif c.action == "unchanged":
+                merged.action = first.action
+            out[c.path] = merged
+        else:
+            out[c.path] = c
+    return list(out.values())
 
 
 def diff(changes: list[Change]) -> str:
@@ -276,21 +325,18 @@ def diff(changes: list[Change]) -> str:
     return "".join(out)
 
 
-def apply(changes: list[Change]) -> None:
-    """Carry the planned changes out: backups first, then the files."""
+def apply(changes: list[Change], record: Record) -> None:
+    """Carry the planned changes out, then keep the record (and take away the folders
+    setup made that are left empty)."""
     for c in changes:
-        if c.action == "edit" and c.backup and c.before is not None and c.kept is not None:
-            files.create(c.kept, c.before.encode("utf-8"))
-    for c in changes:
-        if c.here is None:
+        if c.here is None or c.action == "unchanged":
             continue
-        if c.action in ("create", "edit", "restore") and c.after is not None:
-            files.replace(c.here, c.after.encode("utf-8"))
-        if c.action == "restore" and c.kept is not None:
-            files.delete(c.kept)
-        if c.action == "delete":
+        if c.after is None:
             files.delete(c.here)
-            files.remove_folder_if_empty(c.here, HARNESS_FOLDERS)
+        else:
+            files.replace(c.here, c.after.encode("utf-8"))
+            record.wrote(str(c.here.path), c.after)
+    record.save()
 
 
 def setup(
@@ -312,9 +358,10 @@ def setup(
     if not remove and not agent:
         raise InputError("name the agent: --agent NAME (or set ORG_AGENT)")
     edits, notes = edits_for(harness, agent or "-", project_dir, env, exe)
-    changes = plan(edits, remove=remove, project_dir=project_dir)
+    record = Record.load(env)
+    changes = plan(edits, record, user_of(harness, project_dir), remove=remove, project_dir=project_dir)
     if not dry_run:
-        apply(changes)
+        apply(changes, record)
     scope = "project" if project_dir is not None else "user"
     where = str(project_dir.resolve()) if project_dir is not None else None
     return SetupResult(harness, scope, where, agent, remove, dry_run, changes, diff(changes), notes)

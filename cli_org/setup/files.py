@@ -1,15 +1,15 @@
 """The files `cli-org setup` reads and writes, reached without following a link that a
 checkout planted.
 
-The rule: never write, back up or read-for-edit through a path an untrusted
+The rule: never write or read-for-edit through a path an untrusted
 checkout controls. Each file is a `Place`: a trusted folder and the names below it.
 - In a project, the trusted folder is the project folder the user named; every name below
-  it (folders, the file, its backup, its temporary file) is opened with O_NOFOLLOW, one
+  it (folders, the file, its temporary file) is opened with O_NOFOLLOW, one
   folder at a time, so a symbolic link anywhere is refused.
 - In the user's own home, a file may be the user's link into a dotfiles folder: it is
-  resolved first and the folder it lies in is the trusted one; the backup and temporary
-  names beside it are still never followed.
-Everywhere: the file must be a regular file with one link; a temporary or backup name that
+  resolved first and the folder it lies in is the trusted one; the temporary name beside
+  it is still never followed.
+Everywhere: the file must be a regular file with one link; a temporary name that
 exists already is refused (it is made with O_CREAT|O_EXCL|O_NOFOLLOW, never reused); the
 new text is renamed over the file within its folder.
 """
@@ -159,7 +159,7 @@ def _lstat(where: Place) -> os.stat_result | None:
 
 
 def must_be_free(where: Place) -> None:
-    """Refuse a temporary or backup name that exists already: setup makes it afresh."""
+    """Refuse a temporary name that exists already: setup makes it afresh."""
     info = _lstat(where)
     if info is not None and stat.S_ISLNK(info.st_mode):
         raise ConfigError(f"{where.path} is a symbolic link; setup does not write through links; {AFTER}")
@@ -173,29 +173,9 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def create(where: Place, data: bytes) -> None:
-    """A new file (a backup), readable by its owner only; never over a name that exists."""
-    folder = _folder(where, create=True)
-    assert folder is not None
-    try:
-        try:
-            fd = os.open(where.name, _NEW, 0o600, dir_fd=folder)
-        except FileExistsError:
-            raise ConfigError(f"{where.path} exists already; setup makes that file itself; {AFTER}") from None
-        try:
-            _write_all(fd, data)
-        except BaseException:
-            os.unlink(where.name, dir_fd=folder)
-            raise
-        finally:
-            os.close(fd)
-    finally:
-        os.close(folder)
-
-
-def replace(where: Place, data: bytes) -> None:
+def replace(where: Place, data: bytes, mode: int = 0o666) -> None:
     """Write the file through a new temporary file beside it, renamed over it; the file's
-    mode is kept."""
+    mode is kept (a new file gets `mode`, less the umask)."""
     folder = _folder(where, create=True)
     assert folder is not None
     temporary = where.temporary.name
@@ -207,7 +187,7 @@ def replace(where: Place, data: bytes) -> None:
         if info is not None:
             _check(where.path, info)
         try:
-            fd = os.open(temporary, _NEW, 0o666 if info is None else 0o600, dir_fd=folder)
+            fd = os.open(temporary, _NEW, mode if info is None else 0o600, dir_fd=folder)
         except FileExistsError:
             raise ConfigError(f"{where.temporary.path} exists already; setup makes that file itself; {AFTER}") from None
         try:
@@ -237,20 +217,14 @@ def delete(where: Place) -> None:
         os.close(folder)
 
 
-def remove_folder_if_empty(where: Place, names: tuple[str, ...]) -> None:
-    """Take away the folder the file lay in when it is empty and one of `names`."""
-    if where.folders:
-        parent = Place(where.root, where.folders[:-1], where.folders[-1])
-        if parent.name not in names:
-            return
-        folder = _folder(parent, create=False)
-        if folder is None:
-            return
-        try:
-            with contextlib.suppress(OSError):  # not empty, or gone
-                os.rmdir(parent.name, dir_fd=folder)
-        finally:
-            os.close(folder)
-    elif where.root.name in names:
-        with contextlib.suppress(OSError):
-            os.rmdir(where.root)
+def remove_empty_folder(path: Path) -> None:
+    """Take away a folder setup made, when it is empty (never through a link)."""
+    where = Place(Path(os.path.realpath(path.parent)), (), path.name)
+    folder = _folder(where, create=False)
+    if folder is None:
+        return
+    try:
+        with contextlib.suppress(OSError):  # not empty, gone, or a link
+            os.rmdir(where.name, dir_fd=folder)
+    finally:
+        os.close(folder)

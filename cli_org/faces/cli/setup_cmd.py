@@ -30,7 +30,7 @@ assert set(SETUP_HARNESSES) <= set(HARNESSES)
     help="Set up this project only (default: user-wide, in your home folder).",
 )
 @click.option("--dry-run", is_flag=True, help="Print the changes as a diff; write nothing.")
-@click.option("--remove", is_flag=True, help="Take out what setup wrote; put backups back.")
+@click.option("--remove", is_flag=True, help="Take out what setup wrote, as its record says.")
 @click.option("--yes", is_flag=True, help="Create a missing agent without asking.")
 @json_option
 def setup(
@@ -45,8 +45,8 @@ def setup(
     """Wire a harness (claude-code, codex, hermes) to cli-org: its MCP server entry with the
     agent's identity, and Claude Code's hooks or an instruction block for the others.
 
-    Running it twice changes nothing; every edited file is backed up to FILE.cli-org-backup
-    first; --remove takes out only what setup wrote.
+    Running it twice changes nothing; setup keeps a record of what it wrote in your own
+    cli-org folder (no file is left beside yours); --remove takes out only what it wrote.
     """
     from ...errors import InputError
     from ...setup import setup as run_setup
@@ -69,13 +69,12 @@ def setup(
             "create": "created",
             "edit": "edited",
             "delete": "deleted",
-            "restore": "restored from backup",
+            "restore": "restored as it was",
             "unchanged": "unchanged",
         }[change.action]
         if dry_run and change.action != "unchanged":
             verb = f"would be {verb}"
-        backup = f" (backup {change.backup})" if change.backup and change.action == "edit" else ""
-        click.echo(f"{change.path}: {change.what} {verb}{backup}")
+        click.echo(f"{change.path}: {change.what} {verb}")
     for note in [] if remove else result.notes:
         click.echo(f"note: {note}")
 
@@ -84,9 +83,7 @@ def _summary(result) -> dict:
     from dataclasses import asdict
 
     data = asdict(result)
-    data["changes"] = [
-        {k: v for k, v in c.items() if k not in ("before", "after", "here", "kept")} for c in data["changes"]
-    ]
+    data["changes"] = [{k: v for k, v in c.items() if k not in ("before", "after", "here")} for c in data["changes"]]
     return data
 
 

@@ -1,0 +1,116 @@
+"""What `cli-org setup` wrote, kept in the user's own cli-org folder (never in a project,
+so a checkout can neither plant nor read it): for each file it touched, the text before
+it first did (None: setup created it), the folders it made for it, a digest of the text
+it left, and which harness and scope uses each of cli-org's parts of the file
+("codex:/home/dev/web" uses the instruction block of /home/dev/web/AGENTS.md).
+
+--remove reads it: a part another user still needs stays; once no part is left, a file
+nobody changed since goes back to its text before setup byte for byte (a file setup
+created is deleted, with the folders it made when they are empty); a file changed since
+keeps everything but cli-org's part.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..local.places import data_dir_from
+from . import files
+
+NAME = "setup-record.json"
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Record:
+    def __init__(self, place: files.Place, data: dict[str, Any]):
+        self.place = place
+        self.files: dict[str, dict[str, Any]] = data.get("files", {})
+        self.restores: set[str] = set()  # files put back as they were
+        self.emptied: list[str] = []  # folders setup made, to take away when empty
+
+    @classmethod
+    def load(cls, env: Mapping[str, str]) -> Record:
+        place = files.place(data_dir_from(env) / NAME, None)
+        raw = files.read(place)
+        try:
+            data = json.loads(raw) if raw else {}
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise ConfigError(
+                f"{place.path}: not setup's record; move it away, then run again (nothing was changed)"
+            ) from None
+        return cls(place, data if isinstance(data, dict) else {})
+
+    def users(self, key: str, part: str) -> list[str]:
+        return list(self.files.get(key, {}).get("parts", {}).get(part, []))
+
+    def has(self, key: str) -> bool:
+        return bool(self.files.get(key, {}).get("parts"))
+
+    def keeps(self, key: str) -> bool:
+        return key in self.files and self.files[key]["before"] is not None
+
+    def was_restored(self, key: str) -> bool:
+        return key in self.restores
+
+    def claim(self, key: str, part: str, user: str, before: str | None, here: files.Place) -> None:
+        if key not in self.files:
+            made: list[str] = []
+            walked = here.root
+            for name in here.folders:
+                walked = walked / name
+                if made or not walked.is_dir():
+                    made.append(str(walked))
+            self.files[key] = {"before": before, "folders": made, "left": None, "parts": {}}
+        parts = self.files[key]["parts"]
+        parts[part] = [*(u for u in parts.get(part, []) if u != user), user]
+
+    def release(self, key: str, part: str, user: str) -> None:
+        parts = self.files.get(key, {}).get("parts", {})
+        left = [u for u in parts.get(part, []) if u != user]
+        if left:
+            parts[part] = left
+        else:
+            parts.pop(part, None)
+
+    def restored(self, key: str, original: str | None, after: str | None, empty: Callable[[str], Any]) -> str | None:
+        """What the file becomes once the last of cli-org's parts is out: as it was before
+        setup when nothing changed it since, else `after`, deleted when setup created the
+        file (or, with no record, when setup's part was all it held)."""
+        entry = self.files.pop(key, None)
+        if entry is None:
+            return None if after is not None and after != original and not empty(after) else after
+        self.emptied += reversed(entry["folders"])
+        if original is not None and digest(original) == entry["left"]:
+            if entry["before"] is not None:
+                self.restores.add(key)
+            return str(entry["before"]) if entry["before"] is not None else None
+        if entry["before"] is None and after is not None and not empty(after):
+            return None
+        return after
+
+    def wrote(self, key: str, text: str) -> None:
+        if key in self.files:
+            self.files[key]["left"] = digest(text)
+
+    def save(self) -> None:
+        if self.files:
+            data = json.dumps({"files": self.files}, indent=1, ensure_ascii=False) + "\n"
+            files.replace(self.place, data.encode("utf-8"), mode=0o600)
+        else:
+            files.delete(self.place)
+        for folder in self.emptied:
+            files.remove_empty_folder(Path(folder))
+
+
+def user_of(harness: str, project_dir: Path | None) -> str:
+    """Who uses a part: the harness, and the project (its real path) or the user's home."""
+    return f"{harness}:{os.path.realpath(project_dir) if project_dir is not None else '~'}"

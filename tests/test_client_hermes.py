@@ -1,0 +1,246 @@
+"""A whole Hermes Agent session (the real client, tests/clients.py) against the stand-in model
+API speaking OpenAI's chat completions (tests/standin_chat.py), on a real cli-org database.
+
+As a user would: `cli-org setup hermes --agent bot` in a home folder of the test's own, then
+`hermes -z PROMPT` (its one-shot mode) in a project folder, the model scripted to call
+org_recall and then org_forget on another agent's fact. What is asserted is what Hermes put in
+front of the model: its own identity and cli-org's instructions in the system prompt,
+cli-org's tools in the first request, the recall's result as the CLI's text, the refusal as
+the CLI's one line. One session serves the module's tests.
+
+Hermes 0.19 has no hook that adds context at a session's start (its `on_session_start`
+shell hook cannot add any; `pre_llm_call` can, on every call): cli-org's instructions live
+in its system prompt, which its compaction keeps (context_compressor.py summarises the
+middle of the conversation only). The session is made to compact: one turn carries a long
+text and a later one reports a prompt as large as the model's window, and the request after
+the summary must still carry Hermes's identity and cli-org's instructions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_org.store.facts import remember
+from tests.clients import client
+from tests.standin import standing
+from tests.standin_chat import CONTEXT_LENGTH, MODEL, Call, Chat, Step, Turn
+
+WORKTREE = Path(__file__).resolve().parents[1]
+HERMES = "hermes-0.19.0"
+SERVER = "cli-org"
+PREFIX = "mcp__cli_org__"  # Hermes names an MCP tool mcp__<server, non-word characters as _>__<tool>
+# Hermes's own identity (agent/prompt_builder.py DEFAULT_AGENT_IDENTITY), its first sentence.
+IDENTITY = "You are Hermes Agent, an intelligent AI assistant created by Nous Research."
+ANSWER = "Deploys go through scripts/deploy.sh."
+RUN_SECONDS = 180  # a guard against a hang, not a measurement
+
+
+@dataclass
+class Home:
+    """A user's machine for one test: a home folder, a project, `cli-org` on PATH."""
+
+    project: Path
+    env: dict[str, str]
+
+    def run(
+        self, *command: str, env: dict[str, str] | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            command,
+            cwd=self.project,
+            env={**self.env, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    def cli(self, *args: str, agent: str | None = None) -> subprocess.CompletedProcess[str]:
+        """`cli-org ARGS` as the user types it (ORG_AGENT picks who, as in a shell)."""
+        return self.run("cli-org", *args, env={"ORG_AGENT": agent} if agent else None)
+
+    def hermes(self, *args: str, base_url: str = "") -> subprocess.CompletedProcess[str]:
+        """`hermes ARGS` in the project; with base_url, on the stand-in: Hermes's "custom"
+        provider is any OpenAI-compatible base URL (hermes_cli/runtime_provider.py reads
+        CUSTOM_BASE_URL; a local one needs no key)."""
+        endpoint = {"HERMES_INFERENCE_PROVIDER": "custom", "CUSTOM_BASE_URL": base_url + "/v1"} if base_url else {}
+        return self.run(str(client(HERMES)), *args, env=endpoint, timeout=RUN_SECONDS)
+
+
+def user_home(root: Path, org_env: dict[str, str]) -> Home:
+    """HOME, HERMES_HOME and XDG_* inside `root`; PATH with this checkout's `cli-org` first (a
+    script that runs it: setup writes that path into Hermes's config, and Hermes passes the
+    server no PYTHONPATH); the database's settings, as a user's shell would have them."""
+    home, project, tools = root / "home", root / "web", root / "bin"
+    for folder in (home, project / ".git", tools):
+        folder.mkdir(parents=True)
+    program = tools / "cli-org"
+    program.write_text(f'#!/bin/sh\nPYTHONPATH={WORKTREE} exec {sys.executable} -m cli_org "$@"\n')
+    program.chmod(0o755)
+    keep = {k: os.environ[k] for k in ("LANG", "TMPDIR") if k in os.environ}
+    env = {
+        **keep,
+        **org_env,
+        "PATH": os.pathsep.join([str(tools), "/usr/local/bin", "/usr/bin", "/bin"]),
+        "HOME": str(home),
+        "HERMES_HOME": str(home / ".hermes"),
+        **{f"XDG_{k}_HOME": str(home / f".{k.lower()}") for k in ("CONFIG", "CACHE", "DATA", "STATE")},
+        "NO_PROXY": "127.0.0.1,localhost",
+    }
+    return Home(project, env)
+
+
+@dataclass
+class Session:
+    """One `hermes -z` run on the stand-in playing a script."""
+
+    chat: Chat
+    answer: str
+    started: float  # time.monotonic() when hermes was started
+    seconds: float  # the whole run, start to exit
+
+    def system_prompt(self, turn: int = 0) -> str:
+        messages = self.chat.first(turn).request.body["messages"]
+        return "\n".join(m["content"] for m in messages if m["role"] == "system")
+
+    def tools(self, turn: int = 0) -> list[str]:
+        return [t["function"]["name"] for t in self.chat.first(turn).request.body.get("tools") or []]
+
+    def results(self) -> dict[str, str]:
+        """What Hermes handed the model for each tool call: the tool message's content, by
+        the id of the call it answers, as first sent (a compaction may summarise it later)."""
+        found: dict[str, str] = {}
+        for exchange in self.chat.turns():
+            for m in exchange.request.body["messages"]:
+                if m["role"] == "tool":
+                    found.setdefault(m["tool_call_id"], m["content"])
+        return found
+
+
+def run_session(home: Home, script: list[Turn], prompt: str) -> Session:
+    chat = Chat(script)
+    with standing(chat) as standin:
+        started = time.monotonic()
+        done = home.hermes("-z", prompt, "-m", MODEL, base_url=standin.url)
+        seconds = time.monotonic() - started
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return Session(chat, done.stdout, started, seconds)
+
+
+def payload(content: str) -> Any:
+    """What cli-org's server gave Hermes for one call, out of the envelope Hermes wraps an MCP
+    tool's result in (agent/tool_dispatch_helpers.py _maybe_wrap_untrusted: a tag, a header
+    paragraph and a blank line before it, the closing tag after)."""
+    if content.startswith("<untrusted_tool_result"):
+        content = content.split("\n\n", 1)[1].removesuffix("\n</untrusted_tool_result>")
+    return json.loads(content)
+
+
+def one_line(done: subprocess.CompletedProcess[str]) -> str:
+    """The CLI's refusal: exit 1, one line on stderr after `cli-org: `."""
+    assert done.returncode == 1 and done.stderr.startswith("cli-org: "), done.stderr
+    return done.stderr.removeprefix("cli-org: ").rstrip("\n")
+
+
+@dataclass
+class Ran:
+    home: Home
+    setup: subprocess.CompletedProcess[str]
+    listed: subprocess.CompletedProcess[str]
+    tested: subprocess.CompletedProcess[str]
+    session: Session
+    mine: int  # bot's fact
+    theirs: int  # other's fact, which bot may not retire
+    question: str
+    why: str
+    retired: bool  # whether `theirs` was retired after the session
+
+
+@pytest.fixture(scope="module")
+def ran(server, template, tmp_path_factory) -> Iterator[Ran]:
+    from conftest import fresh_database, with_team  # here: benchmarks/client_hermes.py imports this module
+
+    client(HERMES)  # installed (once) before anything is timed
+    with fresh_database(server, template) as blank:
+        org = with_team(blank)
+        mine = remember(org.writer("bot"), "deploy", "Deploys go through scripts/deploy.sh", source="docs/deploy.md")
+        theirs = remember(org.writer("other"), "cache", "The cache TTL is 60 seconds", source="config/cache.yml")
+        home = user_home(tmp_path_factory.mktemp("hermes"), org.env)
+        setup = home.cli("setup", "hermes", "--agent", "bot")
+        assert setup.returncode == 0, setup.stderr
+        listed = home.hermes("mcp", "list")
+        tested = home.hermes("mcp", "test", SERVER)
+        question, why = "how do we deploy", "I think it is wrong"
+        facts = [Call(PREFIX + "org_facts", {"subject": s}) for s in ("deploy", "cache", "ci")]
+        script: list[Turn] = [
+            [Call(PREFIX + "org_recall", {"question": question})],
+            [Call(PREFIX + "org_forget", {"id": theirs.id, "why": why})],
+            # Compaction needs a middle to summarise (more than its head and 3 tail messages,
+            # longer than the tail's token budget) and a prompt over its threshold.
+            Step(text="Let me read the facts. " * 5000, calls=facts[:1]),
+            facts[1:2],
+            Step(calls=facts[2:], prompt_tokens=CONTEXT_LENGTH),
+            ANSWER,
+        ]
+        session = run_session(home, script, "How do we deploy?")
+        with org.admin() as conn:
+            row = conn.execute("SELECT valid_to FROM memory_facts WHERE id = %s", (theirs.id,)).fetchone()
+        yield Ran(home, setup, listed, tested, session, mine.id, theirs.id, question, why, row["valid_to"] is not None)
+
+
+def test_hermes_lists_cli_org_and_connects_to_it_after_setup(ran):
+    assert ran.listed.returncode == 0, ran.listed.stderr
+    line = next((s for s in ran.listed.stdout.splitlines() if s.strip().startswith(SERVER + " ")), "")
+    assert "enabled" in line, ran.listed.stdout
+    assert ran.tested.returncode == 0, ran.tested.stderr
+    assert "Connected (" in ran.tested.stdout and "Tools discovered: 8" in ran.tested.stdout, ran.tested.stdout
+
+
+def test_the_session_ran_the_script_to_its_end(ran):
+    assert ran.session.answer.strip() == ANSWER
+    assert [e.turn for e in ran.session.chat.turns()] == [0, 1, 2, 3, 4, 5]
+
+
+def test_system_prompt_keeps_hermes_identity_and_adds_cli_org_instructions(ran):
+    prompt = ran.session.system_prompt(0)
+    assert "## Org memory (cli-org)" in prompt and "the agent `bot`" in prompt
+    assert IDENTITY in prompt  # cli-org's block added to Hermes's prompt, not in place of it
+
+
+def test_after_compaction_the_prompt_still_holds_identity_and_instructions(ran):
+    chat = ran.session.chat
+    before, after = chat.first(4), chat.first(5)
+    asked = [e for e in chat.exchanges if e.turn is None and before.arrived < e.arrived < after.arrived]
+    assert asked, "Hermes asked for no summary between the full prompt and the next request"
+    # The middle (the forget and its refusal) is summarised: a user message in its place.
+    roles = [[m["role"] for m in e.request.body["messages"]] for e in (before, after)]
+    assert "call_1_0" in json.dumps(before.request.body) and "call_1_0" not in json.dumps(after.request.body)
+    assert roles[1].count("user") == roles[0].count("user") + 1
+    assert ran.session.system_prompt(5) == ran.session.system_prompt(0)
+
+
+def test_cli_org_tools_are_in_the_first_request(ran):
+    first = set(ran.session.tools(0))
+    assert {PREFIX + name for name in ("org_recall", "org_remember", "org_forget", "org_facts")} <= first
+
+
+def test_recall_reaches_the_model_as_the_cli_text(ran):
+    recall = ran.home.cli("recall", ran.question, agent="bot")
+    assert recall.returncode == 0 and f"[fact #{ran.mine}]" in recall.stdout, recall.stderr
+    assert payload(ran.session.results()["call_0_0"]) == {"result": recall.stdout.rstrip("\n")}
+
+
+def test_refused_forget_reaches_the_model_as_the_cli_line(ran):
+    line = one_line(ran.home.cli("forget", str(ran.theirs), ran.why, agent="bot"))
+    assert "\n" not in line
+    assert payload(ran.session.results()["call_1_0"]) == {"error": line}
+    assert not ran.retired
