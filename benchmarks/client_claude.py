@@ -1,0 +1,152 @@
+"""cli-org through a real Claude Code session (2.1.197 and 2.1.332), against the stand-in
+model API, with the machinery of tests/test_client_claude.py: set up as a user types it,
+then `claude -p` calls each of the 8 tools once, in order.
+
+Measured, per version:
+- characters handed to the model per tool: the tool_result text in the request that
+  carries it back (what Claude Code put in front of the model);
+- tool round trips through the client: from the stand-in sending the tool_use to the
+  request with its tool_result arriving; the first call of a session is cold, the rest warm;
+- the SessionStart hook's latency in Claude Code's own debug log (`--debug-file`): 2.1.332
+  writes "Hooks: SessionStart:startup [...] finished with status 0 (N ms)"; 2.1.197 writes
+  no duration, so it is the span from its "hook_execution_start" line to its
+  "Hook SessionStart:startup (SessionStart) success" line.
+
+Medians over RUNS sessions per version.
+
+    python -m benchmarks.client_claude
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+import psycopg
+from psycopg.rows import dict_row
+
+from cli_org.db.connect import admin_conninfo, connect
+from cli_org.store import facts
+from cli_org.store.agents import add_agent
+from tests.standin import standing
+from tests.standin_anthropic import Scripted, block_text, text, tool_results, tool_use
+from tests.test_client_claude import ALLOW, MINE, QUESTION, THEIRS, VERSIONS, User, main_requests, plan, tool
+
+from .common import bench_settings, median
+
+RUNS = 3
+STAMP = r"^(\S+Z) "
+
+
+def _calls(forgettable: int, run: int) -> list[dict]:
+    """Each of the 8 tools once, with the arguments an agent would give."""
+    arguments = {
+        "org_recall": {"question": QUESTION},
+        "org_remember": {
+            "subject": "releases",
+            "claim": f"Release notes for build {run} are written in CHANGELOG.md before the tag",
+            "source": "docs/release.md",
+        },
+        "org_forget": {"id": forgettable, "why": "the staging host was renamed"},
+        "org_facts": {},
+        "org_search": {"query": "deploy schedule"},
+        "org_sessions_search": {"query": "deploy"},
+        "org_notebook": {"action": "show"},
+        "org_context": {},
+    }
+    return [tool_use(tool(name), args, f"toolu_{name}") for name, args in arguments.items()]
+
+
+def _seconds(line: str) -> float:
+    found = re.match(STAMP, line)
+    assert found, line
+    return datetime.fromisoformat(found.group(1).replace("Z", "+00:00")).timestamp()
+
+
+def hook_ms(log: str) -> float | None:
+    """The SessionStart hook's latency as Claude Code's debug log records it."""
+    lines = log.splitlines()
+    for line in lines:
+        found = re.search(r"Hooks: SessionStart:startup \[.*\] finished with status \d+ \((\d+)ms\)", line)
+        if found:
+            return float(found.group(1))
+    start = next((_seconds(line) for line in lines if "hook_execution_start" in line), None)
+    end = next((_seconds(line) for line in lines if "Hook SessionStart:startup (SessionStart) success" in line), None)
+    return round((end - start) * 1000) if start is not None and end is not None else None
+
+
+def session(version: str, env: dict[str, str], settings, folder: Path, runs: int) -> dict:
+    user = User.make(version, env, folder)
+    done = user.set_up("bot")
+    assert done.returncode == 0, done.stderr
+    chars: dict[str, list[int]] = {}
+    cold, warm, hooks, problems = [], [], [], []
+    for run in range(runs):
+        with connect(settings, "bot") as conn:
+            forgettable = facts.remember(conn, "staging", f"Staging {run} lives on host stg-{run}", source="ops.md").id
+        calls = _calls(forgettable, run)
+        steps = {a["id"]: b for a, b in zip(calls, calls[1:], strict=False)} | {calls[-1]["id"]: text("done")}
+        model = Scripted(plan(steps, calls[0], QUESTION))
+        log = folder / f"debug-{run}.log"
+        with standing(model) as standin:
+            user.prompt(standin, QUESTION, "--allowedTools", ALLOW, "--debug-file", str(log))
+            results = tool_results(main_requests(standin)[-1])
+        for call in calls:
+            name = call["name"].rsplit("__", 1)[1]
+            result = results.get(call["id"])
+            if result is None or call["id"] not in model.sent:
+                problems.append(f"{name}: no result")
+                continue
+            if result.get("is_error"):
+                problems.append(f"{name}: {block_text(result)[:120]}")
+            chars.setdefault(name, []).append(len(block_text(result)))
+            (cold if call is calls[0] else warm).append(model.round_trip(call["id"]) * 1000)
+        latency = hook_ms(log.read_text()) if log.exists() else None
+        if latency is not None:
+            hooks.append(latency)
+    return {
+        "chars": {name: int(median(values)) for name, values in chars.items()},
+        "cold_ms": round(median(cold)) if cold else None,
+        "warm_ms": round(median(warm)) if warm else None,
+        "hook_ms": round(median(hooks)) if hooks else None,
+        "problems": sorted(set(problems)),
+    }
+
+
+def main() -> None:
+    settings = bench_settings("client_claude", fresh=True)
+    with psycopg.connect(admin_conninfo(settings, settings.database_name), row_factory=dict_row) as admin:
+        add_agent(admin, "bot")
+        add_agent(admin, "other")
+        admin.commit()
+    with connect(settings, "bot") as conn:
+        facts.remember(conn, "deploys", MINE, source="docs/deploy.md")
+    with connect(settings, "other") as conn:
+        facts.remember(conn, "payments", THEIRS, source="ci/log.txt")
+    env = {
+        "CLI_ORG_DATA_DIR": str(settings.data_dir),
+        "CLI_ORG_DATABASE": settings.database_name,
+        "CLI_ORG_DATABASE_URL": "",
+    }
+    figures = {}
+    with tempfile.TemporaryDirectory(prefix="cli-org-claude-") as tmp:
+        for version in VERSIONS:
+            figures[version] = session(version, env, settings, Path(tmp) / version, RUNS)
+    names = list(figures[VERSIONS[0]]["chars"]) or list(figures[VERSIONS[-1]]["chars"])
+    print(f"Claude Code sessions against the stand-in model API, median of {RUNS} runs per version\n")
+    print("| | " + " | ".join(VERSIONS) + " |")
+    print("|---|" + "---:|" * len(VERSIONS))
+    for name in names:
+        print(f"| chars of {name} | " + " | ".join(str(figures[v]["chars"].get(name, "-")) for v in VERSIONS) + " |")
+    for key, label in (("cold_ms", "cold tool round trip, ms"), ("warm_ms", "warm tool round trip, ms")):
+        print(f"| {label} | " + " | ".join(str(figures[v][key]) for v in VERSIONS) + " |")
+    print("| SessionStart hook in Claude Code's log, ms | " + " | ".join(str(figures[v]["hook_ms"]) for v in VERSIONS) + " |")
+    for version in VERSIONS:
+        for problem in figures[version]["problems"]:
+            print(f"\n{version}: {problem}")
+
+
+if __name__ == "__main__":
+    main()
