@@ -7,6 +7,7 @@ Measured, per version:
   carries it back (what Claude Code put in front of the model);
 - tool round trips through the client: from the stand-in sending the tool_use to the
   request with its tool_result arriving; the first call of a session is cold, the rest warm;
+- how long cli-org took to connect, as the debug log says ("Successfully connected ... in N ms");
 - the SessionStart hook's latency in Claude Code's own debug log (`--debug-file`): 2.1.332
   writes "Hooks: SessionStart:startup [...] finished with status 0 (N ms)"; 2.1.197 writes
   no duration, so it is the span from its "hook_execution_start" line to its
@@ -28,13 +29,14 @@ import psycopg
 from psycopg.rows import dict_row
 
 from cli_org.db.connect import admin_conninfo, connect
+from cli_org.session.tools import TOOLS
 from cli_org.store import facts
 from cli_org.store.agents import add_agent
 from tests.standin import standing
-from tests.standin_anthropic import Scripted, block_text, text, tool_results, tool_use
+from tests.standin_anthropic import Scripted, block_text, text, tool_names, tool_results, tool_use
 from tests.test_client_claude import ALLOW, MINE, QUESTION, THEIRS, VERSIONS, User, main_requests, plan, tool
 
-from .common import bench_settings, median
+from .common import bench_settings, drop_database, median
 
 RUNS = 3
 STAMP = r"^(\S+Z) "
@@ -81,8 +83,8 @@ def session(version: str, env: dict[str, str], settings, folder: Path, runs: int
     user = User.make(version, env, folder)
     done = user.set_up("bot")
     assert done.returncode == 0, done.stderr
-    chars: dict[str, list[int]] = {}
-    cold, warm, hooks, problems = [], [], [], []
+    chars: dict[str, int] = {}
+    cold, warm, hooks, connects, problems = [], [], [], [], []
     for run in range(runs):
         with connect(settings, "bot") as conn:
             forgettable = facts.remember(conn, "staging", f"Staging {run} lives on host stg-{run}", source="ops.md").id
@@ -92,31 +94,48 @@ def session(version: str, env: dict[str, str], settings, folder: Path, runs: int
         log = folder / f"debug-{run}.log"
         with standing(model) as standin:
             user.prompt(standin, QUESTION, "--allowedTools", ALLOW, "--debug-file", str(log))
-            results = tool_results(main_requests(standin)[-1])
+            requests = main_requests(standin)
+            results = tool_results(requests[-1])
+        offered = set(tool_names(requests[0]))
+        if not {tool(name) for name in TOOLS} <= offered:
+            problems.append(f"run {run}: cli-org's tools missing from the first request")
+        with connect(settings, "bot") as conn:  # the next run starts from the same facts
+            for fact in facts.list_facts(conn, subject="releases"):
+                facts.forget(conn, fact.id, "a benchmark run's own fact")
+        answered = False  # the first call a session answers is its cold one
         for call in calls:
             name = call["name"].rsplit("__", 1)[1]
             result = results.get(call["id"])
             if result is None or call["id"] not in model.sent:
-                problems.append(f"{name}: no result")
+                problems.append(f"run {run}: {name}: no result")
                 continue
             if result.get("is_error"):
-                problems.append(f"{name}: {block_text(result)[:120]}")
-            chars.setdefault(name, []).append(len(block_text(result)))
-            (cold if call is calls[0] else warm).append(model.round_trip(call["id"]) * 1000)
-        latency = hook_ms(log.read_text()) if log.exists() else None
+                problems.append(f"run {run}: {name}: {block_text(result)[:120]}")
+                continue
+            if run == 0:  # the same database state for every version: a fresh one's first run
+                chars[name] = len(block_text(result))
+            (warm if answered else cold).append(model.round_trip(call["id"]) * 1000)
+            answered = True
+        written = log.read_text() if log.exists() else ""
+        latency = hook_ms(written)
         if latency is not None:
             hooks.append(latency)
+        connected = re.search(r'MCP server "cli-org": Successfully connected \(transport: stdio\) in (\d+)ms', written)
+        if connected:
+            connects.append(float(connected.group(1)))
     return {
-        "chars": {name: int(median(values)) for name, values in chars.items()},
+        "chars": chars,
         "cold_ms": round(median(cold)) if cold else None,
         "warm_ms": round(median(warm)) if warm else None,
         "hook_ms": round(median(hooks)) if hooks else None,
-        "problems": sorted(set(problems)),
+        "connect_ms": round(median(connects)) if connects else None,
+        "problems": problems,
     }
 
 
-def main() -> None:
-    settings = bench_settings("client_claude", fresh=True)
+def org(name: str):
+    """A fresh database with bot's fact and other's (the test's MINE and THEIRS)."""
+    settings = bench_settings(name, fresh=True)
     with psycopg.connect(admin_conninfo(settings, settings.database_name), row_factory=dict_row) as admin:
         add_agent(admin, "bot")
         add_agent(admin, "other")
@@ -130,19 +149,35 @@ def main() -> None:
         "CLI_ORG_DATABASE": settings.database_name,
         "CLI_ORG_DATABASE_URL": "",
     }
+    return settings, env
+
+
+def main() -> None:
     figures = {}
     with tempfile.TemporaryDirectory(prefix="cli-org-claude-") as tmp:
-        for version in VERSIONS:
+        for n, version in enumerate(VERSIONS):
+            settings, env = org(f"client_claude_{n}")
             figures[version] = session(version, env, settings, Path(tmp) / version, RUNS)
-    names = list(figures[VERSIONS[0]]["chars"]) or list(figures[VERSIONS[-1]]["chars"])
-    print(f"Claude Code sessions against the stand-in model API, median of {RUNS} runs per version\n")
+            drop_database(settings)
+    print(
+        "Claude Code against the stand-in model API: characters from a fresh database's first session,",
+        f"times the median of {RUNS} sessions\n",
+    )
     print("| | " + " | ".join(VERSIONS) + " |")
     print("|---|" + "---:|" * len(VERSIONS))
-    for name in names:
+    for name in TOOLS:
         print(f"| chars of {name} | " + " | ".join(str(figures[v]["chars"].get(name, "-")) for v in VERSIONS) + " |")
-    for key, label in (("cold_ms", "cold tool round trip, ms"), ("warm_ms", "warm tool round trip, ms")):
+    for key, label in (
+        ("cold_ms", "cold tool round trip, ms"),
+        ("warm_ms", "warm tool round trip, ms"),
+        ("connect_ms", "cli-org connected, in Claude Code's log, ms"),
+    ):
         print(f"| {label} | " + " | ".join(str(figures[v][key]) for v in VERSIONS) + " |")
-    print("| SessionStart hook in Claude Code's log, ms | " + " | ".join(str(figures[v]["hook_ms"]) for v in VERSIONS) + " |")
+    print(
+        "| SessionStart hook in Claude Code's log, ms | "
+        + " | ".join(str(figures[v]["hook_ms"]) for v in VERSIONS)
+        + " |"
+    )
     for version in VERSIONS:
         for problem in figures[version]["problems"]:
             print(f"\n{version}: {problem}")
