@@ -212,7 +212,7 @@ def test_the_session_ran_the_script_to_its_end(ran):
 
 def test_system_prompt_keeps_hermes_identity_and_adds_cli_org_instructions(ran):
     prompt = ran.session.system_prompt(0)
-    assert "## Org memory (cli-org)" in prompt and "the agent `bot`" in prompt
+    assert "## Org memory (cli-org)" in prompt and "the server knows which" in prompt
     assert IDENTITY in prompt  # cli-org's block added to Hermes's prompt, not in place of it
 
 

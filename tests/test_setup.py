@@ -724,3 +724,29 @@ def test_what_an_earlier_setup_wrote_is_found_and_taken_out_with_its_markers(hom
     assert (home / name).read_text().count("cli-org:\n") + (home / name).read_text().count("cli-org]\n") == 1
     run(harness, remove=True, agent=None)
     assert (home / name).read_text() == left
+
+
+def test_three_setups_at_once_keep_every_part_in_the_record(home, tmp_path):
+    """Each setup reads, changes and saves the record under a lock: run at once, none loses
+    another's parts, and removing all three still gives the tree back."""
+    import threading
+
+    project = tmp_path / "web"
+    project.mkdir()
+    before = full_snapshot(home, project)
+    failures: list[BaseException] = []
+
+    def one(harness: str, **kwargs) -> None:
+        try:
+            run(harness, project_dir=project, **kwargs)
+        except BaseException as exc:
+            failures.append(exc)
+
+    for kwargs in ({}, {"remove": True, "agent": None}):
+        threads = [threading.Thread(target=one, args=(h,), kwargs=kwargs) for h in ("codex", "hermes", "claude-code")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not failures
+    assert full_snapshot(home, project) == before

@@ -25,6 +25,7 @@ else AGENTS.md).
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import os
@@ -54,7 +55,7 @@ from .edits import (
     yaml_hint,
     yaml_server,
 )
-from .record import Record, user_of
+from .record import Record, held, user_of
 
 HARNESSES = ("claude-code", "codex", "hermes")
 # What the MCP server and the hooks need from the environment of the one who ran setup:
@@ -358,10 +359,11 @@ def setup(
     if not remove and not agent:
         raise InputError("name the agent: --agent NAME (or set ORG_AGENT)")
     edits, notes = edits_for(harness, agent or "-", project_dir, env, exe)
-    record = Record.load(env)
-    changes = plan(edits, record, user_of(harness, project_dir), remove=remove, project_dir=project_dir)
-    if not dry_run:
-        apply(changes, record)
+    with contextlib.nullcontext() if dry_run else held(env):
+        record = Record.load(env)
+        changes = plan(edits, record, user_of(harness, project_dir), remove=remove, project_dir=project_dir)
+        if not dry_run:
+            apply(changes, record)
     scope = "project" if project_dir is not None else "user"
     where = str(project_dir.resolve()) if project_dir is not None else None
     return SetupResult(harness, scope, where, agent, remove, dry_run, changes, diff(changes), notes)

@@ -12,10 +12,12 @@ keeps everything but cli-org's part.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,21 @@ from ..local.places import data_dir_from
 from . import files
 
 NAME = "setup-record.json"
+LOCK = "setup-record.lock"
+
+
+@contextlib.contextmanager
+def held(env: Mapping[str, str]) -> Iterator[None]:
+    """One setup at a time reads, changes and writes the record: two at once (two harnesses
+    set up from two terminals) would each save their own copy and lose the other's parts."""
+    folder = data_dir_from(env)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def digest(text: str) -> str:

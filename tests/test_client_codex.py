@@ -1,0 +1,266 @@
+"""Whole Codex sessions (the real `codex` from its registry, tests/clients.py) against the
+stand-in model API (tests/standin_responses.py), as a user runs them: `cli-org setup codex`,
+`codex mcp list`, then `codex exec` in a project. What is asserted is what Codex put in
+front of the model: the instruction block, cli-org's tools in the first request, a recall
+as the CLI's text, a refused forget as one line.
+
+Codex runs with HOME and CODEX_HOME in the test's folder, its analytics, feedback and
+update check off, and no network but the stand-in (a `model_providers` entry). The server
+Codex starts is the `cli-org` setup found on PATH, in the environment Codex gives a server
+(PATH and HOME, not PYTHONPATH), so it runs the checkout the venv has installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cli_org.archive.importer import import_sessions
+from cli_org.archive.usage import usage
+from cli_org.session.tools import TOOLS
+from cli_org.store import facts
+from tests import standin_responses as api
+from tests.clients import client
+from tests.standin import StandIn, standing
+
+ROOT = Path(__file__).resolve().parents[1]
+CODEX = "codex-0.169.0"
+# Codex 0.169 offers a server's tools as one namespace, `mcp__` + the server's name with `-`
+# as `_`, and a model calls `org_recall` in it (seen in its requests).
+NAMESPACE = "mcp__cli_org"
+# A user's own settings: the model provider (the stand-in), no analytics, feedback or update
+# check. Every run passes --strict-config, so each key is one Codex 0.169 knows.
+USER_CONFIG = """\
+model = "stand-in"
+model_provider = "standin"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[otel]
+exporter = "none"
+
+[model_providers.standin]
+name = "stand-in"
+base_url = "{url}/v1"
+env_key = "STANDIN_API_KEY"
+wire_api = "responses"
+"""
+RUN_SECONDS = 90  # a guard against a hang, not a measurement
+# How Codex 0.169 hands a tool's result to the model: a timing line, then the result.
+WRAPPED = re.compile(r"\AWall time: [0-9.]+ seconds\nOutput:\n?", re.S)
+QUESTION = "how do deploys run"
+# Codex's own answer to a call its approval policy stops (a write, under `codex exec`).
+REFUSED_BY_CODEX = "MCP tool call requires approval, but approval policy is never"
+
+
+@dataclass
+class Harness:
+    """Codex in a home of its own, a project folder, and what a user types there."""
+
+    program: Path
+    home: Path
+    project: Path
+    env: dict[str, str]
+    standin: StandIn
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        done = subprocess.run(
+            list(args),
+            cwd=self.project,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=RUN_SECONDS,
+        )
+        if check:
+            assert done.returncode == 0, f"{args}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+        return done
+
+    def cli_org(self, *args: str) -> str:
+        return self.run("cli-org", *args).stdout
+
+    def codex(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return self.run(str(self.program), *args, check=check)
+
+    def exec(self, prompt: str, *flags: str) -> subprocess.CompletedProcess:
+        """`codex exec` in the project (not a git repository), as a user runs it."""
+        return self.codex("exec", "--skip-git-repo-check", "--strict-config", *flags, prompt)
+
+    def requests(self) -> list[dict[str, Any]]:
+        return [r.body for r in self.standin.kept("/responses") if r.method == "POST"]
+
+
+Script = Callable[[dict[str, Any]], list[api.Item]]
+
+
+@contextmanager
+def codex_session(tmp_path: Path, database: dict[str, str], script: Script, **replies: Any) -> Iterator[Harness]:
+    """The stand-in serving `script` (`replies`: how, api.responses), and Codex set up to
+    use it, in tmp_path; `database` is the environment that names cli-org's database (what
+    `cli-org setup` passes on)."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    for folder in (home / ".codex", project):
+        folder.mkdir(parents=True)
+    with standing(api.responses(script, **replies)) as standin:
+        (home / ".codex" / "config.toml").write_text(USER_CONFIG.format(url=standin.url))
+        env = {
+            "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+            "HOME": str(home),
+            "CODEX_HOME": str(home / ".codex"),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "XDG_STATE_HOME": str(home / ".local" / "state"),
+            "LANG": "C.UTF-8",
+            "PYTHONPATH": str(ROOT),  # the cli-org the test runs is this checkout's
+            "STANDIN_API_KEY": "stand-in",
+            **{k: v for k, v in database.items() if v},
+        }
+        yield Harness(client(CODEX), home, project, env, standin)
+
+
+def scripted(*calls: tuple[str, dict[str, Any]]) -> Script:
+    """A model that makes `calls` one per turn, in order, then says it is done."""
+
+    def script(body: dict[str, Any]) -> list[api.Item]:
+        answered = len(api.outputs(body))
+        if answered < len(calls):
+            name, arguments = calls[answered]
+            return [api.call(name, arguments, NAMESPACE)]
+        return [api.text("Done.")]
+
+    return script
+
+
+def handed(body: dict[str, Any]) -> list[str]:
+    """What the model read back for each call of the request, in order, unwrapped."""
+    return [WRAPPED.sub("", output) for output in api.outputs(body).values()]
+
+
+def two_facts(org: Any) -> tuple[int, int]:
+    """A fact by bot and one by other, on the same subject."""
+    mine = facts.remember(org.writer("bot"), "deploy", "Deploys run from scripts/deploy.sh on main", source="ops.md")
+    theirs = facts.remember(org.writer("other"), "deploy", "Deploys are frozen on Fridays", source="ops.md")
+    return mine.id, theirs.id
+
+
+def current(org: Any, fact_id: int) -> bool:
+    with org.admin() as conn:
+        row = conn.execute("SELECT valid_to IS NULL AS now FROM memory_facts WHERE id = %s", (fact_id,)).fetchone()
+    return bool(row["now"])
+
+
+def test_user_setup_gives_the_first_turn_its_tools_and_reads_without_approval(org, tmp_path):
+    """`cli-org setup codex` in the user's CODEX_HOME, then `codex exec` as it comes: the
+    instruction block and the 8 tools are in the first request, a recall runs without an
+    approval and hands the model the CLI's text, a recall with a wrong argument is answered
+    in one line, and a forget (a write) is refused by Codex's approval policy (`never`
+    under exec) in one line."""
+    _, theirs = two_facts(org)
+    script = scripted(
+        ("org_recall", {"question": QUESTION}),
+        ("org_recall", {"question": QUESTION, "limit": "many"}),
+        ("org_forget", {"id": theirs, "why": "out of date"}),
+    )
+    with codex_session(tmp_path, org.env, script) as h:
+        h.cli_org("setup", "codex", "--agent", "bot")
+        listed = h.codex("mcp", "list").stdout
+        assert re.search(r"^cli-org\s.*\benabled\b", listed, re.M), listed
+        ran = h.exec("What do we know about deploys?")
+        block = (h.home / ".codex" / "AGENTS.md").read_text().strip()
+        cli_text = h.cli_org("recall", QUESTION, "--as", "bot").rstrip("\n")
+    first, *_, last = h.requests()
+    assert block in api.said(first)
+    assert {f"{NAMESPACE}/{t}" for t in TOOLS} <= set(api.tools(first)), sorted(api.tools(first))
+    recalled, wrong, refused = handed(last)
+    assert recalled == cli_text
+    assert "\n" not in wrong.strip() and "limit" in wrong and "http" not in wrong, wrong
+    assert refused == REFUSED_BY_CODEX
+    assert current(org, theirs)
+    assert "Done." in ran.stdout
+    # Codex's own record of the session, imported: its two recalls (the namespace and the
+    # function joined into one name) count as cli-org's, the refused forget as no recall.
+    with org.admin() as conn:
+        import_sessions(conn, {"codex": h.home / ".codex" / "sessions"})
+        row = next(r for r in usage(conn).harnesses if r.harness == "codex")
+        names = {r["tool_name"] for r in conn.execute("SELECT tool_name FROM archive_messages WHERE recall_call")}
+    assert (row.sessions_using, row.recall_calls) == (1, 2) and names == {"mcp__cli_org__org_recall"}, names
+
+
+def test_project_setup_in_a_trusted_project_and_cli_org_refuses_the_forget(org, tmp_path):
+    """`cli-org setup codex --project-dir P`: Codex reads P/.codex/config.toml once the
+    project is trusted (`codex exec --trust`); with the user letting writes through
+    (`--dangerously-bypass-approvals-and-sandbox`), a fact remembered through Codex says it
+    came through Codex (ORG_VIA, codex@HOST), and a forget of another agent's fact reaches cli-org,
+    which refuses it in one line."""
+    _, theirs = two_facts(org)
+    claim = {"subject": "release", "claim": "Releases are tagged from main by the release job", "source": "ci.yml"}
+    script = scripted(("org_remember", claim), ("org_forget", {"id": theirs, "why": "out of date"}))
+    with codex_session(tmp_path, org.env, script) as h:
+        h.cli_org("setup", "codex", "--agent", "bot", "--project-dir", str(h.project))
+        untrusted = h.codex("mcp", "list").stdout
+        ran = h.exec("Retire the Friday freeze.", "--trust", "--dangerously-bypass-approvals-and-sandbox")
+        listed = h.codex("mcp", "list").stdout
+        block = (h.project / "AGENTS.md").read_text().strip()
+    assert "cli-org" not in untrusted and re.search(r"^cli-org\s.*\benabled\b", listed, re.M), listed
+    first, *_, last = h.requests()
+    assert block in api.said(first)
+    assert {f"{NAMESPACE}/{t}" for t in TOOLS} <= set(api.tools(first)), sorted(api.tools(first))
+    remembered, refused = handed(last)
+    assert refused.strip() == f"agent bot may not retire fact {theirs}: only its author (other), or an owner may"
+    assert current(org, theirs)
+    with org.admin() as conn:
+        new = conn.execute("SELECT id, author, via FROM memory_facts WHERE subject = 'release'").fetchone()
+    # via is RUNTIME@HOST (cli_org/checks/rules.py): the harness, and the machine
+    assert remembered.strip() == str(new["id"]) and new["author"] == "bot", new
+    assert (new["via"] or "").startswith("codex@"), new
+    assert "Done." in ran.stdout
+
+
+def kind(body: dict[str, Any]) -> str:
+    """What Codex 0.169 says a request is for (a turn, a compaction), in its metadata."""
+    return json.loads(body["client_metadata"]["x-codex-turn-metadata"])["request_kind"]
+
+
+def test_after_a_compaction_the_next_request_has_the_block_and_the_tools(org, tmp_path):
+    """Codex compacts on its own once a reply says the context is past
+    `model_auto_compact_token_limit` (set low, as a long session reaches it): it asks the
+    model for a summary, then starts the history again from its instructions, so the block
+    (AGENTS.md) and cli-org's tools come back with the summary. (Codex's hooks,
+    SessionStart and PreCompact/PostCompact among them, need a hook trust of their own;
+    setup writes none.)"""
+    summary = "Summary: asked the org how deploys run."
+
+    def script(body: dict[str, Any]) -> list[api.Item]:
+        if kind(body) == "compaction":
+            return [api.text(summary)]
+        if summary in api.said(body):
+            return [api.text("Done.")]
+        return [api.call("org_recall", {"question": QUESTION}, NAMESPACE)]
+
+    def tokens(body: dict[str, Any]) -> int:  # the recall's turn fills the context
+        return 5000 if kind(body) == "turn" and summary not in api.said(body) else 100
+
+    with codex_session(tmp_path, org.env, script, tokens=tokens) as h:
+        h.cli_org("setup", "codex", "--agent", "bot")
+        h.exec("What do we know about deploys?", "-c", "model_auto_compact_token_limit=2000")
+        block = (h.home / ".codex" / "AGENTS.md").read_text().strip()
+    kinds = [kind(body) for body in h.requests()]
+    assert "compaction" in kinds, kinds
+    after = h.requests()[kinds.index("compaction") + 1]
+    assert summary in api.said(after) and block in api.said(after)
+    assert {f"{NAMESPACE}/{t}" for t in TOOLS} <= set(api.tools(after)), sorted(api.tools(after))
