@@ -24,6 +24,7 @@ import re
 import tempfile
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
@@ -44,7 +45,7 @@ STAMP = r"^(\S+Z) "
 
 def _calls(forgettable: int, run: int) -> list[dict]:
     """Each of the 8 tools once, with the arguments an agent would give."""
-    arguments = {
+    arguments: dict[str, dict[str, Any]] = {
         "org_recall": {"question": QUESTION},
         "org_remember": {
             "subject": "releases",
@@ -84,7 +85,11 @@ def session(version: str, env: dict[str, str], settings, folder: Path, runs: int
     done = user.set_up("bot")
     assert done.returncode == 0, done.stderr
     chars: dict[str, int] = {}
-    cold, warm, hooks, connects, problems = [], [], [], [], []
+    cold: list[float] = []
+    warm: list[float] = []
+    hooks: list[float] = []
+    connects: list[float] = []
+    problems: list[str] = []
     for run in range(runs):
         with connect(settings, "bot") as conn:
             forgettable = facts.remember(conn, "staging", f"Staging {run} lives on host stg-{run}", source="ops.md").id

@@ -57,7 +57,7 @@ def block_text(block: Block) -> str:
     content = block.get("content", block.get("text", ""))
     if isinstance(content, str):
         return content
-    return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return "\n".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
 
 
 def tool_results(body: Any) -> dict[str, Block]:

@@ -19,8 +19,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -149,15 +148,6 @@ def plan(steps: dict[str, Block], first: Block, words: str) -> Callable[[Any], l
     return script
 
 
-@contextmanager
-def session_for(
-    version: str, org_env: Mapping[str, str], folder: Path, model: Scripted
-) -> Iterator[tuple[User, StandIn]]:
-    user = User.make(version, org_env, folder)
-    with standing(model) as standin:
-        yield user, standin
-
-
 def two_agents_facts(org) -> int:
     """bot's fact and other's (MINE, THEIRS); the id of other's."""
     with org.as_agent("bot") as conn:
@@ -172,7 +162,8 @@ def test_a_whole_session(version, org, tmp_path):
     forget = tool_use(tool("org_forget"), {"id": theirs, "why": "it passed every Friday this month"}, "toolu_forget")
     recall = tool_use(tool("org_recall"), {"question": QUESTION}, "toolu_recall")
     model = Scripted(plan({"toolu_recall": forget, "toolu_forget": text("done")}, recall, QUESTION))
-    with session_for(version, org.env, tmp_path, model) as (user, standin):
+    user = User.make(version, org.env, tmp_path)
+    with standing(model) as standin:
         # 1. Set up as the user types it; Claude Code then lists the server as connected.
         done = user.set_up("bot")
         assert done.returncode == 0, done.stderr
@@ -194,7 +185,7 @@ def test_a_whole_session(version, org, tmp_path):
         assert block_text(answer["toolu_recall"]) == cli.stdout.strip()
         refused = user.cli_org("forget", str(theirs), "it passed", agent="bot")
         assert refused.returncode == 1 and refused.stderr.startswith("cli-org: ")
-        assert answer["toolu_forget"].get("is_error")
+        assert answer["toolu_forget"].get("is_error") and "\n" not in block_text(answer["toolu_forget"])
         assert block_text(answer["toolu_forget"]) == refused.stderr.removeprefix("cli-org: ").strip()
 
         # 3. `/compact`, then the next prompt: the block is there again after the summary.
