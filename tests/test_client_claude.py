@@ -1,0 +1,201 @@
+"""A whole Claude Code session with cli-org, for each version the project supports, against
+the stand-in model API (tests/standin_anthropic.py): set up as a user types it, start
+`claude -p` in the project, and assert on what Claude Code put in front of the model: the
+context block from the SessionStart hook, cli-org's tools in the first request, a recall
+that reaches the model as the CLI's text, a refused forget as one line, and the context
+block again after `/compact`.
+
+How Claude Code is started so that it talks only to the stand-in (`User.claude`): a home of
+its own (HOME; CLAUDE_CONFIG_DIR left unset so it reads HOME/.claude as a user's does),
+ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC,
+DISABLE_TELEMETRY and DISABLE_AUTOUPDATER; nothing of the caller's environment but PATH.
+In `-p` mode an MCP tool runs only when allowed: the user types `--allowedTools mcp__cli-org`
+(every tool of the server).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_org.session.tools import TOOLS
+from cli_org.store import facts
+from tests.clients import client
+from tests.standin import StandIn, standing
+from tests.standin_anthropic import (
+    Block,
+    Scripted,
+    block_text,
+    contents,
+    messages,
+    prompt_text,
+    text,
+    tool_names,
+    tool_results,
+    tool_use,
+)
+
+WORKTREE = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+VERSIONS = ("claude-code-2.1.197", "claude-code-2.1.332")
+SERVER = "cli-org"
+ALLOW = f"mcp__{SERVER}"  # the permission rule for every tool of the server
+QUESTION = "when do deploys run?"
+MINE = "Deploys run at night from the release branch"  # bot's fact
+THEIRS = "The payments e2e test is flaky on Fridays"  # other's fact, which bot may not retire
+SUMMARY = "Summary: the user asked when deploys run; the org memory answered."
+
+
+def tool(name: str) -> str:
+    """The name Claude Code gives a cli-org tool."""
+    return f"mcp__{SERVER}__{name}"
+
+
+@dataclass
+class User:
+    """A user's machine for Claude Code: a home of its own, a project folder (a git
+    checkout), the environment Claude Code and cli-org run in."""
+
+    claude_path: Path
+    home: Path
+    project: Path
+    env: dict[str, str]
+
+    @classmethod
+    def make(cls, version: str, org_env: Mapping[str, str], folder: Path) -> User:
+        home, project = folder / "home", folder / "web"
+        (project / ".git").mkdir(parents=True)
+        home.mkdir()
+        env = {
+            "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+            "HOME": str(home),
+            "PYTHONPATH": str(WORKTREE),  # the checkout's cli_org for `cli-org` and its children
+            "LANG": "C.UTF-8",
+            "ANTHROPIC_API_KEY": "sk-ant-stand-in",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "CLI_ORG_WARM": "0",
+            **{k: os.environ[k] for k in ("CLI_ORG_CHECK_CONNECTIONS",) if k in os.environ},
+            **org_env,
+        }
+        return cls(client(version), home, project, env)
+
+    def claude(self, *args: str, url: str = "http://127.0.0.1:9") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(self.claude_path), *args],
+            cwd=self.project,
+            env={**self.env, "ANTHROPIC_BASE_URL": url},
+            capture_output=True,
+            text=True,
+            timeout=180,  # a guard against a hang, not a measurement
+        )
+
+    def prompt(self, standin: StandIn, words: str, *more: str) -> dict[str, Any]:
+        """`claude -p WORDS --output-format json ...`: its result object."""
+        done = self.claude("-p", words, "--output-format", "json", *more, url=standin.url)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return json.loads(done.stdout)
+
+    def cli_org(self, *args: str, agent: str | None = None) -> subprocess.CompletedProcess[str]:
+        env = {**self.env, **({"ORG_AGENT": agent} if agent else {})}
+        return subprocess.run(
+            [str(BIN / "cli-org"), *args], cwd=self.project, env=env, capture_output=True, text=True, timeout=120
+        )
+
+    def set_up(self, agent: str) -> subprocess.CompletedProcess[str]:
+        """What the user types: `cli-org setup claude-code --project-dir P --agent A`."""
+        return self.cli_org("setup", "claude-code", "--project-dir", str(self.project), "--agent", agent)
+
+
+def main_requests(standin: StandIn, since: int = 0) -> list[Any]:
+    """The bodies of the agent loop's requests (the ones that offer tools), in order."""
+    return [r.body for r in standin.kept("/v1/messages")[since:] if r.method == "POST" and tool_names(r.body)]
+
+
+def said_last(body: Any) -> Block:
+    """The last block the user's side said: a tool result or a text that is not a system
+    reminder Claude Code adds."""
+    said = [
+        b
+        for m in messages(body)
+        if m.get("role") == "user"
+        for b in contents(m)
+        if not block_text(b).startswith("<system-reminder>")
+    ]
+    return said[-1] if said else {}
+
+
+def plan(steps: dict[str, Block], first: Block, words: str) -> Callable[[Any], list[Block]]:
+    """A script: the prompt `words` is answered with `first`; the result of each tool_use
+    id in `steps` with the block there; anything else (a compaction, another prompt) with
+    SUMMARY, which a compaction keeps as its summary."""
+
+    def script(body: Any) -> list[Block]:
+        last = said_last(body)
+        if last.get("type") == "tool_result":
+            return [steps.get(last.get("tool_use_id", ""), text("done"))]
+        return [first if words in block_text(last) else text(f"<summary>{SUMMARY}</summary>")]
+
+    return script
+
+
+def two_agents_facts(org) -> int:
+    """bot's fact and other's (MINE, THEIRS); the id of other's."""
+    with org.as_agent("bot") as conn:
+        facts.remember(conn, "deploys", MINE, source="docs/deploy.md")
+    with org.as_agent("other") as conn:
+        return facts.remember(conn, "payments", THEIRS, source="ci/log.txt").id
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_whole_session(version, org, tmp_path):
+    theirs = two_agents_facts(org)
+    forget = tool_use(tool("org_forget"), {"id": theirs, "why": "it passed every Friday this month"}, "toolu_forget")
+    recall = tool_use(tool("org_recall"), {"question": QUESTION}, "toolu_recall")
+    model = Scripted(plan({"toolu_recall": forget, "toolu_forget": text("done")}, recall, QUESTION))
+    user = User.make(version, org.env, tmp_path)
+    with standing(model) as standin:
+        # 1. Set up as the user types it; Claude Code then lists the server as connected.
+        done = user.set_up("bot")
+        assert done.returncode == 0, done.stderr
+        listed = user.claude("mcp", "list")
+        line = next(line for line in listed.stdout.splitlines() if line.startswith(f"{SERVER}:"))
+        assert "Connected" in line, listed.stdout  # not "Pending approval" (setup approves it)
+
+        # 2. A session in the project: the context block and the tools on the first request.
+        result = user.prompt(standin, QUESTION, "--allowedTools", ALLOW)
+        first, *_, last = main_requests(standin)
+        assert MINE in prompt_text(first) and THEIRS in prompt_text(first)
+        assert {tool(name) for name in TOOLS} <= set(tool_names(first))
+
+        # The recall reaches the model as the CLI's text; the refused forget as its one line.
+        answer = tool_results(last)
+        cli = user.cli_org("recall", QUESTION, agent="bot")
+        assert cli.returncode == 0, cli.stderr
+        assert not answer["toolu_recall"].get("is_error")
+        assert block_text(answer["toolu_recall"]) == cli.stdout.strip()
+        refused = user.cli_org("forget", str(theirs), "it passed", agent="bot")
+        assert refused.returncode == 1 and refused.stderr.startswith("cli-org: ")
+        assert answer["toolu_forget"].get("is_error") and "\n" not in block_text(answer["toolu_forget"])
+        assert block_text(answer["toolu_forget"]) == refused.stderr.removeprefix("cli-org: ").strip()
+
+        # 3. `/compact`, then the next prompt: the block is there again after the summary.
+        compacting = tmp_path / "compact.log"
+        user.prompt(standin, "/compact", "--resume", result["session_id"], "--debug-file", str(compacting))
+        before = len(standin.kept("/v1/messages"))
+        user.prompt(standin, "and the payments test?", "--resume", result["session_id"])
+        after = prompt_text(main_requests(standin, before)[0])
+        assert SUMMARY in after, "no compaction happened"
+        assert MINE in after.split(SUMMARY, 1)[1]
+        # ...and it was the SessionStart with source compact that gave it (Claude Code's log).
+        delivered = [line for line in compacting.read_text().splitlines() if "Hook SessionStart:compact" in line]
+        assert delivered and MINE in delivered[0], "the SessionStart hook after compaction gave nothing"
