@@ -98,6 +98,7 @@ def check_written(harness: str, home: Path, *, with_originals: bool) -> None:
             "command": EXE[0],
             "args": ["mcp", "--as", "bot"],
             "env": {"ORG_AGENT": "bot", **ENV, "ORG_VIA": via("claude-code")},
+            "alwaysLoad": True,
         }
         settings = json.loads((home / ".claude/settings.json").read_text())
         commands = [h["command"] for g in settings["hooks"]["SessionStart"] for h in g["hooks"]]

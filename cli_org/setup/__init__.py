@@ -153,7 +153,17 @@ def edits_for(
     args = [*exe[1:], "mcp", "--as", agent]
     notes: list[str] = []
     if harness == "claude-code":
-        entry: dict[str, Any] = {"type": "stdio", "command": exe[0], "args": args, "env": server_env}
+        # alwaysLoad: newer Claude Code (2.1.332) hides a server's tools behind its tool
+        # search (names only, no schemas) and starts without waiting for it, unless the
+        # entry says it is always loaded; then its tools are in the first request. 2.1.197
+        # accepts the key (tests/test_client_claude.py runs both).
+        entry: dict[str, Any] = {
+            "type": "stdio",
+            "command": exe[0],
+            "args": args,
+            "env": server_env,
+            "alwaysLoad": True,
+        }
         groups = {
             event_name: {
                 "hooks": [
