@@ -89,6 +89,45 @@ def test_the_front_answers_the_handshake_and_the_lists_and_queues_the_rest_in_or
     assert [json.loads(b)["id"] for b in out] == [4]
 
 
+def modern(version: str) -> dict:
+    """The `_meta` a client of a protocol version without a handshake sends with each request."""
+    return {
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": version,
+            "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+    }
+
+
+def test_a_client_without_a_handshake_is_answered_from_the_manifest_too():
+    """Claude Code 2.1.332 starts with `server/discover` and the lists, each naming its
+    protocol version; a version the manifest does not hold, a page of a list, or a call
+    goes to the SDK server."""
+    call = request(5, "tools/call", {"name": "org_facts", "arguments": {}, **modern("2026-07-28")})
+    f, sent = _front(
+        [
+            request(1, "server/discover", modern("2026-07-28")),
+            request(2, "tools/list", modern("2026-07-28")),
+            request(3, "prompts/list", modern("2026-07-28")),
+            request(4, "tools/list", modern("2099-01-01")),
+            request(6, "tools/list", {**modern("2026-07-28"), "cursor": "x"}),
+            call,
+        ]
+    )
+    versions = MANIFEST["modern"]["2026-07-28"]
+    assert [(m["id"], m["result"]) for m in sent] == [
+        (1, versions["server/discover"]),
+        (2, versions["tools/list"]),
+        (3, versions["prompts/list"]),
+    ]
+    assert [t["name"] for t in versions["tools/list"]["tools"]][0] == "org_recall"
+    queued = []
+    while (line := f.lines.get_nowait()) is not None:
+        queued.append(json.loads(line)["id"])
+    assert queued == [4, 6, 5] and f.hand_off() == []  # nothing to replay without a handshake
+
+
 def test_the_front_answers_before_the_database_and_the_sdk(tmp_path):
     """With no database to reach, `initialize` and `tools/list` are answered all the same
     (from the manifest), then the server stops with one line, exit 1."""
