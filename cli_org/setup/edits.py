@@ -603,7 +603,7 @@ def yaml_entry(
         if current is not None and not ours(current):
             if not adding:  # the user's own: --remove leaves it
                 return data, mapping, None
-            raise _refuse(path, f'it has {what} "{parent}.{child}" that cli-org did not write; rename or remove it')
+            raise _refuse(path, f'its {what} "{parent}.{child}" is one cli-org did not write; rename or remove it')
         return data, {k: v for k, v in mapping.items() if k != child}, current
 
     def add(text: str | None) -> str:
