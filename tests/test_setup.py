@@ -751,3 +751,54 @@ def test_three_setups_at_once_keep_every_part_in_the_record(home, tmp_path):
             t.join()
         assert not failures
     assert full_snapshot(home, project) == before
+
+
+def _plant(path: Path, kind: str, victim: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "link":
+        path.symlink_to(victim)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:  # another user's file
+        path.write_text('{"files": {}}')
+        os.chown(path, 65534, -1)
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="making a file another user owns needs root")
+KINDS_PLANTED = ["link", "fifo", "folder", pytest.param("owned", marks=needs_root)]
+
+
+@pytest.mark.attack("setup")
+@pytest.mark.parametrize("kind", KINDS_PLANTED)
+@pytest.mark.parametrize("name", ["setup-record.json", "setup-record.lock"])
+def test_setups_own_record_and_lock_are_never_a_planted_file(home, tmp_path, name, kind):
+    """Whatever lies at the record's or the lock's name (a link, a FIFO, a folder, another
+    user's file: the record decides what --remove writes back) is refused in one line, with
+    nothing written and nothing followed, and no wait on a FIFO."""
+    victim = tmp_path / "victim"
+    victim.write_text("the victim's own text\n")
+    _plant(home / ".local/share/cli-org" / name, kind, victim)
+    before = tree(home)
+    with pytest.raises(ConfigError, match=name):
+        run("codex")
+    assert tree(home) == before and victim.read_text() == "the victim's own text\n"
+
+
+@pytest.mark.attack("setup")
+@needs_root
+@pytest.mark.parametrize(
+    "harness, name", [("claude-code", ".mcp.json"), ("codex", "AGENTS.md"), ("hermes", "AGENTS.md")]
+)
+def test_a_checkouts_file_another_user_owns_is_not_edited(home, tmp_path, harness, name):
+    """Replacing it would take it from its owner: setup refuses, for setup and --remove."""
+    project = tmp_path / "web"
+    project.mkdir()
+    (project / name).write_text("{}\n" if name.endswith(".json") else "# Web\n")
+    os.chown(project / name, 65534, -1)
+    before = full_snapshot(home, project)
+    for remove in (False, True):
+        with pytest.raises(ConfigError, match="owned by another user"):
+            run(harness, project_dir=project, remove=remove, agent=None if remove else "bot")
+    assert full_snapshot(home, project) == before

@@ -9,7 +9,9 @@ checkout controls. Each file is a `Place`: a trusted folder and the names below 
 - In the user's own home, a file may be the user's link into a dotfiles folder: it is
   resolved first and the folder it lies in is the trusted one; the temporary name beside
   it is still never followed.
-Everywhere: the file must be a regular file with one link; a temporary name that
+Everywhere: the file must be a regular file with one link, owned by the user who runs setup
+(a file someone else owns, in a checkout or a shared folder, is theirs: replacing it would
+take it from them, and setup's own record must be one only you could have written); a temporary name that
 exists already is refused (it is made with O_CREAT|O_EXCL|O_NOFOLLOW, never reused); the
 new text is renamed over the file within its folder.
 """
@@ -18,8 +20,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,6 +93,9 @@ def _check(path: Path, info: os.stat_result) -> None:
         raise ConfigError(f"{path} is not a regular file; {AFTER}")
     if info.st_nlink != 1:
         raise ConfigError(f"{path} has {info.st_nlink} hard links; setup edits only a file with one; {AFTER}")
+    if info.st_uid != os.geteuid():
+        owner = f"owned by another user (uid {info.st_uid})"
+        raise ConfigError(f"{path} is {owner}; setup edits only your own files; {AFTER}")
 
 
 def _folder(where: Place, *, create: bool) -> int | None:
@@ -228,3 +235,25 @@ def remove_empty_folder(path: Path) -> None:
             os.rmdir(where.name, dir_fd=folder)
     finally:
         os.close(folder)
+
+
+@contextlib.contextmanager
+def locked(where: Place) -> Iterator[None]:
+    """Hold an exclusive lock on the file (made if missing, mode 0600) until the block ends;
+    the same rules as any file setup opens: no link, a regular file with one link, yours."""
+    folder = _folder(where, create=True)
+    assert folder is not None
+    try:
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        try:
+            fd = os.open(where.name, flags, 0o600, dir_fd=folder)
+        except OSError as exc:
+            raise _refused(where.path, exc, folder) from None
+    finally:
+        os.close(folder)
+    try:
+        _check(where.path, os.fstat(fd))
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -13,7 +13,6 @@ keeps everything but cli-org's part.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -29,18 +28,20 @@ NAME = "setup-record.json"
 LOCK = "setup-record.lock"
 
 
+def _own(env: Mapping[str, str], name: str) -> files.Place:
+    """A file of setup's own in the user's cli-org folder: the folder as the user chose it
+    (a link there is theirs), the name itself never followed."""
+    folder = data_dir_from(env)
+    return files.place(folder / name, folder)
+
+
 @contextlib.contextmanager
 def held(env: Mapping[str, str]) -> Iterator[None]:
     """One setup at a time reads, changes and writes the record: two at once (two harnesses
     set up from two terminals) would each save their own copy and lose the other's parts."""
-    folder = data_dir_from(env)
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    data_dir_from(env).mkdir(parents=True, exist_ok=True, mode=0o700)
+    with files.locked(_own(env, LOCK)):
         yield
-    finally:
-        os.close(fd)
 
 
 def digest(text: str) -> str:
@@ -56,8 +57,8 @@ class Record:
 
     @classmethod
     def load(cls, env: Mapping[str, str]) -> Record:
-        place = files.place(data_dir_from(env) / NAME, None)
-        raw = files.read(place)
+        place = _own(env, NAME)
+        raw = files.read(place) if place.root.is_dir() else None
         try:
             data = json.loads(raw) if raw else {}
         except (UnicodeDecodeError, json.JSONDecodeError):
