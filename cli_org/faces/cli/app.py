@@ -47,12 +47,12 @@ class OrgGroup(click.Group):
         problem = not_utf8(args, os.environ)
         if problem:
             report(problem)
-            sys.exit(0 if _is_hook(args) else 2)  # a hook fails open (FailOpen in hook_cmd.py)
+            sys.exit(0 if _is_hook(args) else 2)  # a hook fails open, never exits 2 (below)
         try:
             return super().main(args, *rest, **kwargs)
         except SystemExit as exc:
-            # A harness reads a hook's exit 2 as "block this prompt": a usage error before the
-            # hook's own parsing (an option of the group's it does not know) exits 0 too.
+            # A harness reads a hook's exit 2 as "block this prompt": any usage error of a hook
+            # command line (the group's options or the hook's own) is its one line and exit 0.
             if exc.code == 2 and _is_hook(args):
                 sys.exit(0)
             raise

@@ -10,24 +10,10 @@ import click
 from .common import org, warm_up
 
 
-class FailOpen(click.Command):
-    """A harness reads exit 2 from a hook as "block this prompt", so a hook never exits 2
-    (docs/design.md): arguments it cannot parse are its notice on stderr and exit 0."""
-
-    def parse_args(self, ctx, args):
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            from ...text import one_line
-
-            click.echo(f"cli-org hook: nothing added ({one_line(exc.format_message())})", err=True)
-            ctx.exit(0)
-
-
-@click.command(cls=FailOpen)
+@click.command()
 @click.argument("harness", type=click.Choice(["claude-code"]), metavar="HARNESS")
 @click.argument("event", type=click.Choice(["session-start", "prompt"]), metavar="EVENT")
-# Not as_option: a hook fails open, so a bad name is its notice and exit 0, not a usage error.
+# Not as_option: a hook fails open; a usage error exits 0 too (OrgGroup.main in app.py).
 @click.option("--as", "agent", metavar="NAME", envvar="ORG_AGENT", help="Act as this agent (default: $ORG_AGENT).")
 @click.option("--project", metavar="P", help="The project (default: the name of the working folder's project root).")
 def hook(harness: str, event: str, agent: str | None, project: str | None) -> None:
