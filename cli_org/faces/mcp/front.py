@@ -214,7 +214,6 @@ def serve(settings: Settings, agent: str | None) -> None:
     """Answer at once from the front; import the SDK and open the Org meanwhile; serve."""
     with _wire() as (read_fd, write, own):
         front = Front(read_fd, write)
-        threading.Thread(target=front.read, name="cli-org-mcp-front", daemon=True).start()
 
         def on_signal(signum: int, frame: FrameType | None) -> None:
             if front.handed:
@@ -226,6 +225,9 @@ def serve(settings: Settings, agent: str | None) -> None:
 
         main = threading.current_thread() is threading.main_thread()  # only it may take signals
         previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM) if main}
+        # Only now the first answer can go out: a harness that signals right after it finds
+        # the handlers in place (before, a SIGINT there ended the server with a traceback).
+        threading.Thread(target=front.read, name="cli-org-mcp-front", daemon=True).start()
         try:
             from .server import serve as serve_sdk
 
