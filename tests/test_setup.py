@@ -802,3 +802,13 @@ def test_a_checkouts_file_another_user_owns_is_not_edited(home, tmp_path, harnes
         with pytest.raises(ConfigError, match="owned by another user"):
             run(harness, project_dir=project, remove=remove, agent=None if remove else "bot")
     assert full_snapshot(home, project) == before
+
+
+def test_remove_names_no_file_it_had_nothing_to_do_with(home, tmp_path):
+    """Claude Code's own approval file is cleaned when it is there; when it is not, --remove
+    does not report it."""
+    project = tmp_path / "web"
+    project.mkdir()
+    run("claude-code", project_dir=project)
+    paths = [c.path for c in run("claude-code", project_dir=project, remove=True, agent=None).changes]
+    assert str(project / ".claude/settings.local.json") not in paths and str(project / ".mcp.json") in paths

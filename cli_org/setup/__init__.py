@@ -263,6 +263,8 @@ def plan(
         if here.path not in texts:
             texts[here.path] = originals[here.path] = _read(here)
         before = texts[here.path]
+        if edit.only_remove and before is None:
+            continue  # nothing of the harness's own to clean up: not worth a line
         key = str(here.path)
         users = record.users(key, edit.part)
         present = before is not None and edit.remove(before) != before
