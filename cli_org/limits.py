@@ -47,17 +47,24 @@ CLIENT_CHECK_MS = 1000
 LOCK_WAIT = 30.0
 
 
+EMPTY = "is empty; say what to look for"
+
+
 def check_words(text: str) -> str:
     """Refuse a question or search words that are empty or only whitespace: every face checks
     this before anything runs (the CLI as a usage error, the MCP tools as an argument error),
     so a blank question is refused rather than answered with "nothing found"."""
     if not text.strip():
-        raise InputError("is empty; say what to look for")
+        raise InputError(EMPTY)
     return text
 
 
 def check_query(query: str, what: str = "query") -> str:
-    """Refuse a query too long or with too many words to be a question."""
+    """Refuse a query that is blank (check_words: the library holds the rule too, so no
+    caller gets "nothing found" for an empty question), too long, or with too many words
+    to be a question."""
+    if not query.strip():
+        raise InputError(f"the {what} {EMPTY}")
     if len(query) > MAX_QUERY_CHARS:
         raise InputError(f"the {what} is {len(query)} characters; ask in at most {MAX_QUERY_CHARS}")
     words = len(query.split())

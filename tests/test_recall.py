@@ -362,6 +362,10 @@ def hostile_env(org, vault_env):
     ],
 )
 def test_hostile_questions_without_a_stored_word_find_nothing(hostile_env, query):
+    if not query.strip():  # refused, as on every face (limits.check_query)
+        with pytest.raises(InputError, match="^the question is empty"):
+            hostile_env(query, embedder=HashEmbedder())
+        return
     result = hostile_env(query, embedder=HashEmbedder())
     assert result.hits == [] and result.text == NOTHING and result.arms == []
 
@@ -464,3 +468,20 @@ def test_the_library_holds_recalls_hit_bounds_too(org):
             with pytest.raises(InputError, match=rf"^--limit must be between 1 and 50, not {bad}$"):
                 recall(conn, "deploy", settings=org.settings, limit=bad)
         assert recall(conn, "deploy", settings=org.settings, limit=50).limit == 50
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\n\t"])
+def test_the_library_refuses_a_blank_question_or_query(org, blank):
+    """Every face refuses a blank question before it runs (limits.check_words); the library
+    holds the rule too, so no caller of recall, search or sessions search gets "nothing
+    found" for an empty question."""
+    from cli_org.archive.sessions import search_messages
+    from cli_org.vault.search import search
+
+    with connect(org.settings) as conn:
+        with pytest.raises(InputError, match="^the question is empty"):
+            recall(conn, blank, settings=org.settings)
+        with pytest.raises(InputError, match="^the query is empty"):
+            search(conn, blank, mode="keyword")
+        with pytest.raises(InputError, match="^the query is empty"):
+            search_messages(conn, blank)

@@ -37,9 +37,7 @@ def search_messages(conn: Conn, query: str, *, limit: int = 10, harness: str | N
         raise InputError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
     if harness is not None and harness not in HARNESSES:
         raise InputError(f"harness {harness!r} is not one of {', '.join(HARNESSES)}")
-    if not query.strip():
-        raise InputError("give at least one keyword")
-    check_query(query)
+    check_query(query)  # not blank, not too long
     if not positive_words(query):
         raise InputError("give at least one keyword that is not excluded with '-'")
     params = {"query": query, "limit": limit, "harness": harness}
