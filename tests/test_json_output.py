@@ -233,7 +233,6 @@ FIELDS: dict[str, object] = {
         "chars",
         "tokens",
         "prefix_chars",
-        "omitted_listed",
         sections=[F("name", "title", "stable", entries=[F("key", "line", "mark")])],
         omitted=[F("key", "reason")],
     ),

@@ -15,13 +15,13 @@ prefix; part 5 and the omitted list come after it.
 
 Budget: tokens are counted as ceil(characters / 4) over the whole printed block, its final
 newline included (TOKEN_CHARS). The block never passes the budget. Entries are taken in the
-order above; one that does not fit is skipped (a smaller later one may still fit) and listed
-at the end by id with the reason "budget". Facts in scope that are not shown for another
-reason are listed too: "retired", "superseded by #N", "duplicate of #N" (the same subject and
-claim, ignoring case and spacing, as a newer fact that is shown). The omitted list fits the
-budget as well: it is cut short with "and N more". With `for_text` the stable part takes at
-most STABLE_SHARE percent of the budget, whatever the hits, so its prefix is the same on
-every turn; the hits have the rest.
+order above; one that does not fit is skipped (a smaller later one may still fit). What is
+not shown is bookkeeping, not context: it goes in `omitted` (the `--json` form and the web
+page), never in the text an agent reads. Its reasons: "budget", and for facts in scope
+"retired", "superseded by #N", "duplicate of #N" (the same subject and claim, ignoring case
+and spacing, as a newer fact that is shown). With `for_text` the stable part takes at most
+STABLE_SHARE percent of the budget, whatever the hits, so its prefix is the same on every
+turn; the hits have the rest.
 
 With `session`, every entry shown is remembered in the database (context_delivered,
 migration 0015; an agent sees only its own rows), and a later call in that session shows
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
 TOKEN_CHARS = 4  # one token is counted for every 4 characters, rounded up
 DEFAULT_BUDGET = 1500
-MIN_BUDGET = 16  # room for the header and the shortest omitted line
+MIN_BUDGET = 16  # room for the header and a short entry
 FORMATS = ("text", "markdown", "json")
 KIND_ORDER = ("decision", "rule", "failure", "workflow", "preference", "model_note", "fact")
 KIND_TITLES = {
@@ -117,8 +117,7 @@ class Context:
     tokens: int
     prefix_chars: int  # characters of the stable, cacheable prefix at the start of `text`
     sections: list[Section]  # what is shown
-    omitted: list[Omitted]  # everything not shown, with the reason
-    omitted_listed: int  # how many of `omitted` the block names (the rest: "and N more")
+    omitted: list[Omitted]  # everything not shown, with the reason (never in `text`)
 
 
 def _date(moment: datetime) -> str:
@@ -212,7 +211,7 @@ def _title_line(title: str, fmt: str) -> str:
 
 
 def _render(agent: str, project: str | None, sections: list[Section], fmt: str) -> tuple[str, int]:
-    """The block's body (no omitted list) and the length of its stable prefix. Every line
+    """The block and the length of its stable prefix. Every line
     ends with a newline: a header, then per section a blank line, its title, its entries."""
     if not any(s.entries for s in sections):
         return "", 0
@@ -230,46 +229,14 @@ def _render(agent: str, project: str | None, sections: list[Section], fmt: str) 
     return text, prefix or len(text)
 
 
-def _footer(omitted: list[Omitted], room: int, fmt: str) -> tuple[str, int]:
-    """The omitted list in at most `room` characters (with its leading blank line), and how
-    many entries it names; "" when even the shortest form does not fit."""
-    if not omitted:
-        return "", 0
-    lines = ["", _title_line("Omitted", fmt)]
-    used = sum(len(x) + 1 for x in lines)
-    named = 0
-    for n, o in enumerate(omitted):
-        line = f"- {o.key}: {o.reason}"
-        rest = len(omitted) - n - 1
-        tail = len(f"- and {rest} more") + 1 if rest else 0
-        if used + len(line) + 1 + tail > room:
-            break
-        lines.append(line)
-        used += len(line) + 1
-        named += 1
-    if named < len(omitted):
-        lines.append(f"- and {len(omitted) - named} more")
-    text = "\n".join(lines) + "\n"
-    if len(text) <= room:
-        return text, named
-    short = _short_footer(len(omitted))
-    return (short, 0) if len(short) <= room else ("", 0)
-
-
-def _short_footer(count: int) -> str:
-    return f"\n(omitted: {count})\n"
-
-
-FOOTER_RESERVE = len(_short_footer(999_999))  # room kept for the shortest omitted line
 STABLE_SHARE = 66  # percent of the budget the stable part may take when --for adds hits
 
 
 def _fit(
     agent: str, project: str | None, sections: list[Section], extra: list[Omitted], budget_chars: int, fmt: str
 ) -> tuple[list[Section], list[Omitted]]:
-    """Greedy, in order: an entry is kept when the body with it, plus room for the shortest
-    omitted line, stays within the budget. An entry whose key is already kept (a recall hit
-    for a fact shown above) is not repeated."""
+    """Greedy, in order: an entry is kept when the body with it stays within the budget. An
+    entry whose key is already kept (a recall hit for a fact shown above) is not repeated."""
 
     def greedy(limit: int, stable_limit: int) -> tuple[list[Section], list[Omitted], set[str]]:
         kept = [Section(s.name, s.title, s.stable) for s in sections]
@@ -291,16 +258,10 @@ def _fit(
                     cut.append(Omitted(e.key, "budget"))
         return kept, cut, keys
 
+    # The stable part takes at most its share whatever the hits, so that its prefix is the
+    # same on every turn; the hits have the rest.
     volatile = any(not s.stable for s in sections)
-    if volatile:
-        # The stable part takes at most its share whatever the hits, so that its prefix is
-        # the same on every turn; the hits have the rest.
-        room = budget_chars - FOOTER_RESERVE
-        kept, cut, keys = greedy(room, budget_chars * STABLE_SHARE // 100 - FOOTER_RESERVE)
-    else:
-        kept, cut, keys = greedy(budget_chars, budget_chars)
-        if cut or extra:  # again, leaving room for the shortest omitted line
-            kept, cut, keys = greedy(budget_chars - FOOTER_RESERVE, budget_chars - FOOTER_RESERVE)
+    kept, cut, keys = greedy(budget_chars, budget_chars * STABLE_SHARE // 100 if volatile else budget_chars)
     cut = [o for o in cut if o.key not in keys]
     return kept, cut + extra
 
@@ -357,17 +318,10 @@ def build_context(
             done = {r["hit_key"] for r in conn.execute(sql("context.delivered"), {"session": session})}
             for s in sections:
                 s.entries = [e for e in s.entries if e.mark not in done]
-            extra = [o for o in extra if f"{o.key} {o.reason}" not in done]
         kept, omitted = _fit(agent, project, sections, extra, budget * TOKEN_CHARS, shape)
-        body, prefix = _render(agent, project, kept, shape)
-        if not body and not any(o.reason == "budget" for o in omitted):
-            omitted = []  # nothing to deliver: the block is empty, notices wait for an entry
-        footer, named = _footer(omitted, budget * TOKEN_CHARS - len(body), shape)
-        text = body + footer
+        text, prefix = _render(agent, project, kept, shape)
         if session is not None and text:
-            keys = [e.mark for s in kept for e in s.entries]
-            keys += [f"{o.key} {o.reason}" for o in omitted[:named] if o.reason != "budget"]
-            for key in keys:
+            for key in [e.mark for s in kept for e in s.entries]:
                 conn.execute(sql("context.deliver"), {"session": session, "key": key})
             conn.commit()
     return Context(
@@ -383,5 +337,4 @@ def build_context(
         prefix_chars=prefix,
         sections=[s for s in kept if s.entries],
         omitted=omitted,
-        omitted_listed=named,
     )

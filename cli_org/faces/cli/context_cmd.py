@@ -33,9 +33,10 @@ def context(
 ) -> None:
     """Print the session context block: notebook, pins, todos, facts by kind, then hits.
 
-    The same state prints the same bytes; what did not fit the budget is listed at the end
-    by id with the reason. Nothing to deliver (with --session: nothing new) prints nothing.
-    --json is --format json.
+    The same state prints the same bytes. What is not shown (over the budget, retired,
+    superseded, duplicate) is listed only under --json, as "omitted" with each reason: the
+    block is what an agent reads. Nothing to deliver (with --session: nothing new) prints
+    nothing. --json is --format json.
     """
     fmt = "json" if as_json else fmt
     with org(agent, embed=bool(for_text)) as opened:
