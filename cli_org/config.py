@@ -10,7 +10,16 @@ from pathlib import Path
 from .errors import ConfigError
 from .limits import LOCK_WAIT, STATEMENT_TIMEOUT
 from .local.places import data_dir_from
-from .shaping import FACT_SHAPING, SHAPING, FactShaping, VaultShaping
+from .shaping import (
+    ANSWER_SHAPING,
+    FACT_SHAPING,
+    HOOK_SHAPING,
+    SHAPING,
+    AnswerShaping,
+    FactShaping,
+    HookShaping,
+    VaultShaping,
+)
 from .text import is_utf8, shown
 
 # A plain dataclass rather than a validation library: a cold `cli-org search` has about
@@ -60,6 +69,8 @@ class Settings:
     recall_exclude: list[str] = field(default_factory=list)
     vault_shaping: VaultShaping = SHAPING  # its floors from ORG_RECALL_*_SIMILARITY
     fact_shaping: FactShaping = FACT_SHAPING  # the semantic fact pass; benchmarks pass variants
+    answer_shaping: AnswerShaping = ANSWER_SHAPING  # the merged answer's order and cut-off
+    hook_shaping: HookShaping = HOOK_SHAPING  # the prompt hook's own bar
     statement_timeout: float = STATEMENT_TIMEOUT  # seconds; see limits.py
     lock_wait: float = LOCK_WAIT  # seconds
     # `cli-org serve`: the token every request must carry; required to serve on a

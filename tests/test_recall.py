@@ -13,7 +13,7 @@ from cli_org.errors import InputError
 from cli_org.recall.answer import NOTHING, parse_arms, recall
 from cli_org.recall.terms import needed, terms
 from cli_org.recall.vault_arm import has_keyword_support, idf_coverage, shape
-from cli_org.shaping import SHAPING, VaultShaping
+from cli_org.shaping import ANSWER_SHAPING, SHAPING, VaultShaping
 from cli_org.store import facts
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
@@ -138,10 +138,11 @@ def test_memory_half_of_terms_odd_and_even(env):
     assert [h.data["line"] for h in env("alpha zeta", arms=("memory",)).hits] == [1, 2, 3]  # 1 of 2
 
 
-def test_memory_at_most_half_the_limit(env):
+def test_memory_lines_take_at_most_half_the_pool_and_a_limit_only_cuts_them(env):
     memory(env, "many.md", "\n".join(f"deploy note number {i}" for i in range(20)))
-    assert len(env("deploy", arms=("memory",), limit=8).hits) == 4
-    assert len(env("deploy", arms=("memory",), limit=5).hits) == 2
+    eight = [h.text for h in env("deploy", arms=("memory",), limit=8).hits]
+    assert len(eight) == 8 == ANSWER_SHAPING.pool // 2
+    assert [h.text for h in env("deploy", arms=("memory",), limit=5).hits] == eight[:5]
 
 
 def test_memory_root_from_git_top_level(tmp_path):
@@ -195,13 +196,17 @@ def test_vault_vector_only_hits_need_keyword_company(vault_env):
     embedder = HashEmbedder({"dough": "commits", "knead": "squash"})
     with connect(vault_env.settings) as conn:
         embed_pending(conn, embedder)
-    # Keyword support present: the vector-only note may join, labelled as such.
-    result = vault_env("squash commits", arms=("vault",), embedder=embedder)
+    # Keyword support present: the vector-only note may join, labelled as such (with no
+    # cut-off: the bag-of-words cosine puts the note far below the squash notes).
+    wide = dataclasses.replace(vault_env.settings, answer_shaping=dataclasses.replace(ANSWER_SHAPING, cut_gap=1.0))
+    with connect(wide, "bot") as conn:
+        result = recall(conn, "squash commits", settings=wide, arms=("vault",), embedder=embedder)
     supports = {h.data["path"]: h.data["support"] for h in result.hits}
     assert supports["git/squash.md" if "git/squash.md" in supports else "copy/squash.md"] == "keyword"
     assert supports.get("cooking/bread.md") == "vector-only"
     # Shared words and close meaning: supported.
-    found = vault_env("knead dough", arms=("vault",), embedder=embedder).hits
+    with connect(wide, "bot") as conn:
+        found = recall(conn, "knead dough", settings=wide, arms=("vault",), embedder=embedder).hits
     assert {h.data["path"]: h.data["support"] for h in found}["cooking/bread.md"] == "keyword"
     # Shared words but far in meaning (this embedder reads the words differently): not support.
     far = HashEmbedder({"knead": "xx", "dough": "yy"})
@@ -225,11 +230,25 @@ def _hit(path, kw_rank=None, matched=0, terms_=2, sim=None, snippet=None):
     )
 
 
-def test_shape_floor_and_half_limit_cap():
+def test_shape_floor_and_vector_only_at_most_half_of_every_start_of_the_answer():
+    from cli_org.recall.merge import merge
+
     hits = [_hit("k1", 1, 2), *[_hit(f"v{i}", sim=0.9 - i / 100) for i in range(8)], _hit("low", sim=0.2)]
     kept = shape(hits, limit=8, shaping=SHAPING_03)
-    assert {k.hit.path for k in kept} == {"k1", "v0", "v1", "v2", "v3"}  # vector-only: at most 4 of 8
-    assert "low" not in [k.hit.path for k in shape(hits, limit=20, shaping=SHAPING_03)]
+    assert [k.hit.path for k in kept] == [f"v{i}" for i in range(7)] + ["k1"]  # by meaning; "low" below the floor
+    # Vector-only hits fill at most half the limit, for every limit at once: no start of the
+    # answer is more than half vector-only (rounded up); the rest wait for keyword-supported
+    # company and, with none left, are dropped.
+    assert [(k.hit.path, k.support) for k in merge([], [], kept)] == [
+        ("v0", "vector-only"),
+        ("k1", "keyword"),
+        ("v1", "vector-only"),
+    ]
+    more = shape([*hits, _hit("k2", 2, 2, 2, 0.85), _hit("k3", 3, 2, 2, 0.84)], limit=20, shaping=SHAPING_03)
+    paths = [k.hit.path for k in merge([], [], more)]
+    assert len(paths) == 7 and "low" not in paths
+    for n in range(1, len(paths) + 1):
+        assert sum(p.startswith("v") for p in paths[:n]) <= (n + 1) // 2
     # One shared word of a three-word query is not keyword support.
     assert shape([_hit("weak", 1, 1, 3, 0.9)], limit=8, shaping=SHAPING_03) == []
     assert shape([_hit("ok", 1, 2, 3)], limit=8, shaping=SHAPING_03)[0].support == "keyword"
@@ -316,8 +335,8 @@ def test_merge_order_and_caps(org, vault_env):
     result = vault_env("squash commits", limit=8)
     arms = [h.arm for h in result.hits]
     # Every memory line holds both words: they come before the vault's best note (issue 13).
-    assert arms[:6] == ["fact", "memory", "memory", "memory", "memory", "vault"]
-    assert arms.count("memory") == 4 and len(arms) == 8 and result.arms == ["fact", "memory", "vault"]
+    assert arms[:7] == ["fact", "memory", "memory", "memory", "memory", "memory", "vault"]
+    assert len(arms) == 8 and result.arms == ["fact", "memory", "vault"]
     for line in result.text.splitlines():
         assert line.startswith(("[fact #", "[memory] ", "[vault] "))
 
@@ -453,11 +472,11 @@ def test_a_memory_line_holding_every_word_sits_above_the_best_vault_note():
 
     exact = MemoryHit("ops.md", 3, "the staging database restarts at two", matched=3, terms=3)
     partial = MemoryHit("ops.md", 9, "staging is slow on mondays", matched=2, terms=3)
-    best, other = VaultHit(hit=None, support="keyword"), VaultHit(hit=None, support="keyword")
-    assert merge([], [partial, exact], [best, other], limit=8) == [exact, best, partial, other]
-    # Memory still takes at most half the slots, so the vault keeps its room.
-    many = [MemoryHit("ops.md", n, "x", matched=1, terms=1) for n in range(6)]
-    assert merge([], many, [best, other], limit=4) == [many[0], many[1], best, other]
+    best, other = VaultHit(_hit("best.md", 1, 2), "keyword"), VaultHit(_hit("other.md", 2, 2), "keyword")
+    assert merge([], [partial, exact], [best, other]) == [exact, best, partial, other]
+    # Memory takes at most half the pool, whatever the limit (which only cuts the answer).
+    many = [MemoryHit("ops.md", n, "x", matched=1, terms=1) for n in range(12)]
+    assert merge([], many, [best, other]) == [*many[: ANSWER_SHAPING.pool // 2], best, other]
 
 
 def test_the_library_holds_recalls_hit_bounds_too(org):

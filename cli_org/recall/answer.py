@@ -42,6 +42,8 @@ class RecallHit:
     text: str  # the line printed for this hit
     why: str
     data: dict[str, Any]
+    similarity: float | None = None  # cosine to the question, where an arm measured one
+    whole: bool = False  # holds every word of the question (a strict fact, a whole memory line)
 
 
 @dataclass
@@ -129,6 +131,8 @@ def recall(
         embedder, result.notice = None, f"{NO_VECTORS}; showing keyword results"
     if embedder is not None:
         embedder = _QueryOnce(embedder)  # type: ignore[assignment]  # the Embedder protocol's embed
+    # Every arm gathers the same pool whatever the limit, so the limit only cuts one order.
+    pool = max(limit, settings.answer_shaping.pool)
     with translated(conn):
         unknown = embedder is not None and bool(foreign_terms(conn, wanted, embedder, settings.vault_shaping))
         if "fact" in arms:
@@ -136,13 +140,13 @@ def recall(
                 conn,
                 query,
                 project=project,
-                limit=limit,
+                limit=pool,
                 embedder=embedder,
                 shaping=settings.fact_shaping,
                 unknown=unknown,
             )
         if "memory" in arms and wanted:
-            half = max(1, limit // 2)
+            half = pool // 2
             memory = recall_memory(project_root(settings.root), wanted, limit=half)
             memory += recall_notebook(conn, wanted, limit=half)
             memory.sort(key=lambda h: -h.matched)  # stable: files before notebook on a tie
@@ -150,7 +154,7 @@ def recall(
             vault, notice = recall_vault(
                 conn,
                 wanted,
-                limit=limit,
+                limit=pool,
                 embedder=embedder,
                 exclude=settings.recall_exclude,
                 shaping=settings.vault_shaping,
@@ -159,7 +163,7 @@ def recall(
             result.notice = notice or result.notice
         if vault:
             settle_leads(facts, vault[0].hit.semantic_score, settings.fact_shaping)
-        result.hits = [_render(item) for item in merge(facts, memory, vault, limit)]
+        result.hits = [_render(item) for item in merge(facts, memory, vault, settings.answer_shaping)[:limit]]
         result.arms = [arm for arm in ARMS if any(h.arm == arm for h in result.hits)]
         result.text = "\n".join(h.text for h in result.hits) if result.hits else NOTHING
         result.ms = (time.perf_counter() - started) * 1000
@@ -233,15 +237,27 @@ def _render(item: FactHit | MemoryHit | VaultHit) -> RecallHit:
             "fact",
             line,
             why,
-            {**asdict(f), "authors": item.authors, "match": item.match, "score": item.score, "age": age(f.created_at)},
+            {
+                **asdict(f),
+                "authors": item.authors,
+                "match": item.match,
+                "score": item.score,
+                "similarity": item.similarity,
+                "z": item.z,
+                "age": age(f.created_at),
+            },
+            similarity=item.similarity,
+            whole=item.match == "strict",
         )
     if isinstance(item, MemoryHit):
         where = item.file if item.notebook else f"{one_line(item.file)}:{item.line}"
         line = f"[memory] {where} {one_line(item.text, MEMORY_CHARS)}"
-        return RecallHit("memory", line, f"{item.matched} of {item.terms} terms at word starts", asdict(item))
+        why = f"{item.matched} of {item.terms} terms at word starts"
+        return RecallHit("memory", line, why, asdict(item), whole=item.matched == item.terms)
     hit = item.hit
     where = hit.path if not hit.heading or hit.heading == hit.title else f"{hit.path} # {hit.heading}"
-    line = f"[vault] {one_line(where)}: {one_line(hit.snippet)}"
+    # A chunk of nothing but boilerplate has no snippet (vault/search.py): its title says what it is.
+    line = f"[vault] {one_line(where)}: {one_line(hit.snippet or hit.title)}"
     scores = {
         k: getattr(hit, k)
         for k in (
@@ -263,4 +279,4 @@ def _render(item: FactHit | MemoryHit | VaultHit) -> RecallHit:
         "support": item.support,
     }
     why = "keyword-supported" if item.support == "keyword" else f"vector-only, similarity {hit.semantic_score:.2f}"
-    return RecallHit("vault", line, why, data)
+    return RecallHit("vault", line, why, data, similarity=hit.semantic_score)

@@ -37,6 +37,8 @@ class FactHit:
     # vault's best note.
     lead: bool = False
     similarity: float | None = None  # cosine to the question, where the semantic pass scored it
+    vector_only: bool = False  # found by meaning alone, sharing no word with the question
+    z: float | None = None  # standard deviations above the question's background over facts in scope
 
 
 def settle_leads(hits: list[FactHit], best_note: float | None, shaping: FactShaping) -> None:
@@ -90,10 +92,10 @@ def recall_facts(
         return -shaping.order(scored[h.fact.id][0], shared[h.fact.id])
 
     for hit in lexical:
-        if hit.match != "strict" and hit.fact.id in scored:
+        if hit.fact.id in scored:
             sim, z = scored[hit.fact.id]
-            hit.similarity = sim
-            hit.lead = shaping.leads(sim, z)
+            hit.similarity, hit.z = sim, z
+            hit.lead = hit.match != "strict" and shaping.leads(sim, z)
     have = {h.fact.id for h in lexical}
     semantic = [
         h
@@ -259,7 +261,18 @@ def _semantic_hits(
             why = f"similar in meaning ({sim:.2f}) and shares {', '.join(shared)}"
         else:
             why = f"vector-only: similarity {sim:.2f}, {z:.1f} sd above the question's background"
-        hits.append(FactHit(_fact(row), "semantic", sim, why=why, lead=shaping.leads(sim, z), similarity=sim))
+        hits.append(
+            FactHit(
+                _fact(row),
+                "semantic",
+                sim,
+                why=why,
+                lead=shaping.leads(sim, z),
+                similarity=sim,
+                vector_only=not shared,
+                z=z,
+            )
+        )
     return hits
 
 

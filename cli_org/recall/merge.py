@@ -1,35 +1,76 @@
-"""Merge the arms into one list: who gets which slots, in what order."""
+"""Merge the arms into one answer: one order, whatever --limit asks, then the decisive
+cut-off. --limit only takes the first hits of it."""
 
 from __future__ import annotations
 
+from ..shaping import ANSWER_SHAPING, AnswerShaping
 from .facts_arm import FactHit
 from .memory_arm import MemoryHit
-from .vault_arm import VaultHit
+from .vault_arm import VaultHit, half_at_most
+
+Item = FactHit | MemoryHit | VaultHit
+
+
+def similarity(item: Item) -> float | None:
+    """The hit's cosine to the question, where an arm measured one."""
+    if isinstance(item, FactHit):
+        return item.similarity
+    if isinstance(item, VaultHit):
+        return item.hit.semantic_score
+    return None
 
 
 def merge(
-    facts: list[FactHit], memory: list[MemoryHit], vault: list[VaultHit], limit: int
-) -> list[FactHit | MemoryHit | VaultHit]:
+    facts: list[FactHit], memory: list[MemoryHit], vault: list[VaultHit], shaping: AnswerShaping = ANSWER_SHAPING
+) -> list[Item]:
     """Strict facts and memory lines that hold every query word first (the most precise
-    answers there are: an agent's own exact line once ranked below a generic note), then
-    the facts that lead (close in meaning and standing out: FactShaping.leads), then the
-    vault's best note, then the other memory lines, then loose facts, then the rest of the
-    vault. Facts and memory each take at most half the slots, so the vault always has room."""
-    half = max(1, limit // 2)
-    strict = [f for f in facts if f.match == "strict"][:half]
-    # Loose and semantic facts (the semantic pass's own rule caps its vector-only hits).
-    loose = [f for f in facts if f.match != "strict"][: max(0, half - len(strict))]
-    lines = memory[:half]
-    whole = [m for m in lines if m.matched == m.terms]
-    lead = [f for f in loose if f.lead]
-    rest = [f for f in loose if not f.lead]
-    order: list[FactHit | MemoryHit | VaultHit] = [
+    answers there are: an agent's own exact line once ranked below a generic note), then the
+    facts that lead (close in meaning and standing out: FactShaping.leads), then the vault's
+    best note, then the other memory lines, then the other facts and notes by cosine. Facts
+    and memory lines each take at most half the pool. Then every hit more than `cut_gap`
+    below the best cosine leaves: the answer stops once the rest is about something else.
+    Last, the specification's rule that hits found by meaning alone (vector-only facts and
+    notes) fill at most half the limit, held for every limit at once: no start of the
+    answer is more than half vector-only (rounded up)."""
+    half = shaping.pool // 2
+    facts, memory = facts[:half], memory[:half]
+    strict = [f for f in facts if f.match == "strict"]
+    lead = [f for f in facts if f.match != "strict" and f.lead]
+    rest = [f for f in facts if f.match != "strict" and not f.lead]
+    whole = [m for m in memory if m.matched == m.terms]
+    order: list[Item] = [
         *strict,
         *whole,
         *lead,
         *vault[:1],
-        *[m for m in lines if m.matched != m.terms],
-        *rest,
-        *vault[1:],
+        *[m for m in memory if m.matched != m.terms],
+        *_by_cosine(rest, vault[1:], shaping.fact_bonus),
     ]
-    return order[:limit]
+    best = max((s for s in map(similarity, order) if s is not None), default=None)
+    return half_at_most([item for item in order if shaping.kept(similarity(item), best)], vector_only)
+
+
+def vector_only(item: Item) -> bool:
+    if isinstance(item, FactHit):
+        return item.vector_only
+    return isinstance(item, VaultHit) and item.support != "keyword"
+
+
+def _by_cosine(facts: list[FactHit], notes: list[VaultHit], bonus: float) -> list[Item]:
+    """Both lists in one, each in its own order: the head closer to the question goes first
+    (a fact with no cosine goes first; the fact pass ordered it by its words)."""
+    out: list[Item] = []
+    f = n = 0
+    while f < len(facts) or n < len(notes):
+        fact = facts[f] if f < len(facts) else None
+        note = notes[n] if n < len(notes) else None
+        if fact is not None and (
+            note is None or fact.similarity is None or fact.similarity + bonus >= (note.hit.semantic_score or 0.0)
+        ):
+            out.append(fact)
+            f += 1
+        else:
+            assert note is not None
+            out.append(note)
+            n += 1
+    return out

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ..db import Conn
 from ..db.session import owns_transaction
 from ..shaping import SHAPING, VaultShaping
 from ..vault.embedders import Embedder
 from ..vault.search import NoteHit, prefix_pattern, search
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -71,14 +75,14 @@ def recall_vault(
 
 
 def shape(hits: list[NoteHit], *, limit: int, shaping: VaultShaping = SHAPING, unknown: bool = False) -> list[VaultHit]:
-    """Keyword-supported hits stay; vector-only hits need one beside them, a similarity
-    floor, and fill at most half the slots. Same title and snippet twice take one slot. A
-    question holding a word the memory lacks raises every floor to unknown_similarity."""
+    """Keyword-supported hits stay; vector-only hits need one beside them and a similarity
+    floor. Same title and snippet twice take one slot. A question holding a word the memory
+    lacks raises every floor to unknown_similarity. Kept hits are ordered by `order_key`
+    (merge keeps vector-only hits to at most half of the answer)."""
     if not any(has_keyword_support(h, shaping, unknown) for h in hits):
         return []
     kept: list[VaultHit] = []
     seen: set[tuple[str, str]] = set()
-    vector_only = 0
     for hit in hits:
         key = (hit.title.strip().lower(), hit.snippet.strip().lower())
         if key in seen:
@@ -86,9 +90,8 @@ def shape(hits: list[NoteHit], *, limit: int, shaping: VaultShaping = SHAPING, u
         floor = max(shaping.min_similarity, shaping.unknown_similarity) if unknown else shaping.min_similarity
         if has_keyword_support(hit, shaping, unknown):
             support = "keyword"
-        elif (hit.semantic_score or 0.0) >= floor and vector_only < limit // 2:
+        elif (hit.semantic_score or 0.0) >= floor:
             support = "vector-only"
-            vector_only += 1
         else:
             continue
         seen.add(key)
@@ -98,6 +101,30 @@ def shape(hits: list[NoteHit], *, limit: int, shaping: VaultShaping = SHAPING, u
     if kept and (shaping.order_cosine or shaping.order_support):
         kept.sort(key=lambda v: -order_key(v.hit, shaping.order_cosine, shaping.order_support))
     return kept
+
+
+def half_at_most(items: list[T], counted: Callable[[T], bool]) -> list[T]:
+    """The same order, except that a counted item waits until it keeps every start of the
+    list at most half counted items (rounded up); one that can never be placed is dropped.
+    True of every limit at once, so --limit only cuts the list."""
+    out: list[T] = []
+    waiting: list[T] = []
+    taken = 0
+
+    def room() -> bool:
+        return taken + 1 <= (len(out) + 2) // 2  # ceil((len(out) + 1) / 2)
+
+    for item in items:
+        if counted(item):
+            if waiting or not room():
+                waiting.append(item)
+                continue
+            taken += 1
+        out.append(item)
+        while waiting and room():
+            out.append(waiting.pop(0))
+            taken += 1
+    return out
 
 
 def order_key(hit: NoteHit, cosine_weight: float, support_weight: float) -> float:

@@ -280,11 +280,13 @@ def build_context(
     hits_only: bool = False,
     recalled: Callable[[RecallResult], object] | None = None,
     again: bool = False,
+    admit: Callable[[list[RecallHit]], list[RecallHit]] | None = None,
 ) -> Context:
     """The block for the connected agent (see the module's doc for what, in which order).
 
     `hits_only` (with `for_text`) keeps only the recall hits: a per-turn hook adds what
-    matches the turn, never the stable part the session start delivered or left out."""
+    matches the turn, never the stable part the session start delivered or left out.
+    `admit` picks the hits to show from the recall's (the prompt hook's own bar, hooks.py)."""
     if fmt not in FORMATS:
         raise InputError(f"--format is one of {', '.join(FORMATS)}, not {fmt!r}")
     if budget < MIN_BUDGET:
@@ -310,7 +312,8 @@ def build_context(
             if recalled is not None:  # the caller records a recall the replica served (org.py)
                 recalled(result)
             # The notebook is in the block already, first; its entries are not hits again.
-            hits = [Entry(_hit_key(h), h.text) for h in result.hits if not h.data.get("notebook")]
+            picked = admit(result.hits) if admit is not None else result.hits
+            hits = [Entry(_hit_key(h), h.text) for h in picked if not h.data.get("notebook")]
             sections.append(Section("hits", f'Relevant to "{one_line(for_text, 80)}"', False, hits))
         if hits_only:
             sections, extra = [s for s in sections if not s.stable], []

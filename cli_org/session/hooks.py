@@ -28,6 +28,8 @@ from .context import DEFAULT_BUDGET, MAX_SESSION, build_context
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..recall.answer import RecallHit
+    from ..shaping import HookShaping
     from ..vault.embedders import Embedder
 
 # The whole hook, from reading stdin to printing, ends within this many seconds or prints
@@ -132,11 +134,19 @@ def claude_code_hook(
             budget=PROMPT_BUDGET,
             embedder=embedder,
             hits_only=True,
+            admit=lambda hits: prompt_hits(hits, settings.hook_shaping),
         )
     if not block.text:
         return ""
     output = {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": block.text}}
     return json.dumps(output, ensure_ascii=False)
+
+
+def prompt_hits(hits: list[RecallHit], shaping: HookShaping) -> list[RecallHit]:
+    """The hits of a recall that clear the prompt hook's own bar (HookShaping)."""
+    notes = [h.similarity for h in hits if h.arm == "vault" and h.similarity is not None]
+    best_note = max(notes, default=None)
+    return [h for h in hits if shaping.admits(h.arm, h.similarity, h.whole, h.data.get("z"), best_note)]
 
 
 @dataclass(frozen=True)

@@ -281,12 +281,34 @@ def _fill(conn: Conn, query: str, hits: list[NoteHit]) -> None:
 
 
 _WORD = re.compile(r"[A-Za-z0-9]{3,}")
+# Lines that are no content of a note, never a snippet: a credit ("h/t Name"; "via @x" or
+# "thanks to Ann" in a short line), a labelled source or see-also line, and a line of links
+# with under three words besides them (a link list). On the TIL vault a credit line was once
+# a whole snippet.
+_CREDIT = re.compile(r"^\W*(h/t|hat tip)\b", re.I)
+_SHORT_CREDIT = re.compile(r"^\W*(via|credits?|thanks to|props to)\b", re.I)
+_SHORT_CREDIT_WORDS = 8
+_LABEL = re.compile(r"^\W*(sources?|references?|see also|related)\s*:", re.I)
+_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_LINKS = re.compile(r"!?\[[^\]]*\]\([^)]*\)|<?https?://\S+")
+_LINK_LIST_WORDS = 3
+
+
+def boilerplate(line: str) -> bool:
+    """A credit, source or link-list line (see _CREDIT)."""
+    if _CREDIT.match(line) or _LABEL.match(line):
+        return True
+    if _SHORT_CREDIT.match(line) and len(line.split()) <= _SHORT_CREDIT_WORDS:
+        return True
+    return bool(_LINKS.search(line)) and len(re.findall(r"[A-Za-z]{2,}", _LINKS.sub(" ", line))) < _LINK_LIST_WORDS
 
 
 def snippet(content: str, query: str, width: int = SNIPPET) -> str:
-    """A one-line window of the chunk around the first query word, else its start."""
-    text = " ".join(line for line in content.split("\n") if not line.startswith("#") and not line.startswith("```"))
-    text = re.sub(r"\s+", " ", text).strip() or re.sub(r"\s+", " ", content).strip()
+    """A one-line window of the chunk's content around the first query word, else its start:
+    headings, code fences and boilerplate lines left out, a markdown link shown as its text.
+    A chunk of nothing else gives "" (the hit's title says what it is)."""
+    lines = [line for line in content.split("\n") if not line.startswith(("#", "```")) and not boilerplate(line)]
+    text = re.sub(r"\s+", " ", _MD_LINK.sub(r"\1", " ".join(lines))).strip()
     lowered = text.lower()
     positions = [
         m.start() for w in _WORD.findall(query.lower()) for m in [re.search(rf"\b{re.escape(w)}", lowered)] if m
