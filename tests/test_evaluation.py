@@ -22,6 +22,7 @@ from cli_org.evaluation import (
     save_run,
 )
 from cli_org.evaluation import stale as find_stale
+from cli_org.evaluation.stale import cited_paths
 from cli_org.store import facts
 from cli_org.vault.scan import scan
 
@@ -198,6 +199,34 @@ def test_stale_paths_and_fact_sources(org, tmp_path):
     }
     assert not any(f"#{fine}" in i.where for i in items)
     assert (tmp_path / "src/app.py").exists()  # nothing is deleted
+
+
+def test_cited_paths_without_an_extension_and_build_files_not_bare_words():
+    # The sample's own memory cites `docker/courier.Dockerfile`; extensionless scripts too.
+    line = (
+        "- built from `docker/app.Dockerfile` by `scripts/deploy` (see `./tools/run` and `Makefile`);"
+        " the `deploy` job, `flaky-watch`, `make`, `/healthz`, `/v2/jobs`, `24/7`, Node `20.11`, `1.2.3`"
+    )
+    assert cited_paths(line) == ["docker/app.Dockerfile", "scripts/deploy", "./tools/run", "Makefile"]
+    assert cited_paths("run `deploy` then `build-and-push` with `--platform` and `TZ=UTC`") == []
+    sample = Path(__file__).parent.parent / "eval/sample/.agents/org/memory/builder.md"
+    assert "docker/courier.Dockerfile" in cited_paths(sample.read_text())
+
+
+def test_stale_reports_a_gone_extensionless_script_and_dockerfile(tmp_path):
+    (tmp_path / ".agents/org/memory").mkdir(parents=True)
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts/deploy").write_text("#!/bin/sh\n")
+    (tmp_path / "Makefile").write_text("all:\n")
+    (tmp_path / ".agents/org/memory/bot.md").write_text(
+        "- deploy with `scripts/deploy`, not `scripts/release`\n- images from `docker/app.Dockerfile`\n"
+        "- `Makefile` and the `deploy` job\n"
+    )
+    found = {(i.where, i.cited) for i in find_stale(None, tmp_path).items}
+    assert found == {
+        (".agents/org/memory/bot.md:1", "scripts/release"),
+        (".agents/org/memory/bot.md:2", "docker/app.Dockerfile"),
+    }
 
 
 def test_cli_cost_and_stale(cli, tmp_path):

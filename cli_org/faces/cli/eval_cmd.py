@@ -240,7 +240,10 @@ def cost(root: Path | None, as_json: bool) -> None:
 @json_option
 def stale(root: Path | None, as_json: bool) -> None:
     """Paths cited in backticks (memory files, fact claims) that no longer exist, and facts
-    whose source file is gone or changed since. Listed for review; nothing is deleted."""
+    whose source file is gone or changed since. Listed for review; nothing is deleted.
+
+    A path has an extension, a slash between names (scripts/deploy) or a build file's name
+    (Dockerfile, app.Dockerfile); a bare word such as `deploy` is not one."""
     from ...evaluation import stale as find_stale
 
     base = _root(root)
