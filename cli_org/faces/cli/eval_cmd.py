@@ -204,7 +204,10 @@ def _root(root: Path | None) -> Path:
 @json_option
 def cost(root: Path | None, as_json: bool) -> None:
     """What memory costs the context: standing instructions, memory indexes, bot memory,
-    long lines, and a typical recall (tokens estimated at 4 characters each)."""
+    long lines, and a typical recall (tokens estimated at 4 characters each).
+
+    The memory index Claude Code keeps for this project in the home folder
+    (projects/<project>/memory/MEMORY.md) counts too; a symlink there is not followed."""
     from ...errors import OrgError
     from ...evaluation import ContextCost, TypicalRecall, context_cost, typical_recall
 
