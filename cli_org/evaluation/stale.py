@@ -30,7 +30,7 @@ _NAME = r"[\w@.+-]+"
 _EXTENSION = re.compile(rf"^(?:\.{{0,2}}/)?{_NAME}(?:/{_NAME})*(?:\.(?=[0-9]*[A-Za-z])[A-Za-z0-9]{{1,8}}|/)$")
 _RELATIVE = re.compile(rf"^{_NAME}(?:/{_NAME})+$")
 _LETTER = re.compile(r"[^\W\d_]")
-BUILD_FILES = "Dockerfile Containerfile Makefile Justfile Procfile Jenkinsfile Vagrantfile Gemfile Rakefile Pipfile".split()
+BUILD_FILES = ("Dockerfile", "Containerfile", "Makefile", "Justfile", "Procfile", "Jenkinsfile", "Gemfile", "Rakefile")
 _BUILD_FILE = re.compile(rf"^(?:{_NAME}/)*(?:{_NAME}\.)?(?:{'|'.join(BUILD_FILES)})$")
 
 
