@@ -22,6 +22,7 @@ from cli_org.evaluation import (
     save_run,
 )
 from cli_org.evaluation import stale as find_stale
+from cli_org.evaluation.stale import cited_paths
 from cli_org.store import facts
 from cli_org.vault.scan import scan
 
@@ -165,7 +166,8 @@ def _tree(root: Path) -> None:
     (root / "node_modules/pkg/AGENTS.md").write_text("vendored, not ours\n")
 
 
-def test_context_cost(tmp_path):
+def test_context_cost(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "no-harness"))
     _tree(tmp_path)
     rows = {r.kind: r for r in context_cost(tmp_path)}
     standing = rows["standing instructions"]
@@ -174,6 +176,66 @@ def test_context_cost(tmp_path):
     assert standing.tokens_estimate == round(standing.chars / 4)
     assert rows["harness memory index"].files == 1 and rows["harness memory index"].long_lines == 1
     assert rows["bot memory files"].files == 1
+
+
+def _own_memory(root: Path) -> Path:
+    from cli_org.archive.homes import claude_project_memory
+
+    path = claude_project_memory(root)
+    assert path is not None
+    return path
+
+
+def test_the_harness_memory_folder_is_named_as_the_real_sessions_show(corpora):
+    # Sessions in the corpus name their own project folder (~/.claude/projects/<name>/);
+    # the name derived from each session's cwd must be that one.
+    checked = 0
+    for session in sorted(corpora("transcripts").glob("claude-code/*.jsonl")):
+        text = session.read_text(errors="replace")
+        cwd = next((json.loads(line).get("cwd") for line in text.splitlines() if '"cwd"' in line), None)
+        if cwd and ".claude/projects/-" in text:
+            assert f".claude/projects/{_own_memory(Path(cwd)).parent.parent.name}/" in text
+            checked += 1
+    assert checked >= 2
+    assert _own_memory(Path("/w/my_app.v2")).parent.parent.name == "-w-my-app-v2"
+
+
+def test_cost_counts_the_harness_memory_index_kept_in_the_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    root = tmp_path / "my_project.git"
+    _tree(root)
+    own = _own_memory(root)
+    own.parent.mkdir(parents=True)
+    own.write_text("- [deploys](deploys.md) how we ship\n" + "z" * 250 + "\n")
+    index = {r.kind: r for r in context_cost(root)}["harness memory index"]
+    assert index.files == 2 and index.paths == ["mem/MEMORY.md", str(own)]
+    assert index.long_lines == 2 and index.chars == len("- [a](a.md) pointer\n" + "y" * 300 + "\n") + own.stat().st_size
+
+
+def test_cost_reads_no_symlink_or_special_file_as_the_harness_memory_index(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    root = tmp_path / "project"
+    _tree(root)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("password=hunter2\n" * 40)
+    own = _own_memory(root)
+    own.parent.mkdir(parents=True)
+
+    def index() -> list[str]:
+        return {r.kind: r for r in context_cost(root)}["harness memory index"].paths
+
+    own.symlink_to(secret)  # the file a symlink
+    assert index() == ["mem/MEMORY.md"]
+    own.unlink()
+    os.mkfifo(own)  # a FIFO: reading it would hang
+    assert index() == ["mem/MEMORY.md"]
+    own.unlink()
+    own.parent.rmdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "MEMORY.md").write_text("not this project's\n")
+    own.parent.symlink_to(elsewhere)  # the memory folder a symlink
+    assert index() == ["mem/MEMORY.md"]
 
 
 def test_stale_paths_and_fact_sources(org, tmp_path):
@@ -198,6 +260,34 @@ def test_stale_paths_and_fact_sources(org, tmp_path):
     }
     assert not any(f"#{fine}" in i.where for i in items)
     assert (tmp_path / "src/app.py").exists()  # nothing is deleted
+
+
+def test_cited_paths_without_an_extension_and_build_files_not_bare_words():
+    # The sample's own memory cites `docker/courier.Dockerfile`; extensionless scripts too.
+    line = (
+        "- built from `docker/app.Dockerfile` by `scripts/deploy` (see `./tools/run` and `Makefile`);"
+        " the `deploy` job, `flaky-watch`, `make`, `/healthz`, `/v2/jobs`, `24/7`, Node `20.11`, `1.2.3`"
+    )
+    assert cited_paths(line) == ["docker/app.Dockerfile", "scripts/deploy", "./tools/run", "Makefile"]
+    assert cited_paths("run `deploy` then `build-and-push` with `--platform` and `TZ=UTC`") == []
+    sample = Path(__file__).parent.parent / "eval/sample/.agents/org/memory/builder.md"
+    assert "docker/courier.Dockerfile" in cited_paths(sample.read_text())
+
+
+def test_stale_reports_a_gone_extensionless_script_and_dockerfile(tmp_path):
+    (tmp_path / ".agents/org/memory").mkdir(parents=True)
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts/deploy").write_text("#!/bin/sh\n")
+    (tmp_path / "Makefile").write_text("all:\n")
+    (tmp_path / ".agents/org/memory/bot.md").write_text(
+        "- deploy with `scripts/deploy`, not `scripts/release`\n- images from `docker/app.Dockerfile`\n"
+        "- `Makefile` and the `deploy` job\n"
+    )
+    found = {(i.where, i.cited) for i in find_stale(None, tmp_path).items}
+    assert found == {
+        (".agents/org/memory/bot.md:1", "scripts/release"),
+        (".agents/org/memory/bot.md:2", "docker/app.Dockerfile"),
+    }
 
 
 def test_cli_cost_and_stale(cli, tmp_path):

@@ -107,7 +107,20 @@ FIELDS: dict[str, object] = {
     # "--json adds every hit's arm, scores and why it qualified"; the log's arms, characters, milliseconds
     "recall": F("query", "project", "limit", "arms", "chars", "ms", "notice", hits=[F("arm", "why")]),
     # "added, changed, removed, unchanged and seconds"
-    "vault scan": F("embed", scan=F("root", "added", "changed", "removed", "unchanged", "seconds", "warnings")),
+    "vault scan": F(
+        "embed",
+        scan=F(
+            "root",
+            "added",
+            "changed",
+            "removed",
+            "unchanged",
+            "seconds",
+            "warnings",
+            "made_public",
+            "made_public_paths",
+        ),
+    ),
     "vault embed": F("model", "embedded", "total", "seconds"),
     # "path, title, heading, a snippet and the per-mode scores"
     "search": F(
@@ -207,7 +220,7 @@ FIELDS: dict[str, object] = {
     ),
     "unpin": F("pin_id", "fact_id", "project", "unpinned_by", "unpinned_at", "unpin_reason"),
     "pins": [F("pin_id", "fact_id", "project", "pinned_by", "pinned_at", "subject", "claim")],
-    "restore": F("id", "restored", "why"),
+    "restore": F("id", "restored", "why", "pin"),
     "todo add": F("id", "text", "project", "author", "created_at", "done_by", "done_at"),
     "todo done": F("id", "done_by", "done_at"),
     "todo list": [F("id", "text", "project", "author", "created_at", "done_by", "done_at")],

@@ -3,7 +3,9 @@ against the real database, and the adversarial cases through a member's own logi
 
 from __future__ import annotations
 
+import json
 import threading
+from datetime import UTC
 
 import pytest
 from psycopg import errors as pgerr
@@ -11,6 +13,7 @@ from psycopg import errors as pgerr
 from cli_org.checks import rules
 from cli_org.errors import AccessDenied, InputError, NotFound
 from cli_org.store import facts, pins, todos
+from cli_org.store.transfer import export_lines, import_lines
 
 
 def _fact(org, agent="bot", claim="The build takes four minutes", subject="build", project=None):
@@ -208,6 +211,108 @@ def test_restore_brings_a_forgotten_fact_back_and_the_history_shows_both(org):
     ]
 
 
+def _live(org, fact_id):
+    with org.admin() as conn:
+        return conn.execute(
+            "SELECT project, pinned_by FROM memory_pins WHERE fact_id = %s AND unpinned_at IS NULL", (fact_id,)
+        ).fetchall()
+
+
+def test_a_restored_fact_keeps_its_pin_scope_and_pinner(org):
+    fact_id = _fact(org, "bot", project="web")
+    with org.as_agent("lead") as conn:  # the bot's lead pins it; the bot forgets and restores it
+        pins.pin(conn, fact_id)
+    with org.as_agent("bot") as conn:
+        facts.forget(conn, fact_id, "looked wrong")
+        assert _live(org, fact_id) == []
+        back = facts.restore(conn, fact_id, "it was right")
+        assert back.current and back.pin == facts.PinBack("web", "lead", True)
+        history = pins.list_pins(conn, include_unpinned=True)
+    assert [(p.project, p.pinned_by, p.unpin_reason) for p in history] == [
+        ("web", "lead", "fact retired: looked wrong"),
+        ("web", "lead", None),
+    ]
+    # Retired and restored again: the pin follows each time.
+    with org.as_agent("bot") as conn:
+        facts.forget(conn, fact_id, "wrong again")
+        assert facts.restore(conn, fact_id, "right again").pin == facts.PinBack("web", "lead", True)
+    assert [tuple(r.values()) for r in _live(org, fact_id)] == [("web", "lead")]
+
+
+def test_a_pin_removed_on_purpose_stays_removed_after_a_restore(org):
+    fact_id = _fact(org, "bot")
+    with org.as_agent("bot") as conn:
+        pins.pin(conn, fact_id)
+        pins.unpin(conn, fact_id)
+        facts.forget(conn, fact_id, "wrong")
+        assert facts.restore(conn, fact_id, "right").pin is None
+    assert _live(org, fact_id) == []
+    # Unpinned and forgotten in one transaction (the same now()): still not the retirement's pin.
+    with org.as_agent("bot") as conn:
+        pins.pin(conn, fact_id)
+    with org.login(f"{org.name}_bot", "bot-pw") as bot:
+        bot.execute("SELECT org_unpin(%s)", (fact_id,))
+        bot.execute("SELECT org_forget(%s, 'gone')", (fact_id,))
+        bot.commit()
+        bot.execute("SELECT org_restore(%s, 'back')", (fact_id,))
+        bot.commit()
+    assert _live(org, fact_id) == []
+
+
+def test_a_restored_fact_stays_unpinned_when_its_scope_filled_up_and_says_so(org, cli):
+    ids = _facts(org, rules.PIN_CAP_PROJECT + 1, project="web")
+    with org.as_agent("bot") as conn:
+        pins.pin(conn, ids[0])
+        facts.forget(conn, ids[0], "wrong")
+        for fact_id in ids[1:]:
+            pins.pin(conn, fact_id)
+    code, out, _ = cli("restore", str(ids[0]), "right after all", agent="bot")
+    assert code == 0 and out.splitlines() == [
+        f"restored {ids[0]}",
+        f"not pinned again: project web holds its cap of pins; unpin one, then pin {ids[0]}",
+    ]
+    assert _live(org, ids[0]) == []
+    with org.as_agent("bot") as conn:  # the near miss: with room in the scope it comes back
+        pins.unpin(conn, ids[1])
+        pins.pin(conn, ids[0])
+        facts.forget(conn, ids[0], "wrong")
+    code, out, _ = cli("restore", str(ids[0]), "right after all", "--json", agent="bot")
+    assert code == 0 and json.loads(out)["pin"] == {"project": "web", "pinned_by": "bot", "back": True}
+    with org.as_agent("bot") as conn:  # a fact forgotten while unpinned: no pin to speak of
+        pins.unpin(conn, ids[0])
+        facts.forget(conn, ids[0], "wrong")
+    code, out, _ = cli("restore", str(ids[0]), "right after all", "--json", agent="bot")
+    assert code == 0 and json.loads(out)["pin"] is None
+
+
+def test_a_crafted_export_cannot_make_a_restore_pin_as_a_stranger(org):
+    # An import (the admin's) brings an ended pin "by other" on the bot's fact, stamped as its
+    # retirement's; other may not pin the bot's fact, so the restore pins it as the restorer.
+    fact_id = _fact(org, "bot")
+    with org.as_agent("bot") as conn:
+        facts.forget(conn, fact_id, "wrong")
+    with org.admin() as conn:
+        lines = export_lines(conn)[0]
+        fact = conn.execute("SELECT valid_to FROM memory_facts WHERE id = %s", (fact_id,)).fetchone()
+    at = fact["valid_to"].astimezone(UTC).isoformat()
+    crafted = {"kind": "pin", "id": 900, "fact_id": fact_id, "project": None, "pinned_by": "other"}
+    crafted |= {"pinned_at": at, "unpinned_by": "bot", "unpinned_at": at, "unpin_reason": "fact retired: wrong"}
+    with org.admin() as conn:
+        result = import_lines(conn, [*lines, json.dumps(crafted)])
+    assert {c.kind: c.added for c in result.kinds}["pin"] == 1
+    with org.as_agent("bot") as conn:
+        assert facts.restore(conn, fact_id, "right").pin == facts.PinBack(None, "other", True)
+    assert [tuple(r.values()) for r in _live(org, fact_id)] == [(None, "bot")]
+    # A stranger cannot restore it (nor so pin it), and no member writes the pins table.
+    with org.as_agent("bot") as conn:
+        facts.forget(conn, fact_id, "wrong")
+    with org.as_agent("other") as conn, pytest.raises(AccessDenied, match="may not restore"):
+        facts.restore(conn, fact_id, "mine")
+    with org.login(f"{org.name}_other", "other-pw") as other, pytest.raises(pgerr.InsufficientPrivilege):
+        other.execute("UPDATE memory_pins SET unpinned_at = NULL, unpinned_by = NULL WHERE fact_id = %s", (fact_id,))
+    assert _live(org, fact_id) == []
+
+
 def test_restore_needs_a_reason(org):
     fact_id = _fact(org)
     with org.as_agent("bot") as conn:
@@ -331,7 +436,12 @@ def test_pin_restore_and_todo_from_the_command_line(org, cli):
     assert cli("pins", "--project", "alpha")[1].startswith(f"#{fact_id} build: ")
     assert cli("forget", str(fact_id), "wrong", agent="bot")[0] == 0
     assert cli("pins")[1] == "no pins\n"
-    assert cli("restore", str(fact_id), "right after all", agent="bot") == (0, f"restored {fact_id}\n", "")
+    assert cli("restore", str(fact_id), "right after all", agent="bot") == (
+        0,
+        f"restored {fact_id}\npinned again (project alpha; pinned by bot)\n",
+        "",
+    )
+    assert cli("pins", "--project", "alpha")[1].startswith(f"#{fact_id} build: ")
     history = cli("facts", "show", str(fact_id))[1]
     assert "retired by bot: wrong" in history and "restored by bot: right after all" in history
     code, out, _ = cli("todo", "add", "Migrate the auth tests", "--project", "alpha", agent="bot")

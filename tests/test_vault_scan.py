@@ -271,3 +271,61 @@ def test_chunks_never_exceed_the_bound_and_lose_nothing():
     assert all(len(c.content) <= MAX_CHUNK for c in note.chunks)
     text = "".join(c.content for c in note.chunks)
     assert text.count("x") == len(one_line) and text.count("Sentence number") == 200 and "short tail" in text
+
+
+def _private(conn) -> dict[str, bool]:
+    found = {r["path"]: r["private"] for r in conn.execute("SELECT path, private FROM vault_files")}
+    conn.rollback()  # the next scan wants an idle connection
+    return found
+
+
+def test_a_rescan_that_would_make_private_notes_public_is_refused_then_named(org, tmp_path):
+    root = tmp_path / "vault"
+    write(root, "ops.md", "# Ops\n\nPublic.\n")
+    for i in range(7):
+        write(root, f"secret/n{i}.md", f"# Secret {i}\n\nKept private.\n")
+    with connect(org.settings) as conn:
+        assert scan(conn, root, private=["secret/"]).made_public == 0
+        before = _private(conn)
+        assert sum(before.values()) == 7
+        # Without ORG_RECALL_EXCLUDE (the usual slip): refused, nothing changed.
+        with pytest.raises(InputError) as refused:
+            scan(conn, root)
+        message = str(refused.value)
+        assert message.startswith("this scan would make 7 once-private note(s) (secret/n0.md, secret/n1.md, ")
+        assert "secret/n4.md and 2 more) public: ORG_RECALL_EXCLUDE no longer holds secret/;" in message
+        assert "ORG_RECALL_EXCLUDE=secret/ as the last scan had it" in message and "--make-public" in message
+        assert _private(conn) == before
+        assert [r["prefix"] for r in conn.execute("SELECT prefix FROM vault_private_prefixes")] == ["secret/"]
+        conn.rollback()
+        # The near misses: the same list, or one that keeps more private, needs no flag.
+        assert scan(conn, root, private=["secret/"]).made_public == 0
+        assert scan(conn, root, private=["secret/", "ops.md"]).made_public == 0
+        assert _private(conn)["ops.md"] is True
+        with pytest.raises(InputError, match=r"make 1 once-private note\(s\) \(ops.md\) public"):
+            scan(conn, root, private=["secret/"])
+        # Confirmed: it goes on and says which notes it made public.
+        done = scan(conn, root, private=["secret/n6.md"], make_public=True)
+        assert done.made_public == 7 and done.made_public_paths == ["ops.md"] + [f"secret/n{i}.md" for i in range(4)]
+        assert [p for p, private in _private(conn).items() if private] == ["secret/n6.md"]
+
+
+def test_cli_scan_refuses_to_publish_and_names_what_it_published(cli, vault, monkeypatch):
+    monkeypatch.setenv("ORG_RECALL_EXCLUDE", "drafts/,setup/")
+    assert cli("vault", "scan", str(vault))[0] == 0
+    monkeypatch.delenv("ORG_RECALL_EXCLUDE")
+    code, out, err = cli("vault", "scan", str(vault))
+    assert (
+        code == 1
+        and out == ""
+        and err.startswith(
+            "cli-org: this scan would make 2 once-private note(s) (drafts/wip.md, setup/install.md) public"
+        )
+    )
+    code, out, _ = cli("vault", "scan", str(vault), "--make-public")
+    assert code == 0 and out.splitlines()[-1] == "made public: 2 once-private note(s) (drafts/wip.md, setup/install.md)"
+    monkeypatch.setenv("ORG_RECALL_EXCLUDE", "drafts/")
+    cli("vault", "scan", str(vault))
+    monkeypatch.delenv("ORG_RECALL_EXCLUDE")
+    data = json.loads(cli("vault", "scan", str(vault), "--make-public", "--json")[1])
+    assert data["scan"]["made_public"] == 1 and data["scan"]["made_public_paths"] == ["drafts/wip.md"]

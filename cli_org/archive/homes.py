@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from ..local.project import memory_dir
@@ -23,6 +24,21 @@ def hermes_home() -> Path:
 
 def codex_home() -> Path:
     return _env_dir("CODEX_HOME", ".codex")
+
+
+# Claude Code keeps a project's own memory in projects/<name>/memory/MEMORY.md, <name> being
+# the project's absolute path with every character that is not an ASCII letter or digit
+# replaced by "-" (the archived sessions of /home/marco/projects/spotter sit under
+# projects/-home-marco-projects-spotter; a dot or an underscore becomes "-" too). A name over
+# 200 characters is cut and given a hash this code does not reproduce: not found, then.
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+_NAME_MAX = 200
+
+
+def claude_project_memory(root: Path) -> Path | None:
+    """Where Claude Code keeps the memory index of the project at `root` (it may not exist)."""
+    name = _NOT_ALNUM.sub("-", os.path.abspath(root))
+    return None if len(name) > _NAME_MAX else claude_home() / "projects" / name / "memory" / "MEMORY.md"
 
 
 def session_stores() -> dict[str, Path]:

@@ -3,10 +3,12 @@ and the size of a typical recall."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..archive.homes import claude_home, claude_project_memory
 from ..db import Conn, first
 from ..db.errors import translated
 from ..db.queries import sql
@@ -68,6 +70,8 @@ def _walk_files(root: Path) -> Iterator[Path]:
 
 
 def context_cost(root: Path) -> list[CostRow]:
+    """The files under `root`, and the harness's own memory index of this project kept in the
+    user's home (Claude Code's projects/<project>/memory/MEMORY.md, archive/homes.py)."""
     if not root.is_dir():
         raise InputError(f"{root} is not a folder")
     groups: dict[str, list[Path]] = {"standing instructions": [], "harness memory index": [], "bot memory files": []}
@@ -79,16 +83,23 @@ def context_cost(root: Path) -> list[CostRow]:
             groups["harness memory index"].append(path)
         elif path.suffix == ".md" and memory_dir in path.parents:
             groups["bot memory files"].append(path)
+    # Read from the harness's projects folder without following a symlink below it; a
+    # symlink or special file there is skipped as one under the root is (local/files.py).
+    own = claude_project_memory(root)
+    home = claude_home() / "projects"
+    if own is not None and os.path.lexists(own) and root.resolve() not in own.resolve().parents:
+        groups["harness memory index"].append(own)
     rows = []
     for kind, paths in groups.items():
         chars = long_lines = 0
         read = []
         for path in paths:
+            base = home if path == own else root
             try:
-                text = read_text(path, root=root)  # the one safe read: regular files under the root only
+                text = read_text(path, root=base)  # the one safe read: regular files under base only
             except InputError:
                 continue
-            read.append(str(path.relative_to(root)))
+            read.append(str(path) if path == own else str(path.relative_to(root)))
             chars += len(text)
             long_lines += sum(1 for line in text.splitlines() if len(line) > LONG_LINE)
         rows.append(CostRow(kind, len(read), chars, long_lines, read))

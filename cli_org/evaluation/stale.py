@@ -17,7 +17,21 @@ from ..local.files import read_text
 from ..local.project import MEMORY_DIR
 
 _BACKTICK = re.compile(r"`([^`\s]{2,200})`")
-_PATHLIKE = re.compile(r"^(?:\.{0,2}/)?[\w@.+-]+(?:/[\w@.+-]+)*(?:\.[A-Za-z0-9]{1,8}|/)$")
+# What a cited path is. A backticked token made of path characters counts when it
+#  - ends in a file extension holding a letter (`notes.md`, `src/app.py`; not a version such
+#    as `20.11`) or in a slash (`dev/fixtures/`);
+#  - is relative and has a slash between two names (`scripts/deploy`, `docker/app.Dockerfile`),
+#    each name holding a letter: an extensionless name after a leading slash (`/healthz`,
+#    `/v2/jobs`) is a URL route, and `24/7` is prose;
+#  - is, or ends in, a build file's conventional name (`Dockerfile`, `app.Dockerfile`, `Makefile`).
+# A bare word (`deploy`, `flaky-watch`) never counts: with no slash, extension or known name,
+# it is far more often a command, job or flag than a file.
+_NAME = r"[\w@.+-]+"
+_EXTENSION = re.compile(rf"^(?:\.{{0,2}}/)?{_NAME}(?:/{_NAME})*(?:\.(?=[0-9]*[A-Za-z])[A-Za-z0-9]{{1,8}}|/)$")
+_RELATIVE = re.compile(rf"^{_NAME}(?:/{_NAME})+$")
+_LETTER = re.compile(r"[^\W\d_]")
+BUILD_FILES = ("Dockerfile", "Containerfile", "Makefile", "Justfile", "Procfile", "Jenkinsfile", "Gemfile", "Rakefile")
+_BUILD_FILE = re.compile(rf"^(?:{_NAME}/)*(?:{_NAME}\.)?(?:{'|'.join(BUILD_FILES)})$")
 
 
 @dataclass
@@ -33,8 +47,18 @@ class StaleReport:
     items: list[StaleItem]
 
 
+def is_path(token: str) -> bool:
+    """Whether a backticked token is a cited path (the rule above)."""
+    if _BUILD_FILE.match(token):
+        return True
+    if _EXTENSION.match(token):
+        return "/" in token or "." in token.strip(".")
+    names = [p for p in token.split("/") if p not in (".", "..")]
+    return bool(_RELATIVE.match(token)) and all(_LETTER.search(p) for p in names)
+
+
 def cited_paths(text: str) -> list[str]:
-    return [m for m in _BACKTICK.findall(text) if _PATHLIKE.match(m) and ("/" in m or "." in m.strip("."))]
+    return [m for m in _BACKTICK.findall(text) if is_path(m)]
 
 
 def _exists(root: Path, cited: str) -> bool:

@@ -97,7 +97,9 @@ DELETE FROM vault_private_prefixes;
 INSERT INTO vault_private_prefixes (prefix) VALUES (%(prefix)s) ON CONFLICT DO NOTHING;
 
 -- name: mark_private
-UPDATE vault_files SET private = org_vault_private(path) WHERE private <> org_vault_private(path);
+-- Each note whose verdict changed, with the new one.
+UPDATE vault_files SET private = org_vault_private(path) WHERE private <> org_vault_private(path)
+RETURNING path, private;
 
 -- name: drop_chunks_plain
 -- drop_chunks on a server without pgvector (no embedding column yet).

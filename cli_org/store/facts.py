@@ -50,6 +50,20 @@ class Fact:
         return self.valid_to is None
 
 
+@dataclass
+class PinBack:
+    """The pin a fact's retirement ended, seen after its restore (migration 0026)."""
+
+    project: str | None  # None: org-wide
+    pinned_by: str
+    back: bool  # False: the scope filled up since, and holds its cap
+
+
+@dataclass
+class Restored(Fact):
+    pin: PinBack | None = None  # None: the retirement ended no pin
+
+
 @owns_transaction
 def remember(
     conn: Conn,
@@ -139,10 +153,11 @@ def forget(conn: Conn, fact_id: int, why: str) -> None:
 
 
 @owns_transaction
-def restore(conn: Conn, fact_id: int, why: str) -> Fact:
+def restore(conn: Conn, fact_id: int, why: str) -> Restored:
     """Bring a forgotten fact back (migration 0014, org_restore): its author, the author's
     team lead or an owner may. A superseded fact comes back only once its successor is
-    retired; a fact whose identical claim by the same author is current again stays retired."""
+    retired; a fact whose identical claim by the same author is current again stays retired.
+    The pin its retirement ended comes back too, unless its scope is full (migration 0026)."""
     check_id(fact_id)
     if not why or not why.strip():
         raise InputError("say why the fact comes back")
@@ -152,10 +167,11 @@ def restore(conn: Conn, fact_id: int, why: str) -> Fact:
         with conn.transaction():
             conn.execute(sql("facts.restore"), {"id": fact_id, "why": why.strip()})
         fact = _get(conn, fact_id)
+        pin = conn.execute(sql("pins.after_restore"), {"id": fact_id}).fetchone()
         conn.commit()
     if fact is None:  # never: org_restore() found it
         raise NotFound(f"no fact with id {fact_id}")
-    return fact
+    return Restored(**vars(fact), pin=PinBack(**pin) if pin else None)
 
 
 @owns_transaction

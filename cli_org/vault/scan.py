@@ -28,6 +28,7 @@ from ..text import is_utf8, pg_text, shown
 from .markdown import Note, parse_note
 
 SUFFIXES = (".md", ".markdown")
+SHOWN_PATHS = 5  # notes named when a scan makes notes public; the rest are counted
 BATCH = 200  # files per transaction: an interrupted scan loses at most one batch
 
 ScanProgress = Callable[[int, int, str], None]
@@ -44,11 +45,17 @@ class ScanSummary:
     chunks: int = 0
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    made_public: int = 0  # once-private notes public since this scan's private prefixes
+    made_public_paths: list[str] = field(default_factory=list)  # the first SHOWN_PATHS of them
 
     def warn(self, rel: str, message: str, *, skipped: bool = False) -> None:
         """A warning that names the file, printable whatever bytes its name holds."""
         self.warnings.append(f"{shown(rel)}: {pg_text(message)}")
         self.skipped += skipped
+
+    def public_line(self) -> str:
+        """What this scan made public, for a person to notice."""
+        return f"made public: {_notes(self.made_public_paths, self.made_public)}"
 
     def line(self) -> str:
         return (
@@ -136,6 +143,7 @@ def scan(
     ignore: Iterable[str] = (),
     private: Iterable[str] = (),
     replace: bool = False,
+    make_public: bool = False,
     progress: ScanProgress | None = None,
     lock_wait: float = LOCK_WAIT,
 ) -> ScanSummary:
@@ -143,7 +151,8 @@ def scan(
 
     `private` holds path prefixes (ORG_RECALL_EXCLUDE) that join the built-in private ones
     (the rule is org_vault_private in migration 0008): recall and search never show those
-    notes and members cannot read them."""
+    notes and members cannot read them. A scan whose prefixes would make a once-private
+    note public is refused, nothing changed, unless `make_public`; the summary names them."""
     started = time.perf_counter()
     try:
         root = root.resolve()
@@ -155,22 +164,42 @@ def scan(
     summary = ScanSummary(str(root))
     with translated(conn), locks.held(conn, locks.SCAN, "vault scans", lock_wait):
         _check_root(conn, root, replace)
-        _set_private(conn, private)
+        _set_private(conn, private, make_public, summary)
         _scan(conn, root, list(ignore), summary, progress)
     summary.seconds = time.perf_counter() - started
     return summary
 
 
-def _set_private(conn: Conn, prefixes: Iterable[str]) -> None:
-    """Store the scan's private prefixes and re-mark every note if they changed."""
+def _set_private(conn: Conn, prefixes: Iterable[str], make_public: bool, summary: ScanSummary) -> None:
+    """Store the scan's private prefixes and re-mark every note if they changed.
+
+    A private note made public is the one change that cannot be taken back (members and
+    recall see it at once), and the usual cause is a scan run without ORG_RECALL_EXCLUDE:
+    so it is refused, unless `make_public`, and always named in the summary."""
     wanted = sorted({p.strip() for p in prefixes if p.strip()})
     have = [r["prefix"] for r in conn.execute(sql("vault.private_prefixes"))]
+    public: list[str] = []
     if wanted != have:
         conn.execute(sql("vault.clear_private_prefixes"))
         for prefix in wanted:
             conn.execute(sql("vault.add_private_prefix"), {"prefix": prefix})
-        conn.execute(sql("vault.mark_private"))
+        public = sorted(r["path"] for r in conn.execute(sql("vault.mark_private")) if not r["private"])
+        if public and not make_public:
+            conn.rollback()
+            dropped = ", ".join(shown(p) for p in have if p not in wanted)
+            raise InputError(
+                f"this scan would make {_notes(public[:SHOWN_PATHS], len(public))} public: ORG_RECALL_EXCLUDE no"
+                f" longer holds {dropped}; set ORG_RECALL_EXCLUDE={shown(','.join(have))} as the last scan had it"
+                " to keep them private, or pass --make-public; nothing was changed"
+            )
     conn.commit()
+    summary.made_public, summary.made_public_paths = len(public), public[:SHOWN_PATHS]
+
+
+def _notes(paths: list[str], count: int) -> str:
+    """'7 once-private note(s) (a.md, b.md, c.md, d.md, e.md and 2 more)'."""
+    more = f" and {count - len(paths)} more" if count > len(paths) else ""
+    return f"{count} once-private note(s) ({', '.join(shown(p) for p in paths)}{more})"
 
 
 def _check_root(conn: Conn, root: Path, replace: bool) -> None:

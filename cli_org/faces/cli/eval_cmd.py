@@ -204,7 +204,10 @@ def _root(root: Path | None) -> Path:
 @json_option
 def cost(root: Path | None, as_json: bool) -> None:
     """What memory costs the context: standing instructions, memory indexes, bot memory,
-    long lines, and a typical recall (tokens estimated at 4 characters each)."""
+    long lines, and a typical recall (tokens estimated at 4 characters each).
+
+    The memory index Claude Code keeps for this project in the home folder
+    (projects/<project>/memory/MEMORY.md) counts too; a symlink there is not followed."""
     from ...errors import OrgError
     from ...evaluation import ContextCost, TypicalRecall, context_cost, typical_recall
 
@@ -240,7 +243,10 @@ def cost(root: Path | None, as_json: bool) -> None:
 @json_option
 def stale(root: Path | None, as_json: bool) -> None:
     """Paths cited in backticks (memory files, fact claims) that no longer exist, and facts
-    whose source file is gone or changed since. Listed for review; nothing is deleted."""
+    whose source file is gone or changed since. Listed for review; nothing is deleted.
+
+    A path has an extension, a slash between names (scripts/deploy) or a build file's name
+    (Dockerfile, app.Dockerfile); a bare word such as `deploy` is not one."""
     from ...evaluation import stale as find_stale
 
     base = _root(root)

@@ -74,15 +74,22 @@ def pins_list(project: str | None, include_unpinned: bool, agent: str | None, as
 @as_option
 @json_option
 def restore(fact_id: int, why: str, agent: str | None, as_json: bool) -> None:
-    """Bring a forgotten fact back: its author, their team lead or an owner may."""
+    """Bring a forgotten fact back: its author, their team lead or an owner may.
+
+    The pin that forgetting it ended comes back too, in the same scope and under the name of
+    whoever pinned it, unless that scope has since filled to its cap (then it says so)."""
     from ...store.facts import restore as do_restore
 
     with connection(agent) as conn:
         fact = do_restore(conn, fact_id, why)
     if as_json:
-        emit_json({"id": fact.id, "restored": True, "why": why.strip()})
-    else:
-        click.echo(f"restored {fact_id}")
+        emit_json({"id": fact.id, "restored": True, "why": why.strip(), "pin": fact.pin})
+        return
+    click.echo(f"restored {fact_id}")
+    if fact.pin and fact.pin.back:
+        click.echo(f"pinned again ({_scope(fact.pin.project)}; pinned by {fact.pin.pinned_by})")
+    elif fact.pin:
+        click.echo(f"not pinned again: {_scope(fact.pin.project)} holds its cap of pins; unpin one, then pin {fact_id}")
 
 
 @click.group()

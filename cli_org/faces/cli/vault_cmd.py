@@ -18,12 +18,18 @@ def vault() -> None:
 @click.argument("path", required=False, type=OsPath(file_okay=False, path_type=Path))
 @click.option("--embed", "then_embed", is_flag=True, help="Embed new and changed chunks after the scan.")
 @click.option("--replace", is_flag=True, help="Index this folder even though the database holds another vault.")
+@click.option(
+    "--make-public", is_flag=True, help="Let this scan make notes public that $ORG_RECALL_EXCLUDE kept private before."
+)
 @json_option
-def scan(path: Path | None, then_embed: bool, replace: bool, as_json: bool) -> None:
+def scan(path: Path | None, then_embed: bool, replace: bool, make_public: bool, as_json: bool) -> None:
     """Index the markdown files under PATH (default: $ORG_VAULT, else the current folder).
 
     Incremental: unchanged files cost a stat call, changed files are re-chunked, deleted
     files disappear. Skips hidden folders and $ORG_VAULT_IGNORE (comma-separated globs).
+    Notes under $ORG_RECALL_EXCLUDE prefixes are private; a scan that would make a note
+    public that the last scan's prefixes kept private is refused without --make-public,
+    and names such notes when it goes on.
     """
     from ...vault.scan import scan as run_scan
 
@@ -37,6 +43,7 @@ def scan(path: Path | None, then_embed: bool, replace: bool, as_json: bool) -> N
             ignore=cfg.vault_ignore,
             private=cfg.recall_exclude,
             replace=replace,
+            make_public=make_public,
             progress=progress,
             lock_wait=cfg.lock_wait,
         )
@@ -48,6 +55,8 @@ def scan(path: Path | None, then_embed: bool, replace: bool, as_json: bool) -> N
     for warning in summary.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(f"scan {summary.root}: {summary.line()}")
+    if summary.made_public:
+        click.echo(summary.public_line())
     if embedded:
         click.echo(f"embed: {embedded.line()}")
 
