@@ -228,7 +228,8 @@ def hook(
                 f"{i:3d} {mark:<6} {len(r.injected):6d} {r.ms:6.0f}ms  {one_line(r.tag):<12} {one_line(r.prompt)}"
             )
             for line in r.injected.splitlines() if r.expected is None else []:
-                click.echo(f"{'':>10}{one_line(line)}")  # what a quiet prompt got
+                if line.strip():  # what a quiet prompt got
+                    click.echo(f"{'':>10}{one_line(line)}")
         o = run.overall
         parts = []
         if o.quiet_rate is not None:
