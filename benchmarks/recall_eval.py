@@ -61,6 +61,14 @@ def load_team(settings) -> None:
     )
 
 
+def load_til(settings) -> None:
+    """The TIL vault, with the sample's facts (and agents) and the Halyard team's facts beside it."""
+    with connect(settings) as conn:
+        scan(conn, SHARED / "til", replace=True)
+    load_sample(settings, facts_only=True)
+    load_team(settings)
+
+
 def cold_latency(settings, questions: list[str], runs: int = 15) -> dict:
     """A fresh process per recall, two commands interleaved on the same questions: this
     checkout (`python -m cli_org` with the checkout first on the path) and the installed
@@ -154,10 +162,7 @@ def main() -> None:
     til = bench_settings("til")
     if not args.no_load:
         load_sample(sample, facts_only=False)
-        with connect(til) as conn:
-            scan(conn, SHARED / "til", replace=True)
-        load_sample(til, facts_only=True)
-        load_team(til)
+        load_til(til)
     results = [
         run("sample", sample, "golden", ["noise"], None, not args.quick),
         run("til", til, "til-golden", ["til-noise", "noise"], "til-near", not args.quick),

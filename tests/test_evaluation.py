@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cli_org.db.connect import connect
-from cli_org.errors import InputError
+from cli_org.errors import InputError, ThresholdNotMet
 from cli_org.evaluation import (
     CaseResult,
     GoldenRun,
@@ -18,7 +18,10 @@ from cli_org.evaluation import (
     figures,
     load_run,
     parse_golden,
+    parse_hook_cases,
+    require_hook_rates,
     run_golden,
+    run_hook,
     save_run,
 )
 from cli_org.evaluation import stale as find_stale
@@ -401,3 +404,88 @@ def test_threshold_failures_are_an_error_type(cli, sample, tmp_path, monkeypatch
     code, out, err = cli("eval", "noise", str(loud), "--json")
     assert code == 1 and json.loads(out)["failed"] == 1
     assert json.loads(err) == {"error": "1 of 1 noise queries found something"}
+
+
+# --- the prompt hook's sets: quiet and needed cases --------------------------------------
+
+
+def test_parse_hook_cases_quiet_needed_and_refusals():
+    cases = parse_hook_cases("# header\nrun the tests\nrename it||words\ndeploy it|at night|paraphrase\nship|night\n")
+    assert [(c.prompt, c.expected, c.tag, c.line) for c in cases] == [
+        ("run the tests", None, "-", 2),
+        ("rename it", None, "words", 3),
+        ("deploy it", "at night", "paraphrase", 4),
+        ("ship", "night", "-", 5),
+    ]
+    with pytest.raises(InputError) as info:
+        parse_hook_cases("fine\na|b|c|d\n|no prompt\nwhen do deploys run|deploys\nok\x00\n", "h.txt")
+    msg = str(info.value)
+    assert msg.startswith("h.txt: ") and all(f"line {n}" in msg for n in (2, 3, 4, 5)) and "line 1" not in msg
+    assert "the expected phrase is part of the prompt" in msg
+    with pytest.raises(InputError, match="no cases"):
+        parse_hook_cases("# only a comment\n\n")
+
+
+FLAKY = "why is the payments e2e test failing again?"
+
+
+@pytest.fixture
+def flaky_fact(org):
+    """One fact a prompt about the payments e2e test needs (as tests/test_hooks.py uses it)."""
+    with org.as_agent("other") as conn:
+        facts.remember(conn, "flaky", "The payments e2e test is flaky on Fridays", source="ci/log.txt")
+    return org
+
+
+def test_hook_run_scores_quiet_and_needed_cases(flaky_fact):
+    org = flaky_fact
+    cases = parse_hook_cases(
+        f"zebra quasar nebula\n{FLAKY}\n{FLAKY}|flaky on Fridays|words\n{FLAKY}|a phrase no fact holds|words\n"
+    )
+    with org.as_agent("bot") as conn:
+        run = run_hook(conn, cases, settings=org.settings)
+    quiet, loud, found, missed = run.cases
+    assert quiet.injected == "" and quiet.found is None
+    # Each prompt stands alone (no session): the same hit comes to every one of the three.
+    assert all("flaky on Fridays" in r.injected for r in (loud, found, missed))
+    assert (found.found, missed.found) == (True, False)
+    o = run.overall
+    assert (o.quiet_n, o.quiet_rate) == (2, 0.5)  # the quiet prompt that got an injection lowers it
+    assert (o.needed_n, o.needed_rate) == (2, 0.5)
+    assert o.injections == 3 and o.chars_median == len(loud.injected)
+    assert run.by_tag == {}  # one tag only
+    require_hook_rates(run, 0.5, 0.5)
+    with pytest.raises(ThresholdNotMet, match=r"quiet rate 0\.500 is below --min-quiet 0\.6.*needed-fact rate"):
+        require_hook_rates(run, 0.6, 0.75)
+
+
+def test_cli_hook_reports_gates_and_refuses_bad_input(flaky_fact, cli, tmp_path):
+    quiet, needed = tmp_path / "quiet.txt", tmp_path / "needed.txt"
+    quiet.write_text(f"# must add nothing\nzebra quasar nebula\n{FLAKY}\n")
+    needed.write_text(f"{FLAKY}|flaky on Fridays|words\n{FLAKY}|no fact says this|paraphrase\n")
+    code, out, err = cli("eval", "hook", str(quiet), str(needed), agent="bot")
+    lines = out.splitlines()
+    assert code == 0 and err == "" and lines[0].split() == ["#", "result", "chars", "ms", "tag", "prompt"]
+    assert lines[1].split()[:2] == ["1", "QUIET"] and lines[2].split()[:2] == ["2", "ADDED"]
+    assert "flaky on Fridays" in out.split(lines[2], 1)[1].split("\n  3 ", 1)[0]  # what it got, under it
+    assert "quiet 0.500 (n=2)  needed 0.500 (n=2)" in out and "words        needed 1.000" in out
+    data = json.loads(cli("eval", "hook", str(quiet), str(needed), "--json", agent="bot")[1])
+    assert data["overall"]["quiet_rate"] == 0.5 and [c["found"] for c in data["cases"]] == [None, None, True, False]
+    assert data["by_tag"] == {"paraphrase": 0.0, "words": 1.0}
+    # The gates: at the rate passes, above it exits 1 after the whole report.
+    assert (
+        cli("eval", "hook", str(quiet), str(needed), "--min-quiet", "0.5", "--min-needed", "0.5", agent="bot")[0] == 0
+    )
+    code, out, err = cli("eval", "hook", str(quiet), "--min-quiet", "0.9", agent="bot")
+    assert code == 1 and "quiet 0.500" in out and err.strip() == "cli-org: quiet rate 0.500 is below --min-quiet 0.9"
+    code, _, err = cli("eval", "hook", str(needed), "--min-needed", "0.9", agent="bot")
+    assert code == 1 and err.strip() == "cli-org: needed-fact rate 0.500 is below --min-needed 0.9"
+    code, _, err = cli("eval", "hook", str(quiet), "--min-needed", "0.5", agent="bot")
+    assert code == 1 and err.strip() == "cli-org: --min-needed given, but no case measures the needed-fact rate"
+    # Bad input: one line on stderr, nothing run.
+    bad = tmp_path / "bad.txt"
+    bad.write_text("fine\nprompt|phrase|tag|extra\n")
+    code, out, err = cli("eval", "hook", str(quiet), str(bad), agent="bot")
+    assert code == 1 and out == "" and len(err.splitlines()) == 1 and "bad.txt: line 2" in err
+    code, out, err = cli("eval", "hook", str(tmp_path / "missing.txt"), agent="bot")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and "missing.txt" in err

@@ -161,6 +161,11 @@ FIELDS: dict[str, object] = {
         )
     ],
     "eval noise": F("k", "passed", "failed", queries=[F("query", "hits", "chars", "arms")]),
+    "eval hook": F(
+        "by_tag",
+        overall=F("quiet_n", "quiet_rate", "needed_n", "needed_rate", "injections", "chars_median"),
+        cases=[F("prompt", "expected", "tag", "injected", "found", "ms")],
+    ),
     "eval cost": F(
         "root",
         "chars_per_token",
@@ -292,6 +297,7 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "eval compare": (["eval", "compare", "r1", "r2"], None),
     "eval history": (["eval", "history"], None),
     "eval noise": (["eval", "noise", "{noise}"], None),
+    "eval hook": (["eval", "hook", "{hook}"], "bot"),
     "eval cost": (["eval", "cost", "--root", "{root}"], None),
     "eval stale": (["eval", "stale", "--root", "{root}"], None),
     "archive import": (["archive", "import", "--claude", "{projects}"], None),
@@ -349,6 +355,8 @@ def _files(tmp_path: Path) -> dict[str, str]:
     golden.write_text("kilo lima|kilo.md|a\nzulu yankee|zulu.md|b\n")
     noise = tmp_path / "noise.txt"
     noise.write_text("qqzx vvwy\n")
+    hook = tmp_path / "hook.txt"
+    hook.write_text("qqzx vvwy\nkilo lima|mike|words\n")
     export = tmp_path / "export.jsonl"
     export.write_text('{"kind": "header", "format": 1, "migration": 1, "exported_at": "2026-01-01T00:00:00+00:00"}\n')
     projects = tmp_path / "projects"
@@ -363,6 +371,7 @@ def _files(tmp_path: Path) -> dict[str, str]:
     (projects / "-w" / "S.jsonl").write_text(json.dumps(record) + "\n")
     return {
         "vault": str(vault),
+        "hook": str(hook),
         "root": str(root),
         "memory": str(memory),
         "golden": str(golden),

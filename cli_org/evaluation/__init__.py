@@ -1,10 +1,22 @@
-"""Measuring recall: golden runs, saved runs and their comparison, noise, context cost and
-stale memory. Every function returns dataclasses; the CLI only renders them."""
+"""Measuring recall: golden runs, saved runs and their comparison, noise, the prompt hook,
+context cost and stale memory. Every function returns dataclasses; the CLI only renders them."""
 
-from .cases import Case, line_problem, load_golden, load_queries, parse_golden, parse_queries, read_text
+from .cases import (
+    Case,
+    HookCase,
+    line_problem,
+    load_golden,
+    load_hook_cases,
+    load_queries,
+    parse_golden,
+    parse_hook_cases,
+    parse_queries,
+    read_text,
+)
 from .compare import CaseChange, Comparison, MetricRow, changed_cases, compare, verdict
 from .cost import CHARS_PER_TOKEN, ContextCost, CostRow, TypicalRecall, context_cost, typical_recall
 from .golden import CaseResult, Figures, GoldenRun, figures, first_position, require_hit_rate, run_golden
+from .hook import HookFigures, HookResult, HookRun, hook_figures, injected_text, require_hook_rates, run_hook
 from .noise import NoiseResult, NoiseRun, require_quiet, run_noise
 from .runs import HistoryRow, SavedRun, git_commit, load_run, run_history, save_run
 from .stale import StaleItem, StaleReport, cited_paths, stale
@@ -20,6 +32,10 @@ __all__ = [
     "Figures",
     "GoldenRun",
     "HistoryRow",
+    "HookCase",
+    "HookFigures",
+    "HookResult",
+    "HookRun",
     "MetricRow",
     "NoiseResult",
     "NoiseRun",
@@ -35,16 +51,22 @@ __all__ = [
     "first_position",
     "git_commit",
     "run_history",
+    "hook_figures",
+    "injected_text",
     "line_problem",
     "load_golden",
+    "load_hook_cases",
     "load_queries",
     "load_run",
     "parse_golden",
+    "parse_hook_cases",
     "parse_queries",
     "read_text",
     "require_hit_rate",
+    "require_hook_rates",
     "require_quiet",
     "run_golden",
+    "run_hook",
     "run_noise",
     "save_run",
     "stale",

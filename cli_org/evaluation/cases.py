@@ -1,5 +1,6 @@
 """The files an evaluation reads: golden sets (one `question|expected substring[|tag]` case
-a line) and noise sets (one query a line that must find nothing)."""
+a line), noise sets (one query a line that must find nothing) and hook sets (one prompt a
+line, with the phrase its injection must hold, or none where the hook must stay quiet)."""
 
 from __future__ import annotations
 
@@ -66,6 +67,47 @@ def parse_golden(text: str, source: str = "golden file") -> list[Case]:
 
 def load_golden(path: Path) -> list[Case]:
     return parse_golden(read_text(path), str(path))
+
+
+@dataclass(frozen=True)
+class HookCase:
+    prompt: str
+    expected: str | None  # None: the hook must add nothing for this prompt
+    tag: str
+    line: int
+
+
+def parse_hook_cases(text: str, source: str = "hook file") -> list[HookCase]:
+    """`prompt[|expected phrase[|tag]]` a line: no phrase (an empty one too) makes a quiet
+    case. Refuses the whole file, naming each bad line, if any is malformed."""
+    cases, problems = [], []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = [p.strip() for p in line.split("|")]
+        problem = line_problem(line)
+        if problem:
+            problems.append(f"line {number}: {problem}")
+        elif len(parts) > 3:
+            problems.append(f"line {number}: expected 'prompt[|expected phrase[|tag]]', got {len(parts)} fields")
+        elif not parts[0]:
+            problems.append(f"line {number}: empty prompt")
+        elif len(parts) > 1 and parts[1] and parts[1].lower() in parts[0].lower():
+            # The injection names the prompt it answers: a phrase of the prompt is always "found".
+            problems.append(f"line {number}: the expected phrase is part of the prompt")
+        else:
+            tag = parts[2] if len(parts) == 3 and parts[2] else "-"
+            cases.append(HookCase(parts[0], parts[1] if len(parts) > 1 and parts[1] else None, tag, number))
+    if problems:
+        raise InputError(f"{source}: " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
+    if not cases:
+        raise InputError(f"{source}: no cases")
+    return cases
+
+
+def load_hook_cases(path: Path) -> list[HookCase]:
+    return parse_hook_cases(read_text(path), str(path))
 
 
 def parse_queries(text: str, source: str = "the noise file") -> list[str]:

@@ -1,4 +1,4 @@
-"""eval golden / compare / history / noise / cost / stale."""
+"""eval golden / compare / history / noise / hook / cost / stale."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ _FILE = OsPath(exists=True, dir_okay=False, path_type=Path)
 
 @click.group("eval")
 def eval_group() -> None:
-    """Measure recall: golden sets, saved runs, noise, context cost and stale memory."""
+    """Measure recall: golden sets, saved runs, noise, the prompt hook, context cost and stale memory."""
 
 
 def _fmt(figures, k: int) -> str:
@@ -191,6 +191,63 @@ def noise(file: Path, limit: int, agent: str | None, as_json: bool) -> None:
             )
         click.echo(f"{run.passed} of {len(run.queries)} queries found nothing")
     require_quiet(run)
+
+
+@eval_group.command()
+@click.argument("files", nargs=-1, required=True, type=_FILE, metavar="FILE...")
+@click.option("--min-quiet", type=Finite(0, 1), metavar="RATE", help="Exit 1 if the quiet rate falls below RATE.")
+@click.option(
+    "--min-needed", type=Finite(0, 1), metavar="RATE", help="Exit 1 if the needed-fact rate falls below RATE."
+)
+@as_option
+@json_option
+def hook(
+    files: tuple[Path, ...], min_quiet: float | None, min_needed: float | None, agent: str | None, as_json: bool
+) -> None:
+    """Run every `prompt[|expected phrase[|tag]]` line of FILE... through the prompt hook.
+
+    A line without a phrase must get no injection (the quiet rate); a line with one must get
+    an injection that holds it (the needed-fact rate). Reports what each prompt got, both
+    rates and the median characters per injection.
+    """
+    from ...evaluation import load_hook_cases, require_hook_rates, run_hook
+
+    cases = [c for f in files for c in load_hook_cases(f)]  # a malformed file is refused before anything runs
+    cfg = settings()
+    progress = Progress("hook")
+    with org(agent, cfg=cfg, embed=True) as opened, opened.connection() as conn:
+        run = run_hook(conn, cases, settings=cfg, embedder=opened.embedder, progress=progress)
+        progress.done()
+    if as_json:
+        emit_json(run)
+    else:
+        click.echo(f"{'#':>3} {'result':<6} {'chars':>6} {'ms':>8}  {'tag':<12} prompt")
+        for i, r in enumerate(run.cases, 1):
+            mark = _hook_mark(r)
+            click.echo(
+                f"{i:3d} {mark:<6} {len(r.injected):6d} {r.ms:6.0f}ms  {one_line(r.tag):<12} {one_line(r.prompt)}"
+            )
+            for line in r.injected.splitlines() if r.expected is None else []:
+                if line.strip():  # what a quiet prompt got
+                    click.echo(f"{'':>10}{one_line(line)}")
+        o = run.overall
+        parts = []
+        if o.quiet_rate is not None:
+            parts.append(f"quiet {o.quiet_rate:.3f} (n={o.quiet_n})")
+        if o.needed_rate is not None:
+            parts.append(f"needed {o.needed_rate:.3f} (n={o.needed_n})")
+        median = f"{o.chars_median:,.0f}" if o.chars_median is not None else "-"
+        parts.append(f"injections {o.injections}, chars median {median}")
+        click.echo("  ".join(parts))
+        for tag, rate in run.by_tag.items():
+            click.echo(f"  {one_line(tag):<12} needed {rate:.3f}")
+    require_hook_rates(run, min_quiet, min_needed)
+
+
+def _hook_mark(result) -> str:
+    if result.expected is None:
+        return "ADDED" if result.injected else "QUIET"
+    return "FOUND" if result.found else "MISS"
 
 
 def _root(root: Path | None) -> Path:
