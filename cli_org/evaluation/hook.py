@@ -88,7 +88,7 @@ def run_hook(
     for i, case in enumerate(cases):
         started = time.perf_counter()
         hook = HookInput("UserPromptSubmit", None, case.prompt, None)
-        text = injected_text(claude_code_hook(conn, "prompt", hook, settings=settings, embedder=embedder))
+        text = injected_text(claude_code_hook(conn, "prompt", hook, settings=settings, embedder=embedder, log=False))
         found = None if case.expected is None else case.expected.lower() in text.lower()
         ms = round((time.perf_counter() - started) * 1000, 1)
         results.append(HookResult(case.prompt, case.expected, case.tag, text, found, ms))

@@ -281,6 +281,7 @@ def build_context(
     recalled: Callable[[RecallResult], object] | None = None,
     again: bool = False,
     admit: Callable[[list[RecallHit]], list[RecallHit]] | None = None,
+    log: bool = True,
 ) -> Context:
     """The block for the connected agent (see the module's doc for what, in which order).
 
@@ -308,7 +309,9 @@ def build_context(
         if for_text is not None:
             from ..recall.answer import recall
 
-            result = recall(conn, for_text, settings=settings, project=project, limit=HIT_LIMIT, embedder=embedder)
+            result = recall(
+                conn, for_text, settings=settings, project=project, limit=HIT_LIMIT, embedder=embedder, log=log
+            )
             if recalled is not None:  # the caller records a recall the replica served (org.py)
                 recalled(result)
             # The notebook is in the block already, first; its entries are not hits again.

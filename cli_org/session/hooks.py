@@ -108,9 +108,11 @@ def claude_code_hook(
     settings: Settings,
     project: str | None = None,
     embedder: Embedder | None = None,
+    log: bool = True,
 ) -> str:
     """What Claude Code should read on stdout for `event` (session-start or prompt): its
-    JSON with the block as additionalContext, or "" when nothing applies."""
+    JSON with the block as additionalContext, or "" when nothing applies. `log=False` (an
+    evaluation run) keeps the prompt's recall out of the usage log."""
     if event not in EVENTS:
         raise InputError(f"unknown hook event {event!r}; use one of {', '.join(EVENTS)}")
     session = hook.session_id if hook.session_id and len(hook.session_id) <= MAX_SESSION else None
@@ -135,6 +137,7 @@ def claude_code_hook(
             embedder=embedder,
             hits_only=True,
             admit=lambda hits: prompt_hits(hits, settings.hook_shaping),
+            log=log,
         )
     if not block.text:
         return ""
