@@ -16,10 +16,13 @@ from cli_org.vault.scan import scan
 
 pytestmark = pytest.mark.vectors
 
-# Hybrid nDCG@10 on the subset, measured FIXME by `python -m benchmarks.scifact` (and by this
-# test): FIXME. The floor sits 0.01 below it: about one standard error of the difference
-# between two rankings over these 150 claims (benchmarks/JOURNAL.md, "SciFact gated in CI").
-FLOOR = 0.0
+# Hybrid nDCG@10 on the subset, `python -m benchmarks.scifact --gate-only` (2026-12-02): 0.8679
+# (keyword 0.8335, semantic 0.8228). The floor sits 0.013 below it: about one and a half
+# standard errors of the difference between two rankings of 150 SciFact claims (0.0085,
+# benchmarks/JOURNAL.md, "SciFact past the published hybrid"), and wider than the 0.005 by
+# which int8 and float32 index vectors move SciFact. Choosing it looked at held-out claims,
+# so it is a guard against losing what the fusion has, never a figure to tune against.
+FLOOR = 0.855
 
 
 def test_hybrid_ndcg_on_the_held_out_subset(org, corpora, tmp_path):
