@@ -4,9 +4,11 @@ Each abstract becomes one note (title as heading, abstract as body) in a vault f
 under $BENCH_WORK; the folder is scanned and embedded like any vault, so re-runs reuse
 the index. Also sweeps the fusion constants over the same ranked lists.
 
-    python -m benchmarks.scifact [--sweep] [--modes keyword,semantic,hybrid]
+    python -m benchmarks.scifact [--sweep] [--modes keyword,semantic,hybrid] [--gate-only]
 
-nDCG@10 is reported for the tuning half, the held-out half (see `halves`) and all 300.
+nDCG@10 is reported for the tuning half, the held-out half (see `halves`) and all 300, then
+for the CI gate's subset (`gate_subset`), indexed in a database of its own exactly as
+tests/test_scifact_gate.py indexes it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 from cli_org.db.connect import connect
 from cli_org.vault import search as vs
@@ -27,25 +31,28 @@ from .common import SHARED, WORK, bench_settings, median, ndcg_at, percentile, r
 DATA = SHARED / "scifact"
 
 
-def write_vault() -> None:
-    vault = WORK / "scifact-vault"
+def load_corpus(data: Path = DATA) -> list[dict[str, str]]:
+    return [json.loads(line) for line in (data / "corpus.jsonl").open()]
+
+
+def write_vault(vault: Path, docs: list[dict[str, str]]) -> None:
+    """Each abstract becomes one note: its title as the heading, the abstract as the body."""
     vault.mkdir(parents=True, exist_ok=True)
-    for line in (DATA / "corpus.jsonl").open():
-        doc = json.loads(line)
+    for doc in docs:
         path = vault / f"{doc['_id']}.md"
         text = f"# {doc['title'].strip() or doc['_id']}\n\n{doc['text'].strip()}\n"
         if not path.exists() or path.read_text() != text:
             path.write_text(text)
 
 
-def load_queries() -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+def load_queries(data: Path = DATA) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
     qrels: dict[str, dict[str, int]] = {}
-    for line in (DATA / "qrels-test.tsv").open():
+    for line in (data / "qrels-test.tsv").open():
         qid, doc, score = line.rstrip("\n").split("\t")
         if qid == "query-id":
             continue
         qrels.setdefault(qid, {})[doc] = int(score)
-    queries = {q["_id"]: q["text"] for q in map(json.loads, (DATA / "queries.jsonl").open()) if q["_id"] in qrels}
+    queries = {q["_id"]: q["text"] for q in map(json.loads, (data / "queries.jsonl").open()) if q["_id"] in qrels}
     return queries, qrels
 
 
@@ -56,8 +63,46 @@ def halves(qids: list[str]) -> tuple[list[str], list[str]]:
     return qids[0::2], qids[1::2]
 
 
+# The CI gate's subset of SciFact (tests/test_scifact_gate.py), a rule, not a list: every
+# held-out claim of `halves` (150), every abstract one of them cites (167), and every
+# GATE_EVERY-th abstract of corpus.jsonl (by position, from the first) as distractors; 664
+# notes in all, small enough to index in CI (measured in benchmarks/JOURNAL.md, "SciFact
+# gated in CI"). The tuning half's claims are never asked of it.
+GATE_EVERY = 10
+
+
+@dataclass(frozen=True)
+class Subset:
+    docs: list[dict[str, str]]
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+
+
+def gate_subset(data: Path = DATA) -> Subset:
+    queries, qrels = load_queries(data)
+    _, held_out = halves(list(queries))
+    cited = {doc for q in held_out for doc in qrels[q]}
+    docs = [d for i, d in enumerate(load_corpus(data)) if d["_id"] in cited or i % GATE_EVERY == 0]
+    return Subset(docs, {q: queries[q] for q in held_out}, {q: qrels[q] for q in held_out})
+
+
 def ranked_ids(result) -> list[str]:
     return [h.path.rsplit("/", 1)[-1].removesuffix(".md") for h in result.hits]
+
+
+def rank(conn, queries: dict[str, str], mode: str, embedder) -> tuple[dict[str, list[str]], list[float]]:
+    """Each claim's ranked abstract ids (100, from a search 200 deep) and its time in ms."""
+    lists, times = {}, []
+    for qid, text in queries.items():
+        started = time.perf_counter()
+        result = vs.search(conn, text, mode=mode, limit=100, embedder=embedder, depth=200)
+        times.append((time.perf_counter() - started) * 1000)
+        lists[qid] = ranked_ids(result)
+    return lists, times
+
+
+def mean_ndcg(lists: dict[str, list[str]], qrels: dict[str, dict[str, int]], qids: list[str]) -> float:
+    return sum(ndcg_at(lists[q], qrels[q]) for q in qids) / len(qids)
 
 
 def fuse(kw: list[str], sem: list[str], k: int, wk: float, ws: float) -> list[str]:
@@ -69,52 +114,68 @@ def fuse(kw: list[str], sem: list[str], k: int, wk: float, ws: float) -> list[st
     return sorted(score, key=lambda d: -score[d])
 
 
+def index(settings, vault: Path) -> None:
+    """Scan the vault folder into the database and embed what lacks a vector (re-runs reuse it)."""
+    with connect(settings) as conn:
+        summary = scan(conn, vault, replace=True)
+        print("scan:", summary.line(), file=sys.stderr)
+        with index_embedder(settings) as embedder:
+            done = embed_pending(
+                conn, embedder, progress=lambda d, t, _: print(f"\rembed {d}/{t}", end="", file=sys.stderr)
+            )
+        print("\nembed:", done.line(), file=sys.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sweep", action="store_true", help="also sweep the fusion constants")
     parser.add_argument("--modes", default="keyword,semantic,hybrid", help="which shipped modes to run")
+    parser.add_argument("--gate-only", action="store_true", help="only the CI gate's subset")
     args = parser.parse_args()
     if not DATA.exists():
         sys.exit(f"SciFact not found at {DATA}")
-    write_vault()
-    settings = bench_settings("scifact")
     runs = [m for m in args.modes.split(",") if m]
-    with connect(settings) as conn:
-        summary = scan(conn, WORK / "scifact-vault", replace=True)
-        print("scan:", summary.line(), file=sys.stderr)
-        done = embed_pending(
-            conn, index_embedder(settings), progress=lambda d, t, _: print(f"\rembed {d}/{t}", end="", file=sys.stderr)
-        )
-        print("\nembed:", done.line(), file=sys.stderr)
-        embedder, _ = query_embedder(settings)
-        queries, qrels = load_queries()
-        lists: dict[str, dict[str, list[str]]] = {name: {} for name in runs}
-        times: dict[str, list[float]] = {name: [] for name in runs}
-        for qid, text in queries.items():
-            for name in runs:
-                started = time.perf_counter()
-                result = vs.search(conn, text, mode=name, limit=100, embedder=embedder, depth=200)
-                times[name].append((time.perf_counter() - started) * 1000)
-                lists[name][qid] = ranked_ids(result)
+    queries, qrels = load_queries()
     tune, test = halves(list(queries))
     rows = []
-    for name, ranked in lists.items():
-
-        def nd(qids: list[str], ranked=ranked) -> float:
-            return round(sum(ndcg_at(ranked[q], qrels[q]) for q in qids) / len(qids), 4)
-
-        rc = sum(recall_at(ranked[q], qrels[q]) for q in queries) / len(queries)
-        rows.append(
-            {
-                "run": name,
-                "ndcg@10 tune": nd(tune),
-                "ndcg@10 test (held out)": nd(test),
-                "ndcg@10 all": nd(list(queries)),
-                "recall@100": round(rc, 4),
-                "p50_ms": round(median(times[name]), 1),
-                "p95_ms": round(percentile(times[name], 0.95), 1),
-            }
-        )
+    lists: dict[str, dict[str, list[str]]] = {}
+    if not args.gate_only:
+        write_vault(WORK / "scifact-vault", load_corpus())
+        settings = bench_settings("scifact")
+        index(settings, WORK / "scifact-vault")
+        embedder, _ = query_embedder(settings)
+        with connect(settings) as conn:
+            for name in runs:
+                lists[name], times = rank(conn, queries, name, embedder)
+                rc = sum(recall_at(lists[name][q], qrels[q]) for q in queries) / len(queries)
+                rows.append(
+                    {
+                        "run": name,
+                        "ndcg@10 tune": round(mean_ndcg(lists[name], qrels, tune), 4),
+                        "ndcg@10 test (held out)": round(mean_ndcg(lists[name], qrels, test), 4),
+                        "ndcg@10 all": round(mean_ndcg(lists[name], qrels, list(queries)), 4),
+                        "recall@100": round(rc, 4),
+                        "p50_ms": round(median(times), 1),
+                        "p95_ms": round(percentile(times, 0.95), 1),
+                    }
+                )
+    # The CI gate's subset, in a database of its own: its BM25 statistics are the subset's.
+    subset = gate_subset()
+    write_vault(WORK / "scifact-gate-vault", subset.docs)
+    settings = bench_settings("scifact_gate")
+    index(settings, WORK / "scifact-gate-vault")
+    embedder, _ = query_embedder(settings)
+    with connect(settings) as conn:
+        for name in runs:
+            gated, _ = rank(conn, subset.queries, name, embedder)
+            rows.append(
+                {
+                    "run": f"{name}, CI gate subset",
+                    "claims": len(subset.queries),
+                    "abstracts": len(subset.docs),
+                    "ndcg@10": round(mean_ndcg(gated, subset.qrels, list(subset.queries)), 4),
+                }
+            )
     print(json.dumps(rows, indent=2))
     if args.sweep and {"keyword", "semantic"} <= set(lists):
         sweep = []
