@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from psycopg import errors as pgerr
+from psycopg.pq import TransactionStatus
 
 from ..checks.rules import KINDS, check_id
 from ..checks.write import check_fact, check_field
@@ -15,7 +16,7 @@ from ..db.connect import current_agent
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
-from ..errors import InputError, NotFound
+from ..errors import InputError, NearDuplicate, NotFound
 from ..text import one_line
 
 
@@ -50,6 +51,13 @@ class Fact:
         return self.valid_to is None
 
 
+# Attempts of one remember under SERIALIZABLE (below). PostgreSQL aborts a transaction only
+# when a concurrent one that conflicts with it committed first, so each retry follows another
+# writer's commit: ten serve ten writers racing on the same index page (tests/test_pool.py
+# runs four threads).
+SERIAL_TRIES = 10
+
+
 @owns_transaction
 def remember(
     conn: Conn,
@@ -62,8 +70,21 @@ def remember(
     kind: str = "fact",
     supersedes: int | None = None,
     via: str | None = None,
+    allow_duplicate: bool = False,
 ) -> Remembered:
-    """Store one sourced claim as the connected agent; nothing is written on any error."""
+    """Store one sourced claim as the connected agent; nothing is written on any error.
+
+    A claim that the tidy-up would merge with one of the agent's current facts (the same
+    subject and project, `tidy.near_duplicate`) is refused with NearDuplicate, naming that
+    fact, unless `allow_duplicate`; `supersedes` replaces a fact by design and is not checked.
+
+    Where the check runs: here, not in the database. It is a rule of tidiness, not of
+    safety (a member writing SQL could write the same words under another subject anyway,
+    and `tidy` still finds what slips through), and a copy in SQL would be a second source
+    for tidy's rule. What the library must still prevent is two concurrent remembers of the
+    same agent that each check before the other writes: the transaction runs SERIALIZABLE,
+    so PostgreSQL aborts one of the two (each read what the other wrote), and the retry sees
+    the other's fact. No lock a member could hold is added."""
     subject, claim, source = check_fact(subject, claim, source, project, via)
     if kind not in KINDS:
         raise InputError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
@@ -78,30 +99,74 @@ def remember(
         "kind": kind,
         "via": via,
     }
+    check = supersedes is None and not allow_duplicate
+    # A call made inside another library call joins its transaction (and one in autocommit
+    # mode has none): no isolation level to set and nothing of its own to retry.
+    owner = conn.info.transaction_status == TransactionStatus.IDLE and not conn.autocommit
+    tries = SERIAL_TRIES if owner else 1
     with translated(conn):
-        try:
-            result = _store(conn, params, supersedes)
-        except BaseException:
-            conn.rollback()
-            raise
-        conn.commit()  # every return path ends the transaction the lookups opened
-    return result
+        for attempt in range(1, tries + 1):
+            try:
+                if owner:
+                    conn.execute(sql("facts.serializable"))
+                result = _store(conn, params, supersedes, check)
+                conn.commit()  # every return path ends the transaction the lookups opened
+                return result
+            except (pgerr.SerializationFailure, pgerr.UniqueViolation):
+                # A concurrent writer: the same claim (the unique index) or a claim the check
+                # read past. Once it has committed, the next attempt sees its fact.
+                conn.rollback()
+                if attempt == tries:
+                    raise
+            except BaseException:
+                conn.rollback()
+                raise
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-def _store(conn: Conn, params: dict[str, Any], supersedes: int | None) -> Remembered:
+def _store(conn: Conn, params: dict[str, Any], supersedes: int | None, check: bool) -> Remembered:
     current_agent(conn)
     existing = conn.execute(sql("facts.find_current"), params).fetchone()
     if existing:
         return _known(conn, existing["id"], supersedes)
-    try:
-        with conn.transaction():  # a savepoint: the lookups above opened the transaction
-            new_id = first(conn, sql("facts.insert"), params)["id"]
-            if supersedes is not None:
-                conn.execute(sql("facts.supersede"), {"old": supersedes, "new": new_id})
-    except pgerr.UniqueViolation:
-        # Another session of this agent stored the same claim between our lookup and insert.
-        return _known(conn, first(conn, sql("facts.find_current"), params)["id"], supersedes)
+    if check:
+        _refuse_near_duplicate(conn, params["subject"], params["claim"], params["project"])
+    with conn.transaction():  # a savepoint: the lookups above opened the transaction
+        new_id = first(conn, sql("facts.insert"), params)["id"]
+        if supersedes is not None:
+            conn.execute(sql("facts.supersede"), {"old": supersedes, "new": new_id})
     return Remembered(new_id, superseded=supersedes)
+
+
+# Characters of the existing claim a near-duplicate refusal quotes (the id leads to the rest).
+QUOTED_CLAIM = 80
+
+
+def _refuse_near_duplicate(conn: Conn, subject: str, claim: str, project: str | None) -> None:
+    """Raise NearDuplicate when the tidy-up would merge this claim with one of the agent's
+    current facts (tidy.scope, tidy.near_duplicate: one rule for both); the closest wins."""
+    from . import tidy  # tidy imports Fact from this module
+
+    key = tidy.scope("", subject, project)
+    closest: tuple[float, int, str] | None = None
+    for row in conn.execute(sql("facts.same_scope"), {"subject": subject, "project": project}):
+        if tidy.scope("", row["subject"], row["project"]) != key:
+            continue
+        # the newer fact is the one tidy keeps: here the new claim
+        evidence = tidy.near_duplicate(row["claim"], claim)
+        if evidence and (closest is None or evidence["overlap"] > closest[0]):
+            closest = (evidence["overlap"], row["id"], row["claim"])
+    if closest is None:
+        return
+    overlap, existing, said = closest
+    raise NearDuplicate(
+        f"near-duplicate of your current fact #{existing} ({overlap:.0%} of the words, the same numbers, "
+        f"subject and project): {one_line(said, QUOTED_CLAIM)!r}; to replace it pass --supersedes {existing}, "
+        "to store this claim beside it pass --allow-duplicate",
+        existing,
+        said,
+        overlap,
+    )
 
 
 def _known(conn: Conn, existing: int, supersedes: int | None) -> Remembered:

@@ -100,6 +100,12 @@ def near_duplicate(a: str, b: str, threshold: float = DUPLICATE_OVERLAP) -> dict
     }
 
 
+def scope(author: str, subject: str, project: str | None) -> tuple[str, str, str | None]:
+    """The facts `near_duplicate` compares with each other: the same author, subject (case
+    and outer space aside) and project. `remember` compares a new claim within it too."""
+    return author, subject.strip().lower(), project
+
+
 def missing_source(fact: Fact, roots: list[Path]) -> dict[str, Any] | None:
     """The evidence that a project fact's source file is gone, or None."""
     if fact.project is None or not roots or source_form(fact.source) != "path":
@@ -118,7 +124,7 @@ def proposals_for(current: list[Fact], roots: list[Path], threshold: float = DUP
     out: list[Proposal] = []
     groups: dict[tuple[str, str, str | None], list[Fact]] = defaultdict(list)
     for f in current:
-        groups[(f.author, f.subject.strip().lower(), f.project)].append(f)
+        groups[scope(f.author, f.subject, f.project)].append(f)
     merged: set[int] = set()
     for group in groups.values():
         kept: list[Fact] = []
