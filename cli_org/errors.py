@@ -23,7 +23,7 @@ class InputError(OrgError):
 
 class NearDuplicate(InputError):
     """A new claim says what a current fact of the same author, subject and project already
-    says, by the tidy-up's near-duplicate rule (store/tidy.py); nothing was written."""
+    says, by the tidy-up's near-duplicate rule (store/duplicates.py); nothing was written."""
 
     def __init__(self, message: str, existing_id: int, existing_claim: str, overlap: float):
         super().__init__(message)

@@ -1,5 +1,5 @@
 """remember refuses a near-duplicate of one of the agent's current facts, by the tidy-up's
-rule (store/tidy.py: same author, subject and project; most words shared, the same
+rule (store/duplicates.py: same author, subject and project; most words shared, the same
 numbers), naming the fact and the ways on; --allow-duplicate and --supersedes go on."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from psycopg import errors as pgerr
 from cli_org.db.queries import sql
 from cli_org.errors import NearDuplicate
 from cli_org.store import facts, tidy
+from cli_org.store.duplicates import near_duplicate
 from tests.test_mcp import serve, text
 
 FIRST = "Deploys run from the main branch at night"
@@ -25,19 +26,25 @@ def _remember(org, claim, agent="bot", subject="deploy", **kw):
 
 def _claims(org) -> list[tuple[str, str, str, str | None]]:
     with org.admin() as conn:
-        rows = conn.execute("SELECT author, subject, claim, project FROM memory_facts WHERE valid_to IS NULL ORDER BY id")
+        rows = conn.execute(
+            "SELECT author, subject, claim, project FROM memory_facts WHERE valid_to IS NULL ORDER BY id"
+        )
         return [(r["author"], r["subject"], r["claim"], r["project"]) for r in rows]
 
 
 def test_a_near_duplicate_is_refused_with_the_fact_it_repeats(org):
-    assert tidy.near_duplicate(FIRST, COPY) is not None  # the rule's own verdict, not a copy of it
+    assert near_duplicate(FIRST, COPY) is not None  # the rule's own verdict, not a copy of it
     first = _remember(org, FIRST).id
     with pytest.raises(NearDuplicate) as refused:
         _remember(org, COPY)
     message = str(refused.value)
     assert f"#{first}" in message and repr(FIRST) in message
     assert f"--supersedes {first}" in message and "--allow-duplicate" in message
-    assert refused.value.fields == {"existing_id": first, "existing_claim": FIRST, "overlap": pytest.approx(8 / 9, abs=0.001)}
+    assert refused.value.fields == {
+        "existing_id": first,
+        "existing_claim": FIRST,
+        "overlap": pytest.approx(8 / 9, abs=0.001),
+    }
     assert _claims(org) == [("bot", "deploy", FIRST, None)]  # nothing written
     assert org.writer("bot").info.transaction_status.name == "IDLE"
 
@@ -94,12 +101,13 @@ def test_an_exact_duplicate_returns_the_fact_and_a_case_variant_subject_is_refus
 
 
 def test_a_claim_that_differs_by_a_number_is_not_a_near_duplicate(org):
-    four, five = "The staging build takes 4 minutes on the shared runners", "The staging build takes 5 minutes on the shared runners"
-    assert tidy.near_duplicate(four, five) is None  # different numbers: tidy never merges them
+    four = "The staging build takes 4 minutes on the shared runners"
+    five = four.replace("4", "5")
+    assert near_duplicate(four, five) is None  # different numbers: tidy never merges them
     _remember(org, four)
     _remember(org, five)
     # and one changed word of a short claim stays below tidy's line
-    assert tidy.near_duplicate("The build takes long minutes", "The build takes short minutes") is None
+    assert near_duplicate("The build takes long minutes", "The build takes short minutes") is None
     _remember(org, "The build takes long minutes")
     _remember(org, "The build takes short minutes")
     assert len(_claims(org)) == 4

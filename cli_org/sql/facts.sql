@@ -17,7 +17,7 @@ SET TRANSACTION ISOLATION LEVEL SERIALIZABLE;
 
 -- name: same_scope
 -- The agent's current facts that a new claim is compared with for near duplicates (the
--- tidy-up's rule, store/tidy.py): the same author and project, and the subject in any case.
+-- tidy-up's rule, store/duplicates.py): the same author and project, and the subject in any case.
 -- The library applies the rule's own subject key to these rows as well.
 SELECT id, subject, claim, project FROM memory_facts
 WHERE valid_to IS NULL

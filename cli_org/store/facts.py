@@ -18,6 +18,7 @@ from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError, NearDuplicate, NotFound
 from ..text import one_line
+from .duplicates import near_duplicate, scope
 
 
 @dataclass
@@ -75,7 +76,7 @@ def remember(
     """Store one sourced claim as the connected agent; nothing is written on any error.
 
     A claim that the tidy-up would merge with one of the agent's current facts (the same
-    subject and project, `tidy.near_duplicate`) is refused with NearDuplicate, naming that
+    subject and project, duplicates.near_duplicate) is refused with NearDuplicate, naming that
     fact, unless `allow_duplicate`; `supersedes` replaces a fact by design and is not checked.
 
     Where the check runs: here, not in the database. It is a rule of tidiness, not of
@@ -144,16 +145,14 @@ QUOTED_CLAIM = 80
 
 def _refuse_near_duplicate(conn: Conn, subject: str, claim: str, project: str | None) -> None:
     """Raise NearDuplicate when the tidy-up would merge this claim with one of the agent's
-    current facts (tidy.scope, tidy.near_duplicate: one rule for both); the closest wins."""
-    from . import tidy  # tidy imports Fact from this module
-
-    key = tidy.scope("", subject, project)
+    current facts (duplicates.scope and near_duplicate: one rule for both); the closest wins."""
+    key = scope("", subject, project)  # every row below is the agent's own
     closest: tuple[float, int, str] | None = None
     for row in conn.execute(sql("facts.same_scope"), {"subject": subject, "project": project}):
-        if tidy.scope("", row["subject"], row["project"]) != key:
+        if scope("", row["subject"], row["project"]) != key:
             continue
         # the newer fact is the one tidy keeps: here the new claim
-        evidence = tidy.near_duplicate(row["claim"], claim)
+        evidence = near_duplicate(row["claim"], claim)
         if evidence and (closest is None or evidence["overlap"] > closest[0]):
             closest = (evidence["overlap"], row["id"], row["claim"])
     if closest is None:
