@@ -67,6 +67,8 @@ def _fill(settings, others: int) -> None:
             (CROWDED,),
         )
         conn.commit()
+        conn.execute("ANALYZE memory_facts")  # as autovacuum soon would: the planner's statistics
+        conn.commit()
 
 
 def main() -> None:
