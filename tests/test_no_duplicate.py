@@ -5,12 +5,9 @@ numbers), naming the fact and the ways on; --allow-duplicate and --supersedes go
 from __future__ import annotations
 
 import json
-import threading
 
 import pytest
-from psycopg import errors as pgerr
 
-from cli_org.db.queries import sql
 from cli_org.errors import NearDuplicate
 from cli_org.store import facts, tidy
 from cli_org.store.duplicates import near_duplicate
@@ -111,37 +108,6 @@ def test_a_claim_that_differs_by_a_number_is_not_a_near_duplicate(org):
     _remember(org, "The build takes long minutes")
     _remember(org, "The build takes short minutes")
     assert len(_claims(org)) == 4
-
-
-def test_two_concurrent_remembers_do_not_both_slip_through(org):
-    """A rival remember of the same agent has read the scope and written its claim but not
-    committed; ours reads, writes and commits first. PostgreSQL (SERIALIZABLE) refuses the
-    rival's commit; its retry, a remember like any other, then finds our fact."""
-    params = {"subject": "deploy", "claim": FIRST, "source": "docs/deploy.md", "project": None}
-    params |= {"confidence": "confirmed", "kind": "fact", "via": None}
-    with org.as_agent("bot") as rival, org.as_agent("bot") as conn:
-        rival.execute(sql("facts.serializable"))  # remember's statements, stopped before its commit
-        rival.execute(sql("facts.same_scope"), params).fetchall()
-        rival.execute(sql("facts.insert"), params)
-        out = {}
-
-        def write():  # in a thread: a wrong design would block here on the rival
-            try:
-                out["result"] = facts.remember(conn, "deploy", COPY, source="docs/deploy.md")
-            except Exception as exc:  # reported below
-                out["error"] = exc
-
-        worker = threading.Thread(target=write)
-        worker.start()
-        worker.join(30)
-        assert "error" not in out, out.get("error")
-        ours = out["result"].id
-        with pytest.raises(pgerr.SerializationFailure):
-            rival.commit()
-        with pytest.raises(NearDuplicate) as refused:
-            facts.remember(rival, "deploy", FIRST, source="docs/deploy.md")
-        assert refused.value.existing_id == ours
-    assert _claims(org) == [("bot", "deploy", COPY, None)]
 
 
 # --- the faces ---------------------------------------------------------------------------

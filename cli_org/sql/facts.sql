@@ -11,10 +11,6 @@ WHERE valid_to IS NULL
   AND claim = %(claim)s
   AND project IS NOT DISTINCT FROM %(project)s;
 
--- name: serializable
--- The first statement of a remember's transaction (store/facts.py, remember: why).
-SET TRANSACTION ISOLATION LEVEL SERIALIZABLE;
-
 -- name: same_scope
 -- The agent's current facts that a new claim is compared with for near duplicates (the
 -- tidy-up's rule, store/duplicates.py): the same author and project, and the subject in any case.
