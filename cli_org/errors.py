@@ -1,14 +1,39 @@
 """One error hierarchy; the CLI turns each into a single line on stderr."""
 
+from __future__ import annotations
+
+from typing import Any
+
 
 class OrgError(Exception):
     """Base of every expected failure; the message is what the user reads."""
 
     exit_code = 1
 
+    @property
+    def fields(self) -> dict[str, Any]:
+        """What a program needs beside the message to act on the failure; a --json error
+        object carries them next to "error"."""
+        return {}
+
 
 class InputError(OrgError):
     """The caller gave something cli-org refuses to store or act on."""
+
+
+class NearDuplicate(InputError):
+    """A new claim says what a current fact of the same author, subject and project already
+    says, by the tidy-up's near-duplicate rule (store/duplicates.py); nothing was written."""
+
+    def __init__(self, message: str, existing_id: int, existing_claim: str, overlap: float):
+        super().__init__(message)
+        self.existing_id = existing_id
+        self.existing_claim = existing_claim
+        self.overlap = overlap
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        return {"existing_id": self.existing_id, "existing_claim": self.existing_claim, "overlap": self.overlap}
 
 
 class NotFound(OrgError):

@@ -413,7 +413,7 @@ def _fill(org, cli, files: dict[str, str]) -> None:
         files["forgotten"] = str(forgotten)
         files["todo"] = str(todos.add_todo(conn, "An open item").id)
         for claim in ("A twice stated claim", "A twice stated claim."):  # a near duplicate for `tidy`
-            facts.remember(conn, "twice", claim, source="docs/twice.md")
+            facts.remember(conn, "twice", claim, source="docs/twice.md", allow_duplicate=True)
         log_call(conn, face="mcp", tool="org_recall", ok=True, ms=3)  # as `cli-org mcp` logs a call
     assert cli("recall", "kilo")[0] == 0  # one logged recall for `eval cost`
 

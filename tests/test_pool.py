@@ -37,7 +37,7 @@ def test_pool_serves_threads_at_once(org):
             try:
                 for i in range(10):
                     with pool.connection() as conn:
-                        facts.remember(conn, "threads", f"Thread {n} claim {i}", source="docs/t.md")
+                        facts.remember(conn, "threads", f"Thread {n} claim {10 * n + i}", source="docs/t.md")
             except Exception as exc:  # reported below
                 errors.append(exc)
 

@@ -13,7 +13,9 @@ from cli_org.store.tidy import DUPLICATE_OVERLAP, near_duplicate
 
 
 def _fact(org, agent, claim, subject="build", source="docs/build.md", project=None):
-    return facts.remember(org.writer(agent), subject, claim, source=source, project=project).id
+    # remember refuses a near-duplicate; tidy finds those written past the refusal
+    # (allow_duplicate, an import, a member's own SQL)
+    return facts.remember(org.writer(agent), subject, claim, source=source, project=project, allow_duplicate=True).id
 
 
 # --- the rule for near duplicates -------------------------------------------------------

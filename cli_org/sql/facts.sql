@@ -11,6 +11,16 @@ WHERE valid_to IS NULL
   AND claim = %(claim)s
   AND project IS NOT DISTINCT FROM %(project)s;
 
+-- name: same_scope
+-- The agent's current facts that a new claim is compared with for near duplicates (the
+-- tidy-up's rule, store/duplicates.py): the same author and project, and the subject in any case.
+-- The library applies the rule's own subject key to these rows as well.
+SELECT id, subject, claim, project FROM memory_facts
+WHERE valid_to IS NULL
+  AND author = org_me()
+  AND lower(subject) = lower(%(subject)s)
+  AND project IS NOT DISTINCT FROM %(project)s;
+
 -- name: insert
 INSERT INTO memory_facts (subject, claim, source, project, confidence, kind, via)
 VALUES (%(subject)s, %(claim)s, %(source)s, %(project)s, %(confidence)s, %(kind)s, %(via)s)

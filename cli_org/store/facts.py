@@ -15,8 +15,9 @@ from ..db.connect import current_agent
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
-from ..errors import InputError, NotFound
+from ..errors import InputError, NearDuplicate, NotFound
 from ..text import one_line
+from .duplicates import near_duplicate, scope
 
 
 @dataclass
@@ -76,8 +77,22 @@ def remember(
     kind: str = "fact",
     supersedes: int | None = None,
     via: str | None = None,
+    allow_duplicate: bool = False,
 ) -> Remembered:
-    """Store one sourced claim as the connected agent; nothing is written on any error."""
+    """Store one sourced claim as the connected agent; nothing is written on any error.
+
+    A claim that the tidy-up would merge with one of the agent's current facts (the same
+    subject and project, duplicates.near_duplicate) is refused with NearDuplicate, naming that
+    fact, unless `allow_duplicate`; `supersedes` replaces a fact by design and is not checked.
+
+    Where the check runs: here, not in the database. It is a rule of tidiness, not of
+    safety (a member writing SQL could write the same words under another subject anyway,
+    and `tidy` still finds what slips through), and a copy in SQL would be a second source
+    for tidy's rule. The race it leaves: two remembers of the same agent, running at once,
+    each check before the other commits and both write. Running the transaction
+    SERIALIZABLE closes it, but under stress/races.py (sessions of one agent writing the same
+    claims at once) ten retries of a serialization failure were not always enough, and a
+    lock a member could take would be a new way to block others; `tidy` merges such a pair."""
     subject, claim, source = check_fact(subject, claim, source, project, via)
     if kind not in KINDS:
         raise InputError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
@@ -92,9 +107,10 @@ def remember(
         "kind": kind,
         "via": via,
     }
+    check = supersedes is None and not allow_duplicate
     with translated(conn):
         try:
-            result = _store(conn, params, supersedes)
+            result = _store(conn, params, supersedes, check)
         except BaseException:
             conn.rollback()
             raise
@@ -102,11 +118,13 @@ def remember(
     return result
 
 
-def _store(conn: Conn, params: dict[str, Any], supersedes: int | None) -> Remembered:
+def _store(conn: Conn, params: dict[str, Any], supersedes: int | None, check: bool) -> Remembered:
     current_agent(conn)
     existing = conn.execute(sql("facts.find_current"), params).fetchone()
     if existing:
         return _known(conn, existing["id"], supersedes)
+    if check:
+        _refuse_near_duplicate(conn, params["subject"], params["claim"], params["project"])
     try:
         with conn.transaction():  # a savepoint: the lookups above opened the transaction
             new_id = first(conn, sql("facts.insert"), params)["id"]
@@ -116,6 +134,35 @@ def _store(conn: Conn, params: dict[str, Any], supersedes: int | None) -> Rememb
         # Another session of this agent stored the same claim between our lookup and insert.
         return _known(conn, first(conn, sql("facts.find_current"), params)["id"], supersedes)
     return Remembered(new_id, superseded=supersedes)
+
+
+# Characters of the existing claim a near-duplicate refusal quotes (the id leads to the rest).
+QUOTED_CLAIM = 80
+
+
+def _refuse_near_duplicate(conn: Conn, subject: str, claim: str, project: str | None) -> None:
+    """Raise NearDuplicate when the tidy-up would merge this claim with one of the agent's
+    current facts (duplicates.scope and near_duplicate: one rule for both); the closest wins."""
+    key = scope("", subject, project)  # every row below is the agent's own
+    closest: tuple[float, int, str] | None = None
+    for row in conn.execute(sql("facts.same_scope"), {"subject": subject, "project": project}):
+        if scope("", row["subject"], row["project"]) != key:
+            continue
+        # the newer fact is the one tidy keeps: here the new claim
+        evidence = near_duplicate(row["claim"], claim)
+        if evidence and (closest is None or evidence["overlap"] > closest[0]):
+            closest = (evidence["overlap"], row["id"], row["claim"])
+    if closest is None:
+        return
+    overlap, existing, said = closest
+    raise NearDuplicate(
+        f"near-duplicate of your current fact #{existing} ({overlap:.0%} of the words, the same numbers, "
+        f"subject and project): {one_line(said, QUOTED_CLAIM)!r}; to replace it pass --supersedes {existing}, "
+        "to store this claim beside it pass --allow-duplicate",
+        existing,
+        said,
+        overlap,
+    )
 
 
 def _known(conn: Conn, existing: int, supersedes: int | None) -> Remembered:

@@ -1,13 +1,14 @@
 """The tidy-up: proposals, with evidence, to merge near-duplicate facts and to retire facts
 whose source file is gone; `apply` acts with the caller's rights and logs each change.
 
-Never by age. Two rules, each in one place here:
+Never by age. Two rules, each in one place:
 
-- Near duplicates (`near_duplicate`): two current facts of the same author, subject (case
-  and outer space aside) and project whose claims share at least DUPLICATE_OVERLAP of their
-  words (Jaccard overlap of the lower-cased word sets) and state the same numbers. Same
-  author only: each agent's assertion is its own row (migration 0008, claim squatting), so
-  tidy never retires one agent's claim in favour of another's. The newer fact is kept.
+- Near duplicates (`near_duplicate` and `scope`, in duplicates.py: `remember` refuses a new
+  one by the same rule): two current facts of the same author, subject (case and outer
+  space aside) and project whose claims share at least DUPLICATE_OVERLAP of their words
+  (Jaccard overlap of the lower-cased word sets) and state the same numbers. Same author
+  only: each agent's assertion is its own row (migration 0008, claim squatting), so tidy
+  never retires one agent's claim in favour of another's. The newer fact is kept.
 - Missing sources (`missing_source`): a fact of a project whose source is a relative path
   that exists under none of the roots given (the project root, the vault). Org-wide facts are
   never retired for a missing file: a relative path says nothing about which checkout it
@@ -37,16 +38,8 @@ from ..db.errors import first_line, translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import AccessDenied
+from .duplicates import DUPLICATE_OVERLAP, near_duplicate, scope
 from .facts import Fact
-
-# Share of words two claims must have in common (|A ∩ B| / |A ∪ B|). One word changed in a
-# five-word claim gives 4/6 = 0.67, and that one word is usually the point of the fact
-# ("takes four minutes" / "takes five minutes"), so it stays below; a reworded or
-# re-punctuated copy, or one with a word added to eight, gives 0.8 or more.
-# tests/test_tidy.py holds a pair on each side of the line.
-DUPLICATE_OVERLAP = 0.75
-
-_WORD = re.compile(r"[a-z0-9]+(?:['.][a-z0-9]+)*")
 
 
 @dataclass
@@ -72,34 +65,6 @@ class TidyReport:
     proposals: list[Proposal] = field(default_factory=list)
 
 
-def words(text: str) -> set[str]:
-    return set(_WORD.findall(text.lower()))
-
-
-def _numbers(ws: set[str]) -> set[str]:
-    return {w for w in ws if any(ch.isdigit() for ch in w)}
-
-
-def near_duplicate(a: str, b: str, threshold: float = DUPLICATE_OVERLAP) -> dict[str, Any] | None:
-    """The evidence that two claims say the same thing, or None."""
-    wa, wb = words(a), words(b)
-    union = wa | wb
-    if not union or _numbers(wa) != _numbers(wb):
-        return None
-    overlap = len(wa & wb) / len(union)
-    if overlap < threshold:
-        return None
-    return {
-        "rule": "near_duplicate",
-        "overlap": round(overlap, 3),
-        "threshold": threshold,
-        "shared_words": len(wa & wb),
-        "words": len(union),
-        "only_in_retired": sorted(wa - wb),
-        "only_in_kept": sorted(wb - wa),
-    }
-
-
 def missing_source(fact: Fact, roots: list[Path]) -> dict[str, Any] | None:
     """The evidence that a project fact's source file is gone, or None."""
     if fact.project is None or not roots or source_form(fact.source) != "path":
@@ -118,7 +83,7 @@ def proposals_for(current: list[Fact], roots: list[Path], threshold: float = DUP
     out: list[Proposal] = []
     groups: dict[tuple[str, str, str | None], list[Fact]] = defaultdict(list)
     for f in current:
-        groups[(f.author, f.subject.strip().lower(), f.project)].append(f)
+        groups[scope(f.author, f.subject, f.project)].append(f)
     merged: set[int] = set()
     for group in groups.values():
         kept: list[Fact] = []

@@ -66,7 +66,7 @@ class OrgGroup(click.Group):
             with _one_line_usage():
                 return super().invoke(ctx)
         except OrgError as exc:
-            report(str(exc))
+            report(str(exc), exc.fields)
             ctx.exit(exc.exit_code)
 
 
@@ -75,11 +75,12 @@ def _is_hook(args: list[str]) -> bool:
     return next((a for a in args if not a.startswith("-")), None) == "hook"
 
 
-def report(message: str) -> None:
-    """One line on stderr: JSON under --json, else prefixed with the program's name."""
+def report(message: str, fields: dict | None = None) -> None:
+    """One line on stderr: JSON under --json (with the error's fields, OrgError.fields), else
+    prefixed with the program's name."""
     message = one_line(message)  # every failure is one line: a name with a newline must not make a second
     if OrgGroup.json_errors:
-        click.echo(json.dumps({"error": message}, ensure_ascii=False), err=True)
+        click.echo(json.dumps({"error": message, **(fields or {})}, ensure_ascii=False), err=True)
     else:
         click.echo(f"cli-org: {message}", err=True)
 

@@ -17,10 +17,19 @@ from .common import ID, as_option, connection, emit_json, json_option
 @click.option("--kind", type=click.Choice(KINDS), default="fact", show_default=True)
 @click.option("--supersedes", type=ID, metavar="ID", help="Retire fact ID and link it to this one.")
 @click.option("--via", metavar="RUNTIME@HOST", envvar="ORG_VIA", help="Where the writer runs (default: $ORG_VIA).")
+@click.option(
+    "--allow-duplicate",
+    is_flag=True,
+    help="Store the claim even when it is a near-duplicate of one of your current facts.",
+)
 @as_option
 @json_option
-def remember(subject, claim, source, project, inferred, kind, supersedes, via, agent, as_json) -> None:
-    """Store one sourced claim as the acting agent; prints the new id."""
+def remember(subject, claim, source, project, inferred, kind, supersedes, via, allow_duplicate, agent, as_json) -> None:
+    """Store one sourced claim as the acting agent; prints the new id.
+
+    A claim that `cli-org tidy` would merge with one of your current facts of the same
+    subject and project (most words shared, the same numbers) is refused with that fact's id:
+    replace it with --supersedes ID, or keep both with --allow-duplicate."""
     from ...checks.write import check_fact
     from ...store.facts import remember as do_remember
 
@@ -37,6 +46,7 @@ def remember(subject, claim, source, project, inferred, kind, supersedes, via, a
             kind=kind,
             supersedes=supersedes,
             via=via,
+            allow_duplicate=allow_duplicate,
         )
     if as_json:
         emit_json(result)

@@ -128,7 +128,7 @@ _PACKED: dict[str, Any] = json.loads(
       "openWorldHint": false,
       "readOnlyHint": false
      },
-     "description": "Store one sourced claim in the shared memory, as you. Returns the new fact's id.\nWrite checks refuse secrets, vague or unsourced claims, and prompt-like text.",
+     "description": "Store one sourced claim in the shared memory, as you. Returns the new fact's id.\nWrite checks refuse secrets, vague or unsourced claims, and prompt-like text; a\nnear-duplicate of one of your current facts (same subject and project) is refused\nwith its #id: replace it with supersedes, or keep both with allow_duplicate.",
      "inputSchema": {
       "properties": {
        "subject": {
@@ -193,6 +193,12 @@ _PACKED: dict[str, Any] = json.loads(
         "default": false,
         "description": "True when you inferred it rather than saw it confirmed.",
         "title": "Inferred",
+        "type": "boolean"
+       },
+       "allow_duplicate": {
+        "default": false,
+        "description": "True to store it even beside a near-duplicate of one of your current facts.",
+        "title": "Allow Duplicate",
         "type": "boolean"
        }
       },
@@ -701,7 +707,7 @@ _PACKED: dict[str, Any] = json.loads(
       "openWorldHint": false,
       "readOnlyHint": false
      },
-     "description": "Store one sourced claim in the shared memory, as you. Returns the new fact's id.\nWrite checks refuse secrets, vague or unsourced claims, and prompt-like text.",
+     "description": "Store one sourced claim in the shared memory, as you. Returns the new fact's id.\nWrite checks refuse secrets, vague or unsourced claims, and prompt-like text; a\nnear-duplicate of one of your current facts (same subject and project) is refused\nwith its #id: replace it with supersedes, or keep both with allow_duplicate.",
      "inputSchema": {
       "type": "object",
       "properties": {
@@ -767,6 +773,12 @@ _PACKED: dict[str, Any] = json.loads(
         "default": false,
         "description": "True when you inferred it rather than saw it confirmed.",
         "title": "Inferred",
+        "type": "boolean"
+       },
+       "allow_duplicate": {
+        "default": false,
+        "description": "True to store it even beside a near-duplicate of one of your current facts.",
+        "title": "Allow Duplicate",
         "type": "boolean"
        }
       },

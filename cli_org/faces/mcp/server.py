@@ -310,9 +310,14 @@ class Tools:
             int | None, Field(ge=1, le=MAX_ID, description="The #id of a fact this one replaces; that fact is retired.")
         ] = None,
         inferred: Annotated[bool, Field(description="True when you inferred it rather than saw it confirmed.")] = False,
+        allow_duplicate: Annotated[
+            bool, Field(description="True to store it even beside a near-duplicate of one of your current facts.")
+        ] = False,
     ) -> CallToolResult:
         """Store one sourced claim in the shared memory, as you. Returns the new fact's id.
-        Write checks refuse secrets, vague or unsourced claims, and prompt-like text."""
+        Write checks refuse secrets, vague or unsourced claims, and prompt-like text; a
+        near-duplicate of one of your current facts (same subject and project) is refused
+        with its #id: replace it with supersedes, or keep both with allow_duplicate."""
 
         def body(conn):
             result = remember(
@@ -325,6 +330,7 @@ class Tools:
                 supersedes=supersedes,
                 inferred=inferred,
                 via=self.session.org.settings.via,
+                allow_duplicate=allow_duplicate,
             )
             return _answer(remembered_line(result))
 
