@@ -10,8 +10,8 @@ other subjects (the check reads the agent's current facts of one subject) and 10
 subject of their own. Per round, each variant is one fresh process (runs interleaved, so load
 on the shared machine falls on all alike) that writes, after 3 untimed writes, `--writes`
 claims that are no near-duplicates (their numbers differ), alternately into a new subject and
-into the crowded one. Variants: `after` (this checkout), `after, allow_duplicate` (no check,
-still SERIALIZABLE), `before` (--before).
+into the crowded one. Variants: `after` (this checkout), `after, allow_duplicate` (no check),
+`before` (--before).
 """
 
 from __future__ import annotations
