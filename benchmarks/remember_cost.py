@@ -1,5 +1,5 @@
 """What one warm `remember` costs, and what the near-duplicate check (store/facts.py,
-remember: the tidy-up's rule, under SERIALIZABLE) adds to it: the median wall time of a
+remember: the tidy-up's rule) adds to it: the median wall time of a
 library `remember` on one connection that has written before (the write checks compiled),
 for this checkout and, with --before, another one (the code before a change).
 
