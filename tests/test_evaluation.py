@@ -426,7 +426,9 @@ def test_parse_hook_cases_quiet_needed_and_refusals():
         parse_hook_cases("# only a comment\n\n")
 
 
-FLAKY = "why is the payments e2e test failing again?"
+# Without a query model (these tests have none) the prompt hook passes only a fact holding
+# every word of the prompt (HookShaping).
+FLAKY = "is the payments e2e test flaky?"
 
 
 @pytest.fixture

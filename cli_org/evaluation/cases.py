@@ -4,6 +4,7 @@ line, with the phrase its injection must hold, or none where the hook must stay 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,13 +42,25 @@ def read_text(path: Path) -> str:
         raise InputError(f"{path}: line {line}: not valid UTF-8 (byte 0x{data[exc.start]:02x})") from None
 
 
+def _content(text: str) -> Iterator[tuple[int, str]]:
+    """Each line of a set file that holds a case, with its number: comments (#) and blank
+    lines aside."""
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if line and not line.startswith("#"):
+            yield number, line
+
+
+def _refuse(source: str, problems: list[str]) -> None:
+    """One error naming the first bad lines, if any."""
+    if problems:
+        raise InputError(f"{source}: " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
+
+
 def parse_golden(text: str, source: str = "golden file") -> list[Case]:
     """Parse every case; refuse the whole file, naming each bad line, if any is malformed."""
     cases, problems = [], []
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
+    for number, line in _content(text):
         parts = [p.strip() for p in line.split("|")]
         problem = line_problem(line)
         if problem:
@@ -58,8 +71,7 @@ def parse_golden(text: str, source: str = "golden file") -> list[Case]:
             problems.append(f"line {number}: empty {'question' if not parts[0] else 'expected substring'}")
         else:
             cases.append(Case(parts[0], parts[1], parts[2] if len(parts) == 3 and parts[2] else "-", number))
-    if problems:
-        raise InputError(f"{source}: " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
+    _refuse(source, problems)
     if not cases:
         raise InputError(f"{source}: no cases")
     return cases
@@ -81,10 +93,7 @@ def parse_hook_cases(text: str, source: str = "hook file") -> list[HookCase]:
     """`prompt[|expected phrase[|tag]]` a line: no phrase (an empty one too) makes a quiet
     case. Refuses the whole file, naming each bad line, if any is malformed."""
     cases, problems = [], []
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
+    for number, line in _content(text):
         parts = [p.strip() for p in line.split("|")]
         problem = line_problem(line)
         if problem:
@@ -99,8 +108,7 @@ def parse_hook_cases(text: str, source: str = "hook file") -> list[HookCase]:
         else:
             tag = parts[2] if len(parts) == 3 and parts[2] else "-"
             cases.append(HookCase(parts[0], parts[1] if len(parts) > 1 and parts[1] else None, tag, number))
-    if problems:
-        raise InputError(f"{source}: " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
+    _refuse(source, problems)
     if not cases:
         raise InputError(f"{source}: no cases")
     return cases
@@ -114,16 +122,12 @@ def parse_queries(text: str, source: str = "the noise file") -> list[str]:
     """One query a line, comments (#) and blank lines aside; a line that cannot be a query
     refuses the whole file, naming it."""
     queries, problems = [], []
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
+    for number, line in _content(text):
         problem = line_problem(line)
         if problem:
             problems.append(f"line {number}: {problem}")
         queries.append(line)
-    if problems:
-        raise InputError(f"{source}: " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
+    _refuse(source, problems)
     if not queries:
         raise InputError(f"{source} holds no queries")
     return queries
