@@ -127,3 +127,25 @@ def test_the_hits_of_a_smaller_limit_are_the_first_hits_of_a_larger_one(shaped):
             assert not any("h/t" in line for line in full)  # the credit line is never the snippet
     # Long answers for the property to mean something, and a decisive one cut short.
     assert max(lengths) >= 8 and min(lengths) <= 2, lengths
+
+
+def test_a_hit_whose_chunk_is_all_boilerplate_shows_the_notes_other_chunk(org, tmp_path):
+    from cli_org.vault.search import search
+
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "throttle.md").write_text(
+        "# Throttling a call\n\nWrap the handler so it runs at most once a second.\n\n"
+        "## Thanks\n\nh/t Jake Worth\n"
+    )
+    (vault / "credits.md").write_text("# Credits\n\nh/t Jake Worth\n\n[source](https://example.com/x)\n")
+    with connect(org.settings) as conn:
+        scan(conn, vault)
+        hits = {h.path: h for h in search(conn, "jake worth", mode="keyword").hits}
+    # The best chunk for "jake worth" is the credit line: the note's first chunk stands in.
+    assert hits["throttle.md"].snippet == "Wrap the handler so it runs at most once a second."
+    assert hits["credits.md"].snippet == ""  # nothing but boilerplate: search shows no snippet...
+    settings = dataclasses.replace(org.settings, root=str(tmp_path))
+    with connect(settings, "bot") as conn:
+        paths = [h.data["path"] for h in recall(conn, "jake worth", settings=settings, arms=("vault",)).hits]
+    assert paths == ["throttle.md"]  # ...and recall leaves such a note out

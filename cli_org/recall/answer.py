@@ -256,8 +256,7 @@ def _render(item: FactHit | MemoryHit | VaultHit) -> RecallHit:
         return RecallHit("memory", line, why, asdict(item), whole=item.matched == item.terms)
     hit = item.hit
     where = hit.path if not hit.heading or hit.heading == hit.title else f"{hit.path} # {hit.heading}"
-    # A chunk of nothing but boilerplate has no snippet (vault/search.py): its title says what it is.
-    line = f"[vault] {one_line(where)}: {one_line(hit.snippet or hit.title)}"
+    line = f"[vault] {one_line(where)}: {one_line(hit.snippet)}"
     scores = {
         k: getattr(hit, k)
         for k in (

@@ -76,7 +76,8 @@ def recall_vault(
 
 def shape(hits: list[NoteHit], *, limit: int, shaping: VaultShaping = SHAPING, unknown: bool = False) -> list[VaultHit]:
     """Keyword-supported hits stay; vector-only hits need one beside them and a similarity
-    floor. Same title and snippet twice take one slot. A question holding a word the memory
+    floor. Same title and snippet twice take one slot; a note with no snippet (nothing but
+    boilerplate) none. A question holding a word the memory
     lacks raises every floor to unknown_similarity. Kept hits are ordered by `order_key`
     (merge keeps vector-only hits to at most half of the answer)."""
     if not any(has_keyword_support(h, shaping, unknown) for h in hits):
@@ -85,7 +86,8 @@ def shape(hits: list[NoteHit], *, limit: int, shaping: VaultShaping = SHAPING, u
     seen: set[tuple[str, str]] = set()
     for hit in hits:
         key = (hit.title.strip().lower(), hit.snippet.strip().lower())
-        if key in seen:
+        if key in seen or not hit.snippet.strip():
+            # A note of nothing but boilerplate (credit lines, link lists: search.py) is no answer.
             continue
         floor = max(shaping.min_similarity, shaping.unknown_similarity) if unknown else shaping.min_similarity
         if has_keyword_support(hit, shaping, unknown):

@@ -66,6 +66,13 @@ ORDER BY c.file_id,
                          FROM unnest(to_tsvector('english', %(query)s)))) DESC,
          c.ord;
 
+-- name: note_chunks
+-- Every chunk of the given notes, in order: a stand-in when a hit's chunk is all boilerplate.
+SELECT c.file_id, c.id AS chunk_id, c.heading, c.content
+FROM vault_chunks c
+WHERE c.file_id = ANY (%(ids)s)
+ORDER BY c.file_id, c.ord;
+
 -- name: hit_rows
 SELECT c.id AS chunk_id, f.id AS file_id, f.path, f.title, c.heading, c.content
 FROM vault_chunks c JOIN vault_files f ON f.id = c.file_id

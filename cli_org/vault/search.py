@@ -278,6 +278,16 @@ def _fill(conn: Conn, query: str, hits: list[NoteHit]) -> None:
         row = rows[hit.chunk_id]
         hit.path, hit.title, hit.heading = row["path"], row["title"], row["heading"]
         hit.snippet = snippet(row["content"], query)
+    empty = [h for h in hits if not h.snippet]
+    if empty:
+        # A chunk of nothing but boilerplate (a lone "h/t" line) has no snippet: the note's
+        # first chunk that has one stands in for it.
+        chunks = conn.execute(sql("search.note_chunks"), {"ids": [h.file_id for h in empty]}).fetchall()
+        for hit in empty:
+            for row in chunks:
+                if row["file_id"] == hit.file_id and (text := snippet(row["content"], query)):
+                    hit.chunk_id, hit.heading, hit.snippet = row["chunk_id"], row["heading"], text
+                    break
 
 
 _WORD = re.compile(r"[A-Za-z0-9]{3,}")
@@ -306,7 +316,8 @@ def boilerplate(line: str) -> bool:
 def snippet(content: str, query: str, width: int = SNIPPET) -> str:
     """A one-line window of the chunk's content around the first query word, else its start:
     headings, code fences and boilerplate lines left out, a markdown link shown as its text.
-    A chunk of nothing else gives "" (the hit's title says what it is)."""
+    A chunk of nothing else gives "" (search then shows another chunk of the note, and
+    recall leaves out a note that has none)."""
     lines = [line for line in content.split("\n") if not line.startswith(("#", "```")) and not boilerplate(line)]
     text = re.sub(r"\s+", " ", _MD_LINK.sub(r"\1", " ".join(lines))).strip()
     lowered = text.lower()
