@@ -135,8 +135,7 @@ def test_a_hit_whose_chunk_is_all_boilerplate_shows_the_notes_other_chunk(org, t
     vault = tmp_path / "v"
     vault.mkdir()
     (vault / "throttle.md").write_text(
-        "# Throttling a call\n\nWrap the handler so it runs at most once a second.\n\n"
-        "## Thanks\n\nh/t Jake Worth\n"
+        "# Throttling a call\n\nWrap the handler so it runs at most once a second.\n\n## Thanks\n\nh/t Jake Worth\n"
     )
     (vault / "credits.md").write_text("# Credits\n\nh/t Jake Worth\n\n[source](https://example.com/x)\n")
     with connect(org.settings) as conn:
@@ -149,3 +148,28 @@ def test_a_hit_whose_chunk_is_all_boilerplate_shows_the_notes_other_chunk(org, t
     with connect(settings, "bot") as conn:
         paths = [h.data["path"] for h in recall(conn, "jake worth", settings=settings, arms=("vault",)).hits]
     assert paths == ["throttle.md"]  # ...and recall leaves such a note out
+
+
+def _hit(arm, similarity=None, whole=False, z=None):
+    from cli_org.recall.answer import RecallHit
+
+    return RecallHit(arm, f"[{arm}] x", "", {"z": z} if arm == "fact" else {}, similarity=similarity, whole=whole)
+
+
+def test_the_prompt_hooks_bar_passes_only_facts_it_is_sure_of():
+    from cli_org.session.hooks import prompt_hits
+    from cli_org.shaping import HOOK_SHAPING
+
+    def passed(*hits):
+        return [hits.index(h) for h in prompt_hits(list(hits), HOOK_SHAPING)]
+
+    # Close in meaning: passes; everything recall would show beside it does not.
+    assert passed(_hit("fact", 0.55, z=3.0), _hit("vault", 0.90), _hit("memory", whole=True)) == [0]
+    # Loosely related (the range where instructions and tasks overlap): only standing far out
+    # from the prompt's background over the facts, or clearly closer than any note, lets it in.
+    assert passed(_hit("fact", 0.42, z=3.0), _hit("vault", 0.40)) == []
+    assert passed(_hit("fact", 0.42, z=5.0), _hit("vault", 0.40)) == [0]
+    assert passed(_hit("fact", 0.42, z=3.0), _hit("vault", 0.30)) == [0]
+    assert passed(_hit("fact", 0.33, z=3.0)) == []  # no note to beat, but below 0.35
+    # Without a query model there is no cosine: only a fact holding every word of the prompt.
+    assert passed(_hit("fact", whole=True), _hit("fact")) == [0]

@@ -69,10 +69,8 @@ def test_session_start_then_prompts_deliver_only_what_is_new(org, project):
     # A fact learned during the session matches the next prompt: it comes once.
     with org.as_agent("other") as conn:
         facts.remember(conn, "flaky", "The payments e2e test is flaky on Fridays", source="ci/log.txt")
-    # The prompt hook's own bar: here there is no query model, so only a fact holding every
-    # word of the prompt passes; one matching some of its words (recall's loose pass) does not.
-    loose = recorded("prompt", cwd=str(project), prompt="why is the payments e2e test failing again?")
-    assert hook(org, "prompt", loose).stdout == ""
+    # (A prompt holding the fact's words: the hook's own bar passes it with or without a
+    # query model; tests/test_answer_shape.py has the bar itself.)
     prompt = recorded("prompt", cwd=str(project), prompt="is the payments e2e test flaky?")
     first = context_of(hook(org, "prompt", prompt), "UserPromptSubmit")
     assert "payments e2e test is flaky" in first and "Deploys run at night" not in first
