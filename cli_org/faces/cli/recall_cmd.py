@@ -22,7 +22,7 @@ def _arms(spec: str | None) -> tuple[str, ...]:
     default=RECALL_HITS.default,
     show_default=True,
     type=click.IntRange(RECALL_HITS.low, RECALL_HITS.high),
-    help="Hits in all.",
+    help="Hits in all, at most; the limit only cuts one order (--limit 3 is the first three of --limit 8).",
 )
 @click.option(
     "--arms",
@@ -38,7 +38,8 @@ def recall(
     """Answer a question from shared facts, bot memory files and the vault, each hit labelled.
 
     Prints one line per hit ([fact], [memory] or [vault]) or one line saying nothing was
-    found. Every call is logged in recall_events.
+    found. The answer stops when it has the answer: a hit more than 0.20 below the best
+    hit's closeness in meaning is left out. Every call is logged in recall_events.
     """
     from ..render import recall_data
 
