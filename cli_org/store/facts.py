@@ -148,6 +148,10 @@ def _refuse_near_duplicate(conn: Conn, subject: str, claim: str, project: str | 
     for row in conn.execute(sql("facts.same_scope"), {"subject": subject, "project": project}):
         if scope("", row["subject"], row["project"]) != key:
             continue
+        if (row["subject"], row["claim"]) == (subject, claim):
+            # The same claim, stored by another session of this agent since our lookup: it
+            # is no near-duplicate but the claim itself (the insert finds it: _known).
+            continue
         # the newer fact is the one tidy keeps: here the new claim
         evidence = near_duplicate(row["claim"], claim)
         if evidence and (closest is None or evidence["overlap"] > closest[0]):
