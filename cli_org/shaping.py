@@ -135,6 +135,9 @@ class HookShaping:
     fact_z_similarity: float = 0.30  # ...at this cosine at least; or...
     beats_notes: float = 0.10  # ...this much closer to the prompt than the vault's best note...
     beats_similarity: float = 0.35  # ...at this cosine at least (0.27 spoke on four prompts with a small vault)
+    # The arms the bar reads: facts pass, and the vault's best note is what they must beat. No
+    # memory line passes, so the hook does not read the memory files on every prompt.
+    arms: tuple[str, ...] = ("fact", "vault")
 
     def admits(self, arm: str, similarity: float | None, whole: bool, z: float | None, best_note: float | None) -> bool:
         if arm != "fact":

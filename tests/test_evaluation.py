@@ -445,7 +445,11 @@ def test_hook_run_scores_quiet_and_needed_cases(flaky_fact):
         f"zebra quasar nebula\n{FLAKY}\n{FLAKY}|flaky on Fridays|words\n{FLAKY}|a phrase no fact holds|words\n"
     )
     with org.as_agent("bot") as conn:
+        logged = conn.execute("SELECT count(*) AS n FROM recall_events").fetchone()["n"]
+        conn.rollback()
         run = run_hook(conn, cases, settings=org.settings)
+        # An evaluation is no use of the memory: its recalls stay out of the usage log.
+        assert conn.execute("SELECT count(*) AS n FROM recall_events").fetchone()["n"] == logged
     quiet, loud, found, missed = run.cases
     assert quiet.injected == "" and quiet.found is None
     # Each prompt stands alone (no session): the same hit comes to every one of the three.

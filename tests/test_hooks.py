@@ -98,6 +98,16 @@ def test_a_compacted_cleared_or_resumed_session_gets_the_block_again(org, projec
     assert "Deploys run at night" not in hook(org, "prompt", prompt).stdout
 
 
+def test_a_memory_line_holding_every_word_of_the_prompt_is_not_added(org, project):
+    """The prompt hook's bar passes facts only (HookShaping): a bot's note that holds both
+    words of "run the tests" spoke on that everyday instruction before the bar."""
+    memory = project / ".agents/org/memory"
+    memory.mkdir(parents=True)
+    (memory / "builder.md").write_text("- run the tests with `make check`, never plain pytest\n")
+    prompt = recorded("prompt", cwd=str(project), prompt="run the tests")
+    assert hook(org, "prompt", prompt).stdout == ""
+
+
 def test_nothing_applies_prints_nothing(org, project):
     assert hook(org, "session-start", recorded("session_start", cwd=str(project))).stdout == ""
     done = hook(org, "prompt", recorded("prompt", cwd=str(project), prompt="zebra quasar nebula"))

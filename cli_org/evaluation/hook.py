@@ -4,7 +4,8 @@ agent, scored on what the hook would add to the session.
 Two rates, because a hook runs on every prompt of every session: the quiet rate (prompts
 that need nothing get nothing) and the needed-fact rate (prompts that need a fact get it).
 No session id is given, so nothing is remembered as delivered and each prompt stands
-alone. As with the real hook, each prompt's recall is logged in recall_events.
+alone. Unlike the real hook, a run's recalls are not logged in recall_events: an evaluation
+is no use of the memory (as with `eval golden`).
 """
 
 from __future__ import annotations

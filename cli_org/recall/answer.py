@@ -43,7 +43,7 @@ class RecallHit:
     why: str
     data: dict[str, Any]
     similarity: float | None = None  # cosine to the question, where an arm measured one
-    whole: bool = False  # holds every word of the question (a strict fact, a whole memory line)
+    whole: bool = False  # a fact holding every word of the question (the strict pass)
 
 
 @dataclass
@@ -252,8 +252,7 @@ def _render(item: FactHit | MemoryHit | VaultHit) -> RecallHit:
     if isinstance(item, MemoryHit):
         where = item.file if item.notebook else f"{one_line(item.file)}:{item.line}"
         line = f"[memory] {where} {one_line(item.text, MEMORY_CHARS)}"
-        why = f"{item.matched} of {item.terms} terms at word starts"
-        return RecallHit("memory", line, why, asdict(item), whole=item.matched == item.terms)
+        return RecallHit("memory", line, f"{item.matched} of {item.terms} terms at word starts", asdict(item))
     hit = item.hit
     where = hit.path if not hit.heading or hit.heading == hit.title else f"{hit.path} # {hit.heading}"
     line = f"[vault] {one_line(where)}: {one_line(hit.snippet)}"

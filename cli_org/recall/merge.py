@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..shaping import ANSWER_SHAPING, AnswerShaping
 from .facts_arm import FactHit
 from .memory_arm import MemoryHit
-from .vault_arm import VaultHit, half_at_most
+from .vault_arm import VaultHit
 
 Item = FactHit | MemoryHit | VaultHit
 
@@ -47,7 +47,7 @@ def merge(
         *_by_cosine(rest, vault[1:], shaping.fact_bonus),
     ]
     best = max((s for s in map(similarity, order) if s is not None), default=None)
-    return half_at_most([item for item in order if shaping.kept(similarity(item), best)], vector_only)
+    return _half_at_most([item for item in order if shaping.kept(similarity(item), best)])
 
 
 def vector_only(item: Item) -> bool:
@@ -73,4 +73,28 @@ def _by_cosine(facts: list[FactHit], notes: list[VaultHit], bonus: float) -> lis
             assert note is not None
             out.append(note)
             n += 1
+    return out
+
+
+def _half_at_most(items: list[Item]) -> list[Item]:
+    """The same order, except that a vector-only hit waits until it keeps every start of the
+    list at most half vector-only (rounded up); one that can never be placed is dropped.
+    True of every limit at once, so --limit only cuts the list."""
+    out: list[Item] = []
+    waiting: list[Item] = []
+    taken = 0
+
+    def room() -> bool:
+        return taken + 1 <= (len(out) + 2) // 2  # ceil((len(out) + 1) / 2)
+
+    for item in items:
+        if vector_only(item):
+            if waiting or not room():
+                waiting.append(item)
+                continue
+            taken += 1
+        out.append(item)
+        while waiting and room():
+            out.append(waiting.pop(0))
+            taken += 1
     return out

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
 
 from ..db import Conn
 from ..db.session import owns_transaction
 from ..shaping import SHAPING, VaultShaping
 from ..vault.embedders import Embedder
 from ..vault.search import NoteHit, prefix_pattern, search
-
-T = TypeVar("T")
 
 
 @dataclass
@@ -103,30 +99,6 @@ def shape(hits: list[NoteHit], *, limit: int, shaping: VaultShaping = SHAPING, u
     if kept and (shaping.order_cosine or shaping.order_support):
         kept.sort(key=lambda v: -order_key(v.hit, shaping.order_cosine, shaping.order_support))
     return kept
-
-
-def half_at_most(items: list[T], counted: Callable[[T], bool]) -> list[T]:
-    """The same order, except that a counted item waits until it keeps every start of the
-    list at most half counted items (rounded up); one that can never be placed is dropped.
-    True of every limit at once, so --limit only cuts the list."""
-    out: list[T] = []
-    waiting: list[T] = []
-    taken = 0
-
-    def room() -> bool:
-        return taken + 1 <= (len(out) + 2) // 2  # ceil((len(out) + 1) / 2)
-
-    for item in items:
-        if counted(item):
-            if waiting or not room():
-                waiting.append(item)
-                continue
-            taken += 1
-        out.append(item)
-        while waiting and room():
-            out.append(waiting.pop(0))
-            taken += 1
-    return out
 
 
 def order_key(hit: NoteHit, cosine_weight: float, support_weight: float) -> float:

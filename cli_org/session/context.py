@@ -236,32 +236,28 @@ def _fit(
     agent: str, project: str | None, sections: list[Section], extra: list[Omitted], budget_chars: int, fmt: str
 ) -> tuple[list[Section], list[Omitted]]:
     """Greedy, in order: an entry is kept when the body with it stays within the budget. An
-    entry whose key is already kept (a recall hit for a fact shown above) is not repeated."""
-
-    def greedy(limit: int, stable_limit: int) -> tuple[list[Section], list[Omitted], set[str]]:
-        kept = [Section(s.name, s.title, s.stable) for s in sections]
-        keys: set[str] = set()
-        cut: list[Omitted] = []
-        used = len(_head_line(agent, project, fmt)) + 1
-        for s, k in zip(sections, kept, strict=True):
-            for e in s.entries:
-                if e.key in keys:
-                    continue
-                cost = len(e.line) + 3  # "- " and the newline
-                if not k.entries:
-                    cost += 1 + len(_title_line(k.title, fmt)) + 1  # the blank line and the title
-                if used + cost <= (stable_limit if s.stable else limit):
-                    k.entries.append(e)
-                    keys.add(e.key)
-                    used += cost
-                else:
-                    cut.append(Omitted(e.key, "budget"))
-        return kept, cut, keys
-
-    # The stable part takes at most its share whatever the hits, so that its prefix is the
-    # same on every turn; the hits have the rest.
+    entry whose key is already kept (a recall hit for a fact shown above) is not repeated.
+    The stable part takes at most STABLE_SHARE of the budget when there are hits, so that its
+    prefix is the same on every turn; the hits have the rest."""
     volatile = any(not s.stable for s in sections)
-    kept, cut, keys = greedy(budget_chars, budget_chars * STABLE_SHARE // 100 if volatile else budget_chars)
+    stable_limit = budget_chars * STABLE_SHARE // 100 if volatile else budget_chars
+    kept = [Section(s.name, s.title, s.stable) for s in sections]
+    keys: set[str] = set()
+    cut: list[Omitted] = []
+    used = len(_head_line(agent, project, fmt)) + 1
+    for s, k in zip(sections, kept, strict=True):
+        for e in s.entries:
+            if e.key in keys:
+                continue
+            cost = len(e.line) + 3  # "- " and the newline
+            if not k.entries:
+                cost += 1 + len(_title_line(k.title, fmt)) + 1  # the blank line and the title
+            if used + cost <= (stable_limit if s.stable else budget_chars):
+                k.entries.append(e)
+                keys.add(e.key)
+                used += cost
+            else:
+                cut.append(Omitted(e.key, "budget"))
     cut = [o for o in cut if o.key not in keys]
     return kept, cut + extra
 
@@ -282,12 +278,14 @@ def build_context(
     again: bool = False,
     admit: Callable[[list[RecallHit]], list[RecallHit]] | None = None,
     log: bool = True,
+    arms: tuple[str, ...] | None = None,
 ) -> Context:
     """The block for the connected agent (see the module's doc for what, in which order).
 
     `hits_only` (with `for_text`) keeps only the recall hits: a per-turn hook adds what
     matches the turn, never the stable part the session start delivered or left out.
-    `admit` picks the hits to show from the recall's (the prompt hook's own bar, hooks.py)."""
+    `admit` picks the hits to show from the recall's, asked of `arms` (default: all; the
+    prompt hook's own bar, hooks.py)."""
     if fmt not in FORMATS:
         raise InputError(f"--format is one of {', '.join(FORMATS)}, not {fmt!r}")
     if budget < MIN_BUDGET:
@@ -307,10 +305,17 @@ def build_context(
         else:
             agent, sections, extra = _stable(conn, project)
         if for_text is not None:
-            from ..recall.answer import recall
+            from ..recall.answer import ARMS, recall
 
             result = recall(
-                conn, for_text, settings=settings, project=project, limit=HIT_LIMIT, embedder=embedder, log=log
+                conn,
+                for_text,
+                settings=settings,
+                project=project,
+                limit=HIT_LIMIT,
+                embedder=embedder,
+                log=log,
+                arms=arms or ARMS,
             )
             if recalled is not None:  # the caller records a recall the replica served (org.py)
                 recalled(result)

@@ -137,6 +137,7 @@ def claude_code_hook(
             embedder=embedder,
             hits_only=True,
             admit=lambda hits: prompt_hits(hits, settings.hook_shaping),
+            arms=settings.hook_shaping.arms,
             log=log,
         )
     if not block.text:
