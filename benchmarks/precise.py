@@ -59,6 +59,8 @@ def measure(which: str, name: str) -> dict:
 
     from cli_org.config import Settings
     from cli_org.db.connect import connect
+    from cli_org.evaluation import load_golden, parse_queries
+    from cli_org.evaluation.golden import first_position
     from cli_org.recall.answer import recall
     from cli_org.session.hooks import HookInput, claude_code_hook
     from cli_org.vault.embedders import query_embedder
@@ -71,7 +73,7 @@ def measure(which: str, name: str) -> dict:
     path = EVAL / f"{name}.{which}.txt"
     if not path.exists():
         return {"missing": str(path.relative_to(ROOT))}
-    rows = _lines(path)
+    rows = _lines(path)  # hook sets: the code before them has no parser of its own
     out: dict = {"cases": len(rows)}
     with connect(settings, AGENT) as conn:
         if name.startswith("hook-"):
@@ -94,33 +96,33 @@ def measure(which: str, name: str) -> dict:
                 out["needed_rate"] = round(sum(found) / len(found), 3)
                 out["missed"] = [r[0] for (r, _), ok in zip(texts, found, strict=True) if not ok][:12]
             return out
-        answers = []
-        for row in rows:
-            result = recall(conn, row[0], settings=settings, limit=8, embedder=embedder, log=False)
-            answers.append((row, [h.text for h in result.hits], result.chars))
-        chars = [c for _, _, c in answers]
         if name.endswith("golden"):
-            pos = []
-            for row, lines, _ in answers:
-                p = next((i for i, line in enumerate(lines, 1) if row[1].lower() in line.lower()), None)
-                pos.append(p)
+            cases = [(c.question, c.expected, c.tag) for c in load_golden(path)]
+        else:
+            cases = [(q, "", "") for q in parse_queries(path.read_text())]
+        answers = []
+        for question, expected, tag in cases:
+            result = recall(conn, question, settings=settings, limit=8, embedder=embedder, log=False)
+            answers.append((question, expected, tag, [h.text for h in result.hits], result.chars))
+        if name.endswith("golden"):
+            pos = [first_position(lines, expected) for _, expected, _, lines, _ in answers]
             n = len(pos)
             out.update(
                 hit8=round(sum(1 for p in pos if p) / n, 3),
                 mrr=round(sum(1 / p for p in pos if p) / n, 3),
-                p1=round(sum(_precision(lines, row[1], 1) for row, lines, _ in answers) / n, 3),
-                p3=round(sum(_precision(lines, row[1], 3) for row, lines, _ in answers) / n, 3),
-                median_chars=statistics.median(chars),
-                median_hits=statistics.median(len(lines) for _, lines, _ in answers),
+                p1=round(sum(_precision(a[3], a[1], 1) for a in answers) / n, 3),
+                p3=round(sum(_precision(a[3], a[1], 3) for a in answers) / n, 3),
+                median_chars=statistics.median(a[4] for a in answers),
+                median_hits=statistics.median(len(a[3]) for a in answers),
             )
-            para = [p for (row, _, _), p in zip(answers, pos, strict=True) if len(row) > 2 and row[2] == "paraphrase"]
+            para = [p for a, p in zip(answers, pos, strict=True) if a[2] == "paraphrase"]
             if para:
                 out["paraphrase_hit8"] = round(sum(1 for p in para if p) / len(para), 3)
-            out["misses"] = [row[0] for (row, _, _), p in zip(answers, pos, strict=True) if not p][:12]
+            out["misses"] = [a[0] for a, p in zip(answers, pos, strict=True) if not p][:12]
         else:
             out.update(
-                answered=sum(1 for _, lines, _ in answers if lines),
-                mean_hits=round(statistics.mean(len(lines) for _, lines, _ in answers), 3),
+                answered=sum(1 for a in answers if a[3]),
+                mean_hits=round(statistics.mean(len(a[3]) for a in answers), 3),
             )
     return out
 
