@@ -7,10 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from ..errors import InputError
 from ..local.files import read_file
 from ..text import is_utf8
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -51,10 +54,13 @@ def _content(text: str) -> Iterator[tuple[int, str]]:
             yield number, line
 
 
-def _refuse(source: str, problems: list[str]) -> None:
-    """One error naming the first bad lines, if any."""
+def _checked(items: list[T], problems: list[str], source: str, empty: str | None = None) -> list[T]:
+    """The parsed items, or one error naming the first bad lines, or saying there are none."""
     if problems:
         raise InputError(f"{source}: " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
+    if not items:
+        raise InputError(empty or f"{source}: no cases")
+    return items
 
 
 def parse_golden(text: str, source: str = "golden file") -> list[Case]:
@@ -71,10 +77,7 @@ def parse_golden(text: str, source: str = "golden file") -> list[Case]:
             problems.append(f"line {number}: empty {'question' if not parts[0] else 'expected substring'}")
         else:
             cases.append(Case(parts[0], parts[1], parts[2] if len(parts) == 3 and parts[2] else "-", number))
-    _refuse(source, problems)
-    if not cases:
-        raise InputError(f"{source}: no cases")
-    return cases
+    return _checked(cases, problems, source)
 
 
 def load_golden(path: Path) -> list[Case]:
@@ -108,10 +111,7 @@ def parse_hook_cases(text: str, source: str = "hook file") -> list[HookCase]:
         else:
             tag = parts[2] if len(parts) == 3 and parts[2] else "-"
             cases.append(HookCase(parts[0], parts[1] if len(parts) > 1 and parts[1] else None, tag, number))
-    _refuse(source, problems)
-    if not cases:
-        raise InputError(f"{source}: no cases")
-    return cases
+    return _checked(cases, problems, source)
 
 
 def load_hook_cases(path: Path) -> list[HookCase]:
@@ -127,10 +127,7 @@ def parse_queries(text: str, source: str = "the noise file") -> list[str]:
         if problem:
             problems.append(f"line {number}: {problem}")
         queries.append(line)
-    _refuse(source, problems)
-    if not queries:
-        raise InputError(f"{source} holds no queries")
-    return queries
+    return _checked(queries, problems, source, f"{source} holds no queries")
 
 
 def load_queries(path: Path) -> list[str]:
