@@ -6,8 +6,9 @@ writes cli_org/migrations/repeatable/write_checks.sql, a repeatable file (cli_or
 `cli-org init` applies it after the numbered migrations and again whenever its text changes.
 It holds org_write_fold() with the client's folding and org_write_problem() with its
 character classes (cli_org/checks/write.py), org_write_patterns() with every pattern marked
-`db` in cli_org/checks/patterns.py verbatim, org_write_groups() that tries them in groups,
-the scan and the trigger function, and the field rules and pin caps of cli_org/checks/rules.py.
+`db` in cli_org/checks/patterns.py verbatim with the strings one of which each needs
+(cli_org/checks/needs.py), the scan and the trigger function, and the field rules and pin
+caps of cli_org/checks/rules.py.
 tests/test_write_scan.py checks that the file is this script's output (docs/migrations.md,
 "Derived database objects").
 """
@@ -22,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from cli_org.checks import rules  # noqa: E402
 from cli_org.checks import write as checks  # noqa: E402
+from cli_org.checks.needs import FOLD_FROM, FOLD_TO, needs  # noqa: E402
 
 PATH = ROOT / "cli_org" / "migrations" / "repeatable" / "write_checks.sql"
 PIN = "SET search_path = pg_catalog, public, pg_temp"
@@ -85,9 +87,6 @@ def problem_sql() -> str:
 CREATE OR REPLACE FUNCTION public.org_write_problem(field text, t text, scan boolean) RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 {PIN} AS $$
-DECLARE
-    folded text[];
-    p record;
 BEGIN
     IF t IS NULL THEN
         RETURN NULL;
@@ -102,119 +101,94 @@ BEGIN
     IF NOT scan THEN
         RETURN NULL;
     END IF;
-    FOR p IN SELECT * FROM public.org_write_patterns() AS w WHERE w.kind = 'secret' LOOP
-        IF t ~ p.pattern THEN
-            RETURN format('%s looks like it contains %s; facts are readable by every agent', field, p.what);
-        END IF;
-    END LOOP;
-    folded := public.org_write_fold(t);
-    FOR p IN SELECT * FROM public.org_write_patterns() AS w WHERE w.kind = 'injection' LOOP
-        IF folded[1] ~ p.pattern OR folded[2] ~ p.pattern THEN
-            RETURN format('%s contains a prompt-injection phrase (%s); state the fact plainly', field, p.what);
-        END IF;
-    END LOOP;
+    RETURN public.org_write_scan(ARRAY[field], ARRAY[t]);
     RETURN NULL;
 END $$;
 """
 
 
-# Patterns are tried in groups: one alternation of up to GROUP consecutive patterns (same
-# flags) first, its members only when it matches. Fewer than PostgreSQL's 32 cached regular
-# expressions are used on a clean text, so each is compiled once per session, not per row.
-GROUP = 8
-
-
-def groups() -> list[tuple[str, int, int, str]]:
-    """(kind, first, last, alternation) over the numbered `db` patterns (1-based, in order)."""
-    out: list[tuple[str, int, int, str]] = []
-    numbered = [
-        (kind, p)
-        for kind, patterns in (("secret", checks.SECRET_PATTERNS), ("injection", checks.INJECTION_PATTERNS))
-        for p in patterns
-        if p.db
-    ]
-    for n, (kind, p) in enumerate(numbered, 1):
-        flag = "(?i)" if p.regex.startswith("(?i)") else ""
-        body = p.regex[len(flag) :]
-        last = out[-1] if out else None
-        if last and last[0] == kind and last[3].startswith("(?i)") == bool(flag) and n - last[1] < GROUP:
-            out[-1] = (kind, last[1], n, last[3] + "|(?:" + body + ")")
-        else:
-            out.append((kind, n, n, flag + "(?:" + body + ")"))
-    return out
-
-
-def groups_sql() -> str:
-    rows = ",\n".join(
-        f"        ({lit(kind)}, {first}, {last},\n         {lit(regex)})" for kind, first, last, regex in groups()
-    )
-    return f"""-- The patterns in groups: one alternation per run of up to {GROUP} patterns of one kind.
-CREATE OR REPLACE FUNCTION public.org_write_groups()
-RETURNS TABLE (kind text, first integer, last integer, pattern text)
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-{PIN} AS $$
-    VALUES
-{rows}
-$$;
-"""
+def needs_sql(regex: str) -> str:
+    known = needs(regex)
+    if known is None:
+        return "false, NULL"
+    caseless, strings = known
+    return f"{'true' if caseless else 'false'}, ARRAY[{', '.join(lit(s) for s in sorted(strings))}]"
 
 
 def patterns_sql() -> str:
     rows = [
         f"        ({lit(kind)}, {lit(p.what)},\n         {lit(p.regex)},\n"
-        f"         {lit(p.unless) if p.unless else 'NULL'})"
+        f"         {lit(p.unless) if p.unless else 'NULL'},\n         {needs_sql(p.regex)})"
         for kind, patterns in (("secret", checks.SECRET_PATTERNS), ("injection", checks.INJECTION_PATTERNS))
         for p in patterns
         if p.db
     ]
     values = ",\n".join(rows)
-    return f"""-- Every pattern marked `db` in checks/patterns.py, in order, verbatim.
+    return f"""-- Every pattern marked `db` in checks/patterns.py, in order, verbatim, with the strings one
+-- of which every match holds (cli_org/checks/needs.py; NULL: none known) and whether they are
+-- looked for case-blind.
 CREATE OR REPLACE FUNCTION public.org_write_patterns()
-RETURNS TABLE (kind text, what text, pattern text, unless text)
+RETURNS TABLE (kind text, what text, pattern text, unless text, caseless boolean, needs text[])
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 {PIN} AS $$
     VALUES
 {values}
 $$;
+
+-- The text as case-blind needs are looked for in it (needs.lowered).
+CREATE OR REPLACE FUNCTION public.org_write_lowered(t text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+{PIN} AS $$ SELECT pg_catalog.translate(t, {lit(FOLD_FROM)}, {lit(FOLD_TO)}) $$;
+
+-- Whether a pattern with these needs may match text `t` (`lowered` is its org_write_lowered):
+-- false only when none of the strings is there. Plain substring tests, so nothing is
+-- compiled for a pattern that cannot match (needs.may_match, the client's copy of this rule).
+CREATE OR REPLACE FUNCTION public.org_write_may(caseless boolean, needs text[], t text, lowered text) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+{PIN} AS $$
+    SELECT needs IS NULL OR EXISTS (
+        SELECT 1 FROM pg_catalog.unnest(needs) AS s
+        WHERE pg_catalog.strpos(CASE WHEN caseless THEN lowered ELSE t END, s) > 0)
+$$;
 """
 
 
 SCAN = f"""-- The first secret or injection pattern found in the given fields, as the client would
--- say it, or NULL. Group by group (see org_write_groups), then the group's patterns.
+-- say it, or NULL: field by field, its secrets, then its phrases, each kind in pattern order.
+-- Only the patterns that may match (org_write_may) are run: a new session compiles those
+-- few, not all of them (the compile of every pattern took 1.2 to 1.4 s per session).
 CREATE OR REPLACE FUNCTION public.org_write_scan(fields text[], texts text[]) RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 {PIN} AS $$
 DECLARE
-    folded text[] := ARRAY[]::text[];
-    g record;
+    folded text[];
+    lowered text[];
     p record;
 BEGIN
-    FOR g IN SELECT * FROM public.org_write_groups() AS w WHERE w.kind = 'secret' LOOP
-        FOR i IN 1 .. pg_catalog.cardinality(texts) LOOP
-            CONTINUE WHEN texts[i] !~ g.pattern;
-            FOR p IN SELECT * FROM public.org_write_patterns() WITH ORDINALITY AS w(kind, what, pattern, unless, n)
-                     WHERE w.n BETWEEN g.first AND g.last ORDER BY w.n LOOP
-                IF texts[i] ~ p.pattern AND (p.unless IS NULL OR texts[i] !~ p.unless) THEN
-                    RETURN pg_catalog.format('%s looks like it contains %s; facts are readable by every agent',
-                                             fields[i], p.what);
-                END IF;
-            END LOOP;
-        END LOOP;
-    END LOOP;
     FOR i IN 1 .. pg_catalog.cardinality(texts) LOOP
-        folded := folded || public.org_write_fold(coalesce(texts[i], ''));
-    END LOOP;
-    FOR g IN SELECT * FROM public.org_write_groups() AS w WHERE w.kind = 'injection' LOOP
-        FOR i IN 1 .. pg_catalog.cardinality(texts) LOOP
-            CONTINUE WHEN folded[2 * i - 1] !~ g.pattern AND folded[2 * i] !~ g.pattern;
-            FOR p IN SELECT * FROM public.org_write_patterns() WITH ORDINALITY AS w(kind, what, pattern, unless, n)
-                     WHERE w.n BETWEEN g.first AND g.last ORDER BY w.n LOOP
-                IF (folded[2 * i - 1] ~ p.pattern OR folded[2 * i] ~ p.pattern)
-                   AND (p.unless IS NULL OR NOT (folded[2 * i - 1] ~ p.unless OR folded[2 * i] ~ p.unless)) THEN
-                    RETURN pg_catalog.format('%s contains a prompt-injection phrase (%s); state the fact plainly',
-                                             fields[i], p.what);
-                END IF;
-            END LOOP;
+        CONTINUE WHEN texts[i] IS NULL;
+        lowered := ARRAY[public.org_write_lowered(texts[i])];
+        FOR p IN SELECT w.what, w.pattern, w.unless
+                 FROM public.org_write_patterns() WITH ORDINALITY AS w(kind, what, pattern, unless, caseless, needs, n)
+                 WHERE w.kind = 'secret' AND public.org_write_may(w.caseless, w.needs, texts[i], lowered[1])
+                 ORDER BY w.n LOOP
+            IF texts[i] ~ p.pattern AND (p.unless IS NULL OR texts[i] !~ p.unless) THEN
+                RETURN pg_catalog.format('%s looks like it contains %s; facts are readable by every agent',
+                                         fields[i], p.what);
+            END IF;
+        END LOOP;
+        folded := public.org_write_fold(texts[i]);
+        lowered := ARRAY[public.org_write_lowered(folded[1]), public.org_write_lowered(folded[2])];
+        FOR p IN SELECT w.what, w.pattern, w.unless
+                 FROM public.org_write_patterns() WITH ORDINALITY AS w(kind, what, pattern, unless, caseless, needs, n)
+                 WHERE w.kind = 'injection' AND (public.org_write_may(w.caseless, w.needs, folded[1], lowered[1])
+                                                 OR public.org_write_may(w.caseless, w.needs, folded[2], lowered[2]))
+                 ORDER BY w.n LOOP
+            IF (folded[1] ~ p.pattern OR folded[2] ~ p.pattern)
+               AND (p.unless IS NULL OR NOT (folded[1] ~ p.unless OR folded[2] ~ p.unless)) THEN
+                RETURN pg_catalog.format('%s contains a prompt-injection phrase (%s); state the fact plainly',
+                                         fields[i], p.what);
+            END IF;
         END LOOP;
     END LOOP;
     RETURN NULL;
@@ -290,7 +264,7 @@ LANGUAGE sql IMMUTABLE
 
 def render() -> str:
     """The whole file."""
-    parts = [HEADER, fold_sql(), problem_sql(), patterns_sql(), groups_sql(), SCAN, field_rules_sql(), pin_caps_sql()]
+    parts = [HEADER, fold_sql(), patterns_sql(), SCAN, problem_sql(), field_rules_sql(), pin_caps_sql()]
     return "\n".join(parts)
 
 

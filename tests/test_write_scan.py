@@ -186,28 +186,6 @@ def test_mentions_and_rules_are_not_injections(text):
     assert checks.find_injection(text) is None
 
 
-def test_each_group_matches_whatever_its_patterns_match():
-    # The database tries a group's alternation first and its patterns only on a match.
-    root = checks.__file__.rsplit("/cli_org/", 1)[0]
-    spec = importlib.util.spec_from_file_location("write_checks_sql", f"{root}/scripts/write_checks_sql.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    numbered = [p for p in checks.SECRET_PATTERNS + checks.INJECTION_PATTERNS if p.db]
-    import re
-
-    groups = script.groups()
-    assert len(groups) <= 24  # with the folding's, under PostgreSQL's cache of 32 compiled expressions
-    assert [n for _, first, last, _ in groups for n in range(first, last + 1)] == list(range(1, len(numbered) + 1))
-    texts = [e.text for e in EXAMPLES + BLIND + BLIND2] + REFUSED_SECRETS + REFUSED_INJECTIONS
-    for kind, first, last, regex in groups:
-        group = re.compile(regex)
-        for p in numbered[first - 1 : last]:
-            for text in texts:
-                for t in (text,) if kind == "secret" else checks.fold_variants(text):
-                    if p.compiled.search(t):
-                        assert group.search(t), (p.what, t)
-
-
 def test_library_is_imported_only_when_scanning():
     import subprocess
 

@@ -17,6 +17,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from . import needs
+
 
 @dataclass(frozen=True)
 class Pattern:
@@ -38,8 +40,17 @@ class Pattern:
         """The line says what the value is (its `unless` matches)."""
         return self.compiled_unless is not None and bool(self.compiled_unless.search(text))
 
+    def may_match(self, text: str) -> bool:
+        """False only when the pattern cannot match: none of the strings every match holds is
+        in the text (needs.py). A process compiles only the patterns that pass."""
+        return needs.may_match(self.regex, text)
+
+    def found_in(self, text: str) -> bool:
+        """The pattern matches the text (its `unless` aside)."""
+        return self.may_match(text) and bool(self.compiled.search(text))
+
     def search(self, text: str) -> bool:
-        return bool(self.compiled.search(text)) and not self.excused(text)
+        return self.found_in(text) and not self.excused(text)
 
 
 def _any(*parts: str) -> str:

@@ -275,7 +275,7 @@ def find_injection(text: str) -> str | None:
     for how, reading in readings:
         variants = plain if not how else fold_variants(reading)
         for pattern in INJECTION_PATTERNS:
-            if not any(pattern.compiled.search(v) for v in variants):
+            if not any(pattern.found_in(v) for v in variants):
                 continue
             # "unless" reads the text as written, whichever reading matched
             if any(pattern.excused(v) for v in plain):
