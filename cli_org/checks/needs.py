@@ -120,14 +120,14 @@ def _part(op: Any, av: Any, caseless: bool, top_caseless: bool) -> _Info:
         return _sequence(body, inner, top_caseless)
     if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
         low, high, body = av
-        inner = _sequence(body, caseless, top_caseless)
+        repeated = _sequence(body, caseless, top_caseless)
         if low == 0:
-            if high == 1 and inner.exact is not None:
-                return _Info(exact=inner.exact | {""})
+            if high == 1 and repeated.exact is not None:
+                return _Info(exact=repeated.exact | {""})
             return _UNKNOWN
         if low == high == 1:
-            return inner
-        return _Info(match=inner.needed())
+            return repeated
+        return _Info(match=repeated.needed())
     if op is C.BRANCH:
         branches = [_sequence(b, caseless, top_caseless) for b in av[1]]
         exact = [b.exact for b in branches]
