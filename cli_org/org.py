@@ -228,7 +228,7 @@ class Org:
     def _record(self, result: RecallResult) -> str | None:
         from .recall.answer import record_recall
 
-        return self.on_primary(lambda conn: record_recall(conn, result, settings=self.settings, embedder=self.embedder))
+        return self.on_primary(lambda conn: record_recall(conn, result))
 
     # --- the call log ---------------------------------------------------------------------
 

@@ -57,7 +57,6 @@ class FactShaping:
     unknown_similarity: float = 0.42  # any semantic hit, when the question holds a word the memory lacks
     within_best: float = 1.0  # only hits this close to the best; 1 disables it (JOURNAL, "gap.1": left off)
     min_background: int = 8  # fewer facts in scope: no background to measure, so no vector-only hit
-    lazy_batch: int = 500  # facts embedded before one recall at most (the rest before the next)
     # A fact sharing this many words with the question is not held to the unknown-word floor
     # (0 keeps every fact to it; JOURNAL, "Facts: which fact leads", "x2").
     unknown_exempt_shared: int = 2

@@ -25,8 +25,8 @@ from cli_org.db.backup import backup, restore
 from cli_org.db.connect import connect
 from cli_org.errors import AccessDenied, DatabaseError, InputError, NotFound
 from cli_org.faces.cli import cli as group
-from cli_org.recall.facts_arm import ensure_fact_vectors
 from cli_org.store import facts, notebook, pins
+from cli_org.store.vectors import embed_missing
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
 
@@ -144,7 +144,7 @@ def _fill(org, tmp_path: Path) -> None:
         pins.pin(conn, pinned)
         notebook.add(conn, "memory", "bot's private note about the staging host")
         notebook.add(conn, "user", "Prefers short answers")
-        ensure_fact_vectors(conn, HashEmbedder(), cap=50)
+        embed_missing(conn, HashEmbedder())
     with org.as_agent("other") as conn:
         notebook.add(conn, "memory", "other's private note")
 

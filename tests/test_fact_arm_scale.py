@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 from fakes import HashEmbedder
 
-from cli_org.db.queries import sql
 from cli_org.recall.facts_arm import _lexical, _nearest, recall_facts
 from cli_org.recall.terms import needed, positive_words, terms, word_start_patterns
 from cli_org.shaping import FACT_SHAPING
@@ -213,9 +212,8 @@ def test_the_semantic_pass_reads_the_graph_and_a_sample(org):
         rec = Recorder(conn)
         # No lexical hit: the semantic pass runs (and finds every vector in place).
         recall_facts(conn, "zebra xylophone", project=None, limit=8, embedder=HashEmbedder())
-        # The lazy check for facts that lack a vector still reads every fact (RESULTS.md,
-        # "The fact arm at scale"); every other statement reads an index or a sample.
-        rec.seen = [(q, p) for q, p in rec.seen if q != sql("fact_vectors.missing")]
+        # every statement reads an index or a sample (recall no longer checks for facts
+        # without a vector: they get theirs when written)
         plans = rec.plans()
     text = _names(plans)
     assert any("memory_fact_vectors_embedding" in p for p in plans), text  # candidates: the HNSW graph

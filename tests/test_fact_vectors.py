@@ -1,6 +1,6 @@
 """The semantic pass of the [fact] arm (issue 13, migration 0017): facts found by meaning,
-with a floor and a second signal, vectors computed lazily by the recalling agent, and a
-hostile member's forged vectors reaching nobody else."""
+with a floor and a second signal, vectors stored when facts are written (recall never
+writes one), and a hostile member's forged vectors reaching nobody else."""
 
 import dataclasses
 
@@ -10,10 +10,11 @@ from psycopg import errors as pgerr
 
 from cli_org.db.connect import connect
 from cli_org.recall.answer import NOTHING, recall
-from cli_org.recall.facts_arm import ensure_fact_vectors, fact_text, recall_facts
+from cli_org.recall.facts_arm import recall_facts
 from cli_org.recall.vault_arm import shape
 from cli_org.shaping import FACT_SHAPING, SHAPING, FactShaping
 from cli_org.store import facts
+from cli_org.store.vectors import embed_missing, fact_text
 from cli_org.vault.embedders import vector_literal
 from cli_org.vault.search import NoteHit
 
@@ -35,8 +36,16 @@ PORT_FACT = ("backend port", "The api listens on 8081 because the sidecar owns 8
 PARAPHRASE = "which socket does the server open behind the proxy"
 
 
-def remember(org, agent, subject, claim):
-    return facts.remember(org.writer(agent), subject, claim, source="docs/team.md").id
+AUTHORS_MODEL = HashEmbedder(SYNONYMS)
+
+
+def remember(org, agent, subject, claim, embedder=AUTHORS_MODEL):
+    return facts.remember(org.writer(agent), subject, claim, source="docs/team.md", embedder=embedder).id
+
+
+def vectors(org):
+    with org.admin() as conn:
+        return conn.execute("SELECT fact_id, computed_by FROM memory_fact_vectors ORDER BY 1").fetchall()
 
 
 @pytest.fixture
@@ -84,61 +93,43 @@ def test_noise_finds_no_fact(team):
         assert fact_hits(team.run(query, arms=("fact",))) == [], query
 
 
-def test_vectors_are_computed_once_by_the_recalling_agent(org, team):
-    embedder = HashEmbedder(SYNONYMS)
-    team.run(PARAPHRASE, embedder=embedder, arms=("fact",))
-    first_calls = embedder.calls
-    assert first_calls == len(BACKGROUND) + 1 + 1  # every fact, then the question
-    team.run("which socket is open", embedder=embedder, arms=("fact",))
-    assert embedder.calls == first_calls + 1  # only the question: the vectors are stored
-    with org.admin() as conn:
-        rows = conn.execute("SELECT DISTINCT computed_by, model FROM memory_fact_vectors").fetchall()
-    assert rows == [{"computed_by": "lead", "model": HashEmbedder.name}]
-    # Another agent does not trust lead's vectors: it computes its own.
-    other = HashEmbedder(SYNONYMS)
-    team.run(PARAPHRASE, agent="other", embedder=other, arms=("fact",))
-    assert other.calls == first_calls
-
-
-def test_the_authors_vectors_serve_everyone(org, team):
-    with connect(team.settings, "bot") as conn:  # bot wrote every fact
-        assert ensure_fact_vectors(conn, HashEmbedder(SYNONYMS), cap=100) == len(BACKGROUND) + 1
+def test_remember_stores_the_authors_vector_and_recall_writes_none(org, team):
+    stored = vectors(org)
+    assert len(stored) == len(BACKGROUND) + 1 and {r["computed_by"] for r in stored} == {"bot"}
     embedder = HashEmbedder(SYNONYMS)
     assert fact_hits(team.run(PARAPHRASE, embedder=embedder, arms=("fact",)))
-    assert embedder.calls == 1  # lead trusted bot's vectors of bot's facts
+    assert embedder.calls == 1  # only the question: lead trusts bot's vectors of bot's facts
+    assert vectors(org) == stored  # the recall wrote nothing
+    # a fact written without the model has no vector, and recall does not make one
+    plain = remember(org, "bot", "standup", "Standup is at 9:30 in the small room.", embedder=None)
+    team.run("when is standup", embedder=HashEmbedder(), arms=("fact",))
+    assert plain not in {r["fact_id"] for r in vectors(org)}
 
 
-def test_a_connection_that_is_no_agent_stores_nothing(org, team):
-    with connect(team.settings) as conn:  # the superuser, no agent
-        assert ensure_fact_vectors(conn, HashEmbedder(SYNONYMS), cap=100) == 0
-        result = recall(conn, PARAPHRASE, settings=team.settings, embedder=HashEmbedder(SYNONYMS), arms=("fact",))
-    assert result.text == NOTHING  # no author has computed vectors yet
-    with org.admin() as conn:
-        assert conn.execute("SELECT count(*) AS n FROM memory_fact_vectors").fetchone()["n"] == 0
+def test_facts_embed_fills_in_an_agents_own_facts(org, team):
+    own = remember(org, "lead", "standup", "Standup is at 9:30 in the small room.", embedder=None)
+    theirs = remember(org, "bot", "lunch", "Lunch is ordered at 11:45 on Fridays.", embedder=None)
+    with connect(team.settings, "lead") as conn:
+        assert embed_missing(conn, HashEmbedder()) == 1  # its own fact only
+        assert embed_missing(conn, HashEmbedder()) == 0  # done: a rerun finds nothing
+    got = {r["fact_id"]: r["computed_by"] for r in vectors(org)}
+    assert got[own] == "lead" and theirs not in got
 
 
-def test_the_lazy_batch_is_capped(org, team):
-    capped = dataclasses.replace(team.settings, fact_shaping=dataclasses.replace(FACT_SHAPING, lazy_batch=3))
-    with connect(capped, "lead") as conn:
-        recall(conn, "anything at all", settings=capped, embedder=HashEmbedder(), arms=("fact",))
-    with org.admin() as conn:
-        assert conn.execute("SELECT count(*) AS n FROM memory_fact_vectors").fetchone()["n"] == 3
-
-
-def test_the_newest_facts_are_embedded_first_when_the_batch_is_short(org, team, monkeypatch):
-    """On a table past two lazy windows, a recall checks the newest ids and a random window
-    of older ones; a batch too small for both takes the newest, which the last recalls
-    have not seen (the random window is looked at again on later recalls)."""
-    from cli_org.recall import facts_arm
-
-    monkeypatch.setattr(facts_arm, "LAZY_WINDOW", 3)  # 10 facts: past two windows of 3
-    newest = remember(org, "bot", "release train", "The release train leaves every second Thursday.")
-    with org.as_agent("lead") as conn:
-        assert ensure_fact_vectors(conn, HashEmbedder(), cap=2) == 2
-        conn.commit()
-    with org.admin() as conn:
-        embedded = {r["fact_id"] for r in conn.execute("SELECT fact_id FROM memory_fact_vectors")}
-    assert embedded == {newest, team.port}
+def test_the_admin_embeds_every_authors_facts_as_the_author(org, team):
+    theirs = remember(org, "bot", "lunch", "Lunch is ordered at 11:45 on Fridays.", embedder=None)
+    other = remember(org, "other", "standup", "Standup is at 9:30 in the small room.", embedder=None)
+    with connect(team.settings) as conn:  # the admin: no agent
+        assert embed_missing(conn, HashEmbedder()) == 2
+    got = {r["fact_id"]: r["computed_by"] for r in vectors(org)}
+    assert got[theirs] == "bot" and got[other] == "other"
+    with org.admin() as conn:  # the gap in row-level security closed with the transaction
+        forced = conn.execute("SELECT relforcerowsecurity FROM pg_class WHERE relname = 'memory_fact_vectors'")
+        assert forced.fetchone()["relforcerowsecurity"] is True
+    # ... and a member who runs it embeds only its own
+    with org.login(f"{org.name}_other", "other-pw") as hostile:
+        remember(org, "bot", "coffee", "The coffee machine is descaled on Mondays.", embedder=None)
+        assert embed_missing(hostile, HashEmbedder()) == 0
 
 
 def test_vector_only_facts_fill_at_most_half_the_limit(org, team):
@@ -169,9 +160,9 @@ def test_a_forged_vector_reaches_nobody_else(org, team):
         )
         hostile.commit()
     assert fact_hits(team.run("zzqx vlorp quenk", embedder=HashEmbedder(), arms=("fact",))) == []
-    # It reaches its forger only, who could have asked for the fact by id anyway.
-    forged = fact_hits(team.run("zzqx vlorp quenk", agent="other", embedder=HashEmbedder(), arms=("fact",)))
-    assert [h.data["id"] for h in forged] == [team.port]
+    # Not even its forger: the author's own vector, stored when bot wrote the fact, is the
+    # one a fact is scored by whenever it exists.
+    assert fact_hits(team.run("zzqx vlorp quenk", agent="other", embedder=HashEmbedder(), arms=("fact",))) == []
 
 
 def test_a_member_cannot_write_as_another_or_change_a_vector(org, team):

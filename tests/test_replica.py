@@ -104,36 +104,35 @@ def test_search_and_context_read_from_the_replica(pair):
     assert count(pair, "SELECT 1 FROM context_delivered") > 0
 
 
-def test_recall_on_the_replica_leaves_its_vectors_to_the_primary(pair):
-    """The library on a replica connection stores nothing; record_recall does it on the primary."""
+def test_vectors_written_with_the_fact_reach_the_replica_whose_recall_writes_nothing(pair):
+    """The primary stores a fact's vector as the fact is written; the replica receives it, and
+    a recall read there writes nothing (its log line is record_recall's, on the primary)."""
     from cli_org.db.connect import connect, on_replica
     from cli_org.recall.answer import recall, record_recall
 
     cfg = Settings.from_env({k: v for k, v in pair.embedded_env().items() if v is not None})
+    embedder = HashEmbedder()
     with connect(cfg, "bot") as w:
         from cli_org.store.facts import remember
 
-        remember(w, "vector lane", "The amber lane is for hotfixes", source="ops.md")
+        remember(w, "vector lane", "The amber lane is for hotfixes", source="ops.md", embedder=embedder)
     pair.caught_up()
-    embedder = HashEmbedder()
-    missing = (
-        "SELECT 1 FROM memory_facts f WHERE f.claim = 'The amber lane is for hotfixes' "
-        "AND NOT EXISTS (SELECT 1 FROM memory_fact_vectors v WHERE v.fact_id = f.id)"
+    vectors = (
+        "SELECT 1 FROM memory_facts f JOIN memory_fact_vectors v ON v.fact_id = f.id "
+        "WHERE f.claim = 'The amber lane is for hotfixes' AND v.computed_by = 'bot'"
     )
+    assert count(pair, vectors, replica=True) == 1
+    logged = "SELECT 1 FROM recall_events WHERE query = 'amber lane hotfixes'"
     with connect(cfg, "bot", read=True) as r:
         assert on_replica(r)
         result = recall(r, "amber lane hotfixes", settings=cfg, embedder=embedder)
         assert "amber lane" in result.text
         with pytest.raises(Exception, match="primary"):
-            record_recall(r, result, settings=cfg, embedder=embedder)
-    assert count(pair, missing) == 1  # nothing stored by the read
+            record_recall(r, result)
+    assert count(pair, logged) == 0
     with connect(cfg, "bot") as w:
-        assert not on_replica(w)
-        stored = record_recall(w, result, settings=cfg, embedder=embedder)
-    assert stored >= 1
-    assert count(pair, missing) == 0
-    pair.caught_up()
-    assert count(pair, missing, replica=True) == 0  # and the replica has them too
+        record_recall(w, result)
+    assert count(pair, logged) == 1
 
 
 def test_a_write_sent_to_the_replica_is_refused_in_one_line(pair):

@@ -35,11 +35,10 @@ def _weights() -> tuple[Any, float, float]:
         return w["coef"].astype(np.float32), float(w["intercept"]), float(w["threshold"])
 
 
-@functools.cache
 def _embedder(model: Path) -> OnnxEmbedder | None:
-    from ..vault.embedders import OnnxEmbedder
+    from ..vault.embedders import query_model
 
-    return OnnxEmbedder(model) if model.exists() else None
+    return query_model(model)
 
 
 def _model() -> Path:

@@ -29,7 +29,7 @@ from psycopg.rows import dict_row
 
 from ..errors import DatabaseError
 from ..limits import LOCK_WAIT
-from . import Conn, first, locks
+from . import Conn, first, locks, remembered
 from .queries import sql
 from .session import owns_transaction
 
@@ -206,5 +206,9 @@ NO_VECTORS = (
 
 @owns_transaction
 def vectors_ready(conn: Conn) -> bool:
-    """Whether the schema's vector parts (the migrations that require pgvector) are in place."""
-    return bool(first(conn, sql("embed.vectors_ready"))["ready"])
+    """Whether the schema's vector parts (the migrations that require pgvector) are in place;
+    once they are, a connection does not ask again (they are never taken away)."""
+    return bool(
+        remembered(conn, "vectors_ready", lambda: first(conn, sql("embed.vectors_ready"))["ready"],
+                   seconds=float("inf"), keep=bool)
+    )  # fmt: skip

@@ -191,19 +191,13 @@ def _log(conn: Conn, result: RecallResult) -> None:
 
 
 @owns_transaction
-def record_recall(conn: Conn, result: RecallResult, *, settings: Settings, embedder: Embedder | None = None) -> int:
-    """On the primary, the writes a recall read from a replica could not make there: its
-    line in recall_events, and (given the query model) vectors for up to a lazy batch of
-    facts that have none, which the replica then receives, so its semantic fact pass does
-    not starve. Returns how many fact vectors it stored."""
-    from .facts_arm import ensure_fact_vectors
-
+def record_recall(conn: Conn, result: RecallResult) -> None:
+    """On the primary, the write a recall read from a replica could not make there: its
+    line in recall_events. (Fact vectors are stored when facts are written: store/vectors.py.)"""
     if on_replica(conn):
         raise ConfigError("record_recall writes, so it needs a connection to the primary, not the replica")
     with translated(conn):
         _log(conn, result)
-        stored = ensure_fact_vectors(conn, embedder, cap=settings.fact_shaping.lazy_batch) if embedder else 0
-    return stored
 
 
 @owns_transaction

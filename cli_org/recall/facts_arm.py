@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import itertools
 import math
-import random
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from psycopg.rows import DictRow
 
-from ..db import Conn, first
-from ..db.connect import on_replica
+from ..db import Conn, first, remembered
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..shaping import FACT_SHAPING, FactShaping
 from ..store.facts import Fact
+from ..vault.search import hnsw_scan
 from .terms import needed, positive_words, terms, word_start_patterns, word_start_regex
 
 if TYPE_CHECKING:
@@ -188,53 +187,6 @@ def _loose_pieces(term_words: list[list[str]], need: int) -> str | None:
     return " | ".join(f"({g})" for g in sorted(groups))
 
 
-# The check for facts without a vector looks at the newest LAZY_WINDOW ids and at one more
-# window of that size drawn at random (both ranges of the primary key); a table of up to
-# twice that is checked whole, as every table was before the windows. At 100k facts the whole check
-# took 0.66 s of a recall, two windows of 5,000 0.18 s (load average 15; benchmarks/JOURNAL.md,
-# "The fact arm at scale"). The newest window is four times the most a recall embeds.
-LAZY_WINDOW = 2000
-
-
-@owns_transaction
-def ensure_fact_vectors(conn: Conn, embedder: Embedder, *, cap: int) -> int:
-    """Embed up to `cap` current facts that have no vector recall trusts (the fact author's or
-    the caller's, migration 0017) and store them as the caller; returns how many. On a large
-    table, only among the newest facts and a random window of older ones (LAZY_WINDOW). A
-    connection that is no agent cannot store a vector, so it embeds nothing and its semantic
-    pass sees the vectors the facts' authors computed."""
-    if on_replica(conn):  # read-only: record_recall embeds them on the primary after the answer
-        return 0
-    if first(conn, sql("facts.me"))["name"] is None:
-        return 0
-    top = int(first(conn, sql("fact_vectors.top_id"))["top"])
-    if top <= 2 * LAZY_WINDOW:
-        ranges = {"newest_after": 0, "low": 0, "high": 0}  # every fact, as the check always did
-    else:
-        # The newest facts (the ones remembered since the last recalls), and a window of the
-        # older ones drawn at random, so that over many recalls every fact is looked at.
-        low = random.randrange(0, top - LAZY_WINDOW)
-        ranges = {"newest_after": top - LAZY_WINDOW, "low": low, "high": low + LAZY_WINDOW}
-    rows = conn.execute(sql("fact_vectors.missing"), {"model": embedder.name, "limit": cap, **ranges}).fetchall()
-    if not rows:
-        return 0
-    from ..vault.embedders import vector_literal
-
-    vectors = embedder.embed([fact_text(r["subject"], r["claim"]) for r in rows])
-    params = [
-        {"id": r["id"], "model": embedder.name, "embedding": vector_literal(v)}
-        for r, v in zip(rows, vectors, strict=True)
-    ]
-    with conn.cursor() as cur:
-        cur.executemany(sql("fact_vectors.store"), params)
-    return len(rows)
-
-
-def fact_text(subject: str, claim: str) -> str:
-    """What a fact's vector embeds: its subject and claim, as the fact line shows them."""
-    return f"{subject}: {claim}"
-
-
 def _semantic_hits(
     nearest: list[tuple[DictRow, float, float | None]], query: str, *, limit: int, shaping: FactShaping, unknown: bool
 ) -> list[FactHit]:
@@ -300,17 +252,18 @@ def _nearest(
     share a word with the question still qualify."""
     from ..vault.embedders import vector_literal
 
-    ensure_fact_vectors(conn, embedder, cap=shaping.lazy_batch)
     vector = vector_literal(embedder.embed([" ".join(positive_words(query))])[0])
     params = {"query": vector, "model": embedder.name, "project": project}
-    with conn.transaction():
-        candidates = max(NEAREST_CANDIDATES, limit * 2)
-        conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(1000, candidates)),))
-        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+    candidates = max(NEAREST_CANDIDATES, limit * 2)
+    with hnsw_scan(conn, candidates):
         rows = conn.execute(
             sql("fact_vectors.search"), {**params, "limit": limit * 2, "candidates": candidates}
         ).fetchall()
-    estimate = float(first(conn, sql("fact_vectors.facts_estimate"))["estimate"])
+    # the planner's row count changes at each ANALYZE: read once a minute per connection
+    estimate = float(
+        remembered(conn, "facts_estimate", lambda: first(conn, sql("fact_vectors.facts_estimate"))["estimate"],
+                   seconds=60.0, keep=lambda _: True)
+    )  # fmt: skip
     percent = 100.0 if estimate <= 2 * BACKGROUND_SAMPLE else 100.0 * BACKGROUND_SAMPLE / estimate
     background = first(conn, sql("fact_vectors.background"), {**params, "percent": percent})
     n = int(background["n"])

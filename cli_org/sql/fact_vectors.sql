@@ -1,31 +1,44 @@
 -- Fact embeddings (migration 0017) for the semantic pass of the [fact] arm.
 
--- name: missing
--- Current facts without a vector of this model that recall trusts: one computed by the
--- fact's author or by the caller (org_me(); NULL for a connection that is no agent).
--- Among the ids after %(newest_after)s or from %(low)s to %(high)s only (two ranges of the
--- primary key, chosen by facts_arm.ensure_fact_vectors), so a recall never reads every fact.
-SELECT f.id, f.subject, f.claim
+-- name: missing_count
+-- How many current facts lack their author's vector of this model: the caller's own facts,
+-- or with %(all)s (the admin) everyone's.
+SELECT count(*) AS n
 FROM memory_facts f
 WHERE f.valid_to IS NULL
-  AND (f.id > %(newest_after)s OR f.id BETWEEN %(low)s AND %(high)s)
-  -- One index probe per fact of those ranges (a NOT EXISTS became a hash join over every
-  -- vector); org_me() once per statement, not per row.
-  AND (SELECT v.fact_id FROM memory_fact_vectors v
-       WHERE v.fact_id = f.id AND v.model = %(model)s
-         AND (v.computed_by = f.author OR v.computed_by = (SELECT org_me()))
-       LIMIT 1) IS NULL
--- The newest first, so that facts remembered since the last recalls are embedded before
--- the random window's older ones when the batch cannot take both.
-ORDER BY f.id DESC
+  AND (%(all)s OR f.author = (SELECT org_me()))
+  AND NOT EXISTS (SELECT 1 FROM memory_fact_vectors v
+                  WHERE v.fact_id = f.id AND v.model = %(model)s AND v.computed_by = f.author);
+
+-- name: missing
+-- The next batch of those facts after id %(after)s, in id order (store/vectors.py).
+SELECT f.id, f.subject, f.claim, f.author
+FROM memory_facts f
+WHERE f.valid_to IS NULL
+  AND f.id > %(after)s
+  AND (%(all)s OR f.author = (SELECT org_me()))
+  AND NOT EXISTS (SELECT 1 FROM memory_fact_vectors v
+                  WHERE v.fact_id = f.id AND v.model = %(model)s AND v.computed_by = f.author)
+ORDER BY f.id
 LIMIT %(limit)s;
 
--- name: top_id
-SELECT coalesce(max(id), 0) AS top FROM memory_facts;
+-- name: unembedded
+-- Of the given facts, the current ones without their author's vector of this model.
+SELECT f.id, f.subject, f.claim, f.author
+FROM memory_facts f
+WHERE f.id = ANY(%(ids)s)
+  AND f.valid_to IS NULL
+  AND NOT EXISTS (SELECT 1 FROM memory_fact_vectors v
+                  WHERE v.fact_id = f.id AND v.model = %(model)s AND v.computed_by = f.author);
+
+-- name: is_admin
+SELECT public.org_is_admin() AS admin;
 
 -- name: store
-INSERT INTO memory_fact_vectors (fact_id, model, embedding)
-VALUES (%(id)s, %(model)s, %(embedding)s::vector)
+-- As the caller; as the fact's author when %(author)s is given (only the admin, with
+-- row-level security lifted, may write that: store/vectors.py).
+INSERT INTO memory_fact_vectors (fact_id, model, computed_by, embedding)
+VALUES (%(id)s, %(model)s, coalesce(%(author)s, org_me()), %(embedding)s::vector)
 ON CONFLICT DO NOTHING;
 
 -- name: search

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from psycopg import errors as pgerr
 
@@ -18,6 +18,10 @@ from ..db.session import owns_transaction
 from ..errors import InputError, NearDuplicate, NotFound
 from ..text import one_line
 from .duplicates import near_duplicate, scope
+from .vectors import store_vectors
+
+if TYPE_CHECKING:
+    from ..vault.embedders import Embedder
 
 
 @dataclass
@@ -78,8 +82,11 @@ def remember(
     supersedes: int | None = None,
     via: str | None = None,
     allow_duplicate: bool = False,
+    embedder: Embedder | None = None,
 ) -> Remembered:
     """Store one sourced claim as the connected agent; nothing is written on any error.
+    Given the query model, the new fact's vector is stored with it (store/vectors.py: recall
+    never computes one).
 
     A claim that the tidy-up would merge with one of the agent's current facts (the same
     subject and project, duplicates.near_duplicate) is refused with NearDuplicate, naming that
@@ -111,6 +118,8 @@ def remember(
     with translated(conn):
         try:
             result = _store(conn, params, supersedes, check)
+            if embedder is not None and not result.duplicate:
+                store_vectors(conn, embedder, [{"id": result.id, **params}])
         except BaseException:
             conn.rollback()
             raise
@@ -204,7 +213,7 @@ def forget(conn: Conn, fact_id: int, why: str) -> None:
 
 
 @owns_transaction
-def restore(conn: Conn, fact_id: int, why: str) -> Restored:
+def restore(conn: Conn, fact_id: int, why: str, *, embedder: Embedder | None = None) -> Restored:
     """Bring a forgotten fact back (migration 0014, org_restore): its author, the author's
     team lead or an owner may. A superseded fact comes back only once its successor is
     retired; a fact whose identical claim by the same author is current again stays retired.
@@ -214,11 +223,16 @@ def restore(conn: Conn, fact_id: int, why: str) -> Restored:
         raise InputError("say why the fact comes back")
     check_field("reason", why.strip())
     with translated(conn):
-        current_agent(conn)
+        me = current_agent(conn)
         with conn.transaction():
             conn.execute(sql("facts.restore"), {"id": fact_id, "why": why.strip()})
         fact = _get(conn, fact_id)
         pin = conn.execute(sql("pins.after_restore"), {"id": fact_id}).fetchone()
+        if embedder is not None and fact is not None and fact.author == me:
+            # a fact retired before it had a vector gets its author's now; a restorer who is
+            # not the author leaves it to the author or the admin (`cli-org facts embed`)
+            missing = conn.execute(sql("fact_vectors.unembedded"), {"ids": [fact_id], "model": embedder.name})
+            store_vectors(conn, embedder, missing.fetchall())
         conn.commit()
     if fact is None:  # never: org_restore() found it
         raise NotFound(f"no fact with id {fact_id}")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from psycopg import errors as pgerr
 from psycopg import sql as pgsql
@@ -31,6 +31,10 @@ from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import AccessDenied, InputError
+from .vectors import store_as_authors
+
+if TYPE_CHECKING:
+    from ..vault.embedders import Embedder
 
 FORMAT = 1
 # An export larger than this is refused unread (files.py). A line is one record of at most a
@@ -169,8 +173,12 @@ def parse(lines: Iterable[str]) -> tuple[dict[str, Any], list[tuple[int, str, di
 
 
 @owns_transaction
-def import_lines(conn: Conn, lines: Iterable[str], *, dry_run: bool = False) -> ImportResult:
-    """Merge an export into this database in one transaction (rolled back under dry_run)."""
+def import_lines(
+    conn: Conn, lines: Iterable[str], *, dry_run: bool = False, embedder: Embedder | None = None
+) -> ImportResult:
+    """Merge an export into this database in one transaction (rolled back under dry_run).
+    Given the query model, the current facts of the file that lack their author's vector
+    get it, written as the author (store/vectors.py)."""
     header, records = parse(lines)
     with translated(conn):
         _require_admin(conn, "import")
@@ -184,6 +192,10 @@ def import_lines(conn: Conn, lines: Iterable[str], *, dry_run: bool = False) -> 
         with conn.transaction(force_rollback=dry_run):
             _utc(conn)
             _merge(conn, records, {c.kind: c for c in result.kinds})
+            if embedder is not None:
+                ids = [record["id"] for _, kind, record in records if kind == "fact"]
+                missing = conn.execute(sql("fact_vectors.unembedded"), {"ids": ids, "model": embedder.name})
+                store_as_authors(conn, embedder, missing.fetchall())
         return result
 
 

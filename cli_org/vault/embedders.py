@@ -254,32 +254,40 @@ def index_embedder(settings: Settings) -> Embedder:
     return OnnxEmbedder(int8_path(settings), threads=INDEX_THREADS, batch=INDEX_BATCH, workers=INDEX_WORKERS)
 
 
-# Query models whose loading began before the program was imported (start_early).
-_early: dict[Path, OnnxEmbedder] = {}
+# One query model per model file and process: a load takes 0.3 s or more, and the write
+# checks' injection classifier, the claim's vector of a `remember` and a recall all use the
+# same one. close() only waits for the loader, so a shared model is never closed for good.
+_models: dict[Path, OnnxEmbedder] = {}
+_models_lock = threading.Lock()
+
+
+def query_model(model: Path) -> OnnxEmbedder | None:
+    """The process's query model of this file, loading in the background from the first
+    ask; None when the file is not there."""
+    with _models_lock:
+        if model not in _models:
+            if not model.exists():
+                return None
+            import atexit
+
+            _models[model] = OnnxEmbedder(model)
+            atexit.register(_models[model].close)
+        return _models[model]
 
 
 def start_early(model: Path) -> None:
-    """Begin loading the query model now, in the background: a cold `recall` calls this
-    before it imports click and psycopg, so the model loads beside those imports and the
-    connection instead of after them (benchmarks/RESULTS.md, `startup`). The next
-    `query_embedder` for the same file takes it; one never taken is closed at exit."""
-    if model in _early or not model.exists():
-        return
-    import atexit
-
-    embedder = OnnxEmbedder(model)
-    _early[model] = embedder
-    atexit.register(embedder.close)
+    """Begin loading the query model now, in the background: a cold `recall` or `remember`
+    calls this before it imports click and psycopg, so the model loads beside those imports
+    and the connection instead of after them (benchmarks/RESULTS.md, `startup`)."""
+    query_model(model)
 
 
 def query_embedder(settings: Settings) -> tuple[Embedder | None, str | None]:
-    """The fast query embedder, or None and the reason it is unavailable; the caller closes it."""
-    path = onnx_path(settings)
-    if path in _early:
-        return _early.pop(path), None
-    if not path.exists():
+    """The fast query embedder, or None and the reason it is unavailable."""
+    model = query_model(onnx_path(settings))
+    if model is None:
         return None, "no query model yet (run `cli-org vault embed`)"
-    return OnnxEmbedder(path), None
+    return model, None
 
 
 def opened(embedder: Embedder | None) -> AbstractContextManager[Embedder | None]:

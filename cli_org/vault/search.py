@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 from psycopg.rows import DictRow
 
-from ..db import Conn, first
+from ..db import Conn, first, remembered
 from ..db.errors import translated
 from ..db.migrate import NO_VECTORS, vectors_ready
 from ..db.queries import sql
@@ -138,7 +140,9 @@ def prefix_pattern(prefix: str) -> str:
 def _usable_embedder(conn: Conn, embedder: Embedder | None) -> tuple[Embedder | None, str | None]:
     if not vectors_ready(conn):
         return None, f"{NO_VECTORS}; showing keyword results"
-    state = first(conn, sql("search.has_vectors"))
+    # kept a minute once there are vectors (a rescan or a new model shows within that)
+    state = remembered(conn, "vault_vectors", lambda: first(conn, sql("search.has_vectors")), seconds=60.0,
+                       keep=lambda s: bool(s["yes"]))  # fmt: skip
     if not state["yes"]:
         return None, "no embeddings yet (run `cli-org vault embed`); showing keyword results"
     if embedder is None:
@@ -165,11 +169,22 @@ def _keyword(
     ).fetchall()
 
 
+@contextmanager
+def hnsw_scan(conn: Conn, ef_search: int) -> Iterator[None]:
+    """The settings of an HNSW scan (its candidate list, and an iterative scan that goes on
+    while filters reject rows), in one statement and local to the caller's transaction (an
+    autocommit connection gets one of its own around the scan)."""
+    with conn.transaction() if conn.autocommit else nullcontext():
+        conn.execute(
+            "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+            (str(min(1000, ef_search)),),
+        )
+        yield
+
+
 def _semantic(conn: Conn, vector: str, depth: int, exclude: list[str], private: bool) -> list[DictRow]:
-    with conn.transaction():
-        # Chunks, not notes, come back from the index: ask for more so enough notes remain.
-        conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(1000, max(100, depth * 3))),))
-        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+    # Chunks, not notes, come back from the index: ask for more so enough notes remain.
+    with hnsw_scan(conn, max(100, depth * 3)):
         params = {"vector": vector, "limit": depth * 3, "exclude": exclude, "private": private}
         rows = conn.execute(sql("search.dense"), params).fetchall()
     best: dict[int, DictRow] = {}

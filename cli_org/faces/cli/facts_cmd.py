@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ...checks.rules import KINDS
-from .common import ID, as_option, connection, emit_json, json_option
+from .common import ID, Progress, as_option, connection, emit_json, json_option, org
 
 
 @click.command()
@@ -35,7 +35,7 @@ def remember(subject, claim, source, project, inferred, kind, supersedes, via, a
 
     # Refuse bad input before starting or touching the database.
     check_fact(subject, claim, source, project, via)
-    with connection(agent) as conn:
+    with org(agent, embed=True) as opened, opened.connection() as conn:
         result = do_remember(
             conn,
             subject,
@@ -47,6 +47,7 @@ def remember(subject, claim, source, project, inferred, kind, supersedes, via, a
             supersedes=supersedes,
             via=via,
             allow_duplicate=allow_duplicate,
+            embedder=opened.embedder,
         )
     if as_json:
         emit_json(result)
@@ -100,6 +101,29 @@ def facts(ctx, include_retired, subject, project, author, kind, agent, as_json) 
     from ..render import facts_text
 
     click.echo(facts_text(found))
+
+
+@facts.command("embed")
+@as_option
+@json_option
+def embed(agent: str | None, as_json: bool) -> None:
+    """Store the vectors of current facts that lack their author's, for facts loaded in bulk
+    (remember, import and restore store them as they write). As an agent: its own facts. As
+    the database admin (no --as/ORG_AGENT): every author's, written as the author. Needs the
+    query model (`cli-org vault embed` makes it); an interrupted run keeps what it did."""
+    from ...errors import ConfigError
+    from ...store.vectors import embed_missing
+
+    progress = Progress("facts embed")
+    with org(agent, embed=True) as opened, opened.connection(bounded=False) as conn:
+        if opened.embedder is None:
+            raise ConfigError("no query model yet: run `cli-org vault embed` first")
+        stored = embed_missing(conn, opened.embedder, progress=progress)
+    progress.done()
+    if as_json:
+        emit_json({"embedded": stored})
+    else:
+        click.echo(f"embedded {stored} fact{'' if stored == 1 else 's'}")
 
 
 @facts.command("show")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import ID, as_option, connection, emit_json, json_option
+from .common import ID, as_option, connection, emit_json, json_option, org
 
 
 def _scope(project: str | None) -> str:
@@ -80,8 +80,8 @@ def restore(fact_id: int, why: str, agent: str | None, as_json: bool) -> None:
     whoever pinned it, unless that scope has since filled to its cap (then it says so)."""
     from ...store.facts import restore as do_restore
 
-    with connection(agent) as conn:
-        fact = do_restore(conn, fact_id, why)
+    with org(agent, embed=True) as opened, opened.connection() as conn:
+        fact = do_restore(conn, fact_id, why, embedder=opened.embedder)
     if as_json:
         emit_json({"id": fact.id, "restored": True, "why": why.strip(), "pin": fact.pin})
         return

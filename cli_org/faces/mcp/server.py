@@ -331,6 +331,7 @@ class Tools:
                 inferred=inferred,
                 via=self.session.org.settings.via,
                 allow_duplicate=allow_duplicate,
+                embedder=self.session.org.embedder,
             )
             return _answer(remembered_line(result))
 
