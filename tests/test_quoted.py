@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from cli_org.archive import usage
 from cli_org.archive.importer import import_sessions
 from cli_org.archive.quoted import (
     PHRASE_WORDS,
@@ -347,53 +346,61 @@ def _arms(q):
     return {a.arm: (a.recalls, a.hits, a.quoted, a.share) for a in q.arms}
 
 
-def test_the_rule_over_the_archive(archived, monkeypatch):
+def test_the_rule_over_the_archive(archived):
     with archived.admin() as conn:
         q = hits_later_quoted(conn, 30)
-    assert (q.sessions, q.recall_calls, q.tied) == (1, 3, 2)
+    assert (q.sessions, q.recall_calls, q.tied, q.unjudged) == (1, 3, 2, 0)
     assert _arms(q) == {"fact": (2, 3, 2, 0.667), "vault": (2, 3, 1, 0.333), "memory": (1, 1, 0, 0.0)}
-    # The messages stream through a server-side cursor, which lives in a transaction: a
-    # connection in autocommit mode gets one for it.
-    monkeypatch.setattr(usage, "_JUDGED", type(usage._JUDGED)())
     with archived.admin() as conn:
         conn.autocommit = True
         assert hits_later_quoted(conn, 30) == q
 
 
-def test_a_session_judged_once_is_judged_again_when_the_import_adds_to_it(archived, tmp_path):
-    """The verdicts are remembered per session (usage._JUDGED) until its messages change."""
+def test_a_session_is_judged_again_when_the_import_adds_to_it(archived, tmp_path):
+    """The verdicts are stored as the session is imported, and again when an import adds to it."""
     with archived.admin() as conn:
         before = hits_later_quoted(conn, 30)
-        assert hits_later_quoted(conn, 30) == before
     folder = tmp_path / "claude" / "-w-billing"
     later = [{"type": "text", "text": "Looked at notes/canary.md again to be sure."}]
     with (folder / "S1.jsonl").open("a") as f:
         f.write(_line(14, "assistant", later))
     with archived.admin() as conn:
         import_sessions(conn, {"claude-code": tmp_path / "claude"})
-        conn.commit()
         after = hits_later_quoted(conn, 30)
     assert (after.sessions, after.recall_calls, after.tied) == (before.sessions, before.recall_calls, before.tied)
     assert sum(a.quoted for a in after.arms) > sum(a.quoted for a in before.arms)
 
 
-def test_a_small_cache_gives_the_same_answer(archived, tmp_path, monkeypatch):
-    """usage._JUDGED forgets the oldest verdicts past _JUDGED_MAX; a request needing more
-    sessions than that, or mixing remembered and new ones, still gets all of its own."""
+def test_verdicts_missing_or_of_an_older_rule_are_said_and_judged_on_demand(archived, tmp_path, cli):
+    """An archive imported before verdicts were stored, or judged by an older rule: the usage
+    figures count its sessions as not judged, and `archive judge` (or the next import) judges them."""
+    from cli_org.archive.quoted import RULE_VERSION
+    from cli_org.archive.verdicts import judge_stale
+
     _continuation(tmp_path / "claude")
     with archived.admin() as conn:
         import_sessions(conn, {"claude-code": tmp_path / "claude"})
-        conn.commit()
-    monkeypatch.setattr(usage, "_JUDGED", type(usage._JUDGED)())
-    with archived.admin() as conn:
         full = hits_later_quoted(conn, 30)
-    assert (full.sessions, full.recall_calls, full.tied) == (2, 3, 2)
-    monkeypatch.setattr(usage, "_JUDGED", type(usage._JUDGED)())
-    monkeypatch.setattr(usage, "_JUDGED_MAX", 1)
+        assert judge_stale(conn).judged == 0  # the import judged everything
+        assert (full.sessions, full.recall_calls, full.tied, full.unjudged) == (2, 3, 2, 0)
+        conn.execute("DELETE FROM quoted_sessions")
+        conn.commit()
+        missing = hits_later_quoted(conn, 30)
+        assert (missing.sessions, missing.recall_calls, missing.tied, missing.unjudged) == (2, 0, 0, 2)
+    assert "2 sessions not judged yet: run `cli-org archive judge`" in cli("usage")[1]
+    assert cli("archive", "judge") == (0, "2 sessions that recalled; 2 judged now\n", "")
     with archived.admin() as conn:
-        assert hits_later_quoted(conn, 30) == full  # two sessions to judge, room for one
-        assert hits_later_quoted(conn, 30) == full  # one remembered, one judged again
-    assert len(usage._JUDGED) == 1
+        assert hits_later_quoted(conn, 30) == full
+        conn.execute("UPDATE quoted_sessions SET rule_version = %s", (RULE_VERSION - 1 or 1000,))
+        conn.commit()
+        assert hits_later_quoted(conn, 30).unjudged == 2
+        import_sessions(conn, {"claude-code": tmp_path / "claude"})  # nothing new, but it judges them
+        assert hits_later_quoted(conn, 30) == full
+        # Messages the verdicts were not read from (as a restore could leave): judged again.
+        conn.execute("UPDATE quoted_sessions SET messages = messages - 1")
+        conn.commit()
+        assert judge_stale(conn).judged == 2
+        assert hits_later_quoted(conn, 30) == full
 
 
 def test_a_call_repeated_in_a_continuation_is_tied_in_the_session_that_started_first(org, tmp_path):

@@ -106,26 +106,18 @@ def test_the_schema_names_the_usage_api(web):
     assert {"quoted", "over_time", "sessions"} <= set(schema["components"]["schemas"]["UsageDetail"]["properties"])
 
 
-def test_the_server_judges_the_archive_when_it_starts(archived, web, monkeypatch):
-    """`cli-org serve` runs app.warm_usage in the background as it starts, so the first visit
-    to the Usage page reads no transcript; without it, that visit judges the sessions."""
-    from cli_org.archive import usage
-    from cli_org.faces.web.app import warm_usage
-
-    client = web("boss")
+def test_the_page_reads_stored_verdicts_and_applies_no_rule(archived, web, monkeypatch):
+    """The verdicts were stored at import (archive/verdicts.py): a page, the first after the
+    server starts included, reads them and judges no transcript."""
+    from cli_org.archive import verdicts
 
     def judged_again(*args, **kwargs):
         raise AssertionError("the page judged a session")
 
-    usage._JUDGED.clear()
-    with monkeypatch.context() as m:
-        m.setattr(usage, "_judge_sessions", judged_again)
-        with pytest.raises(AssertionError, match="judged a session"):
-            client.get("/usage")  # not warmed: the page would read the transcripts
-    warm_usage(client.app.state.web)
-    monkeypatch.setattr(usage, "_judge_sessions", judged_again)
-    page = client.get("/usage")
+    monkeypatch.setattr(verdicts, "quoted_in_session", judged_again)
+    page = web("boss").get("/usage")
     assert page.status_code == 200 and "<strong>1 tied</strong>" in page.text
+    assert "not judged yet" not in page.text
 
 
 def test_a_session_dated_in_year_9999_is_counted_but_draws_no_endless_axis(org, web, tmp_path):

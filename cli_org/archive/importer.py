@@ -26,6 +26,7 @@ from ..text import pg_text, shown
 from . import claude, codex, hermes
 from .jsonl import batches
 from .records import BadRecord, Message, Parsed, SessionInfo, check, load_line
+from .verdicts import judge_outdated, judge_sessions
 
 # A harness's transcript file, as each parser module defines it.
 Transcript = claude.TranscriptFile | codex.TranscriptFile
@@ -96,6 +97,10 @@ def import_sessions(
         if any(s.sessions or s.messages for s in summaries):
             conn.execute(sql("archive.analyze"))
             conn.commit()
+        # Each file's sessions were judged as they were written (_write); this judges those
+        # imported before verdicts were stored, or judged by an older rule.
+        judge_outdated(conn)
+        conn.commit()
     return summaries
 
 
@@ -282,6 +287,9 @@ def _write(conn: Conn, harness: str, parsed: Parsed, summary: Summary) -> None:
         with conn.cursor() as cur:
             cur.executemany(sql("archive.insert_message"), [_row(m, ids[m.session]) for m in parsed.messages])
             summary.messages += max(cur.rowcount, 0)
+    # The hits-later-quoted verdicts, stored in the same transaction as the messages they
+    # are read from, so they always agree with the archive.
+    judge_sessions(conn, list(ids.values()))
 
 
 def _project(cwd: str | None) -> str | None:

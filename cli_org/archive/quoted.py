@@ -38,8 +38,9 @@ benchmark all call these functions.
    A paraphrase is not a quote: the rule under-counts use, on purpose, rather than guess.
 5. Per arm: recalls tied, hits, hits later quoted, and the share (quoted / hits).
 
-Everything here is pure (no database); `hits_later_quoted()` and `usage_detail()` in
-usage.py run it over the archive.
+Everything here is pure (no database); verdicts.py applies it to each session as it is
+imported and stores the verdicts, which `hits_later_quoted()` and `usage_detail()` in
+usage.py read.
 """
 
 from __future__ import annotations
@@ -56,6 +57,10 @@ from dataclasses import dataclass, field
 # and real transcripts (benchmarks/quoted_phrase.py; benchmarks/RESULTS.md, "Hits later quoted").
 PHRASE_WORDS = 5
 MIN_CONTENT_WORDS = 3
+# The rule's version, stored with every verdict (migration 0028): raise it with any change
+# to what this module decides, and `cli-org archive judge` (or the next import) judges every
+# session again.
+RULE_VERSION = 1
 ARMS = ("fact", "memory", "vault")
 
 _STOP = """a an and are as at be been but by can do does for from had has have he her his how i if
@@ -342,5 +347,10 @@ def per_arm(verdicts: Iterable[RecallVerdict]) -> list[ArmQuoted]:
                 row.by_path += h.how == "path"
                 row.by_phrase += h.how == "phrase"
     for row in rows.values():
-        row.share = round(row.quoted / row.hits, 3) if row.hits else None
+        row.share = share(row.quoted, row.hits)
     return list(rows.values())
+
+
+def share(quoted: int, hits: int) -> float | None:
+    """Rule 5's share: quoted / hits, three decimals; None without hits."""
+    return round(quoted / hits, 3) if hits else None

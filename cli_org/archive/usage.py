@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -15,15 +12,7 @@ from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
-from .quoted import (
-    MIN_CONTENT_WORDS,
-    PHRASE_WORDS,
-    ArmQuoted,
-    RecallVerdict,
-    SessionMessage,
-    per_arm,
-    quoted_in_session,
-)
+from .quoted import ARMS, MIN_CONTENT_WORDS, PHRASE_WORDS, RULE_VERSION, ArmQuoted, share
 
 MAX_DAYS = 3650
 DEFAULT_DAYS = 30  # the window `usage` and the Usage page show unless asked for another
@@ -173,6 +162,9 @@ class Quoted:
     recall_calls: int
     tied: int  # recalls whose call and result are both in the session
     arms: list[ArmQuoted]
+    # Sessions whose verdicts are not stored for this rule: imported before verdicts were, or
+    # judged by an older rule; counted in `sessions` only, until `cli-org archive judge`.
+    unjudged: int = 0
 
 
 @dataclass
@@ -188,98 +180,31 @@ class UsageDetail(Usage):
     quoted: Quoted
 
 
-# The verdicts of sessions already judged, by what decides them: the server, database and
-# reader, the session,
-# its newest readable message and their count (the archive only grows by import), and the
-# recall call ids an earlier session already claimed. A long-lived process (the web page)
-# then reads only sessions it has not judged: 1,000 archived sessions that recalled cost
-# about 3 s to judge (benchmarks/usage_scale.py), which the page would pay on every request.
-# The web server's workers and its warm-up thread share it: every read, insert and eviction
-# holds _JUDGED_LOCK; judging does not.
-_JUDGED: OrderedDict[tuple[Any, ...], tuple[int, list[RecallVerdict]]] = OrderedDict()
-_JUDGED_MAX = 20_000  # sessions remembered; the oldest is forgotten first
-_JUDGED_LOCK = threading.Lock()
-
-
 def _quoted_pass(conn: Conn, params: dict[str, Any]) -> tuple[Quoted, dict[int, tuple[int, int, int]]]:
-    """Apply the rule to every session holding a recall call; read the messages only of
-    sessions whose verdicts are not known already."""
-    server = (conn.info.host, conn.info.port)
-    seen_calls: set[str] = set()
-    order: list[tuple[int, tuple[Any, ...]]] = []
-    dropped_of: dict[int, frozenset[str]] = {}
-    # In the order the sessions started (rule 1: a call id is tied in the first).
-    for row in conn.execute(sql("usage.recall_session_keys"), params):
-        ids = [i for i in row["recall_ids"] if i]
-        # A call id met in an earlier session (a continuation repeats the call) is tied there.
-        dropped = frozenset(i for i in ids if i in seen_calls)
-        seen_calls.update(ids)
-        key = (server, row["db"], row["reader"], row["session_id"], row["newest"], row["messages"], dropped)
-        order.append((row["session_id"], key))
-        dropped_of[row["session_id"]] = dropped
-    # This request's verdicts: those remembered, read under the lock, and the fresh ones.
-    known: dict[tuple[Any, ...], tuple[int, list[RecallVerdict]]] = {}
-    with _JUDGED_LOCK:
-        for _, key in order:
-            if key in _JUDGED:
-                _JUDGED.move_to_end(key)
-                known[key] = _JUDGED[key]
-    missing = [sid for sid, key in order if key not in known]
-    if missing:
-        judged = _judge_sessions(conn, missing, dropped_of)
-        fresh = {key: judged[sid] for sid, key in order if sid in judged}
-        known.update(fresh)
-        with _JUDGED_LOCK:
-            _JUDGED.update(fresh)
-            while len(_JUDGED) > _JUDGED_MAX:
-                _JUDGED.popitem(last=False)
-    verdicts: list[RecallVerdict] = []
+    """The hits later quoted over the window, from the verdicts stored at import
+    (verdicts.py): the figures, and per session (tied, hits, quoted)."""
+    arms = {arm: ArmQuoted(arm, 0, 0, 0, 0, 0, 0, None) for arm in ARMS}
     per_session: dict[int, tuple[int, int, int]] = {}
-    calls = 0
-    for sid, key in order:
-        n, found = known[key]
-        calls += n
-        verdicts.extend(found)
-        hits = sum(len(v.hits) for v in found)
-        per_session[sid] = (len(found), hits, sum(h.quoted for v in found for h in v.hits))
-    quoted = Quoted(PHRASE_WORDS, MIN_CONTENT_WORDS, len(order), calls, len(verdicts), per_arm(verdicts))
-    return quoted, per_session
-
-
-# Messages per round trip of the server-side cursor: what is held at once besides the session
-# being judged (against 100 and a whole read: benchmarks/JOURNAL.md, "After the review fixes").
-MESSAGES_PER_FETCH = 1_000
-
-
-def _judge_sessions(
-    conn: Conn, ids: list[int], dropped_of: dict[int, frozenset[str]]
-) -> dict[int, tuple[int, list[RecallVerdict]]]:
-    """Read the named sessions' messages, one session at a time, and apply the rule. The
-    messages stream through a server-side cursor, MESSAGES_PER_FETCH at a time, so only
-    one session's are held whole."""
-    judged: dict[int, tuple[int, list[RecallVerdict]]] = {}
-
-    def judge(session_id: int, messages: list[SessionMessage]) -> None:
-        for m in messages:
-            if m.is_recall and m.tool_call_id in dropped_of.get(session_id, ()):
-                m.is_recall = False
-        judged[session_id] = quoted_in_session(messages)
-
-    current: int | None = None
-    batch: list[SessionMessage] = []
-    # A server-side cursor lives in a transaction: the one the caller's statements opened
-    # (@owns_transaction ends it), or on a connection in autocommit mode one opened here.
-    with conn.transaction() if conn.autocommit else nullcontext(), conn.cursor(name="usage_recall_sessions") as cur:
-        cur.itersize = MESSAGES_PER_FETCH
-        for row in cur.execute(sql("usage.recall_sessions"), {"ids": ids}):
-            if row["session_id"] != current:
-                if current is not None:
-                    judge(current, batch)
-                current, batch = row["session_id"], []
-            batch.append(SessionMessage(row["kind"], row["text"], row["tool_call_id"], bool(row["is_recall"])))
-    if current is not None:
-        judge(current, batch)
-    return judged
+    calls: dict[int, int] = {}
+    unjudged: set[int] = set()
+    for r in conn.execute(sql("usage.quoted_per_session"), {**params, "rule": RULE_VERSION}):
+        sid = r["session_id"]
+        calls[sid] = r["calls"]
+        if not r["judged"]:
+            unjudged.add(sid)
+        tied, hits, later = per_session.get(sid, (r["tied"], 0, 0))
+        per_session[sid] = (tied, hits + r["hits"], later + r["quoted"])
+        if r["arm"]:
+            a = arms[r["arm"]]
+            for k in ("recalls", "hits", "quoted", "by_id", "by_path", "by_phrase"):
+                setattr(a, k, getattr(a, k) + r[k])
+    for a in arms.values():
+        a.share = share(a.quoted, a.hits)
+    tied_total = sum(t for t, _, _ in per_session.values())
+    figures = Quoted(
+        PHRASE_WORDS, MIN_CONTENT_WORDS, len(calls), sum(calls.values()), tied_total, list(arms.values()), len(unjudged)
+    )
+    return figures, per_session
 
 
 @owns_transaction

@@ -194,6 +194,8 @@ def usage_text(found: UsageDetail, detail: bool) -> str:
         for a in q.arms:
             share = f"{a.share:.1%}" if a.share is not None else "n/a"
             lines.append(f"  {a.arm:<8} {counted(a.hits, 'hit')}, {a.quoted} quoted ({share})")
+    if q.unjudged:
+        lines.append(f"{counted(q.unjudged, 'session')} not judged yet: run `cli-org archive judge`")
     if detail:
         lines += _usage_detail(found)
     log = found.log

@@ -200,32 +200,42 @@ LEFT JOIN measured r ON r.session_id = k.session_id
 LEFT JOIN archive_sessions p ON p.id = s.parent_session
 ORDER BY s.started_at DESC NULLS LAST, s.id DESC;
 
--- name: recall_sessions
--- The messages of every session started in the window that holds a recall call, in order,
--- for the "hits later quoted" rule (cli_org/archive/quoted.py), which reads them in Python.
--- Only the sessions named in %(ids)s: the ones whose verdicts are not already known
--- (recall_session_keys).
-SELECT m.session_id, m.kind, m.text, m.tool_name, m.tool_call_id,
-       m.recall_call AS is_recall
-FROM archive_messages m
-WHERE m.session_id = ANY(%(ids)s)
-ORDER BY m.session_id, m.position, m.part, m.id;
-
--- name: recall_session_keys
--- Every session started in the window that holds a recall call, with what decides its
--- verdicts: the newest message the caller can read, how many, and its recall call ids. In
--- the order the sessions started, then by id: a call id repeated in a continuation is tied
--- in the session that started first, whichever was imported first (quoted.py, rule 1).
-SELECT m.session_id, max(m.id) AS newest, count(*) AS messages,
-       current_database() AS db, current_user AS reader,
-       coalesce(array_agg(m.tool_call_id) FILTER (WHERE m.recall_call AND m.tool_call_id IS NOT NULL),
-                '{}') AS recall_ids
-FROM archive_messages m
-JOIN archive_sessions s ON s.id = m.session_id
-WHERE m.session_id IN (
-    SELECT DISTINCT c.session_id FROM archive_messages c
-    JOIN archive_sessions w ON w.id = c.session_id
-    WHERE w.started_at >= now() - %(window)s::interval AND c.recall_call
+-- name: quoted_per_session
+-- The hits later quoted (rule: cli_org/archive/quoted.py), read from the verdicts stored at
+-- import (migration 0028): per session started in the window that holds a recall call, and
+-- per arm of its hits. Rule 1 within the window: a call id is tied in the session that started
+-- first (then the lower id), so each session's "dropped" ids are those an earlier session in
+-- the window holds, and its stored set for exactly those is read. `judged` is false for a
+-- session whose verdicts for the rule of %(rule)s are not stored (yet): `cli-org archive judge`.
+WITH recalls AS (
+    SELECT m.session_id, s.started_at, m.tool_call_id
+    FROM archive_messages m
+    JOIN archive_sessions s ON s.id = m.session_id
+    WHERE m.recall_call AND s.started_at >= now() - %(window)s::interval
+),
+firsts AS (
+    SELECT session_id, tool_call_id,
+           first_value(session_id) OVER (PARTITION BY tool_call_id ORDER BY started_at, session_id) AS tied_in
+    FROM recalls
+),
+windowed AS (
+    SELECT session_id,
+           coalesce(array_agg(DISTINCT tool_call_id COLLATE "C" ORDER BY tool_call_id COLLATE "C")
+                    FILTER (WHERE tool_call_id IS NOT NULL AND tied_in <> session_id), '{}') AS dropped
+    FROM firsts
+    GROUP BY session_id
 )
-GROUP BY m.session_id, s.started_at
-ORDER BY s.started_at, m.session_id;
+SELECT w.session_id, q.id IS NOT NULL AS judged, coalesce(q.calls, 0) AS calls,
+       (SELECT count(*) FROM quoted_recalls r WHERE r.judged = q.id) AS tied,
+       h.arm,
+       count(DISTINCT h.call_message) AS recalls,
+       count(h.arm) AS hits,
+       count(*) FILTER (WHERE h.quoted) AS quoted,
+       count(*) FILTER (WHERE h.how = 'id') AS by_id,
+       count(*) FILTER (WHERE h.how = 'path') AS by_path,
+       count(*) FILTER (WHERE h.how = 'phrase') AS by_phrase
+FROM windowed w
+LEFT JOIN quoted_sessions q
+       ON q.session_id = w.session_id AND q.dropped = w.dropped AND q.rule_version = %(rule)s
+LEFT JOIN quoted_hits h ON h.judged = q.id
+GROUP BY w.session_id, q.id, q.calls, h.arm;

@@ -80,6 +80,26 @@ def import_cmd(claude: Path | None, hermes: Path | None, codex: Path | None, as_
         sys.exit(1)  # the other files were imported; exit 1 says that some were not
 
 
+@archive.command("judge")
+@json_option
+def judge_cmd(as_json: bool) -> None:
+    """Judge the hits later quoted of archived sessions not judged yet.
+
+    `archive import` judges each session as it imports it, and at its end every session
+    judged by an older version of the rule or imported before verdicts were stored; this
+    does only that last part, for an archive that gets no new sessions.
+    """
+    from ...archive.verdicts import judge_stale
+
+    cfg = settings()
+    with connection(cfg=cfg, bounded=False) as conn:
+        found = judge_stale(conn, lock_wait=cfg.lock_wait)
+    if as_json:
+        emit_json(found)
+        return
+    click.echo(f"{counted(found.sessions, 'session')} that recalled; {found.judged} judged now")
+
+
 @archive.command("memory")
 @click.argument("paths", nargs=-1, type=OsPath(path_type=Path))
 @json_option

@@ -19,10 +19,9 @@ same data as JSON under /api/...). It never imports click and holds no rule of i
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager, suppress
+from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, TypeVar
 
 import psycopg
@@ -156,19 +155,6 @@ def _check_schema(settings: Settings) -> None:
         )
 
 
-def warm_usage(web: Web) -> None:
-    """Judge the archived sessions' hits later quoted once, in the background, when the
-    server starts, so that the first visit to the Usage page does not pay for it: the
-    verdicts are kept per session for the process's life (archive/usage.py, _JUDGED), and
-    judging 1,000 sessions that recalled takes about 1 s on a quiet machine
-    (benchmarks/RESULTS.md, "Hits later quoted and the Usage page"). A refusal
-    (no archive the identity may read) or a lost database is left for the page to report."""
-    from ...archive.usage import DEFAULT_DAYS, hits_later_quoted
-
-    with suppress(OrgError, psycopg.Error):  # the pool's timeout and closing are psycopg errors too
-        web.read(lambda conn: hits_later_quoted(conn, DEFAULT_DAYS))
-
-
 def serve(settings: Settings, agent: str | None, host: str, port: int, *, log: Callable[[str], None]) -> None:
     """Check the address, open everything, serve until interrupted, close everything."""
     import uvicorn
@@ -192,10 +178,7 @@ def serve(settings: Settings, agent: str | None, host: str, port: int, *, log: C
                 else guard.login_url(host, port, token)
             )
             log(f"cli-org serve: {address} as {who} (ready in {ready:.1f} s; Ctrl-C stops)")
-            warming = threading.Thread(target=warm_usage, args=(web,), name="warm-usage", daemon=True)
-            warming.start()
             yield
-            warming.join(timeout=5)
 
         app.router.lifespan_context = announce
         uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
