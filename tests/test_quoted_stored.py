@@ -1,4 +1,4 @@
-"""The hits-later-quoted verdicts stored at import (archive/verdicts.py, migration 0028): the
+"""The hits-later-quoted verdicts stored at import (archive/verdicts.py, migration 0029): the
 same as the rule applied afresh to every session, over several windows; and a member, logged
 in with her own password, can read them but not write, change or remove them."""
 

@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 # and real transcripts (benchmarks/quoted_phrase.py; benchmarks/RESULTS.md, "Hits later quoted").
 PHRASE_WORDS = 5
 MIN_CONTENT_WORDS = 3
-# The rule's version, stored with every verdict (migration 0028): raise it with any change
+# The rule's version, stored with every verdict (migration 0029): raise it with any change
 # to what this module decides, and `cli-org archive judge` (or the next import) judges every
 # session again.
 RULE_VERSION = 1

@@ -1,6 +1,6 @@
 """The stored verdicts of "hits later quoted" (the rule: quoted.py), one set per archived
 session that recalled, written as the session is imported; the usage queries only read them
-(cli_org/sql/usage.sql, migration 0028).
+(cli_org/sql/usage.sql, migration 0029).
 
 Rule 1 ties a call id in the session that started first *within the usage window*, so which
 of a session's recall call ids count as already tied depends on the window: each session

@@ -202,7 +202,7 @@ ORDER BY s.started_at DESC NULLS LAST, s.id DESC;
 
 -- name: quoted_per_session
 -- The hits later quoted (rule: cli_org/archive/quoted.py), read from the verdicts stored at
--- import (migration 0028): per session started in the window that holds a recall call, and
+-- import (migration 0029): per session started in the window that holds a recall call, and
 -- per arm of its hits. Rule 1 within the window: a call id is tied in the session that started
 -- first (then the lower id), so each session's "dropped" ids are those an earlier session in
 -- the window holds, and its stored set for exactly those is read. `judged` is false for a

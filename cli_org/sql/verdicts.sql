@@ -1,4 +1,4 @@
--- The stored verdicts of "hits later quoted" (migration 0028; cli_org/archive/verdicts.py).
+-- The stored verdicts of "hits later quoted" (migration 0029; cli_org/archive/verdicts.py).
 -- Written by the administrator only; the usage queries read them (usage.sql, quoted_per_session).
 
 -- name: sharing
