@@ -36,9 +36,8 @@ from .errors import OrgError
 from .limits import RECALL_HITS
 
 if TYPE_CHECKING:
-    from psycopg_pool import ConnectionPool
-
     from .db import Conn
+    from .db.pool import Pool
     from .recall.answer import RecallResult
     from .session.context import Context
     from .vault.embedders import Embedder
@@ -97,8 +96,8 @@ class Org:
     face: str  # cli, mcp or web; the faces that log their calls name themselves in tool_calls (mcp)
     embedder: Embedder | None = None
     notify: Callable[[str], None] = _stderr  # where a notice goes (an answer that stands without its log line)
-    pool: ConnectionPool[Conn] | None = None  # a server's connections to the primary
-    reads: ConnectionPool[Conn] | None = None  # and to the replica, when there is one
+    pool: Pool | None = None  # a server's connections to the primary
+    reads: Pool | None = None  # and to the replica, when there is one
     lender: Lender | None = field(default=None, repr=False)  # the warm helper's, while it runs a command
 
     @classmethod
@@ -128,9 +127,9 @@ class Org:
             if pool is not None:
                 from .db.pool import open_pool
 
-                primary = stack.enter_context(open_pool(settings, agent, min_size=1, max_size=pool))
+                primary = stack.enter_context(open_pool(settings, agent, max_size=pool))
                 if settings.read_url:
-                    reads = stack.enter_context(open_pool(settings, agent, min_size=1, max_size=pool, read=True))
+                    reads = stack.enter_context(open_pool(settings, agent, max_size=pool, read=True))
             yield cls(settings, agent, face, model, notify, primary, reads)
 
     # --- connections and where each call goes -------------------------------------------

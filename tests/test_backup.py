@@ -94,6 +94,25 @@ def test_a_taken_port_is_one_clear_line_and_can_be_moved(data_dir):
     assert _run(env, "db", "start", "--port", "80")[0] == 2  # below 1024: a usage error
 
 
+def test_a_port_in_use_asked_for_is_never_kept(data_dir):
+    """`db start --port N` with N taken: one line naming N and what to do; the kept port is
+    unchanged, so the next command (and agents' saved URLs) still work."""
+    env = {"CLI_ORG_DATA_DIR": str(data_dir), "CLI_ORG_DATABASE_URL": ""}
+    kept = embedded.ensure_running(data_dir).port
+    embedded.stop(data_dir)
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        taken = squatter.getsockname()[1]
+        code, out, err = _run(env, "db", "start", "--port", str(taken))
+        assert code == 1 and out == "" and err.count("\n") == 1
+        assert f"port {taken} on 127.0.0.1 is taken by another program, so the server did not start" in err
+        assert f"keeps port {kept}" in err and "cli-org db start --port N" in err
+        assert embedded.saved_port(data_dir) == kept and embedded.running(data_dir) is None
+    code, out, _ = _run(env, "db", "start")
+    assert code == 0 and f"port {kept}," in out
+
+
 def test_a_corrupt_port_file_is_refused(data_dir):
     data_dir.mkdir(parents=True)
     embedded.port_file(data_dir).write_text("nonsense\n")

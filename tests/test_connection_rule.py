@@ -33,6 +33,7 @@ INSIDE_A_CALLERS_TRANSACTION = {
     "cli_org.db.first",  # one statement inside the caller's transaction
     "cli_org.db.connect.mark_replica",  # sets a Python attribute on the connection; no statement
     "cli_org.db.connect.on_replica",  # reads that attribute; no statement
+    "cli_org.db.connect.alive",  # checks an idle connection between calls; autocommit restored
 }
 
 

@@ -26,7 +26,7 @@ def test_pool_connections_act_as_the_agent_call_after_call(org):
             with pytest.raises(AccessDenied):
                 facts.forget(conn, theirs, "not mine")
             assert conn.execute("SELECT current_user AS u").fetchone()["u"] == f"{org.name}_bot"
-        assert pool.get_stats()["connections_num"] <= 2
+        assert pool.size <= 2
 
 
 def test_pool_serves_threads_at_once(org):

@@ -60,7 +60,7 @@ def site(org, tmp_path):
     stack = ExitStack()
 
     def make(agent: str | None = "boss", *, embedder=None, settings=settings) -> TestClient:
-        pool = stack.enter_context(open_pool(settings, agent, min_size=1, max_size=2))
+        pool = stack.enter_context(open_pool(settings, agent, max_size=2))
         held = Org(settings, agent, "web", embedder or HashEmbedder(), pool=pool)
         served = Web(held, hosts=hosts_for("127.0.0.1", 8765))
         client = TestClient(create_app(served), base_url="http://127.0.0.1:8765", follow_redirects=False)

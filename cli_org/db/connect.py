@@ -9,10 +9,14 @@ server. Without CLI_ORG_READ_URL, reads use the primary too."""
 
 from __future__ import annotations
 
+import os
+import select
+
 import psycopg
 from psycopg import errors as pgerr
 from psycopg import sql as pgsql
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.pq import ConnStatus, TransactionStatus
 from psycopg.rows import dict_row
 
 from ..config import Settings
@@ -21,6 +25,14 @@ from ..limits import CLIENT_CHECK_MS
 from . import Conn, embedded, first
 from .queries import sql
 from .session import owns_transaction
+
+# A long-lived process's reconnect gives up on a server that does not answer after this many
+# seconds (libpq's connect_timeout, whole seconds, 2 at least), so a page or a tool call with
+# the database out of reach answers within 3 s rather than the system's TCP timeout (about
+# 2 minutes for an address that drops packets). A refused or missing server fails at once.
+REACH_SECONDS = 2
+# What a face says when the embedded server is down (the fix, not just the failure).
+EMBEDDED_DOWN = "the embedded database server is not running: start it with `cli-org db start`"
 
 
 def admin_conninfo(settings: Settings, dbname: str | None = None) -> str:
@@ -67,6 +79,7 @@ def connect(
     autocommit: bool = False,
     bounded: bool = True,
     read: bool = False,
+    start: bool = True,
 ) -> Conn:
     """A connection whose current role is the agent's, so row-level security applies.
 
@@ -75,11 +88,18 @@ def connect(
     bounded by settings.statement_timeout unless `bounded` is false (long admin jobs), and
     the server stops a query whose client went away either way (limits.py). `read` sends
     the connection to CLI_ORG_READ_URL when that is set (see the module's doc).
+
+    `start=False` is a long-lived process reconnecting (db/pool.py): an embedded server that
+    is not running is not started (whoever stopped it meant it; the error names the command
+    that starts it), and a server that does not answer fails within REACH_SECONDS.
     """
     replica = uses_replica(settings, read)
+    where = conninfo_for(settings, read) if start else _running_conninfo(settings, read)
+    if not start and not _sets_connect_timeout(where):
+        where = psycopg.conninfo.make_conninfo(where, connect_timeout=REACH_SECONDS)
     try:
         conn = psycopg.connect(
-            conninfo_for(settings, read),
+            where,
             row_factory=dict_row,
             autocommit=autocommit,
             options=server_options(settings, bounded, read=read),
@@ -97,6 +117,49 @@ def connect(
         conn.close()
         raise
     return conn
+
+
+def _running_conninfo(settings: Settings, read: bool) -> str:
+    """conninfo_for, without starting the embedded server: refused, with the fix, when it is
+    not running (read afresh each time, so a server moved to another port is found)."""
+    if settings.database_url or uses_replica(settings, read):
+        return conninfo_for(settings, read)
+    info = embedded.running(settings.data_dir)
+    if info is None:
+        raise DatabaseError(EMBEDDED_DOWN)
+    return info.conninfo(settings.database_name)
+
+
+def _sets_connect_timeout(conninfo: str) -> bool:
+    """Whether the user chose a connect timeout (in the URL or PGCONNECT_TIMEOUT): theirs holds."""
+    return "PGCONNECT_TIMEOUT" in os.environ or "connect_timeout" in conninfo_to_dict(conninfo)
+
+
+def alive(conn: Conn) -> bool:
+    """Whether an idle connection still reaches its server, checked without a round trip on
+    the hot path: a server that stops, crashes or ends the session (a restart, an admin's
+    pg_terminate_backend) sends its last words or closes the socket, so the socket has
+    something to read; a healthy idle connection has nothing. Only then is a round trip
+    made, which tells a goodbye from a stray message. (A server cut off by the network says
+    nothing: the call fails with "lost the database", and the next one reconnects.)"""
+    if conn.closed or conn.broken or conn.pgconn.status != ConnStatus.OK:
+        return False
+    if conn.pgconn.transaction_status != TransactionStatus.IDLE:
+        return False
+    try:
+        poller = select.poll()
+        poller.register(conn.fileno(), select.POLLIN | select.POLLERR | select.POLLHUP)
+        if not poller.poll(0):
+            return True
+        autocommit = conn.autocommit
+        conn.autocommit = True
+        try:
+            conn.execute("")
+        finally:
+            conn.autocommit = autocommit
+    except (psycopg.Error, OSError, ValueError):
+        return False
+    return True
 
 
 def primary_login(settings: Settings) -> str:
@@ -171,11 +234,36 @@ def current_agent(conn: Conn) -> str:
     return str(me["name"])
 
 
+# libpq's words for a server that is not there (refused, silent, unknown, or its socket gone),
+# as against one that answered and said no (a password, a missing database).
+_UNREACHABLE = (
+    "Connection refused",
+    "timeout expired",
+    "No route to host",
+    "Network is unreachable",
+    "could not translate host name",
+    "No such file or directory",
+)
+
+
 def connect_error(settings: Settings, exc: Exception, *, read: bool = False) -> Exception:
+    """One line for a failed connection that names what fixes it: for an unreachable server,
+    where it was looked for (host and port, never the URL: it may hold a password)."""
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if "does not exist" in first and "database" in first:
         return ConfigError(f"{first}; run `cli-org init`")
-    if read:
-        return DatabaseError(f"cannot connect to the read replica (CLI_ORG_READ_URL): {first}")
-    where = "CLI_ORG_DATABASE_URL" if settings.database_url else "the embedded server"
-    return DatabaseError(f"cannot connect to {where}: {first}")
+    unreachable = any(words in first for words in _UNREACHABLE)
+    if not read and not settings.database_url:
+        return DatabaseError(
+            f"{EMBEDDED_DOWN} ({first})" if unreachable else f"cannot connect to the embedded server: {first}"
+        )
+    name = "the read replica (CLI_ORG_READ_URL)" if read else "CLI_ORG_DATABASE_URL"
+    if not unreachable:
+        return DatabaseError(f"cannot connect to {name}: {first}")
+    url = (settings.read_url if read else settings.database_url) or ""
+    params = conninfo_to_dict(url)
+    reason = first.rsplit("failed: ", 1)[-1]
+    return DatabaseError(
+        f"cannot connect to {name}: the server at {params.get('host') or 'localhost'}:{params.get('port') or 5432} "
+        f"is unreachable ({reason}); start it, or correct the URL"
+    )

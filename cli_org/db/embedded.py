@@ -59,8 +59,9 @@ def running(data_dir: Path) -> ServerInfo | None:
     return ServerInfo(pid, Path(lines[1]), int(lines[3]), Path(lines[4]), float(lines[2]))
 
 
-def ensure_running(data_dir: Path) -> ServerInfo:
-    """Start the server if needed; safe when several processes ask at once."""
+def ensure_running(data_dir: Path, port: int | None = None) -> ServerInfo:
+    """Start the server if needed (on its kept port, or on `port`, which is kept only once
+    the server has started on it); safe when several processes ask at once."""
     info = running(data_dir)
     if info:
         return info
@@ -72,10 +73,15 @@ def ensure_running(data_dir: Path) -> ServerInfo:
         pgdata = pgdata_path(data_dir)
         if not (pgdata / "PG_VERSION").exists():
             _initdb(pgdata)
-        _start(pgdata, kept_port(data_dir))
+        if port:
+            _start(pgdata, port, asked=True, kept=saved_port(data_dir))
+        else:
+            _start(pgdata, kept_port(data_dir))
         for _ in range(100):
             info = running(data_dir)
             if info:
+                if port:
+                    set_port(data_dir, port)
                 return info
             time.sleep(0.05)
     raise DatabaseError(f"embedded PostgreSQL did not become ready; see {pgdata / 'server.log'}")
@@ -232,10 +238,14 @@ def kept_port(data_dir: Path) -> int:
     return int(raw)
 
 
-def set_port(data_dir: Path, port: int) -> None:
-    """Keep `port` for this data folder's server (it takes effect at the next start)."""
+def _check_port(port: int) -> None:
     if not 1024 <= port <= 65535:
         raise InputError(f"port {port}: use a number from 1024 to 65535")
+
+
+def set_port(data_dir: Path, port: int) -> None:
+    """Keep `port` for this data folder's server (it takes effect at the next start)."""
+    _check_port(port)
     data_dir.mkdir(parents=True, exist_ok=True)
     tmp = port_file(data_dir).with_suffix(".tmp")
     tmp.write_text(f"{port}\n")
@@ -252,33 +262,44 @@ def _port_taken(port: int) -> bool:
     return False
 
 
-def _taken_error(port: int) -> DatabaseError:
+def _taken_error(port: int, *, asked: bool = False, kept: int | None = None) -> DatabaseError:
+    """`asked`: `port` came from `db start --port`, and the server keeps `kept` (if any)."""
+    if not asked:
+        return DatabaseError(
+            f"port {port} on 127.0.0.1, kept for the embedded server, is taken by another program; "
+            "stop that program, or move the server with `cli-org db start --port N` (agents' saved URLs then change)"
+        )
+    stays = kept is not None and kept != port
     return DatabaseError(
-        f"port {port} on 127.0.0.1, kept for the embedded server, is taken by another program; "
-        "stop that program, or move the server with `cli-org db start --port N` (agents' saved URLs then change)"
+        f"port {port} on 127.0.0.1 is taken by another program, so the server did not start"
+        + (f" and keeps port {kept}" if stays else "")
+        + ": choose a free port with `cli-org db start --port N`"
+        + (f", or start it on port {kept} with `cli-org db start`" if stays else "")
     )
 
 
 def start(data_dir: Path, port: int | None = None) -> ServerInfo:
-    """Start the server (or find it running); with `port`, keep that port from now on.
+    """Start the server (or find it running); with `port`, on that port, kept from then on
+    once the server has started on it (a port it could not use is never kept).
 
     A running server on another port is not moved: stop it first."""
     if port is not None:
+        _check_port(port)
         info = running(data_dir)
         if info and info.port != port:
             raise InputError(f"the server runs on port {info.port}; `cli-org db stop` first to move it to {port}")
-        set_port(data_dir, port)
-    return ensure_running(data_dir)
+    return ensure_running(data_dir, port)
 
 
-def _start(pgdata: Path, port: int) -> None:
+def _start(pgdata: Path, port: int, *, asked: bool = False, kept: int | None = None) -> None:
+    """Start the server on `port` (`asked`, `kept`: for the error when it is taken)."""
     if _port_taken(port):
-        raise _taken_error(port)
+        raise _taken_error(port, asked=asked, kept=kept)
     options = f"-h 127.0.0.1 -p {port} -k {_socket_dir(pgdata)}"
     try:
         _pg("pg_ctl", "-w", "-t", "30", "-D", str(pgdata), "-l", str(pgdata / "server.log"), "-o", options, "start")
     except DatabaseError:
         # Taken between the check and the start: the log says "could not bind".
         if _port_taken(port) and not (pgdata / "postmaster.pid").exists():
-            raise _taken_error(port) from None
+            raise _taken_error(port, asked=asked, kept=kept) from None
         raise

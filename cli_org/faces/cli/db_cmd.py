@@ -161,13 +161,17 @@ def psql(agent: str | None, psql_args: tuple[str, ...]) -> None:
 
 @db.command()
 @click.option(
-    "--port", type=click.IntRange(1024, 65535), metavar="N", help="Listen on this TCP port from now on (kept)."
+    "--port",
+    type=click.IntRange(1024, 65535),
+    metavar="N",
+    help="Listen on this TCP port from now on (kept once the server has started on it).",
 )
 def start(port: int | None) -> None:
     """Start the embedded server (every command starts it anyway) on its kept port.
 
     The port is chosen once and kept in the data folder, so agents' saved URLs survive a
-    restart; --port moves it (stop the server first)."""
+    restart; --port moves it (stop the server first). A port the server could not listen on
+    is not kept: the next start uses the old one."""
     from ...db import embedded
     from ...errors import ConfigError
 

@@ -140,7 +140,10 @@ class Session:
                 self.org.log_call(call.tool, not result.is_error, call.started, conn)
             return result
 
-        return await self.run(served, read=read)
+        try:
+            return await self.run(served, read=read)
+        except OrgError as exc:  # no connection to run it on (the database down): its one line
+            return _refusal(str(exc))
 
     async def ask(self, body: Callable[[Org], CallToolResult]) -> CallToolResult:
         """A tool's body that asks the Org itself (recall, context: the Org routes their

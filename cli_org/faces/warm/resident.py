@@ -7,6 +7,11 @@ cold) and has the role reset afterwards. A request whose connection settings dif
 resident connection's (another statement timeout, say) gets a connection of its own, closed
 after it, like a cold process. The connection rule (db/session.py) holds: each request gets
 the connection idle, and it is left idle, with the role it started with.
+
+The resident connection is checked before each request (connect.alive, no round trip when
+it is healthy): one the server dropped while the helper waited (a restart) is replaced
+once, transparently, so the first hook after a restart answers like a cold one, rather
+than failing on the dead connection and, since hooks fail open, delivering nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from psycopg.pq import TransactionStatus
 
 from ...config import Settings
 from ...db import Conn
-from ...db.connect import admin_conninfo, become, connect, server_options
+from ...db.connect import admin_conninfo, alive, become, connect, server_options
 from ...vault.embedders import Embedder, onnx_path, query_embedder
 
 
@@ -59,7 +64,7 @@ class Resident:
         """A connection acting as `agent` for one request, as a cold run makes it (the Lender
         of cli_org/org.py)."""
         key = (admin_conninfo(settings), server_options(settings, True))
-        if self._conn is not None and (self._conn.closed or self._conn.broken):
+        if self._conn is not None and not alive(self._conn):
             self._drop_connection()
         if self._conn is None:
             self._conn, self._conn_key = connect(settings), key

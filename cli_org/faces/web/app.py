@@ -82,9 +82,9 @@ def create_app(web: Web) -> FastAPI:
 
     @app.exception_handler(psycopg.OperationalError)
     async def unreachable(request: Request, exc: psycopg.OperationalError) -> Response:
-        # What the library does not translate: no free connection in the pool in time (every
-        # one busy), or the pool closing as the server stops. The page says so, as a 503.
-        return await refused(request, DatabaseError("the database is busy or out of reach; try again in a moment"))
+        # What the library does not translate: a connection lost outside a library call. The
+        # page says so, as a 503; the pool replaces the connection for the next request.
+        return await refused(request, DatabaseError("lost the connection to the database; try again in a moment"))
 
     @app.exception_handler(guard.Refused)
     async def guarded(request: Request, exc: guard.Refused) -> Response:
