@@ -10,7 +10,16 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..config import Settings
 from ..errors import DatabaseError
 from . import Conn
-from .connect import become, connect, conninfo_for, mark_replica, server_options, uses_replica
+from .connect import (
+    become,
+    carries_options,
+    connect,
+    conninfo_for,
+    detect_pooler,
+    mark_replica,
+    server_options,
+    uses_replica,
+)
 
 
 def open_pool(
@@ -26,7 +35,8 @@ def open_pool(
     done (`with open_pool(...) as pool:`); take a connection with `pool.connection()`.
     `read`: the pool serves reads only and goes to CLI_ORG_READ_URL when that is set."""
 
-    connect(settings, agent, bounded=bounded, read=read).close()  # a clear error now, not a pool timeout later
+    with connect(settings, agent, bounded=bounded, read=read) as probe:  # a clear error now, not a pool timeout later
+        options = server_options(settings, bounded, read=read) if carries_options(probe) else None
     replica = uses_replica(settings, read)
 
     def configure(conn: Conn) -> None:
@@ -35,10 +45,12 @@ def open_pool(
             mark_replica(conn)
         if agent:
             become(conn, agent)
+        elif settings.database_url or replica:
+            detect_pooler(conn)
 
     pool = ConnectionPool(
         conninfo_for(settings, read),
-        kwargs={"options": server_options(settings, bounded, read=read)},
+        kwargs={"options": options} if options else {},
         min_size=min_size,
         max_size=max_size,
         configure=configure,
