@@ -62,10 +62,14 @@ def pooler(org) -> Iterator[Pooler]:
     """PgBouncer in transaction mode in front of `org`'s database, for bot, other and a
     superuser admin login (what the embedded server's admin is), each with a password."""
     with org.admin() as conn:
-        roles = {a: conn.execute(f"SELECT role_name FROM org_agents WHERE name = '{a}'").fetchone()["role_name"]
-                 for a in ("bot", "other")}
+        roles = {
+            a: conn.execute(f"SELECT role_name FROM org_agents WHERE name = '{a}'").fetchone()["role_name"]
+            for a in ("bot", "other")
+        }
         roles["admin"] = f"{org.name}_admin"
-        conn.execute(pgsql.SQL("CREATE ROLE {} LOGIN SUPERUSER PASSWORD 'admin-pw'").format(pgsql.Identifier(roles["admin"])))
+        conn.execute(
+            pgsql.SQL("CREATE ROLE {} LOGIN SUPERUSER PASSWORD 'admin-pw'").format(pgsql.Identifier(roles["admin"]))
+        )
         conn.commit()
     folder = Path(tempfile.mkdtemp(prefix="cli-org-test-pgbouncer-"))
     port = _free_port()
@@ -121,9 +125,8 @@ def test_a_login_that_sets_roles_is_refused_behind_the_pooler(pooler):
     settings = pooler.settings("admin", "admin-pw")
     with pytest.raises(ConfigError, match="behind a connection pooler each agent logs in as its own role"):
         connect(settings, "bot")
-    with pytest.raises(ConfigError, match="connection pooler"):
-        with Org.open(settings, "bot", face="mcp", pool=1):
-            pass
+    with pytest.raises(ConfigError, match="connection pooler"), Org.open(settings, "bot", face="mcp", pool=1):
+        pass
     # An agent's own login cannot take another agent's name either.
     with pytest.raises(ConfigError, match="connection pooler"):
         connect(pooler.settings("bot", "bot-pw"), "other")
@@ -155,7 +158,8 @@ def test_two_agents_through_the_pooler_stay_themselves(pooler, org):
             forget(clients[4][1], fact, "other may not retire bot's fact")
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             clients[5][1].execute(
-                "INSERT INTO memory_facts (subject, claim, source, author) VALUES ('x', 'forged by other', '#m2', 'bot')"
+                "INSERT INTO memory_facts (subject, claim, source, author)"
+                " VALUES ('x', 'forged by other', '#m2', 'bot')"
             )
         clients[5][1].rollback()
     finally:
@@ -174,7 +178,9 @@ def test_two_agents_through_the_pooler_stay_themselves(pooler, org):
     from cli_org.faces.cli import cli as group
 
     env = {"CLI_ORG_DATABASE_URL": pooler.url("other", "other-pw"), "ORG_AGENT": ""}
-    done = runner.invoke(group, ["remember", "builds", "builds of the pooled service take ten minutes", "--source", "#m3"], env=env)
+    done = runner.invoke(
+        group, ["remember", "builds", "builds of the pooled service take ten minutes", "--source", "#m3"], env=env
+    )
     assert done.exit_code == 0, done.stderr
     done = runner.invoke(group, ["recall", "how long do builds take?"], env=env)
     assert done.exit_code == 0 and "[fact" in done.stdout and "(#m3; other;" in done.stdout, done.stdout
@@ -189,9 +195,11 @@ def test_admin_locks_hold_behind_the_pooler(pooler, org):
         assert pooled(one) and pooled(two)
         assert migrate(one, lock_wait=5) == []  # the migrations' lock, taken and let go
         with locks.held(one, locks.SCAN, "vault scans", 5):
-            with pytest.raises(DatabaseError, match="vault scans: waited 0.3 s"):
-                with locks.held(two, locks.SCAN, "vault scans", 0.3):
-                    pass
+            with (
+                pytest.raises(DatabaseError, match="vault scans: waited 0.3 s"),
+                locks.held(two, locks.SCAN, "vault scans", 0.3),
+            ):
+                pass
             # the block's own work goes on through the pooler meanwhile
             assert one.execute("SELECT count(*) AS n FROM org_agents").fetchone()["n"] == 4
             one.rollback()
