@@ -33,6 +33,10 @@ INSIDE_A_CALLERS_TRANSACTION = {
     "cli_org.db.first",  # one statement inside the caller's transaction
     "cli_org.db.connect.mark_replica",  # sets a Python attribute on the connection; no statement
     "cli_org.db.connect.on_replica",  # reads that attribute; no statement
+    "cli_org.db.connect.detect_pooler",  # sets up a new connection, like become
+    "cli_org.db.connect.note_pooler",  # sets attributes on the connection; no statement
+    "cli_org.db.connect.pooled",  # reads that attribute; no statement
+    "cli_org.db.connect.carries_options",  # the same
 }
 
 
