@@ -34,6 +34,10 @@ INSIDE_A_CALLERS_TRANSACTION = {
     "cli_org.db.connect.mark_replica",  # sets a Python attribute on the connection; no statement
     "cli_org.db.connect.on_replica",  # reads that attribute; no statement
     "cli_org.db.connect.alive",  # checks an idle connection between calls; autocommit restored
+    "cli_org.db.connect.detect_pooler",  # sets up a new connection, like become
+    "cli_org.db.connect.note_pooler",  # sets attributes on the connection; no statement
+    "cli_org.db.connect.pooled",  # reads that attribute; no statement
+    "cli_org.db.connect.carries_options",  # the same
 }
 
 

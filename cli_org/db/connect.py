@@ -5,12 +5,22 @@ command that only reads (recall, search, context without --session, the MCP serv
 tools). With CLI_ORG_READ_URL set, that connection goes to the replica and is marked so the
 library skips the writes a read makes as a side effect (`on_replica`); every other
 connection, and so every write, goes to the primary: CLI_ORG_DATABASE_URL or the embedded
-server. Without CLI_ORG_READ_URL, reads use the primary too."""
+server. Without CLI_ORG_READ_URL, reads use the primary too.
+
+Behind a connection pooler (docs/operations.md, "Connection pooling"): in transaction pooling
+the pooler runs each transaction on whichever server connection is free, one that other
+clients used before and will use next, so nothing may live in the session. A connection
+notes on opening whether a pooler stands between it and the server (`pooled`): then psycopg
+prepares nothing, an identity that needs `SET ROLE` is refused (each agent logs in as its
+own role), and admin locks are held by a transaction (db/locks.py). A pooler that refuses
+the startup `options` (PgBouncer 1.18) is reached without them; the bounds then come from
+the role's or the database's own settings."""
 
 from __future__ import annotations
 
 import os
 import select
+from typing import Any
 
 import psycopg
 from psycopg import errors as pgerr
@@ -61,6 +71,54 @@ def conninfo_for(settings: Settings, read: bool = False) -> str:
     return admin_conninfo(settings)
 
 
+# Set on a connection that reaches the server through a pooler; read by pooled().
+_POOLED = "_cli_org_pooled"
+# Set on a connection opened without the startup options, which its pooler refused.
+_BARE = "_cli_org_no_options"
+# What PgBouncer answers a client that sends startup `options`, which it does not forward.
+_OPTIONS_REFUSED = "unsupported startup parameter: options"
+
+
+def open_conn(conninfo: str, options: str, **kwargs: Any) -> Conn:
+    """psycopg.connect with the server settings in `options`, or without them when a pooler
+    refuses that startup parameter (then `carries_options` is false)."""
+    try:
+        return psycopg.connect(conninfo, options=options, **kwargs)
+    except psycopg.OperationalError as exc:
+        if _OPTIONS_REFUSED not in str(exc):
+            raise
+    conn = psycopg.connect(conninfo, **kwargs)
+    setattr(conn, _BARE, True)
+    return conn
+
+
+def carries_options(conn: Conn) -> bool:
+    return not getattr(conn, _BARE, False)
+
+
+def note_pooler(conn: Conn, server_pid: int) -> None:
+    """The pooler rule: a pooler answers the client's startup with a backend key of its own,
+    so the pid the client was given is not the server process running its statements. Behind
+    one, psycopg's automatic preparing (after five runs of a statement, under a name that
+    lives on one server connection) is off: the next run may land on another server
+    connection, where that name is missing or another client's."""
+    if server_pid != conn.info.backend_pid:
+        setattr(conn, _POOLED, True)
+        conn.prepare_threshold = None
+
+
+def pooled(conn: Conn) -> bool:
+    """Whether `conn` reaches its server through a pooler (see the module's doc)."""
+    return getattr(conn, _POOLED, False)
+
+
+def detect_pooler(conn: Conn) -> None:
+    """Ask the server for its pid and note a pooler; leaves the connection idle."""
+    note_pooler(conn, first(conn, sql("agents.server_pid"))["pid"])
+    if not conn.autocommit:
+        conn.rollback()
+
+
 def mark_replica(conn: Conn) -> None:
     setattr(conn, _REPLICA, True)
 
@@ -98,11 +156,11 @@ def connect(
     if not start and not _sets_connect_timeout(where):
         where = psycopg.conninfo.make_conninfo(where, connect_timeout=REACH_SECONDS)
     try:
-        conn = psycopg.connect(
+        conn = open_conn(
             where,
+            server_options(settings, bounded, read=read),
             row_factory=dict_row,
             autocommit=autocommit,
-            options=server_options(settings, bounded, read=read),
         )
     except psycopg.OperationalError as exc:
         raise connect_error(settings, exc, read=replica) from None
@@ -111,7 +169,9 @@ def connect(
     try:
         if agent:
             become(conn, agent)
-        elif replica:
+        elif settings.database_url or replica:  # the embedded server is reached directly
+            detect_pooler(conn)
+        if replica and not agent:
             _same_login_as_primary(conn, settings)
     except BaseException:
         conn.close()
@@ -207,13 +267,27 @@ def server_options(settings: Settings, bounded: bool, *, read: bool = False) -> 
 
 
 def become(conn: Conn, agent: str) -> None:
-    """SET ROLE to the agent's role; PostgreSQL refuses if the login may not become it."""
+    """SET ROLE to the agent's role; PostgreSQL refuses if the login may not become it.
+    An agent logged in as itself needs none. Behind a pooler a SET ROLE would stay on the
+    server connection after this transaction, acting for the pooler's next client while this
+    client's next transaction ran as the login: refused (the module's doc)."""
     try:
-        row = conn.execute(sql("agents.get"), {"name": agent}).fetchone()
+        row = conn.execute(sql("agents.become"), {"name": agent}).fetchone()
     except pgerr.UndefinedTable:
         raise ConfigError("the database is not initialised; run `cli-org init`") from None
     if row is None:
         raise NotFound(f"unknown agent {agent!r}; see `cli-org agents list`")
+    note_pooler(conn, row["pid"])
+    if row["role_name"] == row["login"] == row["acting"]:  # logged in as the agent: nothing to set
+        if not conn.autocommit:
+            conn.commit()
+        return
+    if pooled(conn):
+        raise ConfigError(
+            f"behind a connection pooler each agent logs in as its own role: login {row['login']} may not "
+            f"act as agent {agent!r} by SET ROLE (the pooler would hand that role to its next client); "
+            "see docs/operations.md, Connection pooling"
+        )
     try:
         conn.execute(pgsql.SQL("SET ROLE {}").format(pgsql.Identifier(row["role_name"])))
     except pgerr.InsufficientPrivilege:

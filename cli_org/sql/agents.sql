@@ -72,3 +72,21 @@ LIMIT %(limit)s;
 
 -- name: current_login
 SELECT current_user AS me;
+
+-- name: become
+-- The agent's role, the login, the role acting now, and the server process answering (a
+-- pooler gives its client a pid of its own: db/connect.py note_pooler).
+SELECT role_name, session_user AS login, current_user AS acting, pg_backend_pid() AS pid
+FROM org_agents WHERE name = %(name)s;
+
+-- name: server_pid
+SELECT pg_backend_pid() AS pid;
+
+-- name: become
+-- The agent's role, the login, the role acting now, and the server process answering (a
+-- pooler gives its client a pid of its own: db/connect.py note_pooler).
+SELECT role_name, session_user AS login, current_user AS acting, pg_backend_pid() AS pid
+FROM org_agents WHERE name = %(name)s;
+
+-- name: server_pid
+SELECT pg_backend_pid() AS pid;

@@ -20,3 +20,7 @@ FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 WHERE l.locktype = 'relation' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
   AND l.pid <> pg_backend_pid()
 ORDER BY a.backend_start;
+
+-- name: try_xact
+-- The same lock, held until the transaction ends (behind a pooler: db/locks.py).
+SELECT pg_try_advisory_xact_lock(%(key)s) AS ok;
