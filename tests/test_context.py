@@ -78,13 +78,14 @@ def test_order_pinned_then_kinds_then_newest(org):
 
 def test_omitted_entries_are_listed_with_their_reason_outside_the_agents_text(org):
     ids = _populate(org)
-    block = _build(org, budget=10_000)
+    block = _build(org, budget=10_000, fmt="json")
     reasons = {o.key: o.reason for o in block.omitted}
     assert reasons[f"fact #{ids[1]}"] == f"duplicate of #{ids['dup']}"  # the newer one is shown
     # Retired and superseded facts are counted, never read one by one.
     assert block.omitted_counts == {"budget": 0, "duplicate": 1, "retired": 1, "superseded": 1}
     assert f"fact #{ids['retired']}" not in reasons and f"fact #{ids['superseded']}" not in reasons
-    small = _build(org, budget=200)
+    assert _build(org, budget=10_000).omitted_counts == {}  # counted for the JSON form only
+    small = _build(org, budget=200, fmt="json")
     cut = [o for o in small.omitted if o.reason == "budget"]
     assert cut and small.omitted_counts["budget"] >= len(cut)
     # Bookkeeping is for --json and the page, not for the model's context.
@@ -113,10 +114,10 @@ def test_the_block_reads_only_what_it_can_show_and_counts_the_rest(org):
     with org.as_agent("bot") as conn:
         for i in range(40):  # the rules fill a 400-token block
             facts.remember(conn, f"rule{i}", f"Rule number {i} about deploys", source="d.md", kind="rule")
-    before = _build(org, budget=400)
+    before = _build(org, budget=400, fmt="json")
     _bulk_facts(org, 300, "model_note")
     _bulk_facts(org, 100, "model_note", project="elsewhere")  # out of scope: not even counted
-    after = _build(org, budget=400)
+    after = _build(org, budget=400, fmt="json")
     assert after.text == before.text and "Bulk claim" not in after.text
     with org.as_agent("bot") as conn:
         bulk = {f"fact #{r['id']}" for r in conn.execute("SELECT id FROM memory_facts WHERE kind = 'model_note'")}
