@@ -12,6 +12,9 @@ queries are run untimed first), as the agent `scale-bot` (row-level security app
     python -m benchmarks.scale --facts 10000 --chunks 10000 [--queries 100]
     python -m benchmarks.scale --facts 10000 --chunks 1000000 --nn 50 --build-mem 4GB
                                                # + HNSW recall@10 against exact search
+    python -m benchmarks.scale --facts 100000 --chunks 100000 --real-vectors DIR --nn 50
+                        # one-sentence claims and chunks with the real model's vectors (cached in DIR)
+    python -m benchmarks.scale --facts 1000000 --context-only   # the context block alone
     python -m benchmarks.scale --plot          # docs/scale.png from benchmarks/scale-results.json
 
 Results are appended to benchmarks/scale-results.json (one object per run).
@@ -48,6 +51,9 @@ AGENT = "scale-bot"
 PROJECTS = ("alpha", "beta", "gamma", "delta")
 CHUNKS_PER_NOTE = 4  # as the synthetic vault: four sections per note
 BATCH = 50_000  # rows generated and sent per COPY
+# --real-vectors: one-sentence texts embedded with the indexing model, made and cached in
+# blocks (a run of any size reuses the blocks an earlier run embedded).
+SENTENCE_BLOCK = 10_000
 RANDOM_VECTOR = "(SELECT l2_normalize(array_agg(random() - 0.5)::vector) FROM generate_series(1, 384) WHERE {ref} > 0)"
 
 
@@ -71,6 +77,40 @@ class Words:
         return out
 
 
+class Sentences:
+    """`n` one-sentence texts (8-16 Zipf-drawn words and a full stop) and their vectors from
+    the library's indexing embedder, cached as one .npy per block of SENTENCE_BLOCK under
+    `cache`: the same texts serve as the facts' claims and the vault chunks' contents."""
+
+    def __init__(self, n: int, cache: Path, settings=None):
+        self.texts: list[str] = []
+        blocks: list[np.ndarray] = []
+        cache.mkdir(parents=True, exist_ok=True)
+        embedder = None
+        started, embedded = time.perf_counter(), 0
+        for block in range(-(-n // SENTENCE_BLOCK)):
+            texts = [t + "." for t in Words(seed=1000 + block).texts(SENTENCE_BLOCK, 8, 16)]
+            path = cache / f"sentences-{block}.npy"
+            if not path.exists():
+                if embedder is None:
+                    embedder = index_embedder(settings)
+                vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+                np.save(path, vectors)
+                embedded += len(texts)
+                rate = embedded / (time.perf_counter() - started)
+                print(f"embedded block {block}: {rate:.0f} sentences/s", file=sys.stderr, flush=True)
+            self.texts += texts
+            blocks.append(np.load(path))
+        if embedder is not None:
+            embedder.close()
+        self.texts = self.texts[:n]
+        self.vectors = np.concatenate(blocks)[:n]
+        self.rate = round(embedded / (time.perf_counter() - started), 1) if embedded else None
+
+    def literal(self, i: int) -> str:
+        return "[" + ",".join(f"{x:.6g}" for x in self.vectors[i]) + "]"
+
+
 def _copy(conn, statement: str, rows) -> None:
     """COPY rows (tuples of str) in text format; tabs, newlines and backslashes never occur."""
     buf = io.StringIO()
@@ -88,9 +128,11 @@ def _timed(conn, statement: str) -> float:
     return round(time.perf_counter() - started, 1)
 
 
-def load_facts(conn, n: int, words: Words, timings: dict) -> None:
+def load_facts(conn, n: int, words: Words, timings: dict, real: Sentences | None = None, arm: bool = True) -> None:
     """n current facts by the bench agent, spread over four projects and the org, with one
-    random unit vector each (computed by the author, so recall trusts it)."""
+    random unit vector each (computed by the author, so recall trusts it); with `real`, fact
+    i's claim is sentence i and its vector that sentence's. `arm` False (--context-only): no
+    vectors and none of the fact arm's indexes, what the context block never reads."""
     conn.execute("DROP INDEX IF EXISTS memory_facts_search")
     conn.execute("DROP INDEX IF EXISTS memory_facts_no_duplicate")
     conn.execute("DROP INDEX IF EXISTS memory_facts_current")
@@ -104,11 +146,11 @@ def load_facts(conn, n: int, words: Words, timings: dict) -> None:
     for at in range(0, n, BATCH):
         size = min(BATCH, n - at)
         subjects = words.texts(size, 2, 3)
-        claims = words.texts(size, 10, 30)
+        claims = real.texts[at : at + size] if real else words.texts(size, 10, 30)
         rows = (
             (
                 s,
-                f"{c} (item {at + i})",  # unique claims: the duplicate index holds
+                c if real else f"{c} (item {at + i})",  # unique claims: the duplicate index holds
                 f"docs/{at + i}.md",
                 AGENT,
                 None if (at + i) % 5 == 4 else PROJECTS[(at + i) % 4],
@@ -120,15 +162,28 @@ def load_facts(conn, n: int, words: Words, timings: dict) -> None:
         conn.commit()
     timings["facts_copy_s"] = round(time.perf_counter() - started, 1)
     started = time.perf_counter()
-    conn.execute(
-        "INSERT INTO memory_fact_vectors (fact_id, model, computed_by, embedding) "
-        f"SELECT f.id, %s, f.author, {RANDOM_VECTOR.format(ref='f.id')} FROM memory_facts f",
-        (MODEL_NAME,),
-    )
+    if not arm:
+        pass
+    elif real:  # the facts' ids in the order they were copied: fact i holds sentence i
+        ids = [r["id"] for r in conn.execute("SELECT id FROM memory_facts ORDER BY id")]
+        _copy(
+            conn,
+            "COPY memory_fact_vectors (fact_id, model, computed_by, embedding) FROM STDIN",
+            ((fid, MODEL_NAME, AGENT, real.literal(i)) for i, fid in enumerate(ids)),
+        )
+    else:
+        conn.execute(
+            "INSERT INTO memory_fact_vectors (fact_id, model, computed_by, embedding) "
+            f"SELECT f.id, %s, f.author, {RANDOM_VECTOR.format(ref='f.id')} FROM memory_facts f",
+            (MODEL_NAME,),
+        )
     conn.execute("RESET session_replication_role")
     conn.commit()
     timings["fact_vectors_s"] = round(time.perf_counter() - started, 1)
     conn.execute("SET maintenance_work_mem = '1GB'")
+    if not arm:
+        _vacuum(conn, "memory_facts")
+        return
     timings["facts_gin_build_s"] = _timed(conn, "CREATE INDEX memory_facts_search ON memory_facts USING gin (search)")
     timings["facts_btree_build_s"] = round(
         _timed(
@@ -150,17 +205,32 @@ def load_facts(conn, n: int, words: Words, timings: dict) -> None:
         conn,
         "CREATE INDEX memory_fact_vectors_embedding ON memory_fact_vectors USING hnsw (embedding vector_cosine_ops)",
     )
-    conn.execute("ANALYZE memory_facts")
-    conn.execute("ANALYZE memory_fact_vectors")
+    _vacuum(conn, "memory_facts")
+    _vacuum(conn, "memory_fact_vectors")
+
+
+def _vacuum(conn, table: str) -> None:
+    """VACUUM ANALYZE, as autovacuum does after a bulk insert: the visibility map lets the
+    context block's counts read their indexes alone."""
     conn.commit()
+    conn.autocommit = True
+    try:
+        conn.execute(f"VACUUM (ANALYZE) {table}")
+    finally:
+        conn.autocommit = False
 
 
-def load_chunks(conn, n: int, words: Words, timings: dict, build_mem: str = "1GB") -> None:
+def load_chunks(
+    conn, n: int, words: Words, timings: dict, build_mem: str = "1GB", real: Sentences | None = None
+) -> None:
     """n chunks in n/4 notes (four sections each), their postings, term counts and BM25
-    statistics as a scan leaves them, and a random unit vector per chunk."""
+    statistics as a scan leaves them, and a random unit vector per chunk; with `real`, chunk
+    k's content is sentence k and its vector that sentence's."""
     for index in ("vault_chunks_tsv", "vault_chunks_embedding", "vault_chunks_unembedded"):
         conn.execute(f"DROP INDEX IF EXISTS {index}")
-    conn.execute("CREATE UNLOGGED TABLE IF NOT EXISTS scale_stage (path text, ord int, heading text, content text)")
+    conn.execute(
+        "CREATE UNLOGGED TABLE IF NOT EXISTS scale_stage (path text, ord int, heading text, content text, v vector)"
+    )
     conn.commit()
     notes = max(1, n // CHUNKS_PER_NOTE)
     started = time.perf_counter()
@@ -177,12 +247,23 @@ def load_chunks(conn, n: int, words: Words, timings: dict, build_mem: str = "1GB
             ),
         )
         heads = words.texts(size * CHUNKS_PER_NOTE, 2, 2)
-        bodies = words.texts(size * CHUNKS_PER_NOTE, 60, 120)
+        first = at * CHUNKS_PER_NOTE
+        bodies = (
+            real.texts[first : first + size * CHUNKS_PER_NOTE]
+            if real
+            else [b + "." for b in words.texts(size * CHUNKS_PER_NOTE, 60, 120)]
+        )
         _copy(
             conn,
-            "COPY scale_stage (path, ord, heading, content) FROM STDIN",
+            "COPY scale_stage (path, ord, heading, content, v) FROM STDIN",
             (
-                (f"topic{(at + k // 4) % 200:03d}/note{at + k // 4}.md", k % 4, f"Section {k % 4} {h}", b + ".")
+                (
+                    f"topic{(at + k // 4) % 200:03d}/note{at + k // 4}.md",
+                    k % 4,
+                    f"Section {k % 4} {h}",
+                    b,
+                    real.literal(first + k) if real else None,
+                )
                 for k, (h, b) in enumerate(zip(heads, bodies, strict=True))
             ),
         )
@@ -192,7 +273,7 @@ def load_chunks(conn, n: int, words: Words, timings: dict, build_mem: str = "1GB
     conn.execute(
         "INSERT INTO vault_chunks (file_id, ord, heading, content, hash, tsv, embedding, embed_model) "
         "SELECT f.id, s.ord, s.heading, s.content, md5(s.content), to_tsvector('english', s.content), "
-        f"{RANDOM_VECTOR.format(ref='f.id + s.ord')}, %s "
+        f"{'s.v' if real else RANDOM_VECTOR.format(ref='f.id + s.ord')}, %s "
         "FROM scale_stage s JOIN vault_files f ON f.path = s.path",
         (MODEL_NAME,),
     )
@@ -298,7 +379,7 @@ def _found(got) -> int:
     return got.text.count("\n")
 
 
-def measure(settings, queries: list[str], warm: int = WARM) -> dict:
+def measure(settings, queries: list[str], warm: int = WARM, context_only: bool = False) -> dict:
     """p50/p95 in ms of each call, after `warm` untimed calls that read tables and indexes in."""
     embedder, why = query_embedder(settings)
     if embedder is None:
@@ -314,7 +395,10 @@ def measure(settings, queries: list[str], warm: int = WARM) -> dict:
         "semantic search": lambda c, q: search(c, q, mode="semantic", limit=10, embedder=embedder),
         "recall": lambda c, q: recall(c, q, settings=settings, embedder=embedder),
         "context --for": lambda c, q: build_context(c, settings=settings, for_text=q, embedder=embedder),
+        "context": lambda c, q: build_context(c, settings=settings, project=PROJECTS[len(q) % len(PROJECTS)]),
     }
+    if context_only:
+        calls = {"context": calls["context"]}
     out = {}
     with connect(settings, AGENT) as conn:
         for label, call in calls.items():
@@ -344,7 +428,35 @@ def measure(settings, queries: list[str], warm: int = WARM) -> dict:
             }
             print(label, out[label], file=sys.stderr, flush=True)
     embedder.close()
+    out["context, cold process"] = cold_context(settings)
+    print("context, cold process", out["context, cold process"], file=sys.stderr, flush=True)
     return out
+
+
+COLD_RUNS = 10
+
+
+def cold_context(settings) -> dict:
+    """A new `cli-org context` process per call (`python -m cli_org`, the script's start-up),
+    as the SessionStart hook runs it: p50/p95 in ms."""
+    import os
+    import subprocess
+
+    env = {
+        **os.environ,
+        "CLI_ORG_DATA_DIR": str(settings.data_dir),
+        "CLI_ORG_DATABASE": settings.database_name,
+        "ORG_ROOT": settings.root,
+        "ORG_AGENT": AGENT,
+    }
+    times = []
+    for i in range(COLD_RUNS + 1):
+        args = [sys.executable, "-m", "cli_org", "context", "--project", PROJECTS[i % len(PROJECTS)]]
+        started = time.perf_counter()
+        subprocess.run(args, env=env, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+        if i:  # the first run reads the tables into the cache
+            times.append((time.perf_counter() - started) * 1000)
+    return {"n": len(times), "p50_ms": round(median(times), 1), "p95_ms": round(percentile(times, 0.95), 1)}
 
 
 def run(
@@ -356,8 +468,12 @@ def run(
     load: bool = True,
     build_mem: str = "1GB",
     nn: int = 0,
+    real_vectors: Path | None = None,
+    context_only: bool = False,
 ) -> dict:
-    name = f"scale_f{n_facts}_c{n_chunks}"
+    if context_only:
+        n_chunks = 0
+    name = f"scale_f{n_facts}_c{n_chunks}" + ("_real" if real_vectors else "") + ("_context" if context_only else "")
     empty = Path(tempfile.mkdtemp(prefix="scale-root-"))  # no project memory files
     if not load:  # --no-load: measure a database kept by an earlier run (--keep), migrated first
         settings = replace(_bench_settings(name), root=str(empty))
@@ -372,16 +488,20 @@ def run(
         index_embedder(settings)  # leaves the ONNX query model
         timings = {}
         words = Words(seed=14)
+        real = Sentences(max(n_facts, n_chunks), real_vectors, settings) if real_vectors else None
+        if real is not None and real.rate:
+            timings["sentences_per_s"] = real.rate
         with connect(settings, bounded=False) as admin:
             add_agent(admin, AGENT)
             admin.commit()
-            load_facts(admin, n_facts, words, timings)
+            load_facts(admin, n_facts, words, timings, real, arm=not context_only)
             print("facts loaded", timings, file=sys.stderr, flush=True)
-            load_chunks(admin, n_chunks, words, timings, build_mem)
+            if not context_only:
+                load_chunks(admin, n_chunks, words, timings, build_mem, real)
             print("chunks loaded", timings, file=sys.stderr, flush=True)
             table_sizes = sizes(admin)
     queries = Words(seed=15).texts(n_queries, 1, 8)
-    latency = measure(settings, queries, warm)
+    latency = measure(settings, queries, warm, context_only)
     neighbours = nearest_neighbours(settings, Words(seed=16).texts(nn, 1, 8)) if nn else None
     result = {
         "facts": n_facts,
@@ -395,6 +515,10 @@ def run(
         "when": time.strftime("%Y-%m-%d %H:%M"),
     }
     result["fact_arm_indexed"] = True  # the fact arm's indexes of migrations 0020 and 0021
+    if real_vectors:
+        result["real_vectors"] = True  # claims and chunk texts: embedded one-sentence texts
+    if context_only:
+        result["context_only"] = True
     if not load:
         result["reused_database"] = True  # load times and sizes are the earlier run's
     runs = _saved()
@@ -669,6 +793,15 @@ def main() -> None:
     parser.add_argument(
         "--no-load", action="store_true", help="measure the database an earlier --keep run left (implies --keep)"
     )
+    parser.add_argument(
+        "--real-vectors",
+        type=Path,
+        metavar="DIR",
+        help="claims and chunk texts are one-sentence texts embedded by the indexing model, cached in DIR",
+    )
+    parser.add_argument(
+        "--context-only", action="store_true", help="facts without vectors or arm indexes; time the context block only"
+    )
     parser.add_argument("--plot", action="store_true", help="only draw docs/scale.png from the saved results")
     parser.add_argument("--table", action="store_true", help="only print the RESULTS.md tables")
     args = parser.parse_args()
@@ -679,7 +812,18 @@ def main() -> None:
         print(table())
         return
     keep = args.keep or args.no_load
-    result = run(args.facts, args.chunks, args.queries, keep, args.warm, not args.no_load, args.build_mem, args.nn)
+    result = run(
+        args.facts,
+        args.chunks,
+        args.queries,
+        keep,
+        args.warm,
+        not args.no_load,
+        args.build_mem,
+        args.nn,
+        args.real_vectors,
+        args.context_only,
+    )
     print(json.dumps(result, indent=1))
 
 

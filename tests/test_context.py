@@ -9,7 +9,7 @@ import json
 import pytest
 from psycopg import errors as pgerr
 
-from cli_org.session.context import DEFAULT_BUDGET, KIND_ORDER, build_context, tokens
+from cli_org.session.context import DEFAULT_BUDGET, KIND_ORDER, SHORTEST_FACT_ENTRY, build_context, tokens
 from cli_org.store import facts, notebook, pins, todos
 
 
@@ -78,16 +78,67 @@ def test_order_pinned_then_kinds_then_newest(org):
 
 def test_omitted_entries_are_listed_with_their_reason_outside_the_agents_text(org):
     ids = _populate(org)
-    block = _build(org, budget=10_000)
+    block = _build(org, budget=10_000, fmt="json")
     reasons = {o.key: o.reason for o in block.omitted}
-    assert reasons[f"fact #{ids['retired']}"] == "retired"
-    assert reasons[f"fact #{ids['superseded']}"] == f"superseded by #{ids['newer']}"
     assert reasons[f"fact #{ids[1]}"] == f"duplicate of #{ids['dup']}"  # the newer one is shown
-    small = _build(org, budget=200)
-    assert any(o.reason == "budget" for o in small.omitted)
+    # Retired and superseded facts are counted, never read one by one.
+    assert block.omitted_counts == {"budget": 0, "duplicate": 1, "retired": 1, "superseded": 1}
+    assert f"fact #{ids['retired']}" not in reasons and f"fact #{ids['superseded']}" not in reasons
+    assert _build(org, budget=10_000).omitted_counts == {}  # counted for the JSON form only
+    small = _build(org, budget=200, fmt="json")
+    cut = [o for o in small.omitted if o.reason == "budget"]
+    assert cut and small.omitted_counts["budget"] >= len(cut)
     # Bookkeeping is for --json and the page, not for the model's context.
     for text in (block.text, small.text):
         assert "Omitted" not in text and "retired" not in text and "budget" not in text
+
+
+def _bulk_facts(org, n, kind, project=None):
+    """n current facts of one kind by `bot`, written in one statement (their claims are
+    longer than any gap a block leaves, so none fits where a newer one did not)."""
+    with org.as_agent("bot") as conn:
+        conn.execute(
+            "INSERT INTO memory_facts (subject, claim, source, author, kind, project)"
+            " SELECT 'bulk ' || i, 'Bulk claim ' || i || ' ' || repeat('x', 200), 'b.md', 'bot', %s, %s"
+            " FROM generate_series(1, %s) i",
+            (kind, project, n),
+        )
+        conn.commit()
+
+
+def test_the_block_reads_only_what_it_can_show_and_counts_the_rest(org):
+    """Facts past what the budget can hold are never read: many more of a kind the
+    block has no room for (six times what it could read) change neither the block nor the length of what it lists, only
+    the counts, and those are right."""
+    _populate(org)
+    with org.as_agent("bot") as conn:
+        for i in range(40):  # the rules fill a 400-token block
+            facts.remember(conn, f"rule{i}", f"Rule number {i} about deploys", source="d.md", kind="rule")
+    before = _build(org, budget=400, fmt="json")
+    _bulk_facts(org, 300, "model_note")
+    _bulk_facts(org, 100, "model_note", project="elsewhere")  # out of scope: not even counted
+    after = _build(org, budget=400, fmt="json")
+    assert after.text == before.text and "Bulk claim" not in after.text
+    with org.as_agent("bot") as conn:
+        bulk = {f"fact #{r['id']}" for r in conn.execute("SELECT id FROM memory_facts WHERE kind = 'model_note'")}
+        in_scope = conn.execute(
+            "SELECT count(*) AS n FROM memory_facts WHERE valid_to IS NULL AND project IS NULL"
+        ).fetchone()["n"]
+    # Of the 300 model notes only the newest the budget could hold were read (and listed).
+    window = 400 * 4 // SHORTEST_FACT_ENTRY + 1  # and room for the one pinned fact
+    read = [o for o in after.omitted if o.key in bulk]
+    assert 0 < len(read) <= window and all(o.reason == "budget" for o in read)
+    counts = after.omitted_counts
+    assert counts["budget"] - before.omitted_counts["budget"] == 300
+    assert (counts["duplicate"], counts["retired"], counts["superseded"]) == (1, 1, 1)
+    shown = {e.key for s in after.sections for e in s.entries if e.key.startswith("fact #")}
+    assert (
+        len(shown)
+        + counts["duplicate"]
+        + counts["budget"]
+        - len([o for o in after.omitted if o.reason == "budget" and not o.key.startswith("fact #")])
+        == in_scope
+    )  # every current fact in scope, once
 
 
 def test_a_near_full_notebook_says_so(org):

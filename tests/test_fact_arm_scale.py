@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from fakes import HashEmbedder
 
-from cli_org.recall.facts_arm import _lexical, _nearest, recall_facts
+from cli_org.recall.facts_arm import RANK_CAP, _lexical, _nearest, recall_facts
 from cli_org.recall.terms import needed, positive_words, terms, word_start_patterns
 from cli_org.shaping import FACT_SHAPING
 from cli_org.store import facts
@@ -254,3 +254,33 @@ def test_the_sampled_background_keeps_the_trust_rule(org):
     assert all(a[1] >= b[1] - 1e-9 for a, b in zip(after, before, strict=True))
     zs = {fid: z for fid, _, z in before}
     assert all(z == zs[fid] for fid, _, z in after if fid in zs)
+
+
+def test_a_common_word_ranks_only_its_newest_matches(org):
+    """Past RANK_CAP matches a lexical pass ranks only the newest of them (it walks the
+    newest-first index and stops): older facts that hold the word more often are not read."""
+    with org.admin() as admin:
+        admin.execute("ALTER TABLE memory_facts DISABLE TRIGGER USER")  # the load only, as above
+        admin.commit()
+    with org.as_agent("bot") as conn:
+        old = [facts.remember(conn, f"old {i}", "ubiquity ubiquity ubiquity", source="d.md").id for i in range(3)]
+        conn.execute(
+            "INSERT INTO memory_facts (subject, claim, source)"
+            " SELECT 'new ' || i, 'ubiquity once, item ' || i, 'd.md' FROM generate_series(1, %s) i",
+            (RANK_CAP,),
+        )
+        conn.commit()
+    with org.admin() as admin:
+        admin.execute("ALTER TABLE memory_facts ENABLE TRIGGER USER")
+        admin.commit()
+    with org.as_agent("bot") as conn:
+        hits = _lexical(conn, "ubiquity", project=None, limit=8)
+        rows = conn.execute(sql("recall.facts_strict").replace("%(cap)s", "2000"), _strict_params("ubiquity"))
+        uncapped = [r["id"] for r in rows]
+    assert len(hits) == 8 and all(h.match == "strict" for h in hits)
+    assert not {h.fact.id for h in hits} & set(old)  # the older, better-ranked ones were never read
+    assert set(old) <= set(uncapped[:3])  # ranking every match would have put them first
+
+
+def _strict_params(query: str) -> dict:
+    return {"query": query, "project": None, "limit": 16, "substring": True, "pieces": None}

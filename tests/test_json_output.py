@@ -253,6 +253,7 @@ FIELDS: dict[str, object] = {
         "prefix_chars",
         sections=[F("name", "title", "stable", entries=[F("key", "line", "mark")])],
         omitted=[F("key", "reason")],
+        omitted_counts=F("budget", "duplicate", "retired", "superseded"),
     ),
     # a libpq URL, whose user and database, and where its password comes from
     "db url": F("url", "user", "database", "agent", "password_from"),
@@ -317,7 +318,7 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "todo list": (["todo", "list"], None),
     "tidy": (["tidy"], None),
     "import": (["import", "{export}", "--dry-run"], None),
-    "context": (["context"], "bot"),
+    "context": (["context", "--budget", "30"], "bot"),  # a small budget: something is omitted
     "setup": (["setup", "claude-code", "--project-dir", "{root}", "--agent", "bot", "--dry-run"], None),
     "warm status": (["warm", "status"], None),
     "warm stop": (["warm", "stop"], None),

@@ -3,33 +3,46 @@
 -- The substring test runs only on the facts whose word pieces (migration 0020) hold every
 -- word of three or more characters of the query (%(pieces)s, from `pieces`); NULL when the
 -- query has no such word, and then every current fact is tested.
+-- Only the newest %(cap)s matches are ranked (facts_arm.RANK_CAP): a common word's matches
+-- are then found walking migration 0031's index newest first and stopped, not all ranked.
 SELECT {facts.columns},
        ts_rank_cd(search, websearch_to_tsquery('english', %(query)s)) AS rank
-FROM memory_facts
-WHERE valid_to IS NULL
-  AND (%(project)s::text IS NULL OR project IS NULL OR project = %(project)s)
-  AND (search @@ websearch_to_tsquery('english', %(query)s)
-       OR (%(substring)s
-           AND (%(pieces)s::tsquery IS NULL OR fact_word_pieces(subject, claim) @@ %(pieces)s::tsquery)
-           AND (strpos(lower(subject), lower(%(query)s)) > 0
-                OR strpos(lower(claim), lower(%(query)s)) > 0)))
+FROM (
+    SELECT * FROM memory_facts
+    WHERE valid_to IS NULL
+      AND (%(project)s::text IS NULL OR project IS NULL OR project = %(project)s)
+      AND (search @@ websearch_to_tsquery('english', %(query)s)
+           OR (%(substring)s
+               -- strpos first: a walk down the newest-first index tests each row as written,
+               -- and cutting a fact into its pieces costs far more than strpos
+               AND (strpos(lower(subject), lower(%(query)s)) > 0
+                    OR strpos(lower(claim), lower(%(query)s)) > 0)
+               AND (%(pieces)s::tsquery IS NULL OR fact_word_pieces(subject, claim) @@ %(pieces)s::tsquery)))
+    ORDER BY created_at DESC, id DESC
+    LIMIT %(cap)s
+) f
 ORDER BY rank DESC, created_at DESC
 LIMIT %(limit)s;
 
 -- name: facts_loose
 -- At least %(need)s of the query's terms start a word of the subject or claim. The regex
 -- runs only on the facts whose word pieces (migration 0020) can hold that many of the terms
--- (%(pieces)s, built by facts_arm._loose_pieces); NULL: every current fact.
+-- (%(pieces)s, built by facts_arm._loose_pieces); NULL: every current fact. Only the newest
+-- %(cap)s matches are ranked (facts_arm.RANK_CAP), as in facts_strict.
 SELECT * FROM (
-    SELECT {facts.columns},
-           (SELECT count(*) FROM unnest(%(patterns)s::text[]) AS p
-            WHERE (subject || ' ' || claim) ~* p) AS matched
-    FROM memory_facts
-    WHERE valid_to IS NULL
-      AND (%(project)s::text IS NULL OR project IS NULL OR project = %(project)s)
-      AND (%(pieces)s::tsquery IS NULL OR fact_word_pieces(subject, claim) @@ %(pieces)s::tsquery)
+    SELECT * FROM (
+        SELECT {facts.columns},
+               (SELECT count(*) FROM unnest(%(patterns)s::text[]) AS p
+                WHERE (subject || ' ' || claim) ~* p) AS matched
+        FROM memory_facts
+        WHERE valid_to IS NULL
+          AND (%(project)s::text IS NULL OR project IS NULL OR project = %(project)s)
+          AND (%(pieces)s::tsquery IS NULL OR fact_word_pieces(subject, claim) @@ %(pieces)s::tsquery)
+    ) f
+    WHERE matched >= %(need)s
+    ORDER BY created_at DESC, id DESC
+    LIMIT %(cap)s
 ) f
-WHERE matched >= %(need)s
 ORDER BY matched DESC, created_at DESC
 LIMIT %(limit)s;
 

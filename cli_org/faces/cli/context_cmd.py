@@ -33,9 +33,10 @@ def context(
 ) -> None:
     """Print the session context block: notebook, pins, todos, facts by kind, then hits.
 
-    The same state prints the same bytes. What is not shown (over the budget, retired,
-    superseded, duplicate) is listed only under --json, as "omitted" with each reason: the
-    block is what an agent reads. Nothing to deliver (with --session: nothing new) prints
+    The same state prints the same bytes. What is not shown is only under --json: "omitted"
+    lists what was read and left out (over the budget, duplicate) and "omitted_counts" counts
+    everything not shown by reason (budget, duplicate, retired, superseded): the block is
+    what an agent reads. Nothing to deliver (with --session: nothing new) prints
     nothing. --json is --format json.
     """
     fmt = "json" if as_json else fmt
