@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from fakes import HashEmbedder
 
+from cli_org.db.queries import sql
 from cli_org.recall.facts_arm import RANK_CAP, _lexical, _nearest, recall_facts
 from cli_org.recall.terms import needed, positive_words, terms, word_start_patterns
 from cli_org.shaping import FACT_SHAPING
