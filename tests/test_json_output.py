@@ -175,6 +175,7 @@ FIELDS: dict[str, object] = {
     "eval stale": F("root", items=[F("where", "cited", "problem")]),
     # "one summary line per harness": files, sessions, messages, malformed lines per reason, failures
     "archive import": [F("harness", "sources", "read", "sessions", "messages", "malformed", "skipped", "failed")],
+    "archive judge": F("sessions", "judged"),
     "archive memory": F("ignored", files=[F("path", "source", "size", "version", "new")]),
     # "when it was edited, its size, lines added and removed, and the diff"
     "archive history": F(
@@ -219,6 +220,7 @@ FIELDS: dict[str, object] = {
     ),
     # "`fact`, `events`, `older`, `newer` and `chain`"
     "facts show": F("fact", "older", "newer", "chain", events=[F("at", "who", "what", "detail")]),
+    "facts embed": F("embedded"),
     # pins and todos: their rows (docs/facts.md, "Pins and todos"); restore as forget
     "pin": F(
         "pin_id", "fact_id", "project", "pinned_by", "pinned_at", "unpinned_by", "unpinned_at", "subject", "claim"
@@ -302,12 +304,14 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "eval cost": (["eval", "cost", "--root", "{root}"], None),
     "eval stale": (["eval", "stale", "--root", "{root}"], None),
     "archive import": (["archive", "import", "--claude", "{projects}"], None),
+    "archive judge": (["archive", "judge"], None),
     "archive memory": (["archive", "memory", "{memory}"], None),
     "archive history": (["archive", "history", "{memory}"], None),
     "usage": (["usage"], None),
     "sessions search": (["sessions", "search", "deploy"], None),
     "sessions show": (["sessions", "show", "S"], None),
     "facts show": (["facts", "show", "{fact}"], None),
+    "facts embed": (["facts", "embed"], "bot"),
     "db url": (["db", "url"], None),
     "pin": (["pin", "{fact}"], "bot"),
     "unpin": (["unpin", "{pinned}"], "bot"),
@@ -435,6 +439,8 @@ def run_json(org, cli, tmp_path, monkeypatch):
 
                 backup(org.settings, Path(files["dump"]))
         args, agent = ARGS[command]
+        if command == "facts embed":  # it needs the query model: the same stand-in
+            monkeypatch.setattr(cli_org.vault.embedders, "query_embedder", lambda settings: (HashEmbedder(), None))
         return cli(*[a.format(**files) for a in args], "--json", agent=agent)
 
     return run
