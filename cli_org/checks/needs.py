@@ -166,10 +166,18 @@ def _sequence(items: Any, caseless: bool, top_caseless: bool) -> _Info:
     return _Info(match=best)
 
 
-@functools.cache
 def needs(regex: str) -> tuple[bool, frozenset[str]] | None:
     """(case-blind, strings) where every match of `regex` holds one of the strings (in the
-    text lowered by `lowered` when case-blind), or None when no such strings are known."""
+    text lowered by `lowered` when case-blind), or None when no such strings are known.
+    The checks' own patterns are read from the table made when they were written."""
+    from .needs_table import TABLE
+
+    return TABLE[regex] if regex in TABLE else derived(regex)
+
+
+@functools.cache
+def derived(regex: str) -> tuple[bool, frozenset[str]] | None:
+    """`needs`, worked out from the pattern itself (parsing costs about what compiling does)."""
     parsed = P.parse(regex)
     caseless = bool(parsed.state.flags & re.IGNORECASE)
     needed = _sequence(list(parsed), caseless, caseless).needed()

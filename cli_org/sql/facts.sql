@@ -77,3 +77,8 @@ SELECT org_restore(%(id)s, %(why)s);
 -- name: restores
 SELECT retired_at, retired_by, retired_reason, superseded_by, restored_at, restored_by, why
 FROM memory_restores WHERE fact_id = %(id)s ORDER BY restored_at, id;
+
+-- name: warm_scan
+-- The write scan of a fact's fields, run for its one-time cost (store/facts.py, warm_up_writes).
+SELECT public.org_write_scan(ARRAY['subject', 'claim', 'source'],
+                             ARRAY[%(subject)s, %(claim)s, %(source)s]::text[]) AS problem;

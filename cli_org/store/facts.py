@@ -145,6 +145,21 @@ def _store(conn: Conn, params: dict[str, Any], supersedes: int | None, check: bo
     return Remembered(new_id, superseded=supersedes)
 
 
+# A plain claim, as most are: what the first write of a process and of a database session
+# compiles (the patterns its strings may match, the database's folding of the text).
+_PLAIN = ("deploys", "The api is deployed at night from the release branch.", "docs/deploy.md")
+
+
+@owns_transaction
+def warm_up_writes(conn: Conn) -> None:
+    """Pay a first write's one-time costs now, writing nothing: a long-lived server calls this
+    when it starts, so that its first `remember` costs what a later one does (the client's
+    checks import and compile, the connection's write scan compiles)."""
+    check_fact(*_PLAIN)
+    subject, claim, source = _PLAIN
+    first(conn, sql("facts.warm_scan"), {"subject": subject, "claim": claim, "source": source})
+
+
 # Characters of the existing claim a near-duplicate refusal quotes (the id leads to the rest).
 QUOTED_CLAIM = 80
 

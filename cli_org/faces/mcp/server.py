@@ -51,9 +51,11 @@ from __future__ import annotations
 import inspect
 import re
 import sys
+import threading
 import time
 import traceback
 from collections.abc import AsyncIterator, Callable
+from contextlib import suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -567,6 +569,13 @@ async def serve_lines(server: OrgServer, lines: AsyncIterator[str] | _Lines, sen
         await lowlevel.run(read, write, lowlevel.create_initialization_options())
 
 
+def _warm_up_writes(org) -> None:
+    from ...store.facts import warm_up_writes
+
+    with suppress(Exception):  # a refusal or a lost database shows at the first real call
+        org.run(warm_up_writes)
+
+
 def serve(front: Front, settings: Settings, agent: str | None) -> None:
     """Open the Org (one connection, and one to the replica with CLI_ORG_READ_URL: calls are
     served one at a time, so a second would idle; the query model), take every message over
@@ -578,5 +587,8 @@ def serve(front: Front, settings: Settings, agent: str | None) -> None:
         print(f"cli-org mcp: {message}", file=sys.stderr)
 
     with Org.open(settings, agent, face=FACE, embed=True, pool=1, notify=notify) as org:
+        # The first org_remember would pay the write path's one-time costs (the checks'
+        # imports and compiles, the session's write scan): paid here, beside the handshake.
+        threading.Thread(target=_warm_up_writes, args=(org,), daemon=True).start()
         server = build_server(Session(org))
         anyio.run(serve_lines, server, _Lines(front.hand_off(), front.lines.get), front.deliver)
