@@ -1,8 +1,10 @@
 """What a write costs a new process, against a read in the same run: cold `cli-org remember`
 against cold `cli-org facts` and `cli-org recall --arms fact` (spawn to exit, no warm
 helper), and the first `org_remember` of a fresh MCP server against its later ones (the
-SDK's own stdio client). Every variant's runs are interleaved, so load on the shared
-machine falls on all alike; medians, and the ratios that count on a noisy machine.
+SDK's own stdio client), sent MCP_PAUSE s after the tool list as a harness's model would,
+and ("at once") right after the handshake, start-up included. Every variant's runs are
+interleaved, so load on the shared machine falls on all alike; medians, and the ratios that
+count on a noisy machine.
 
     python -m benchmarks.cold_writes [--runs 15] [--model] [--before PATH]
 
