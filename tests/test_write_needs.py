@@ -116,3 +116,17 @@ def test_the_table_is_what_the_script_writes():
     spec.loader.exec_module(script)
     with open(script.NEEDS_PATH, encoding="utf-8") as f:
         assert f.read() == script.needs_table(), "run: python scripts/write_checks_sql.py"
+
+
+def test_warming_up_the_write_path_writes_nothing_and_compiles_the_scan(org):
+    # What `cli-org mcp` does as it starts, so that its first org_remember costs what a later
+    # one does (benchmarks/cold_writes.py): a member may run it, and it leaves no row behind.
+    from cli_org.store.facts import warm_up_writes
+
+    with org.admin() as conn:
+        before = conn.execute("SELECT count(*) AS n FROM memory_facts").fetchone()["n"]
+    with org.login(f"{org.name}_bot", "bot-pw") as conn:
+        warm_up_writes(conn)
+        assert conn.execute("SELECT org_write_scan(ARRAY['claim'], ARRAY['plain words']) AS p").fetchone()["p"] is None
+    with org.admin() as conn:
+        assert conn.execute("SELECT count(*) AS n FROM memory_facts").fetchone()["n"] == before
