@@ -412,7 +412,10 @@ def test_cli_commands(cli, tmp_path):
     )
     code, out, _ = cli("notebook", "add", "--target", "user", "Prefers oat milk", agent="bot")
     assert code == 0 and out.startswith("unchanged: entry #1 already says this")
-    code, out, err = cli("notebook", "add", "--target", "user", "u" * USER_CAP, agent="bot")
+    # a plain sentence over the cap (a run of one letter is what the injection classifier,
+    # when an earlier test has made the query model, calls an instruction)
+    too_long = ("Prefers long walks after lunch. " * 60)[:USER_CAP]
+    code, out, err = cli("notebook", "add", "--target", "user", too_long, agent="bot")
     assert code == 1 and out == "" and "16/1375 chars" in err and "Prefers oat milk" in err and err.count("\n") == 1
     assert cli("notebook", "replace", "--target", "user", "oat", "Prefers soy milk", agent="bot")[1] == (
         "replaced #1 (user 16/1375 chars)\n"
