@@ -116,6 +116,13 @@ def test_facts_embed_fills_in_an_agents_own_facts(org, team):
     assert got[own] == "lead" and theirs not in got
 
 
+def test_a_restore_by_the_author_stores_the_vector_the_fact_never_had(org, team):
+    plain = remember(org, "bot", "standup", "Standup is at 9:30 in the small room.", embedder=None)
+    facts.forget(org.writer("bot"), plain, "moved")
+    facts.restore(org.writer("bot"), plain, "back again", embedder=HashEmbedder())
+    assert {r["fact_id"]: r["computed_by"] for r in vectors(org)}[plain] == "bot"
+
+
 def test_the_admin_embeds_every_authors_facts_as_the_author(org, team):
     theirs = remember(org, "bot", "lunch", "Lunch is ordered at 11:45 on Fridays.", embedder=None)
     other = remember(org, "other", "standup", "Standup is at 9:30 in the small room.", embedder=None)

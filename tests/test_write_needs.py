@@ -105,19 +105,6 @@ def test_the_database_filters_as_the_client(org):
             assert got == [may_match(p.regex, text) for p in DB_PATTERNS], text
 
 
-def test_the_table_is_what_the_script_writes():
-    # The needs are worked out once, when the patterns are written (scripts/write_checks_sql.py):
-    # a pattern changed without running the script fails here.
-    import importlib.util
-
-    root = checks.__file__.rsplit("/cli_org/", 1)[0]
-    spec = importlib.util.spec_from_file_location("write_checks_sql", f"{root}/scripts/write_checks_sql.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    with open(script.NEEDS_PATH, encoding="utf-8") as f:
-        assert f.read() == script.needs_table(), "run: python scripts/write_checks_sql.py"
-
-
 def test_warming_up_the_write_path_writes_nothing_and_compiles_the_scan(org):
     # What `cli-org mcp` does as it starts, so that its first org_remember costs what a later
     # one does (benchmarks/cold_writes.py): a member may run it, and it leaves no row behind.

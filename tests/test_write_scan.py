@@ -202,16 +202,25 @@ def test_cf_ranges_match_unicode_data():
 # --- the database layer -----------------------------------------------------------
 
 
-def test_the_repeatable_file_is_what_the_script_writes():
-    # The database's copy is generated from the client's by scripts/write_checks_sql.py into
-    # one repeatable file, which `cli-org init` applies again when it changes: a pattern
-    # changed without running the script fails here.
+def checks_script():
+    """scripts/write_checks_sql.py, loaded as a module (it is no package)."""
     root = checks.__file__.rsplit("/cli_org/", 1)[0]
     spec = importlib.util.spec_from_file_location("write_checks_sql", f"{root}/scripts/write_checks_sql.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
+    return script
+
+
+def test_the_repeatable_file_is_what_the_script_writes():
+    # The database's copy is generated from the client's by scripts/write_checks_sql.py into
+    # one repeatable file, which `cli-org init` applies again when it changes: a pattern
+    # changed without running the script fails here. So is the table of the strings each
+    # pattern needs (checks/needs_table.py), worked out once when the patterns are written.
+    script = checks_script()
     with open(script.PATH, encoding="utf-8") as f:
         assert f.read() == script.render(), "run: python scripts/write_checks_sql.py"
+    with open(script.NEEDS_PATH, encoding="utf-8") as f:
+        assert f.read() == script.needs_table(), "run: python scripts/write_checks_sql.py"
 
 
 def test_database_patterns_are_the_clients(org):
