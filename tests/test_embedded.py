@@ -74,3 +74,29 @@ def test_bad_database_url_is_one_line():
     result = runner.invoke(group, ["facts"])
     assert result.exit_code == 1 and result.stderr.startswith("cli-org: cannot connect to CLI_ORG_DATABASE_URL")
     assert result.stderr.count("\n") == 1
+
+
+def test_the_port_file_is_read_and_written_as_a_hostile_file_would_be(tmp_path):
+    # A FIFO where the port is kept is refused at once (never waited on); the port is written
+    # atomically, owner-only, and never through a symlink planted in its place.
+    import os
+
+    import pytest
+
+    from cli_org.db import embedded
+    from cli_org.local.files import FileRefused
+
+    assert embedded.saved_port(tmp_path) is None
+    embedded.set_port(tmp_path, 50123)
+    assert embedded.saved_port(tmp_path) == 50123
+    assert (tmp_path / "port").stat().st_mode & 0o777 == 0o600
+    (tmp_path / "port").unlink()
+    os.mkfifo(tmp_path / "port")
+    with pytest.raises(FileRefused, match="FIFO"):
+        embedded.saved_port(tmp_path)
+    (tmp_path / "port").unlink()
+    (tmp_path / "elsewhere").write_text("keep me\n")
+    (tmp_path / "port").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(FileRefused, match="symlink"):
+        embedded.set_port(tmp_path, 50124)
+    assert (tmp_path / "elsewhere").read_text() == "keep me\n"

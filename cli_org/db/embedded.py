@@ -215,21 +215,27 @@ def port_file(data_dir: Path) -> Path:
     return data_dir / "port"
 
 
+def _port_text(path: Path) -> str | None:
+    """The port file's text, None when there is none; read as every file cli-org is handed
+    (local/files.py: a symlink, a FIFO or a device there is refused in one line, never waited on)."""
+    from ..local.files import read_text
+
+    if not os.path.lexists(path):
+        return None
+    return read_text(path, limit=64).strip()
+
+
 def saved_port(data_dir: Path) -> int | None:
     """The kept port, or None before the first start (or when the file is not a port)."""
-    try:
-        raw = port_file(data_dir).read_text().strip()
-    except FileNotFoundError:
-        return None
-    return int(raw) if raw.isdigit() else None
+    raw = _port_text(port_file(data_dir))
+    return int(raw) if raw is not None and raw.isdigit() else None
 
 
 def kept_port(data_dir: Path) -> int:
     """The port this data folder's server listens on, chosen (a free one) and kept on first use."""
     path = port_file(data_dir)
-    try:
-        raw = path.read_text().strip()
-    except FileNotFoundError:
+    raw = _port_text(path)
+    if raw is None:
         port = _free_port()
         set_port(data_dir, port)
         return port
@@ -246,10 +252,10 @@ def _check_port(port: int) -> None:
 def set_port(data_dir: Path, port: int) -> None:
     """Keep `port` for this data folder's server (it takes effect at the next start)."""
     _check_port(port)
+    from ..local.files import write_private
+
     data_dir.mkdir(parents=True, exist_ok=True)
-    tmp = port_file(data_dir).with_suffix(".tmp")
-    tmp.write_text(f"{port}\n")
-    tmp.replace(port_file(data_dir))
+    write_private(port_file(data_dir), f"{port}\n".encode())  # atomic, never through a symlink
 
 
 def _port_taken(port: int) -> bool:
