@@ -318,6 +318,16 @@ def check_text(field: str, text: str) -> None:
 def scan_problem(field: str, text: str) -> str | None:
     """What the secret and injection scans find in a field, said for the writer, or None (the
     part of check_text an import runs on multi-line texts too)."""
+    from . import injection
+
+    return _scan(field, text, injection.available())
+
+
+# A face checks a fact before it connects, and the library checks it again as it writes (it
+# serves every face): the second scan of the same text, classifier embedding included, is
+# this cache's, not repeated work. Whether the classifier can run is part of the key.
+@functools.lru_cache(maxsize=256)
+def _scan(field: str, text: str, classifier: bool) -> str | None:
     what = find_secret(text)
     if what:
         return f"{field} looks like it contains {what}; facts are readable by every agent"
