@@ -42,6 +42,7 @@ INSIDE_A_CALLERS_TRANSACTION = {
     "cli_org.vault.search.hnsw_scan",  # a context manager around the caller's scan
     "cli_org.store.vectors.store_vectors",  # inside remember's, restore's or import's transaction
     "cli_org.store.vectors.store_as_authors",  # inside import's or `facts embed`'s transaction
+    "cli_org.store.vectors.store_unembedded",  # inside import's or restore's transaction
     "cli_org.archive.verdicts.judge_sessions",  # inside an archive import's transaction
     "cli_org.archive.verdicts.judge_outdated",  # inside judge_stale's or an import's transaction
 }

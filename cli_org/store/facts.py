@@ -18,7 +18,7 @@ from ..db.session import owns_transaction
 from ..errors import InputError, NearDuplicate, NotFound
 from ..text import one_line
 from .duplicates import near_duplicate, scope
-from .vectors import store_vectors
+from .vectors import store_unembedded, store_vectors
 
 if TYPE_CHECKING:
     from ..vault.embedders import Embedder
@@ -246,8 +246,7 @@ def restore(conn: Conn, fact_id: int, why: str, *, embedder: Embedder | None = N
         if embedder is not None and fact is not None and fact.author == me:
             # a fact retired before it had a vector gets its author's now; a restorer who is
             # not the author leaves it to the author or the admin (`cli-org facts embed`)
-            missing = conn.execute(sql("fact_vectors.unembedded"), {"ids": [fact_id], "model": embedder.name})
-            store_vectors(conn, embedder, missing.fetchall())
+            store_unembedded(conn, embedder, [fact_id])
         conn.commit()
     if fact is None:  # never: org_restore() found it
         raise NotFound(f"no fact with id {fact_id}")

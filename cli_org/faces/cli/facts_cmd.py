@@ -113,9 +113,11 @@ def embed(agent: str | None, as_json: bool) -> None:
     query model (`cli-org vault embed` makes it); an interrupted run keeps what it did."""
     from ...errors import ConfigError
     from ...store.vectors import embed_missing
+    from ...vault.embed import require_vectors
 
     progress = Progress("facts embed")
     with org(agent, embed=True) as opened, opened.connection(bounded=False) as conn:
+        require_vectors(conn)  # the cause a user can fix first, before the model's
         if opened.embedder is None:
             raise ConfigError("no query model yet: run `cli-org vault embed` first")
         stored = embed_missing(conn, opened.embedder, progress=progress)
