@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 from datetime import UTC, datetime, timedelta
 
@@ -273,3 +274,42 @@ def test_org_via_set_by_setup_wins_over_the_clients_name(org):
 
 def test_the_host_part_is_this_machine(org):
     assert _host() and socket.gethostname()
+
+
+# --- the page and the API ----------------------------------------------------------------
+
+
+def test_the_page_and_the_api_show_the_same_feed_with_links_and_filters(org, web):
+    ids = _story(org)
+    client = web("boss")
+    api = client.get("/api/activity").json()
+    assert [e["kind"] for e in api["events"]][:3] == ["todo_done", "todo_added", "notebook"]
+    assert api["next"] is None and api["kinds"][0] == "written"
+    page = client.get("/activity").text
+    assert f'href="/facts/{ids["new"]}"' in page and 'href="/agents/other"' in page
+    assert page.count('<tr class="kind-') == len(api["events"])
+    assert "claude-code" in page and "codex" in page
+    assert client.get("/activity", params={"via": "codex"}).text.count('<tr class="kind-') == 3
+    filtered = client.get("/api/activity", params={"agent": "other", "kind": "facts"}).json()["events"]
+    assert [e["kind"] for e in filtered] == ["restored", "retired", "written"]
+    first = client.get("/api/activity", params={"since": "all"}).json()
+    assert len(first["events"]) == 11
+    # the navigation leads with it
+    assert re.findall(r'<a href="(/[a-z]+)"', page)[:2] == ["/activity", "/facts"]
+
+
+def test_the_page_refuses_bad_input_in_one_line(org, web):
+    client = web("boss")
+    refused = client.get("/activity", params={"since": "banana"})
+    assert refused.status_code == 400 and "since &#39;banana&#39; is not a span" in refused.text
+    api = client.get("/api/activity", params={"kind": "gossip"})
+    assert api.status_code == 400 and api.json()["error"].startswith("kind 'gossip' is not one of")
+    assert client.get("/api/activity", params={"before": "x"}).status_code == 400
+
+
+@pytest.mark.attack("activity")
+def test_the_page_served_as_a_member_hides_the_notebook_it_may_not_read(org, web):
+    _story(org)
+    assert "bot/memory" not in web("other").get("/activity").text
+    assert "notebook" not in [e["kind"] for e in web("other").get("/api/activity").json()["events"]]
+    assert "bot/memory" in web("lead").get("/activity").text
