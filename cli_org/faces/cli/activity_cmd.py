@@ -64,8 +64,8 @@ def activity(since, who, via, kinds, limit, before, agent, as_json) -> None:
         line = f"{e.at:%Y-%m-%d %H:%M} {e.kind:<10} {e.who or '-'} via {e.via or '-'}  {what}"
         if e.detail:
             line += f": {one_line(e.detail, 100)}"
-        if e.other and e.kind == "superseded":
-            line += f" (by #{e.other})"
+        if e.other and e.kind == "written":
+            line += f" (supersedes #{e.other})"
         click.echo(line)
     if result.next:
         click.echo(f"more: --before {result.next}")
