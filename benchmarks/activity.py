@@ -68,7 +68,8 @@ def load(settings, n: int, now: bool) -> None:
         conn.execute(
             "INSERT INTO notebook_entries (id, agent, store, body, version, created_at, changed_at, changed_by)"
             " OVERRIDING SYSTEM VALUE SELECT g, 'nb' || lpad((g % 30)::text, 2, '0'), 'memory', 'note ' || g, 1,"
-            " now() - g * interval '20 minutes', now() - g * interval '20 minutes', 'nb' || lpad((g % 30)::text, 2, '0')"
+            " now() - g * interval '20 minutes', now() - g * interval '20 minutes',"
+            " 'nb' || lpad((g % 30)::text, 2, '0')"
             " FROM generate_series(1, 3000) g"
         )
         conn.execute(
@@ -147,7 +148,8 @@ def _params(activity, since, before, args) -> dict:
     params.update(
         since=since or activity._EARLIEST,
         agent=args.get("agent"),
-        via=args.get("via"),
+        via_name=args["via"].split("@", 1)[0] if args.get("via") else None,
+        via_whole=args["via"] if "@" in (args.get("via") or "") else None,
         b_at=cursor[0],
         b_src=cursor[1],
         b_ref=cursor[2],
@@ -174,8 +176,10 @@ def main() -> None:
         load(settings, ns.facts, ns.now)
         print(f"loaded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     rows = {case: run_case(settings, who, args, ns.warm, ns.runs) for case, (who, args) in CASES.items()}
-    print(f"| case ({ns.facts:,} facts{', all in the last hour' if ns.now else ''}) "
-          "| events | server ms (EXPLAIN ANALYZE) | call p50 ms | call p95 ms |")
+    print(
+        f"| case ({ns.facts:,} facts{', all in the last hour' if ns.now else ''}) "
+        "| events | server ms (EXPLAIN ANALYZE) | call p50 ms | call p95 ms |"
+    )
     print("| --- | ---: | ---: | ---: | ---: |")
     for case, r in rows.items():
         print(f"| {case} | {r['events']} | {r['server_ms']} | {r['call_p50_ms']} | {r['call_p95_ms']} |")

@@ -4,7 +4,7 @@ agents, a filter narrows them, hostile text stays text; a screenshot is saved.""
 
 from __future__ import annotations
 
-from test_web_browser import HOSTILE, browser, site, tab  # noqa: F401 (fixtures)
+from test_web_browser import HOSTILE, browser, site, tab  # noqa: F401 (its fixtures: server, browser, tab)
 
 from cli_org.store import notebook as nb
 from cli_org.store import todos
@@ -12,7 +12,7 @@ from cli_org.store import todos
 VIA = "claude-code@box1"
 
 
-def test_the_activity_page_shows_what_changed_by_agent_and_harness(site, tab):
+def test_the_activity_page_shows_what_changed_by_agent_and_harness(site, tab):  # noqa: F811
     _, org, ids, _ = site
     with org.as_agent("bot") as conn:
         nb.add(conn, "memory", "The lead reads the activity page every morning.", via=VIA)

@@ -100,10 +100,48 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION public.org_via() TO %I', public.org_member_role());
 END $$;
 
--- The feed's sources, newest first (the current facts have memory_facts_newest, 0031; the
--- recall and tool-call logs have their created_at indexes, 0004 and 0016).
+-- Reading notebook versions (the feed reads them newest first, across agents) as a member
+-- paid the read rule once per version row: org_notebook_readable(agent) is a function with
+-- its own search_path, so it is never inlined, and it runs three lookups per call (40 us: a
+-- member's page of the feed took 120 ms at 3,000 versions, python -m benchmarks.activity).
+-- The same rule (0013, 0019: the agent itself, the administrator, an owner, the agent's team
+-- lead) is now computed once per statement: the agents whose notebooks the caller may read,
+-- or NULL for all of them; each row is then an array lookup.
+CREATE FUNCTION public.org_notebooks_readable() RETURNS text[]
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, public, pg_temp AS $$
+    SELECT CASE
+        WHEN pg_catalog.pg_has_role(current_user,
+                                    (SELECT c.relowner FROM pg_catalog.pg_class c
+                                     WHERE c.oid = 'public.notebook_entries'::pg_catalog.regclass), 'USAGE')
+             OR public.org_is_owner() THEN NULL
+        ELSE ARRAY(SELECT a.name FROM public.org_agents a
+                   WHERE a.name = public.org_me() OR a.team_lead = public.org_me())
+    END
+$$;
+REVOKE EXECUTE ON FUNCTION public.org_notebooks_readable() FROM PUBLIC;
+DO $$
+BEGIN
+    EXECUTE format('GRANT EXECUTE ON FUNCTION public.org_notebooks_readable() TO %I', public.org_member_role());
+END $$;
+DROP POLICY notebook_versions_read ON public.notebook_versions;
+CREATE POLICY notebook_versions_read ON public.notebook_versions FOR SELECT
+    USING ((SELECT public.org_notebooks_readable()) IS NULL
+           OR agent = ANY ((SELECT public.org_notebooks_readable())::text[]));
+
+-- The feed's sources, newest first (the recall and tool-call logs have their created_at
+-- indexes, 0004 and 0016), and for the facts, which grow largest, by who and by harness too:
+-- without these, a filter that matches little walked every fact back to `since` (at 100,000
+-- facts, 86-207 ms per page with `since all`; python -m benchmarks.activity). A harness's
+-- index holds only the facts that name one.
 CREATE INDEX memory_facts_written ON public.memory_facts (created_at, id);
+CREATE INDEX memory_facts_written_by ON public.memory_facts (author, created_at, id);
+CREATE INDEX memory_facts_written_via ON public.memory_facts (split_part(via, '@', 1), created_at, id)
+    WHERE via IS NOT NULL;
 CREATE INDEX memory_facts_retired ON public.memory_facts (valid_to, id) WHERE valid_to IS NOT NULL;
+CREATE INDEX memory_facts_retired_by ON public.memory_facts (retired_by, valid_to, id) WHERE valid_to IS NOT NULL;
+CREATE INDEX memory_facts_retired_via ON public.memory_facts (split_part(retired_via, '@', 1), valid_to, id)
+    WHERE retired_via IS NOT NULL;
 CREATE INDEX memory_restores_restored ON public.memory_restores (restored_at, id);
 CREATE INDEX memory_restores_retired ON public.memory_restores (retired_at, id);
 CREATE INDEX memory_pins_pinned ON public.memory_pins (pinned_at, id);

@@ -13,7 +13,8 @@ SELECT at, src, ref, sub, kind, who, via, fact_id, subject, detail, project, oth
        AND f.created_at >= %(since)s::timestamptz
        AND (%(b_at)s::timestamptz IS NULL OR (f.created_at <= %(b_at)s::timestamptz AND (f.created_at, 1, f.id, 0) < (%(b_at)s::timestamptz, %(b_src)s::integer, %(b_ref)s::bigint, %(b_sub)s::integer)))
        AND (%(agent)s::text IS NULL OR f.author = %(agent)s)
-       AND (%(via)s::text IS NULL OR f.via = %(via)s OR split_part(f.via, '@', 1) = %(via)s)
+       AND (%(via_name)s::text IS NULL OR split_part(f.via, '@', 1) = %(via_name)s)
+       AND (%(via_whole)s::text IS NULL OR f.via = %(via_whole)s)
      ORDER BY f.created_at DESC, f.id DESC
      LIMIT %(n)s)
     UNION ALL
@@ -25,7 +26,8 @@ SELECT at, src, ref, sub, kind, who, via, fact_id, subject, detail, project, oth
        AND f.valid_to >= %(since)s::timestamptz
        AND (%(b_at)s::timestamptz IS NULL OR (f.valid_to <= %(b_at)s::timestamptz AND (f.valid_to, 2, f.id, 0) < (%(b_at)s::timestamptz, %(b_src)s::integer, %(b_ref)s::bigint, %(b_sub)s::integer)))
        AND (%(agent)s::text IS NULL OR f.retired_by = %(agent)s)
-       AND (%(via)s::text IS NULL OR f.retired_via = %(via)s OR split_part(f.retired_via, '@', 1) = %(via)s)
+       AND (%(via_name)s::text IS NULL OR split_part(f.retired_via, '@', 1) = %(via_name)s)
+       AND (%(via_whole)s::text IS NULL OR f.retired_via = %(via_whole)s)
      ORDER BY f.valid_to DESC, f.id DESC
      LIMIT %(n)s)
     UNION ALL
@@ -36,7 +38,8 @@ SELECT at, src, ref, sub, kind, who, via, fact_id, subject, detail, project, oth
        AND r.retired_at >= %(since)s::timestamptz
        AND (%(b_at)s::timestamptz IS NULL OR (r.retired_at <= %(b_at)s::timestamptz AND (r.retired_at, 3, r.id, 0) < (%(b_at)s::timestamptz, %(b_src)s::integer, %(b_ref)s::bigint, %(b_sub)s::integer)))
        AND (%(agent)s::text IS NULL OR r.retired_by = %(agent)s)
-       AND (%(via)s::text IS NULL OR r.retired_via = %(via)s OR split_part(r.retired_via, '@', 1) = %(via)s)
+       AND (%(via_name)s::text IS NULL OR split_part(r.retired_via, '@', 1) = %(via_name)s)
+       AND (%(via_whole)s::text IS NULL OR r.retired_via = %(via_whole)s)
      ORDER BY r.retired_at DESC, r.id DESC
      LIMIT %(n)s)
     UNION ALL
@@ -47,7 +50,8 @@ SELECT at, src, ref, sub, kind, who, via, fact_id, subject, detail, project, oth
        AND r.restored_at >= %(since)s::timestamptz
        AND (%(b_at)s::timestamptz IS NULL OR (r.restored_at <= %(b_at)s::timestamptz AND (r.restored_at, 4, r.id, 0) < (%(b_at)s::timestamptz, %(b_src)s::integer, %(b_ref)s::bigint, %(b_sub)s::integer)))
        AND (%(agent)s::text IS NULL OR r.restored_by = %(agent)s)
-       AND (%(via)s::text IS NULL OR r.restored_via = %(via)s OR split_part(r.restored_via, '@', 1) = %(via)s)
+       AND (%(via_name)s::text IS NULL OR split_part(r.restored_via, '@', 1) = %(via_name)s)
+       AND (%(via_whole)s::text IS NULL OR r.restored_via = %(via_whole)s)
      ORDER BY r.restored_at DESC, r.id DESC
      LIMIT %(n)s)
     UNION ALL
@@ -58,7 +62,8 @@ SELECT at, src, ref, sub, kind, who, via, fact_id, subject, detail, project, oth
        AND p.pinned_at >= %(since)s::timestamptz
        AND (%(b_at)s::timestamptz IS NULL OR (p.pinned_at <= %(b_at)s::timestamptz AND (p.pinned_at, 5, p.id, 0) < (%(b_at)s::timestamptz, %(b_src)s::integer, %(b_ref)s::bigint, %(b_sub)s::integer)))
        AND (%(agent)s::text IS NULL OR p.pinned_by = %(agent)s)
-       AND (%(via)s::text IS NULL OR p.pinned_via = %(via)s OR split_part(p.pinned_via, '@', 1) = %(via)s)
+       AND (%(via_name)s::text IS NULL OR split_part(p.pinned_via, '@', 1) = %(via_name)s)
+       AND (%(via_whole)s::text IS NULL OR p.pinned_via = %(via_whole)s)
      ORDER BY p.pinned_at DESC, p.id DESC
      LIMIT %(n)s)
     UNION ALL
@@ -70,7 +75,8 @@ SELECT at, src, ref, sub, kind, who, via, fact_id, subject, detail, project, oth
        AND p.unpinned_at >= %(since)s::timestamptz
        AND (%(b_at)s::timestamptz IS NULL OR (p.unpinned_at <= %(b_at)s::timestamptz AND (p.unpinned_at, 6, p.id, 0) < (%(b_at)s::timestamptz, %(b_src)s::integer, %(b_ref)s::bigint, %(b_sub)s::integer)))
        AND (%(agent)s::text IS NULL OR p.unpinned_by = %(agent)s)
-       AND (%(via)s::text IS NULL OR p.unpinned_via = %(via)s OR split_part(p.unpinned_via, '@', 1) = %(via)s)
+       AND (%(via_name)s::text IS NULL OR split_part(p.unpinned_via, '@', 1) = %(via_name)s)
+       AND (%(via_whole)s::text IS NULL OR p.unpinned_via = %(via_whole)s)
      ORDER BY p.unpinned_at DESC, p.id DESC
      LIMIT %(n)s)
     UNION ALL
@@ -81,7 +87,8 @@ SELECT at, src, ref, sub, kind, who, via, fact_id, subject, detail, project, oth
        AND v.at >= %(since)s::timestamptz
        AND (%(b_at)s::timestamptz IS NULL OR (v.at <= %(b_at)s::timestamptz AND (v.at, 7, v.entry_id, v.version) < (%(b_at)s::timestamptz, %(b_src)s::integer, %(b_ref)s::bigint, %(b_sub)s::integer)))
        AND (%(agent)s::text IS NULL OR v.by = %(agent)s)
-       AND (%(via)s::text IS NULL OR v.via = %(via)s OR split_part(v.via, '@', 1) = %(via)s)
+       AND (%(via_name)s::text IS NULL OR split_part(v.via, '@', 1) = %(via_name)s)
+       AND (%(via_whole)s::text IS NULL OR v.via = %(via_whole)s)
      ORDER BY v.at DESC, v.entry_id DESC, v.version DESC
      LIMIT %(n)s)
     UNION ALL
@@ -92,7 +99,8 @@ SELECT at, src, ref, sub, kind, who, via, fact_id, subject, detail, project, oth
        AND t.created_at >= %(since)s::timestamptz
        AND (%(b_at)s::timestamptz IS NULL OR (t.created_at <= %(b_at)s::timestamptz AND (t.created_at, 8, t.id, 0) < (%(b_at)s::timestamptz, %(b_src)s::integer, %(b_ref)s::bigint, %(b_sub)s::integer)))
        AND (%(agent)s::text IS NULL OR t.author = %(agent)s)
-       AND (%(via)s::text IS NULL OR t.via = %(via)s OR split_part(t.via, '@', 1) = %(via)s)
+       AND (%(via_name)s::text IS NULL OR split_part(t.via, '@', 1) = %(via_name)s)
+       AND (%(via_whole)s::text IS NULL OR t.via = %(via_whole)s)
      ORDER BY t.created_at DESC, t.id DESC
      LIMIT %(n)s)
     UNION ALL
@@ -104,7 +112,8 @@ SELECT at, src, ref, sub, kind, who, via, fact_id, subject, detail, project, oth
        AND t.done_at >= %(since)s::timestamptz
        AND (%(b_at)s::timestamptz IS NULL OR (t.done_at <= %(b_at)s::timestamptz AND (t.done_at, 9, t.id, 0) < (%(b_at)s::timestamptz, %(b_src)s::integer, %(b_ref)s::bigint, %(b_sub)s::integer)))
        AND (%(agent)s::text IS NULL OR t.done_by = %(agent)s)
-       AND (%(via)s::text IS NULL OR t.done_via = %(via)s OR split_part(t.done_via, '@', 1) = %(via)s)
+       AND (%(via_name)s::text IS NULL OR split_part(t.done_via, '@', 1) = %(via_name)s)
+       AND (%(via_whole)s::text IS NULL OR t.done_via = %(via_whole)s)
      ORDER BY t.done_at DESC, t.id DESC
      LIMIT %(n)s)
     UNION ALL
@@ -115,7 +124,8 @@ SELECT at, src, ref, sub, kind, who, via, fact_id, subject, detail, project, oth
        AND e.created_at >= %(since)s::timestamptz
        AND (%(b_at)s::timestamptz IS NULL OR (e.created_at <= %(b_at)s::timestamptz AND (e.created_at, 10, e.id, 0) < (%(b_at)s::timestamptz, %(b_src)s::integer, %(b_ref)s::bigint, %(b_sub)s::integer)))
        AND (%(agent)s::text IS NULL OR e.agent = %(agent)s)
-       AND (%(via)s::text IS NULL OR NULL::text = %(via)s OR split_part(NULL::text, '@', 1) = %(via)s)
+       AND (%(via_name)s::text IS NULL OR split_part(NULL::text, '@', 1) = %(via_name)s)
+       AND (%(via_whole)s::text IS NULL OR NULL::text = %(via_whole)s)
      ORDER BY e.created_at DESC, e.id DESC
      LIMIT %(n)s)
     UNION ALL
@@ -126,7 +136,8 @@ SELECT at, src, ref, sub, kind, who, via, fact_id, subject, detail, project, oth
        AND c.created_at >= %(since)s::timestamptz
        AND (%(b_at)s::timestamptz IS NULL OR (c.created_at <= %(b_at)s::timestamptz AND (c.created_at, 11, c.id, 0) < (%(b_at)s::timestamptz, %(b_src)s::integer, %(b_ref)s::bigint, %(b_sub)s::integer)))
        AND (%(agent)s::text IS NULL OR c.agent = %(agent)s)
-       AND (%(via)s::text IS NULL OR NULL::text = %(via)s OR split_part(NULL::text, '@', 1) = %(via)s)
+       AND (%(via_name)s::text IS NULL OR split_part(NULL::text, '@', 1) = %(via_name)s)
+       AND (%(via_whole)s::text IS NULL OR NULL::text = %(via_whole)s)
      ORDER BY c.created_at DESC, c.id DESC
      LIMIT %(n)s)
 ) e

@@ -170,7 +170,8 @@ def feed(
     params.update(
         since=since or _EARLIEST,
         agent=agent,
-        via=via,
+        via_name=via.split("@", 1)[0] if via else None,  # the harness's name: an index's key
+        via_whole=via if via and "@" in via else None,
         b_at=cursor[0],
         b_src=cursor[1],
         b_ref=cursor[2],
@@ -178,7 +179,10 @@ def feed(
         n=limit + 1,
     )
     with translated(conn):
-        rows = conn.execute(sql("activity.feed"), params).fetchall()
+        # never a prepared statement: its generic plan keeps every branch and filter that the
+        # parameters switch off, and walked whole tables (p50 191 ms where the plan for the
+        # values took 69 ms, python -m benchmarks.activity)
+        rows = conn.execute(sql("activity.feed"), params, prepare=False).fetchall()
     events, keys = [], []
     for row in rows[:limit]:
         src, sub = row.pop("src"), row.pop("sub")

@@ -2,6 +2,4 @@
 
 from . import activity, agents, evaluation, facts, recall, search, usage
 
-ROUTERS = [
-    activity.router,
-    facts.router, agents.router, recall.router, search.router, usage.router, evaluation.router]
+ROUTERS = [activity.router, facts.router, agents.router, recall.router, search.router, usage.router, evaluation.router]
