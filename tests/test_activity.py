@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
+import subprocess
 from datetime import UTC, datetime, timedelta
 
 import anyio
@@ -271,10 +271,6 @@ def test_org_via_set_by_setup_wins_over_the_clients_name(org):
         assert {e.via for e in feed(conn).events} == {"hermes@box3"}
 
 
-def test_the_host_part_is_this_machine(org):
-    assert _host() and socket.gethostname()
-
-
 # --- the page and the API ----------------------------------------------------------------
 
 
@@ -312,3 +308,39 @@ def test_the_page_served_as_a_member_hides_the_notebook_it_may_not_read(org, web
     assert "bot/memory" not in web("other").get("/activity").text
     assert "notebook" not in [e["kind"] for e in web("other").get("/api/activity").json()["events"]]
     assert "bot/memory" in web("lead").get("/activity").text
+
+
+def test_a_client_without_a_handshake_is_named_by_each_requests_envelope(org):
+    """The 2026-07-28 protocol has no initialize: each request names its client in `_meta`
+    (tests/test_mcp_front.py holds what Claude Code 2.1.332 sends); the write records it."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "envelope-client", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    arguments = {"subject": "ci", "claim": "CI runs on every push to main.", "source": "docs/ci.md"}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "org_remember", "arguments": arguments, "_meta": meta},
+    }
+    server = params(org, "bot")
+    with subprocess.Popen(
+        [server.command, *server.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=server.env,
+        cwd=server.cwd,
+        text=True,
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(call) + "\n")
+        proc.stdin.flush()
+        answer = json.loads(proc.stdout.readline())  # the call's answer, then the end of input
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    assert answer["id"] == 1 and not answer["result"].get("isError"), answer
+    with org.as_agent("boss") as conn:
+        assert [e.via for e in feed(conn).events] == [f"envelope-client@{_host()}"]
