@@ -128,7 +128,14 @@ def run_case(settings, who: str, args: dict, warm: int, runs: int) -> dict:
             if i >= warm:
                 calls.append((time.perf_counter() - started) * 1000)
         # the same statement, explained (its parameters as feed() passes them)
-        params = _params(activity, since, before, args)
+        params = activity.query_params(
+            since=since,
+            agent=args.get("agent"),
+            via=args.get("via"),
+            kinds=activity.parse_kinds(args.get("kinds")),
+            before=before,
+            limit=activity.DEFAULT_LIMIT,
+        )
         plan = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql("activity.feed"), params).fetchone()
         conn.rollback()
     explained = plan["QUERY PLAN"][0] if isinstance(plan, dict) else plan[0][0]
@@ -139,24 +146,6 @@ def run_case(settings, who: str, args: dict, warm: int, runs: int) -> dict:
         "server_ms": round(explained["Execution Time"], 2),
         "planning_ms": round(explained["Planning Time"], 2),
     }
-
-
-def _params(activity, since, before, args) -> dict:
-    kinds = activity.parse_kinds(args.get("kinds"))
-    cursor = activity._parse_cursor(before) if before else (None, None, None, None)
-    params: dict = {f"k_{k}": k in kinds for k in activity.KINDS}
-    params.update(
-        since=since or activity._EARLIEST,
-        agent=args.get("agent"),
-        via_name=args["via"].split("@", 1)[0] if args.get("via") else None,
-        via_whole=args["via"] if "@" in (args.get("via") or "") else None,
-        b_at=cursor[0],
-        b_src=cursor[1],
-        b_ref=cursor[2],
-        b_sub=cursor[3],
-        n=activity.DEFAULT_LIMIT + 1,
-    )
-    return params
 
 
 def main() -> None:

@@ -56,8 +56,7 @@ BEGIN
         END IF;
     ELSIF TG_TABLE_NAME = 'org_todos' THEN
         IF TG_OP = 'INSERT' THEN
-            NEW.via := coalesce(NEW.via, public.org_via());
-            NEW.done_via := NULL;
+            NEW.via := coalesce(NEW.via, public.org_via());  -- done_via: only an import gives one
         ELSIF OLD.done_at IS NULL AND NEW.done_at IS NOT NULL THEN
             NEW.via := OLD.via;
             NEW.done_via := public.org_via();
@@ -67,7 +66,7 @@ BEGIN
         END IF;
     ELSIF TG_TABLE_NAME = 'memory_facts' THEN
         IF TG_OP = 'INSERT' THEN
-            NEW.retired_via := NULL;
+            NULL;  -- retired_via: only an import gives one (members hold no grant on it)
         ELSIF OLD.valid_to IS NULL AND NEW.valid_to IS NOT NULL THEN
             NEW.retired_via := public.org_via();
         ELSIF NEW.valid_to IS NULL THEN

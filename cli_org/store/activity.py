@@ -165,19 +165,7 @@ def feed(
     if via is not None and not _VIA_FILTER.match(via):
         raise InputError(f"via {via[:80]!r} must be a harness (claude-code) or runtime@host")
     chosen = parse_kinds(kinds)
-    cursor = _parse_cursor(before) if before else (None, None, None, None)
-    params: dict[str, object] = {f"k_{k}": k in chosen for k in KINDS}
-    params.update(
-        since=since or _EARLIEST,
-        agent=agent,
-        via_name=via.split("@", 1)[0] if via else None,  # the harness's name: an index's key
-        via_whole=via if via and "@" in via else None,
-        b_at=cursor[0],
-        b_src=cursor[1],
-        b_ref=cursor[2],
-        b_sub=cursor[3],
-        n=limit + 1,
-    )
+    params = query_params(since=since, agent=agent, via=via, kinds=chosen, before=before, limit=limit)
     with translated(conn):
         # never a prepared statement: its generic plan keeps every branch and filter that the
         # parameters switch off, and walked whole tables (p50 191 ms where the plan for the
@@ -191,6 +179,27 @@ def feed(
     more = len(rows) > limit
     next_cursor = cursor_of(events[-1], *keys[-1]) if more and events else None
     return Activity(events, since, chosen, next_cursor)
+
+
+def query_params(
+    *, since: datetime | None, agent: str | None, via: str | None, kinds: list[str], before: str | None, limit: int
+) -> dict[str, object]:
+    """The parameters of sql activity.feed for a page (benchmarks/activity.py explains the
+    statement with them)."""
+    cursor = _parse_cursor(before) if before else (None, None, None, None)
+    params: dict[str, object] = {f"k_{k}": k in kinds for k in KINDS}
+    params.update(
+        since=since or _EARLIEST,
+        agent=agent,
+        via_name=via.split("@", 1)[0] if via else None,  # the harness's name: an index's key
+        via_whole=via if via and "@" in via else None,
+        b_at=cursor[0],
+        b_src=cursor[1],
+        b_ref=cursor[2],
+        b_sub=cursor[3],
+        n=limit + 1,  # one more than a page: whether another follows
+    )
+    return params
 
 
 def say_via(conn: Conn, via: str | None) -> None:
