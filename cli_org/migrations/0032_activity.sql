@@ -88,7 +88,7 @@ CREATE TRIGGER memory_pins_via BEFORE INSERT OR UPDATE ON public.memory_pins
     FOR EACH ROW EXECUTE FUNCTION public.org_stamp_via();
 CREATE TRIGGER org_todos_via BEFORE INSERT OR UPDATE ON public.org_todos
     FOR EACH ROW EXECUTE FUNCTION public.org_stamp_via();
-CREATE TRIGGER memory_facts_retired_via BEFORE INSERT OR UPDATE ON public.memory_facts
+CREATE TRIGGER memory_facts_stamp_via BEFORE INSERT OR UPDATE ON public.memory_facts
     FOR EACH ROW EXECUTE FUNCTION public.org_stamp_via();
 CREATE TRIGGER memory_restores_via BEFORE INSERT ON public.memory_restores
     FOR EACH ROW EXECUTE FUNCTION public.org_stamp_via();
