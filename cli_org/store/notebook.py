@@ -29,6 +29,7 @@ from ..db.session import owns_transaction
 from ..errors import AccessDenied, DatabaseError, InputError, NotFound
 from ..local.files import read_file
 from ..text import one_line
+from .activity import say_via
 
 SEPARATOR = "§"  # a line holding only this separates entries in a notebook file
 _SEPARATOR_LINE = re.compile(r"^[ \t]*§[ \t]*$", re.MULTILINE)
@@ -194,12 +195,13 @@ def _full(target: str, store: Store, after: int, what: str) -> NotebookFull:
 
 
 @owns_transaction
-def add(conn: Conn, target: str, text: str) -> Change:
+def add(conn: Conn, target: str, text: str, *, via: str | None = None) -> Change:
     """Add one entry to the caller's store; identical to a live entry: nothing to do."""
     text = check_entry(text, target)
     with translated(conn):
         me = current_agent(conn)
         conn.execute(sql("notebook.lock"))
+        say_via(conn, via)
         store = _store(me, target, _live(conn, me, target))
         for e in store.entries:
             if e.body == text:
@@ -231,12 +233,13 @@ def _one(store: Store, substring: str, verb: str) -> Entry:
 
 
 @owns_transaction
-def replace(conn: Conn, target: str, old: str, new: str) -> Change:
+def replace(conn: Conn, target: str, old: str, new: str, *, via: str | None = None) -> Change:
     """Replace the one entry containing `old` with `new` (the whole entry becomes `new`)."""
     new = check_entry(new, target)
     with translated(conn):
         me = current_agent(conn)
         conn.execute(sql("notebook.lock"))
+        say_via(conn, via)
         store = _store(me, target, _live(conn, me, target))
         entry = _one(store, old, "replace")
         if entry.body == new:
@@ -252,12 +255,13 @@ def replace(conn: Conn, target: str, old: str, new: str) -> Change:
 
 
 @owns_transaction
-def remove(conn: Conn, target: str, substring: str) -> Change:
+def remove(conn: Conn, target: str, substring: str, *, via: str | None = None) -> Change:
     """Mark the one entry containing `substring` removed (kept, with who and when)."""
     _target(target)
     with translated(conn):
         me = current_agent(conn)
         conn.execute(sql("notebook.lock"))
+        say_via(conn, via)
         store = _store(me, target, _live(conn, me, target))
         entry = _one(store, substring, "remove")
         first(conn, sql("notebook.remove"), {"id": entry.id})

@@ -17,6 +17,7 @@ from ..db.connect import current_agent
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
+from .activity import say_via
 
 
 @dataclass
@@ -34,13 +35,14 @@ class Pin:
 
 
 @owns_transaction
-def pin(conn: Conn, fact_id: int, project: str | None = None) -> Pin:
+def pin(conn: Conn, fact_id: int, project: str | None = None, *, via: str | None = None) -> Pin:
     """Pin a current fact org-wide, or in `project` (a project's fact is pinned in its own
     project). Pinning a fact already pinned there changes nothing."""
     check_field("project", project)
     check_id(fact_id)
     with translated(conn):
         current_agent(conn)
+        say_via(conn, via)
         pin_id = first(conn, sql("pins.pin"), {"id": fact_id, "project": project})["pin_id"]
         row = first(conn, sql("pins.get"), {"pin_id": pin_id})
         conn.commit()
@@ -48,11 +50,12 @@ def pin(conn: Conn, fact_id: int, project: str | None = None) -> Pin:
 
 
 @owns_transaction
-def unpin(conn: Conn, fact_id: int) -> Pin:
+def unpin(conn: Conn, fact_id: int, *, via: str | None = None) -> Pin:
     """Unpin a fact; the pin's row stays, with who unpinned it and when."""
     check_id(fact_id)
     with translated(conn):
         current_agent(conn)
+        say_via(conn, via)
         pin_id = first(conn, sql("pins.unpin"), {"id": fact_id})["pin_id"]
         row = first(conn, sql("pins.get"), {"pin_id": pin_id})
         conn.commit()

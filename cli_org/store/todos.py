@@ -18,6 +18,7 @@ from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError, NotFound
+from .activity import say_via
 
 
 @dataclass
@@ -46,20 +47,22 @@ def check_todo(text: str, project: str | None) -> str:
 
 
 @owns_transaction
-def add_todo(conn: Conn, text: str, project: str | None = None) -> Todo:
+def add_todo(conn: Conn, text: str, project: str | None = None, *, via: str | None = None) -> Todo:
     text = check_todo(text, project)
     with translated(conn):
         current_agent(conn)
+        say_via(conn, via)
         row = first(conn, sql("todos.add"), {"text": text, "project": project})
         conn.commit()
     return Todo(**row)
 
 
 @owns_transaction
-def done_todo(conn: Conn, todo_id: int) -> Todo:
+def done_todo(conn: Conn, todo_id: int, *, via: str | None = None) -> Todo:
     check_id(todo_id, "todo")
     with translated(conn):
         current_agent(conn)
+        say_via(conn, via)
         conn.execute(sql("todos.done"), {"id": todo_id})
         row = conn.execute(sql("todos.get"), {"id": todo_id}).fetchone()
         conn.commit()

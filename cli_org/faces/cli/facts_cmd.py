@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ...checks.rules import KINDS
-from .common import ID, Progress, as_option, connection, emit_json, json_option, org
+from .common import ID, Progress, as_option, connection, emit_json, json_option, org, settings
 
 
 @click.command()
@@ -67,7 +67,7 @@ def forget(fact_id: int, why: str, agent: str | None, as_json: bool) -> None:
     from ...store.facts import forget as do_forget
 
     with connection(agent) as conn:
-        do_forget(conn, fact_id, why)
+        do_forget(conn, fact_id, why, via=settings().via)
     if as_json:
         emit_json({"id": fact_id, "retired": True, "why": why.strip()})
     else:

@@ -16,7 +16,8 @@ from ...store.facts import age
 HERE = Path(__file__).parent
 STATIC_DIR = HERE / "static"
 
-PAGES = (  # the navigation, in order: (path, title)
+PAGES = (  # the navigation, in order: (path, title); Activity answers a lead's first question
+    ("/activity", "Activity"),
     ("/facts", "Facts"),
     ("/agents", "Agents"),
     ("/recall", "Recall"),
