@@ -100,10 +100,29 @@ WHERE s.external_id = %(external_id)s
 ORDER BY s.harness;
 
 -- name: session_messages
-SELECT position, part, kind, occurred_at, text, tool_name, tool_call_id, command
+-- A session's messages in order (index archive_messages_order); with `limit`, a page; with
+-- `chars`, each text cut to that many characters (`length` says how long it was).
+SELECT position, part, kind, occurred_at,
+       CASE WHEN %(chars)s::int IS NULL THEN text ELSE left(text, %(chars)s::int) END AS text,
+       length(text) AS length, tool_name, tool_call_id, command
 FROM archive_messages
 WHERE session_id = %(id)s
-ORDER BY position, part, id;
+ORDER BY position, part, id
+LIMIT %(limit)s OFFSET %(offset)s;
+
+-- name: session_size
+SELECT count(*) AS n FROM archive_messages WHERE session_id = %(id)s;
+
+-- name: session_list
+-- Archived sessions, newest first (index archive_sessions_newest), a page, each with its
+-- message count (one index-only count per session on the page: archive_messages_order).
+SELECT s.harness, s.external_id, s.project, s.model, s.title, s.started_at, s.ended_at,
+       (SELECT count(*) FROM archive_messages m WHERE m.session_id = s.id) AS messages
+FROM archive_sessions s
+WHERE (%(harness)s::text IS NULL OR s.harness = %(harness)s)
+  AND (%(project)s::text IS NULL OR s.project = %(project)s)
+ORDER BY s.started_at DESC NULLS LAST, s.id DESC
+LIMIT %(limit)s OFFSET %(offset)s;
 
 -- name: analyze
 -- After an import that added rows: fresh planner statistics. Without them the usage queries

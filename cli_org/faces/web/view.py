@@ -21,6 +21,10 @@ PAGES = (  # the navigation, in order: (path, title)
     ("/agents", "Agents"),
     ("/recall", "Recall"),
     ("/search", "Search"),
+    ("/sessions", "Sessions"),
+    ("/vault", "Vault"),
+    ("/todos", "Todos"),
+    ("/pins", "Pins"),
     ("/usage", "Usage"),
     ("/evaluation", "Evaluation"),
 )
