@@ -13,19 +13,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from test_web_browser import (  # noqa: F401  (browser, site, tab are fixtures)
-    HOSTILE,
-    ROOT,
-    Watched,
-    _free_port,
-    _wait_until_up,
-    browser,
-    site,
-    tab,
-)
+import test_web_browser
+from test_web_browser import HOSTILE, ROOT, Watched, _free_port, _wait_until_up
 
 from cli_org.store import notebook as nb
 from cli_org.store import pins, todos
+
+# test_web_browser.py's fixtures: its `cli-org serve --as boss` over a database with data on
+# every page, the browser, and a logged-in tab.
+site, browser, tab = test_web_browser.site, test_web_browser.browser, test_web_browser.tab
 
 NOTE = "The staging database is reset every Sunday."
 

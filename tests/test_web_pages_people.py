@@ -9,7 +9,8 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from test_web_agents import ATTACK, remember, site  # noqa: F401  (site is a fixture)
+import test_web_agents
+from test_web_agents import remember
 
 from cli_org.archive.importer import import_sessions
 from cli_org.db.connect import connect
@@ -21,6 +22,8 @@ from cli_org.faces.web.pages import vault as vault_page
 from cli_org.store import facts, pins, todos
 from cli_org.store import notebook as nb
 from cli_org.vault.scan import scan
+
+site = test_web_agents.site  # the fixture: a client of the page serving as an agent, over a small vault
 
 # --- Todos --------------------------------------------------------------------------------
 
@@ -39,9 +42,8 @@ def test_todos_open_done_by_agent_and_project(org, site):
     done = client.get("/api/todos", params={"state": "done"}).json()["todos"]
     assert [(t["id"], t["done_by"]) for t in done] == [(theirs.id, "other")]
     assert len(client.get("/api/todos", params={"state": "all"}).json()["todos"]) == 3
-    assert [t["author"] for t in client.get("/api/todos", params={"agent": "other", "state": "all"}).json()["todos"]] == [
-        "other"
-    ]
+    theirs_only = client.get("/api/todos", params={"agent": "other", "state": "all"}).json()["todos"]
+    assert [t["author"] for t in theirs_only] == ["other"]
     web = client.get("/api/todos", params={"project": "web"}).json()["todos"]  # its own and the org-wide ones
     assert {t["text"] for t in web} == {"Rotate the deploy key", "Write the runbook for rollbacks"}
     page = client.get("/todos", params={"state": "all"}).text
@@ -195,6 +197,7 @@ def test_notebook_history_bad_input(site):
 # --- Sessions -----------------------------------------------------------------------------
 
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+RESULT = [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "ERROR lock held"}]
 
 
 def _record(session: str, uuid: str, kind: str, content, minute: int) -> dict:
@@ -223,7 +226,7 @@ def archived(org, tmp_path):
             ],
             1,
         ),
-        _record("S1", "t1", "user", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "ERROR lock held"}], 2),
+        _record("S1", "t1", "user", RESULT, 2),
         _record("S1", "a2", "assistant", [{"type": "text", "text": "A migration lock is held. " + "x" * 9000}], 3),
         _record("S1", "u2", "user", "<script>alert(1)</script> thanks", 4),
     ]
@@ -344,7 +347,14 @@ def test_one_note_as_indexed_with_links_and_backlinks(linked):
 
 @pytest.mark.parametrize(
     "path",
-    ["../../etc/passwd", "..%2F..%2Fetc%2Fpasswd", "%2Fetc%2Fpasswd", "ops/../../../etc/passwd", "ops%2F..%2Fdeploy.md"],
+    [
+        "../../etc/passwd",
+        "..%2F..%2Fetc%2Fpasswd",
+        "%2Fetc%2Fpasswd",
+        "ops/../../../etc/passwd",
+        "ops%2F..%2Fdeploy.md",
+        "%2e%2e/%2e%2e/etc/passwd",
+    ],
 )
 def test_vault_traversal_paths_read_no_file(linked, path):
     client = linked("boss")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from ..db import Conn, first
 from ..db.errors import translated
@@ -58,7 +59,7 @@ class Note:
     size: int
     private: bool
     scanned_at: datetime
-    frontmatter: dict
+    frontmatter: dict[str, Any]
     tags: list[str]
     sections: list[Section]  # the indexed chunks in order: heading and text
     sections_total: int

@@ -36,7 +36,7 @@ def notebook_page(request: Request, name: AgentName, target: Target | None = Non
 @router.get(
     "/api/agents/{name}/notebook",
     response_model=nb.NotebookHistory,
-    responses={404: {"description": "no such agent"}},
+    responses={400: {"description": "refused input (one line in `error`)"}, 404: {"description": "no such agent"}},
     tags=["agents"],
 )
 def notebook_api(request: Request, name: AgentName, target: Target | None = None, page: Page = 1) -> Any:

@@ -108,9 +108,7 @@ def sessions_api(request: Request, harness: Harness | None = None, project: Proj
     return {"sessions": plain(listed), "page": page, "more": more}
 
 
-@router.get(
-    "/api/sessions/search", response_model=list[sessions_lib.MessageHit], responses=Refusals, tags=["sessions"]
-)
+@router.get("/api/sessions/search", response_model=list[sessions_lib.MessageHit], responses=Refusals, tags=["sessions"])
 def sessions_search_api(
     request: Request,
     q: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS, description="words the messages hold")],

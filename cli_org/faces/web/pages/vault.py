@@ -47,9 +47,7 @@ def _note(request: Request, name: str, private: bool) -> notes_lib.Note:
 @router.get("/vault", response_class=HTMLResponse, include_in_schema=False)
 def vault_page(request: Request, q: Filter = None, tag: Tag = None, private: bool = False, page: Page = 1) -> str:
     found, more = _list(request, q, tag, private, page)
-    return render(
-        "vault.html", request, notes=found, more=more, page=page, q=q or "", tag=tag or "", private=private
-    )
+    return render("vault.html", request, notes=found, more=more, page=page, q=q or "", tag=tag or "", private=private)
 
 
 @router.get("/vault/{name:path}", response_class=HTMLResponse, include_in_schema=False)
