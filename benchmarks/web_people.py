@@ -63,7 +63,7 @@ def add_kept(settings, agent: str, long: int) -> None:
     with connect(settings) as conn:
         conn.execute(
             "INSERT INTO org_todos (text, project, author) SELECT 'todo number ' || g,"
-            " CASE WHEN g % 3 = 0 THEN NULL ELSE 'p' || (g % 5) END, %s FROM generate_series(1, %s) g",
+            " CASE WHEN g %% 3 = 0 THEN NULL ELSE 'p' || (g %% 5) END, %s FROM generate_series(1, %s) g",
             (agent, TODOS),
         )
         conn.execute("UPDATE org_todos SET done_at = now(), done_by = author WHERE id % 2 = 0")
@@ -71,7 +71,7 @@ def add_kept(settings, agent: str, long: int) -> None:
         conn.commit()
     with connect(settings, web.AS) as conn:
         for k in range(PIN_CYCLES):
-            fid = ids[-1 - (k % 50)]
+            fid = ids[-1 - (k % min(50, len(ids)))]
             pins.pin(conn, fid)
             pins.unpin(conn, fid)
         nb.add(conn, "memory", "edit 0")

@@ -100,15 +100,20 @@ WHERE s.external_id = %(external_id)s
 ORDER BY s.harness;
 
 -- name: session_messages
--- A session's messages in order (index archive_messages_order); with `limit`, a page; with
--- `chars`, each text cut to that many characters (`length` says how long it was).
-SELECT position, part, kind, occurred_at,
-       CASE WHEN %(chars)s::int IS NULL THEN text ELSE left(text, %(chars)s::int) END AS text,
-       length(text) AS length, tool_name, tool_call_id, command
-FROM archive_messages
-WHERE session_id = %(id)s
-ORDER BY position, part, id
-LIMIT %(limit)s OFFSET %(offset)s;
+-- A session's messages in order; with `limit`, a page; with `chars`, each text cut to that
+-- many characters (`length` says how long it was). The page's ids come first, from the index
+-- alone (archive_messages_order), so the rows an OFFSET skips are never read or cut.
+WITH page AS (
+    SELECT id FROM archive_messages
+    WHERE session_id = %(id)s
+    ORDER BY position, part, id
+    LIMIT %(limit)s OFFSET %(offset)s
+)
+SELECT m.position, m.part, m.kind, m.occurred_at,
+       CASE WHEN %(chars)s::int IS NULL THEN m.text ELSE left(m.text, %(chars)s::int) END AS text,
+       length(m.text) AS length, m.tool_name, m.tool_call_id, m.command
+FROM archive_messages m JOIN page USING (id)
+ORDER BY m.position, m.part, m.id;
 
 -- name: session_size
 SELECT count(*) AS n FROM archive_messages WHERE session_id = %(id)s;
