@@ -120,14 +120,20 @@ SELECT count(*) AS n FROM archive_messages WHERE session_id = %(id)s;
 
 -- name: session_list
 -- Archived sessions, newest first (index archive_sessions_newest), a page, each with its
--- message count (one index-only count per session on the page: archive_messages_order).
-SELECT s.harness, s.external_id, s.project, s.model, s.title, s.started_at, s.ended_at,
-       (SELECT count(*) FROM archive_messages m WHERE m.session_id = s.id) AS messages
-FROM archive_sessions s
-WHERE (%(harness)s::text IS NULL OR s.harness = %(harness)s)
-  AND (%(project)s::text IS NULL OR s.project = %(project)s)
-ORDER BY s.started_at DESC NULLS LAST, s.id DESC
-LIMIT %(limit)s OFFSET %(offset)s;
+-- message count: one index-only count (archive_messages_order) per session of the page,
+-- counted after the page is cut (in the select list, it ran for every row an OFFSET skips).
+WITH page AS (
+    SELECT s.id, s.harness, s.external_id, s.project, s.model, s.title, s.started_at, s.ended_at
+    FROM archive_sessions s
+    WHERE (%(harness)s::text IS NULL OR s.harness = %(harness)s)
+      AND (%(project)s::text IS NULL OR s.project = %(project)s)
+    ORDER BY s.started_at DESC NULLS LAST, s.id DESC
+    LIMIT %(limit)s OFFSET %(offset)s
+)
+SELECT p.harness, p.external_id, p.project, p.model, p.title, p.started_at, p.ended_at,
+       (SELECT count(*) FROM archive_messages m WHERE m.session_id = p.id) AS messages
+FROM page p
+ORDER BY p.started_at DESC NULLS LAST, p.id DESC;
 
 -- name: analyze
 -- After an import that added rows: fresh planner statistics. Without them the usage queries

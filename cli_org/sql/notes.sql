@@ -1,16 +1,22 @@
 -- The vault's notes as indexed (cli_org/vault/notes.py), as row-level security shows them.
 
 -- name: list
--- A page of notes by path (vault_files' unique index on path), each with its tags.
-SELECT f.id, f.path, f.title, f.size, f.private, f.scanned_at,
-       coalesce((SELECT array_agg(t.tag ORDER BY t.tag) FROM vault_tags t WHERE t.file_id = f.id), '{}') AS tags
-FROM vault_files f
-WHERE (%(private)s OR NOT f.private)
-  AND (%(like)s::text IS NULL OR f.path ILIKE %(like)s OR f.title ILIKE %(like)s)
-  AND (%(tag)s::text IS NULL
-       OR EXISTS (SELECT 1 FROM vault_tags t WHERE t.file_id = f.id AND lower(t.tag) = lower(%(tag)s)))
-ORDER BY f.path
-LIMIT %(limit)s OFFSET %(offset)s;
+-- A page of notes by path (vault_files' unique index on path), each with its tags, gathered
+-- after the page is cut (in the select list they were gathered for every row OFFSET skips).
+WITH page AS (
+    SELECT f.id, f.path, f.title, f.size, f.private, f.scanned_at
+    FROM vault_files f
+    WHERE (%(private)s OR NOT f.private)
+      AND (%(like)s::text IS NULL OR f.path ILIKE %(like)s OR f.title ILIKE %(like)s)
+      AND (%(tag)s::text IS NULL
+           OR EXISTS (SELECT 1 FROM vault_tags t WHERE t.file_id = f.id AND lower(t.tag) = lower(%(tag)s)))
+    ORDER BY f.path
+    LIMIT %(limit)s OFFSET %(offset)s
+)
+SELECT p.*,
+       coalesce((SELECT array_agg(t.tag ORDER BY t.tag) FROM vault_tags t WHERE t.file_id = p.id), '{}') AS tags
+FROM page p
+ORDER BY p.path;
 
 -- name: get
 SELECT f.id, f.path, f.title, f.size, f.private, f.scanned_at, f.frontmatter,
