@@ -67,7 +67,8 @@ def add_kept(settings, agent: str, long: int) -> None:
             (agent, TODOS),
         )
         conn.execute("UPDATE org_todos SET done_at = now(), done_by = author WHERE id % 2 = 0")
-        ids = [r["id"] for r in conn.execute("SELECT id FROM memory_facts WHERE valid_to IS NULL ORDER BY id LIMIT 200")]
+        current = "SELECT id FROM memory_facts WHERE valid_to IS NULL ORDER BY id LIMIT 200"
+        ids = [r["id"] for r in conn.execute(current)]
         conn.commit()
     with connect(settings, web.AS) as conn:
         for k in range(PIN_CYCLES):
@@ -83,7 +84,8 @@ def add_kept(settings, agent: str, long: int) -> None:
         with connect(settings) as conn:
             import_sessions(conn, {"claude-code": Path(tmp) / "claude"})
             scan(conn, Path(tmp) / "vault", replace=True)
-    print(f"added todos, pins, notebook, vault, a long session in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    took = time.perf_counter() - started
+    print(f"added todos, pins, notebook, vault, a long session in {took:.0f} s", file=sys.stderr)
 
 
 def paths_for(settings, long: int) -> list[str]:
