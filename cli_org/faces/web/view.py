@@ -22,6 +22,10 @@ PAGES = (  # the navigation, in order: (path, title); Activity answers a lead's 
     ("/agents", "Agents"),
     ("/recall", "Recall"),
     ("/search", "Search"),
+    ("/sessions", "Sessions"),
+    ("/vault", "Vault"),
+    ("/todos", "Todos"),
+    ("/pins", "Pins"),
     ("/usage", "Usage"),
     ("/evaluation", "Evaluation"),
 )

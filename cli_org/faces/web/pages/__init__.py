@@ -1,5 +1,18 @@
 """One module per page, each an APIRouter with its HTML routes and its /api routes."""
 
-from . import activity, agents, evaluation, facts, recall, search, usage
+from . import activity, agents, evaluation, facts, notebook, pins, recall, search, sessions, todos, usage, vault
 
-ROUTERS = [activity.router, facts.router, agents.router, recall.router, search.router, usage.router, evaluation.router]
+ROUTERS = [
+    activity.router,
+    facts.router,
+    agents.router,
+    notebook.router,
+    recall.router,
+    search.router,
+    sessions.router,
+    vault.router,
+    todos.router,
+    pins.router,
+    usage.router,
+    evaluation.router,
+]
