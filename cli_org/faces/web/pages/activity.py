@@ -66,7 +66,12 @@ def activity_page(request: Request, q: Annotated[ActivityQuery, Depends(activity
     )
 
 
-@router.get("/api/activity", response_model=activity_lib.Activity, tags=["activity"])
+@router.get(
+    "/api/activity",
+    response_model=activity_lib.Activity,
+    responses={400: {"description": "refused input (one line in `error`): a bad span, name, kind or cursor"}},
+    tags=["activity"],
+)
 def activity_api(request: Request, q: Annotated[ActivityQuery, Depends(activity_query)]) -> Any:
     """What changed since `since` (a span, 1d by default; a date; or `all`), newest first, a
     page of 50: by `agent`, through `via` (a harness name or RUNTIME@HOST), of `kind` (a
