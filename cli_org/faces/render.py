@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..archive.sessions import MessageHit
     from ..archive.usage import UsageDetail
     from ..recall.answer import RecallResult
+    from ..store.curation import CurationSummary
     from ..store.facts import Fact, Remembered
     from ..store.notebook import Change, Notebook
     from ..vault.search import NoteHit
@@ -157,6 +158,25 @@ def table(rows: list[dict], headers: list[str]) -> str:
 def counted(n: int, noun: str) -> str:
     """1 file, 2 files."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def curation_text(s: CurationSummary) -> str:
+    """What `cli-org facts summary` prints: one line a figure, greppable."""
+    share = f"{s.project_share:.0%}" if s.project_share is not None else "-"
+    median = f"{s.claim_median:,.0f}" if s.claim_median is not None else "-"
+    lines = [
+        f"facts: {s.current} current, {s.retired} retired, {s.superseded} superseded ({s.facts} written)",
+        f"current: {s.confirmed} confirmed, {s.inferred} inferred; {s.with_project} with a project ({share})",
+        f"claim length: median {median}, max {s.claim_max if s.claim_max is not None else '-'} characters",
+        "per author: " + (", ".join(f"{one_line(a.name)} {a.facts}" for a in s.by_author) or "-")
+        + (f", others {s.other_authors}" if s.other_authors else ""),
+        "per kind: " + (", ".join(f"{k.name} {k.facts}" for k in s.by_kind) or "-"),
+        f"near-duplicates waiting for `cli-org tidy`: {'at least ' if s.near_duplicates_at_least else ''}"
+        f"{s.near_duplicates}",
+    ]
+    if s.stale_sources is not None:
+        lines.append(f"stale items waiting for `cli-org eval stale` under {one_line(s.stale_root)}: {s.stale_sources}")
+    return "\n".join(lines)
 
 
 def usage_text(found: UsageDetail, detail: bool) -> str:

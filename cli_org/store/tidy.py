@@ -42,6 +42,14 @@ from .duplicates import DUPLICATE_OVERLAP, near_duplicate, scope
 from .facts import Fact
 
 
+def tidy_roots(root: str | None, vault: Path | str | None) -> list[Path]:
+    """The folders `tidy` judges missing sources under, for `cli-org tidy` and the web page
+    alike: the project's root (the git top of ORG_ROOT or the working folder) and the vault."""
+    from ..local.project import project_root
+
+    return [project_root(root)] + ([Path(vault)] if vault else [])
+
+
 @dataclass
 class Proposal:
     action: str  # "merge" or "missing_source"
@@ -117,13 +125,20 @@ def tidy(
     roots: list[Path] | None = None,
     apply: bool = False,
     threshold: float = DUPLICATE_OVERLAP,
+    only: set[int] | None = None,
 ) -> TidyReport:
     """Propose (and with `apply`, make) the changes above. Each change is made in its own
-    savepoint with its log row; one the caller may not make is reported, not fatal."""
+    savepoint with its log row; one the caller may not make is reported, not fatal.
+
+    `only`: the proposals for these fact ids alone (the web page applies the ones it showed,
+    proposed afresh: a fact tidied or changed since is not touched). When every chosen change
+    is refused for the caller's rights, nothing was done: AccessDenied says why in one line."""
     roots = [r for r in (roots or []) if r.is_dir()]
     with translated(conn):
         current = [Fact(**r) for r in conn.execute(sql("tidy.current"), {"project": project})]
         found = proposals_for(current, roots, threshold)
+        if only is not None:
+            found = [p for p in found if p.fact_id in only]
         report = TidyReport(project, apply, [str(r) for r in roots], threshold, found)
         if apply:
             me = first(conn, sql("facts.me"))["name"]
@@ -132,6 +147,9 @@ def tidy(
             by_id = {f.id: f for f in current}
             for p in report.proposals:
                 _apply(conn, me, p, by_id)
+            refused = [p for p in report.proposals if p.error]
+            if only is not None and refused and len(refused) == len(report.proposals):
+                raise AccessDenied(f"tidy: {me} may not make these changes: {refused[0].error}")
         conn.commit()
     return report
 
