@@ -157,6 +157,7 @@ FIELDS: dict[str, object] = {
             "golden_file",
             "k",
             "problem",
+            "previous",
             overall=FIGURES,
         )
     ],

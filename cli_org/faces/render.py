@@ -199,12 +199,20 @@ def usage_text(found: UsageDetail, detail: bool) -> str:
     if rows:
         lines.append(table(rows, ["harness", "sessions", "using", "recall", "remember", "adoption"]))
     else:
-        wider = f"--days {min(days * 4, MAX_DAYS)}" if days < MAX_DAYS else None
-        lines.append(
-            f"no archived sessions in the last {days} days; "
-            + (f"widen the window ({wider}) or " if wider else "")
-            + "import sessions with `cli-org archive import`"
-        )
+        span = found.archive
+        if span is not None and span.sessions and span.newest is not None:
+            lines.append(
+                f"no sessions in the last {days} days; {counted(span.sessions, 'archived session')}, "
+                f"newest on {span.newest:%Y-%m-%d}"
+                + (f": widen the window with --days {span.wider_days}" if span.wider_days else "")
+            )
+        else:
+            wider = f"--days {min(days * 4, MAX_DAYS)}" if days < MAX_DAYS else None
+            lines.append(
+                f"no archived sessions in the last {days} days; "
+                + (f"widen the window ({wider}) or " if wider else "")
+                + "import sessions with `cli-org archive import`"
+            )
     q = found.quoted
     if q.recall_calls:
         lines.append(
