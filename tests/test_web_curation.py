@@ -36,7 +36,11 @@ def store(org):
         rules = remember(conn, "rules", "y" * 39 + ".", source="#r", kind="rule", inferred=True, project="shop").id
         d1 = remember(conn, "twice", "The build cache lives on the shared disk", source="#t1", project="shop").id
         d2 = remember(
-            conn, "twice", "The build cache lives on the shared disk.", source="#t2", project="shop",
+            conn,
+            "twice",
+            "The build cache lives on the shared disk.",
+            source="#t2",
+            project="shop",
             allow_duplicate=True,
         ).id
     with org.as_agent("other") as conn:
@@ -73,7 +77,7 @@ def test_summary_on_the_facts_page_and_in_the_api(org, store, web):
     html = client.get("/facts").text
     panel = html.split('aria-label="store summary"')[1].split("</section>")[0]
     assert "6</span> current" in panel and "1 retired" in panel and "1 superseded" in panel
-    assert "67%</span> with a project" in panel and '1</span> near-duplicates' in panel
+    assert "67%</span> with a project" in panel and "1</span> near-duplicates" in panel
     assert 'href="/facts/tidy"' in panel and 'href="/facts?author=bot"' in panel
     assert "<script>alert" not in html  # the hostile subject is in no author or kind name; escaped anyway
 
@@ -128,9 +132,10 @@ def test_a_member_without_the_right_is_refused_in_one_line(org, store, web):
     assert api.status_code == 403 and api.json()["error"].startswith("tidy: other may not make these changes:")
     assert "\n" not in api.json()["error"]
     with org.as_agent("boss") as conn:
-        assert conn.execute("SELECT valid_to FROM memory_facts WHERE id = %s", (store["d1"],)).fetchone()[
-            "valid_to"
-        ] is None
+        assert (
+            conn.execute("SELECT valid_to FROM memory_facts WHERE id = %s", (store["d1"],)).fetchone()["valid_to"]
+            is None
+        )
         assert conn.execute("SELECT count(*) AS n FROM memory_tidy_log").fetchone()["n"] == 0
 
 

@@ -168,7 +168,8 @@ def curation_text(s: CurationSummary) -> str:
         f"facts: {s.current} current, {s.retired} retired, {s.superseded} superseded ({s.facts} written)",
         f"current: {s.confirmed} confirmed, {s.inferred} inferred; {s.with_project} with a project ({share})",
         f"claim length: median {median}, max {s.claim_max if s.claim_max is not None else '-'} characters",
-        "per author: " + (", ".join(f"{one_line(a.name)} {a.facts}" for a in s.by_author) or "-")
+        "per author: "
+        + (", ".join(f"{one_line(a.name)} {a.facts}" for a in s.by_author) or "-")
         + (f", others {s.other_authors}" if s.other_authors else ""),
         "per kind: " + (", ".join(f"{k.name} {k.facts}" for k in s.by_kind) or "-"),
         f"near-duplicates waiting for `cli-org tidy`: {'at least ' if s.near_duplicates_at_least else ''}"

@@ -134,7 +134,7 @@ def embed(agent: str | None, as_json: bool) -> None:
     type=OsPath(file_okay=False, path_type=Path),
     help="Count what `eval stale` lists under this folder (default: $ORG_ROOT or the git top).",
 )
-@click.option("--no-stale", is_flag=True, help="Skip the stale-source count (it reads the files of every fact's source).")
+@click.option("--no-stale", is_flag=True, help="Skip the stale-source count (it reads every fact's source file).")
 @as_option
 @json_option
 def summary(root: Path | None, no_stale: bool, agent: str | None, as_json: bool) -> None:

@@ -98,12 +98,12 @@ def line_chart(
         if len(points) > 1:
             path = " ".join(f"{px:.1f},{py:.1f}" for px, py in points)
             parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{path}"/>')
-        for i, v in enumerate(s.values):
-            if v is None:
+        for i, value in enumerate(s.values):
+            if value is None:
                 continue
-            px, py = x(i), y(v)
+            px, py = x(i), y(value)
             where = f"{escape(tips[i])} · " if tips else ""
-            tip = f"<title>{where}{escape(s.name)}: {_number(v)}</title>"
+            tip = f"<title>{where}{escape(s.name)}: {_number(value)}</title>"
             parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{color}">{tip}</circle>')
         lx = left + j * 150
         parts.append(f'<rect x="{lx}" y="8" width="10" height="10" fill="{color}"/>')

@@ -59,12 +59,13 @@ def _history(request: Request, page: int) -> tuple[list, bool]:
 def _charts(trend: Trend) -> tuple[Any, Any]:
     """One golden set's two charts, a point per run, the x axis labelled with the runs' dates
     and each point's tooltip with the run's name."""
-    good = [r for r in trend.runs if r.overall]
-    labels = date_labels([r.created_at for r in good])
-    tips = [f"{r.name}, {r.created_at:%Y-%m-%d %H:%M}" for r in good]
+    good = [(r, r.overall) for r in trend.runs if r.overall]
+    figures = [f for _, f in good]
+    labels = date_labels([r.created_at for r, _ in good])
+    tips = [f"{r.name}, {r.created_at:%Y-%m-%d %H:%M}" for r, _ in good]
     quality = line_chart(
         labels,
-        [Series(f"hit@{trend.k}", [r.overall.hit_rate for r in good]), Series("MRR", [r.overall.mrr for r in good])],
+        [Series(f"hit@{trend.k}", [f.hit_rate for f in figures]), Series("MRR", [f.mrr for f in figures])],
         title=f"hit@{trend.k} and MRR per saved run of {trend.golden_file}",
         top=1.0,
         width=CHART_WIDTH,
@@ -74,8 +75,8 @@ def _charts(trend: Trend) -> tuple[Any, Any]:
     size = line_chart(
         labels,
         [
-            Series("median characters", [r.overall.chars_median for r in good]),
-            Series("p95 characters", [r.overall.chars_p95 for r in good]),
+            Series("median characters", [f.chars_median for f in figures]),
+            Series("p95 characters", [f.chars_p95 for f in figures]),
         ],
         title=f"characters per answer per saved run of {trend.golden_file} at k={trend.k}",
         width=CHART_WIDTH,
