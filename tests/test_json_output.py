@@ -237,6 +237,7 @@ FIELDS: dict[str, object] = {
         "other_authors",
         "near_duplicates",
         "near_duplicates_at_least",
+        "near_duplicates_newest",
         "stale_sources",
         "stale_root",
         by_author=[F("name", "facts")],

@@ -67,6 +67,8 @@ def test_near_duplicate_count_is_a_lower_bound_past_its_cap(org, store):
     with org.as_agent("boss") as conn:
         assert pending_merges(conn) == (1, False)
         assert pending_merges(conn, limit=1) == (0, True)  # d1 alone: no pair to judge, and it says so
+        assert pending_merges(conn, newest=2) == (0, False)  # other's fact and d2: d1 is older
+        assert pending_merges(conn, newest=3) == (1, False)
 
 
 def test_summary_on_the_facts_page_and_in_the_api(org, store, web):

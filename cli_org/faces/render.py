@@ -173,7 +173,7 @@ def curation_text(s: CurationSummary) -> str:
         + (f", others {s.other_authors}" if s.other_authors else ""),
         "per kind: " + (", ".join(f"{k.name} {k.facts}" for k in s.by_kind) or "-"),
         f"near-duplicates waiting for `cli-org tidy`: {'at least ' if s.near_duplicates_at_least else ''}"
-        f"{s.near_duplicates}",
+        f"{s.near_duplicates}" + (f" (in the newest {s.near_duplicates_newest})" if s.near_duplicates_newest else ""),
     ]
     if s.stale_sources is not None:
         lines.append(f"stale items waiting for `cli-org eval stale` under {one_line(s.stale_root)}: {s.stale_sources}")
