@@ -136,7 +136,8 @@ def _ids(raw: list[str]) -> set[int]:
 @router.get("/facts/tidy", response_class=HTMLResponse, include_in_schema=False)
 def tidy_page(request: Request) -> str:
     report = _tidy(request)
-    return render("tidy.html", request, report=report, shown=report.proposals[:TIDY_SHOWN], done=None)
+    shown = report.proposals[:TIDY_SHOWN]
+    return render("tidy.html", request, report=report, shown=shown, done=None, newest=TIDY_NEWEST)
 
 
 @router.post("/facts/tidy", response_class=HTMLResponse, include_in_schema=False)
@@ -148,7 +149,7 @@ async def tidy_form(request: Request) -> str:
     await check_form(request, web)
     ids = _ids([v for v in (await request.form()).getlist("fact") if isinstance(v, str)])
     report = await run_in_threadpool(_tidy, request, ids)
-    return render("tidy.html", request, report=report, shown=report.proposals, done=report)
+    return render("tidy.html", request, report=report, shown=report.proposals, done=report, newest=TIDY_NEWEST)
 
 
 @router.get("/facts/{fact_id}", response_class=HTMLResponse, include_in_schema=False)
