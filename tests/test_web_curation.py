@@ -162,6 +162,7 @@ def test_tidy_refuses_bad_input_and_forms_without_a_token(org, store, web):
 
 def test_tidy_api_lists_the_proposals_with_evidence(org, store, web):
     data = web("other").get("/api/facts/tidy").json()
+    assert data["total"] == len(data["proposals"]) and data["newest"] == 2000
     merges = [p for p in data["proposals"] if p["action"] == "merge"]
     assert [(p["fact_id"], p["kept_id"]) for p in merges] == [(store["d1"], store["d2"])]
     assert merges[0]["evidence"]["overlap"] >= merges[0]["evidence"]["threshold"]

@@ -16,7 +16,7 @@ from ....store import pins as pins_lib
 from ....store.curation import PAGE_NEWEST, CurationSummary, curation_summary
 from ....store.facts import Event, Fact
 from ....store.pins import Pin
-from ....store.tidy import TidyReport, tidy, tidy_roots
+from ....store.tidy import Proposal, TidyReport, tidy, tidy_roots
 from ...render import plain
 from ..guard import check_form
 from ..state import web_of
@@ -253,10 +253,26 @@ def summary_api(request: Request) -> Any:
     return plain(_summary(request))
 
 
-@router.get("/api/facts/tidy", response_model=TidyReport, tags=["facts"])
+class TidyProposals(BaseModel):  # what the page lists: the first proposals, and how many there are
+    proposals: list[Proposal]
+    total: int
+    newest: int  # judged among this many newest current facts
+    roots: list[str]
+    threshold: float
+
+
+@router.get("/api/facts/tidy", response_model=TidyProposals, tags=["facts"])
 def tidy_api(request: Request) -> Any:
-    """The proposals of `cli-org tidy` (near-duplicates to merge, missing sources), with evidence."""
-    return plain(_tidy(request))
+    """The first 100 proposals of `cli-org tidy` (near-duplicates to merge, missing sources),
+    with evidence, over the newest 2,000 current facts as the page; `total` counts them all."""
+    report = _tidy(request)
+    return {
+        "proposals": plain(report.proposals[:TIDY_SHOWN]),
+        "total": len(report.proposals),
+        "newest": TIDY_NEWEST,
+        "roots": report.roots,
+        "threshold": report.threshold,
+    }
 
 
 @router.post("/api/facts/tidy", response_model=TidyReport, responses=WriteRefusals, tags=["facts"])
