@@ -295,3 +295,40 @@ def test_help_says_where_the_password_comes_from(cli):
     assert code == 0
     flat = " ".join(out.split())
     assert "ORG_AGENT_PASSWORD" in flat and "--password-stdin" in flat and "never an argument" in flat
+
+
+def test_login_on_a_terminal_still_prompts_without_echo(org):
+    """On a terminal (a pseudo-terminal here) the hidden prompt still asks twice."""
+    import pty
+    import select
+    import time
+
+    env = {**os.environ, **org.env}
+    env.pop("ORG_AGENT", None)
+    env.pop("ORG_AGENT_PASSWORD", None)
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the pseudo-terminal is its controlling terminal
+        os.chdir(ROOT)
+        os.execve(sys.executable, [sys.executable, "-m", "cli_org", "agents", "add", "ttyuser", "--login"], env)
+    seen = b""
+    deadline = time.monotonic() + 120
+    answered = 0
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 1)
+        if ready:
+            try:
+                chunk = os.read(fd, 1024)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        prompts = (b"Password:" in seen) + (b"Repeat for confirmation:" in seen)
+        if prompts > answered:  # each prompt answered once
+            answered += 1
+            os.write(fd, b"tty-secret\n")
+    _, status = os.waitpid(pid, 0)
+    text = seen.decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 0, text
+    assert "added bot ttyuser" in text and "tty-secret" not in text and "GetPassWarning" not in text
+    assert _can_log_in(org, "ttyuser", "tty-secret")
