@@ -82,6 +82,7 @@ def test_summary_on_the_facts_page_and_in_the_api(org, store, web):
     assert "67%</span> with a project" in panel and "1</span> near-duplicates" in panel
     assert 'href="/facts/tidy"' in panel and 'href="/facts?author=bot"' in panel
     assert "<script>alert" not in html  # the hostile subject is in no author or kind name; escaped anyway
+    assert "store summary" not in client.get("/facts", params={"page": 2}).text  # the first page only
 
 
 def test_cli_facts_summary_json_and_text(org, store, cli, tmp_path):

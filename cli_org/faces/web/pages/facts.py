@@ -97,7 +97,7 @@ def facts_page(request: Request, query: Annotated[FactQuery, Depends(fact_query)
         all=all,
         kinds=KINDS,
         pinned=pinned,
-        summary=_summary(request),
+        summary=_summary(request) if page == 1 else None,  # the panel heads the first page only
     )
 
 
