@@ -108,8 +108,11 @@ def test_agents_add_and_list(cli):
     listed = {a["name"]: a for a in json.loads(cli("agents", "list", "--json")[1])}
     assert set(listed) == {"boss", "lead", "bot", "other", "helper"}
     assert listed["boss"]["is_owner"] and listed["boss"]["kind"] == "person"
-    code, out, _ = cli("agents", "add", "pat", "--person", "--owner", "--login", input="pw1\npw1\n")
-    assert code == 0 and "added person pat" in out
+    # no terminal here: a prompt cannot be answered, so the password comes piped (tests/test_evalfix.py)
+    code, out, err = cli("agents", "add", "pat", "--person", "--owner", "--login", input="pw1\npw1\n")
+    assert code == 1 and "no terminal to ask on" in err
+    code, out, _ = cli("agents", "add", "pat", "--person", "--owner", "--login", "--password-stdin", input="pw1\n")
+    assert code == 0 and "added person pat" in out and "pw1" not in out
 
 
 def test_init_is_idempotent(cli):

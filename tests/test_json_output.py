@@ -157,6 +157,7 @@ FIELDS: dict[str, object] = {
             "golden_file",
             "k",
             "problem",
+            "previous",
             overall=FIGURES,
         )
     ],
@@ -221,6 +222,27 @@ FIELDS: dict[str, object] = {
     # "`fact`, `events`, `older`, `newer` and `chain`"
     "facts show": F("fact", "older", "newer", "chain", events=[F("at", "who", "what", "detail")]),
     "facts embed": F("embedded"),
+    # "current, retired and superseded facts; confirmed against inferred; per author and kind; ..."
+    "facts summary": F(
+        "facts",
+        "current",
+        "retired",
+        "superseded",
+        "confirmed",
+        "inferred",
+        "with_project",
+        "project_share",
+        "claim_median",
+        "claim_max",
+        "other_authors",
+        "near_duplicates",
+        "near_duplicates_at_least",
+        "near_duplicates_newest",
+        "stale_sources",
+        "stale_root",
+        by_author=[F("name", "facts")],
+        by_kind=[F("name", "facts")],
+    ),
     # pins and todos: their rows (docs/facts.md, "Pins and todos"); restore as forget
     "pin": F(
         "pin_id", "fact_id", "project", "pinned_by", "pinned_at", "unpinned_by", "unpinned_at", "subject", "claim"
@@ -319,6 +341,7 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "sessions show": (["sessions", "show", "S"], None),
     "facts show": (["facts", "show", "{fact}"], None),
     "facts embed": (["facts", "embed"], "bot"),
+    "facts summary": (["facts", "summary", "--root", "{root}"], None),
     "db url": (["db", "url"], None),
     "pin": (["pin", "{fact}"], "bot"),
     "unpin": (["unpin", "{pinned}"], "bot"),

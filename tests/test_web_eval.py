@@ -4,6 +4,7 @@ run's cases, two runs compared; the same under /api/eval/...; refusals and escap
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -44,9 +45,10 @@ def test_history_charts_and_table_show_each_runs_values(two_runs, web):
     html = page.text
     # the quality chart (top 1.0) holds hit@k and MRR per run, the size chart the characters
     assert html.count('<svg class="chart"') == 2
-    assert "<title>hit@k: 0.6</title>" in html and "<title>hit@k: 0.8</title>" in html
-    assert "<title>MRR: 0.37</title>" in html and "<title>MRR: 0.7</title>" in html
-    assert "<title>median characters: 2,000</title>" in html and "<title>median characters: 1,500</title>" in html
+    # each point's tooltip names its run and date
+    assert re.search(r"<title>boss/before, [0-9-]{10} [0-9:]{5} · hit@8: 0.6</title>", html)
+    assert "· hit@8: 0.8</title>" in html and "· MRR: 0.37</title>" in html and "· MRR: 0.7</title>" in html
+    assert "· median characters: 2,000</title>" in html and "· median characters: 1,500</title>" in html
     # the table, newest first, with links to each run and to the comparison with the one before
     assert html.index('href="/evaluation/runs/boss/after"') < html.index('href="/evaluation/runs/boss/before"')
     assert 'href="/evaluation/compare?a=boss%2Fbefore&amp;b=boss%2Fafter"' in html
@@ -81,9 +83,9 @@ def test_history_is_paged_newest_first(org, web):
     assert second["more"] is False and [r["name"] for r in second["runs"]] == ["r000", "r001"]
     html = client.get("/evaluation").text
     assert "older &rarr;" in html
-    # 100 points a chart, but four run names under it, spread from the first to the last
+    # 100 points a chart (one golden set), but four dated labels under it, from the first to the last
     labels = html.split('text-anchor="middle">')[1:]
-    assert len(labels) == 8 and labels[0].startswith("r002<") and labels[3].startswith("r101<")
+    assert len(labels) == 8 and all(re.match(r"\d\d-\d\d \d\d:\d\d<", label) for label in labels)
     assert client.get("/api/eval/runs", params={"page": 0}).status_code == 422
     assert "No saved runs on this page" in client.get("/evaluation", params={"page": 9}).text
 
@@ -228,7 +230,7 @@ def test_a_malformed_saved_run_is_listed_with_its_problem_never_a_crash(org, web
         conn.commit()
     client = web("boss")
     page = client.get("/evaluation")
-    assert page.status_code == 200 and "malformed" in page.text and "<title>hit@k: 1</title>" in page.text
+    assert page.status_code == 200 and "malformed" in page.text and "· hit@8: 1</title>" in page.text
     runs = client.get("/api/eval/runs").json()["runs"]
     assert runs[1]["name"] == "broken" and runs[1]["overall"] is None and "malformed" in runs[1]["problem"]
     refused = client.get("/api/eval/runs/broken")

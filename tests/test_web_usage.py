@@ -96,7 +96,7 @@ def test_usage_refusals(web):
 
 def test_an_empty_archive_says_so(web):
     text = web("bot").get("/usage", params={"days": 7}).text
-    assert "none in the last 7 days" in text and "no data yet" in text
+    assert "none archived yet" in text and "no data yet" in text
     assert "No archived session recalled or remembered in the last 7 days." in text
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -168,6 +169,17 @@ class Quoted:
 
 
 @dataclass
+class ArchiveSpan:
+    """The whole archive, beside the window: how many sessions, when the newest began, and
+    the smallest window (in days, at most MAX_DAYS) that would hold it; None when the window
+    already does or nothing is archived."""
+
+    sessions: int
+    newest: datetime | None
+    wider_days: int | None
+
+
+@dataclass
 class UsageDetail(Usage):
     """Everything the Usage page shows: `usage()` plus time, agents, sessions and quotes."""
 
@@ -178,6 +190,17 @@ class UsageDetail(Usage):
     sessions: list[SessionUsage]
     recalls_per_using_session: float | None  # recall calls / sessions that recalled
     quoted: Quoted
+    archive: ArchiveSpan | None = None
+
+
+def _span(row: dict[str, Any], days: int) -> ArchiveSpan:
+    newest = row["newest"]
+    wider = None
+    if newest is not None:
+        age = datetime.now(UTC) - newest
+        need = max(1, math.ceil(age / timedelta(days=1)) + 1)  # a day more: the page is read later than it is drawn
+        wider = min(need, MAX_DAYS) if need > days and days < MAX_DAYS else None
+    return ArchiveSpan(int(row["sessions"]), newest, wider)
 
 
 def _quoted_pass(conn: Conn, params: dict[str, Any]) -> tuple[Quoted, dict[int, tuple[int, int, int]]]:
@@ -231,6 +254,7 @@ def usage_detail(conn: Conn, days: int = 30, bucket: str = "day") -> UsageDetail
         agents = [AgentUsage(**r) for r in conn.execute(sql("usage.by_agent"), params)]
         rows = conn.execute(sql("usage.by_session"), params).fetchall()
         quoted, per_session = _quoted_pass(conn, params)
+        archive = _span(first(conn, sql("usage.archive_span")), days)
     sessions = []
     for r in rows:
         tied, hits, later = per_session.get(r["id"], (0, 0, 0))
@@ -246,4 +270,5 @@ def usage_detail(conn: Conn, days: int = 30, bucket: str = "day") -> UsageDetail
         sessions=sessions,
         recalls_per_using_session=per_session_calls,
         quoted=quoted,
+        archive=archive,
     )

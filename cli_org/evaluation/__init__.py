@@ -13,12 +13,21 @@ from .cases import (
     parse_queries,
     read_text,
 )
-from .compare import CaseChange, Comparison, MetricRow, changed_cases, compare, verdict
+from .compare import (
+    CaseChange,
+    Comparison,
+    MetricRow,
+    VersusPrevious,
+    changed_cases,
+    compare,
+    compare_with_previous,
+    verdict,
+)
 from .cost import CHARS_PER_TOKEN, ContextCost, CostRow, TypicalRecall, context_cost, typical_recall
 from .golden import CaseResult, Figures, GoldenRun, figures, first_position, require_hit_rate, run_golden
 from .hook import HookFigures, HookResult, HookRun, hook_figures, injected_text, require_hook_rates, run_hook
 from .noise import NoiseResult, NoiseRun, require_quiet, run_noise
-from .runs import HistoryRow, SavedRun, git_commit, load_run, run_history, save_run
+from .runs import HistoryRow, SavedRun, Trend, git_commit, load_run, load_with_previous, run_history, save_run, trends
 from .stale import StaleItem, StaleReport, cited_paths, stale
 
 __all__ = [
@@ -42,10 +51,13 @@ __all__ = [
     "SavedRun",
     "StaleItem",
     "StaleReport",
+    "Trend",
     "TypicalRecall",
+    "VersusPrevious",
     "cited_paths",
     "changed_cases",
     "compare",
+    "compare_with_previous",
     "context_cost",
     "figures",
     "first_position",
@@ -58,6 +70,7 @@ __all__ = [
     "load_hook_cases",
     "load_queries",
     "load_run",
+    "load_with_previous",
     "parse_golden",
     "parse_hook_cases",
     "parse_queries",
@@ -70,6 +83,7 @@ __all__ = [
     "run_noise",
     "save_run",
     "stale",
+    "trends",
     "typical_recall",
     "verdict",
 ]

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .runs import SavedRun
+from ..db import Conn
+from ..db.session import owns_transaction
+from .runs import SavedRun, load_with_previous
 
 # (label, attribute of Figures, unit, higher is better)
 METRICS = [
@@ -158,3 +160,22 @@ def compare(a: SavedRun, b: SavedRun) -> Comparison:
         warnings,
         changed_cases(a, b),
     )
+
+
+@dataclass
+class VersusPrevious:
+    """A run against the run of the same golden file and k saved just before it."""
+
+    run: str
+    golden_file: str | None
+    k: int
+    previous: str | None  # None: the first run of its set, nothing to compare with
+    comparison: Comparison | None  # previous -> run
+
+
+@owns_transaction
+def compare_with_previous(conn: Conn, name: str) -> VersusPrevious:
+    """Run `name` compared with the previous run of its golden file and k (A: that one)."""
+    run, before = load_with_previous(conn, name)
+    result = compare(before, run) if before else None
+    return VersusPrevious(run.name, run.golden_file, run.k, before.name if before else None, result)

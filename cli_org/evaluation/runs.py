@@ -111,12 +111,7 @@ def _label(row: dict[str, Any]) -> str:
     return f"{row['author']}/{row['name']}" if row["author"] else row["name"]
 
 
-@owns_transaction
-def load_run(conn: Conn, name: str) -> SavedRun:
-    """A saved run by NAME (yours first, else the one run of that name) or AUTHOR/NAME.
-
-    Names are unique per author (migration 0008), so a name another agent chose never
-    hides or replaces yours; a run that is not what a run should be is refused by name."""
+def _named_row(conn: Conn, name: str) -> dict[str, Any]:
     author, _, plain = name.rpartition("/")
     with translated(conn):
         rows = conn.execute(sql("evaluation.get_run"), {"name": plain, "author": author or None}).fetchall()
@@ -125,7 +120,10 @@ def load_run(conn: Conn, name: str) -> SavedRun:
     if len(rows) > 1:
         names = ", ".join(_label(r) for r in rows)
         raise InputError(f"several agents saved a run named {name!r}: {names}; name one as AUTHOR/NAME")
-    row = rows[0]
+    return rows[0]
+
+
+def _saved(row: dict[str, Any]) -> SavedRun:
     try:
         return SavedRun(
             _label(row),
@@ -144,6 +142,25 @@ def load_run(conn: Conn, name: str) -> SavedRun:
         raise InputError(f"saved run {_label(row)!r} is malformed ({type(exc).__name__}: {exc})") from None
 
 
+@owns_transaction
+def load_run(conn: Conn, name: str) -> SavedRun:
+    """A saved run by NAME (yours first, else the one run of that name) or AUTHOR/NAME.
+
+    Names are unique per author (migration 0008), so a name another agent chose never
+    hides or replaces yours; a run that is not what a run should be is refused by name."""
+    return _saved(_named_row(conn, name))
+
+
+@owns_transaction
+def load_with_previous(conn: Conn, name: str) -> tuple[SavedRun, SavedRun | None]:
+    """The run `name` and the run of the same golden file and k saved just before it (its
+    trend's previous point), or None when it is the first of its set."""
+    row = _named_row(conn, name)
+    with translated(conn):
+        before = conn.execute(sql("evaluation.previous_run"), {"id": row["id"]}).fetchone()
+    return _saved(row), (_saved(before) if before else None)
+
+
 @dataclass
 class HistoryRow:
     name: str  # AUTHOR/NAME when an agent saved it
@@ -156,6 +173,27 @@ class HistoryRow:
     k: int
     overall: Figures | None  # None when the saved run is malformed
     problem: str | None = None
+    previous: str | None = None  # the run of the same golden file and k saved just before
+
+
+@dataclass
+class Trend:
+    """The saved runs of one golden file at one k, oldest first: the only runs whose figures
+    can be drawn as one line (another file asks other questions; another k counts other hits)."""
+
+    golden_file: str
+    k: int
+    runs: list[HistoryRow]
+
+
+def trends(runs: list[HistoryRow]) -> list[Trend]:
+    """`runs` (oldest first) split into one trend per (golden file, k), the trend with the
+    newest run first."""
+    by_set: dict[tuple[str, int], list[HistoryRow]] = {}
+    for r in runs:
+        by_set.setdefault((r.golden_file, r.k), []).append(r)
+    found = [Trend(g, k, rs) for (g, k), rs in by_set.items()]
+    return sorted(found, key=lambda t: (t.runs[-1].created_at, t.golden_file, t.k), reverse=True)
 
 
 @owns_transaction
@@ -183,6 +221,7 @@ def run_history(conn: Conn, *, limit: int | None = None, offset: int = 0) -> lis
                 r["k"],
                 overall,
                 problem,
+                _label({"name": r["previous_name"], "author": r["previous_author"]}) if r["previous_name"] else None,
             )
         )
     return out

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..archive.sessions import MessageHit
     from ..archive.usage import UsageDetail
     from ..recall.answer import RecallResult
+    from ..store.curation import CurationSummary
     from ..store.facts import Fact, Remembered
     from ..store.notebook import Change, Notebook
     from ..vault.search import NoteHit
@@ -159,6 +160,26 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
+def curation_text(s: CurationSummary) -> str:
+    """What `cli-org facts summary` prints: one line a figure, greppable."""
+    share = f"{s.project_share:.0%}" if s.project_share is not None else "-"
+    median = f"{s.claim_median:,.0f}" if s.claim_median is not None else "-"
+    lines = [
+        f"facts: {s.current} current, {s.retired} retired, {s.superseded} superseded ({s.facts} written)",
+        f"current: {s.confirmed} confirmed, {s.inferred} inferred; {s.with_project} with a project ({share})",
+        f"claim length: median {median}, max {s.claim_max if s.claim_max is not None else '-'} characters",
+        "per author: "
+        + (", ".join(f"{one_line(a.name)} {a.facts}" for a in s.by_author) or "-")
+        + (f", others {s.other_authors}" if s.other_authors else ""),
+        "per kind: " + (", ".join(f"{k.name} {k.facts}" for k in s.by_kind) or "-"),
+        f"near-duplicates waiting for `cli-org tidy`: {'at least ' if s.near_duplicates_at_least else ''}"
+        f"{s.near_duplicates}" + (f" (in the newest {s.near_duplicates_newest})" if s.near_duplicates_newest else ""),
+    ]
+    if s.stale_sources is not None:
+        lines.append(f"stale items waiting for `cli-org eval stale` under {one_line(s.stale_root)}: {s.stale_sources}")
+    return "\n".join(lines)
+
+
 def usage_text(found: UsageDetail, detail: bool) -> str:
     """What `cli-org usage` prints; with `detail`, the tables of `usage --detail` as well."""
     from ..archive.usage import MAX_DAYS
@@ -179,12 +200,20 @@ def usage_text(found: UsageDetail, detail: bool) -> str:
     if rows:
         lines.append(table(rows, ["harness", "sessions", "using", "recall", "remember", "adoption"]))
     else:
-        wider = f"--days {min(days * 4, MAX_DAYS)}" if days < MAX_DAYS else None
-        lines.append(
-            f"no archived sessions in the last {days} days; "
-            + (f"widen the window ({wider}) or " if wider else "")
-            + "import sessions with `cli-org archive import`"
-        )
+        span = found.archive
+        if span is not None and span.sessions and span.newest is not None:
+            lines.append(
+                f"no sessions in the last {days} days; {counted(span.sessions, 'archived session')}, "
+                f"newest on {span.newest:%Y-%m-%d}"
+                + (f": widen the window with --days {span.wider_days}" if span.wider_days else "")
+            )
+        else:
+            wider = f"--days {min(days * 4, MAX_DAYS)}" if days < MAX_DAYS else None
+            lines.append(
+                f"no archived sessions in the last {days} days; "
+                + (f"widen the window ({wider}) or " if wider else "")
+                + "import sessions with `cli-org archive import`"
+            )
     q = found.quoted
     if q.recall_calls:
         lines.append(

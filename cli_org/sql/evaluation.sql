@@ -20,12 +20,22 @@ ORDER BY created_at, id;
 
 -- name: runs
 -- The newest %(limit)s runs after skipping %(offset)s (a NULL limit: all of them), given
--- back oldest first.
+-- back oldest first; each with the run saved just before it of the same golden file and k
+-- (its trend's previous point), which may lie on an older page.
 SELECT * FROM (
     SELECT id, name, author, created_at, git_commit, embedder, vault_files, vault_chunks, golden_file, k, project,
-           summary
-    FROM eval_runs ORDER BY created_at DESC, id DESC LIMIT %(limit)s OFFSET %(offset)s
+           summary,
+           lag(name) OVER same_set AS previous_name, lag(author) OVER same_set AS previous_author
+    FROM eval_runs
+    WINDOW same_set AS (PARTITION BY golden_file, k ORDER BY created_at, id)
+    ORDER BY created_at DESC, id DESC LIMIT %(limit)s OFFSET %(offset)s
 ) newest ORDER BY created_at, id;
+
+-- name: previous_run
+-- The run of the same golden file and k saved just before run %(id)s.
+SELECT p.* FROM eval_runs r JOIN eval_runs p ON p.golden_file = r.golden_file AND p.k = r.k
+WHERE r.id = %(id)s AND (p.created_at, p.id) < (r.created_at, r.id)
+ORDER BY p.created_at DESC, p.id DESC LIMIT 1;
 
 -- name: vault_size
 SELECT (SELECT count(*) FROM vault_files) AS files, (SELECT count(*) FROM vault_chunks) AS chunks,

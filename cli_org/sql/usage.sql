@@ -239,3 +239,8 @@ LEFT JOIN quoted_sessions q
        ON q.session_id = w.session_id AND q.dropped = w.dropped AND q.rule_version = %(rule)s
 LEFT JOIN quoted_hits h ON h.judged = q.id
 GROUP BY w.session_id, q.id, q.calls, h.arm;
+
+-- name: archive_span
+-- Every archived session, whatever the window: how many, and when the newest began (the
+-- Usage page says what lies outside its window). An index-only scan of archive_sessions_started.
+SELECT count(*) AS sessions, max(started_at) AS newest FROM archive_sessions;

@@ -45,6 +45,16 @@ def role_for(conn: Conn, name: str) -> str:
     return f"{conn.info.dbname}_{name}"
 
 
+def check_password(password: str, where: str) -> str:
+    """A login password as given (from `where`), or InputError: not empty, and no line break
+    (a prompt, a .pgpass line or a connection string cannot carry one)."""
+    if password == "":
+        raise InputError(f"the password from {where} is empty")
+    if "\n" in password or "\r" in password:
+        raise InputError(f"the password from {where} holds a line break; a password is one line")
+    return password
+
+
 @owns_transaction
 def add_agent(
     conn: Conn,
@@ -57,6 +67,8 @@ def add_agent(
     role: str | None = None,
 ) -> Agent:
     """Create the role and the agent row in one transaction (run as an admin)."""
+    if password is not None:
+        check_password(password, "the caller")
     if not AGENT_NAME.match(name):
         raise InputError(f"agent name {name!r}: use lowercase letters, digits, '_' or '-', starting with a letter")
     with translated(conn), conn.transaction():

@@ -77,19 +77,30 @@ def golden(
 
 @eval_group.command()
 @click.argument("a")
-@click.argument("b")
+@click.argument("b", required=False)
 @as_option
 @json_option
-def compare(a: str, b: str, agent: str | None, as_json: bool) -> None:
+def compare(a: str, b: str | None, agent: str | None, as_json: bool) -> None:
     """Two saved runs side by side, with deltas and the cases that flipped.
 
-    A and B are run names (your own first) or AUTHOR/NAME."""
+    A and B are run names (your own first) or AUTHOR/NAME. With A alone: A against the run
+    of the same golden file and k saved just before it."""
+    from ...errors import InputError
     from ...evaluation import compare as run_compare
-    from ...evaluation import load_run
+    from ...evaluation import compare_with_previous, load_run
     from ...evaluation.compare import format_delta, format_value
 
     with connection(agent) as conn:
-        result = run_compare(load_run(conn, a), load_run(conn, b))
+        if b is not None:
+            result = run_compare(load_run(conn, a), load_run(conn, b))
+        else:
+            versus = compare_with_previous(conn, a)
+            if versus.comparison is None:
+                raise InputError(
+                    f"{versus.run} is the first saved run of {versus.golden_file} at k={versus.k}: "
+                    "nothing before it to compare with"
+                )
+            result = versus.comparison
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     if as_json:
@@ -140,6 +151,7 @@ def history(png: Path | None, agent: str | None, as_json: bool) -> None:
         click.echo(
             f"{when} hit@{r.k} {o.hit_rate:.3f} "
             f"{hit_bar:<20} chars {o.chars_median:>6,.0f} {chars_bar:<20} {one_line(r.git_commit)}"
+            f"  {one_line(r.golden_file)}"
         )
     if png:
         click.echo(f"chart written to {png}")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from ...checks.rules import KINDS
-from .common import ID, Progress, as_option, connection, emit_json, json_option, org, settings
+from .common import ID, OsPath, Progress, as_option, connection, emit_json, json_option, org, settings
 
 
 @click.command()
@@ -126,6 +128,32 @@ def embed(agent: str | None, as_json: bool) -> None:
         emit_json({"embedded": stored})
     else:
         click.echo(f"embedded {stored} fact{'' if stored == 1 else 's'}")
+
+
+@facts.command("summary")
+@click.option(
+    "--root",
+    type=OsPath(file_okay=False, path_type=Path),
+    help="Count what `eval stale` lists under this folder (default: $ORG_ROOT or the git top).",
+)
+@click.option("--no-stale", is_flag=True, help="Skip the stale-source count (it reads every fact's source file).")
+@as_option
+@json_option
+def summary(root: Path | None, no_stale: bool, agent: str | None, as_json: bool) -> None:
+    """The store's health: current, retired and superseded facts; confirmed against inferred;
+    facts per author and kind; the share tagged with a project; claim length; and how many
+    near-duplicates wait for `cli-org tidy` and stale sources for `cli-org eval stale`."""
+    from ...local.project import project_root
+    from ...store.curation import curation_summary
+    from ..render import curation_text
+
+    stale_root = None if no_stale else (root or project_root(settings().root))
+    with connection(agent) as conn:
+        found = curation_summary(conn, stale_root=stale_root)
+    if as_json:
+        emit_json(found)
+        return
+    click.echo(curation_text(found))
 
 
 @facts.command("show")

@@ -15,14 +15,12 @@ from .common import as_option, connection, emit_json, json_option, settings
 def tidy(project: str | None, do_apply: bool, agent: str | None, as_json: bool) -> None:
     """Propose, with evidence, near-duplicate facts to merge and facts whose source file is
     gone; --apply makes the changes (each logged, each restorable). Never by age."""
-    from pathlib import Path
-
-    from ...local.project import project_root
     from ...store.tidy import tidy as do_tidy
+    from ...store.tidy import tidy_roots
     from ...text import one_line
 
     s = settings()
-    roots = [project_root(s.root)] + ([Path(s.vault)] if s.vault else [])
+    roots = tidy_roots(s.root, s.vault)
     with connection(agent, cfg=s) as conn:
         report = do_tidy(conn, project=project, roots=roots, apply=do_apply)
     if as_json:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from datetime import datetime
 from html import escape
 
 from markupsafe import Markup
@@ -38,6 +39,15 @@ def _number(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".") if value < 10 else f"{value:,.0f}"
 
 
+def date_labels(times: list[datetime]) -> list[str]:
+    """Labels for an axis of moments, as short as they can be and still tell the points
+    apart: the day (`2026-12-02`), with the time when two points share a day (`12-02 10:15`)."""
+    days = [t.date() for t in times]
+    if len(set(days)) < len(days):
+        return [f"{t:%m-%d %H:%M}" for t in times]
+    return [f"{t:%Y-%m-%d}" for t in times]
+
+
 def line_chart(
     labels: list[str],
     series: list[Series],
@@ -47,10 +57,12 @@ def line_chart(
     height: int = 240,
     top: float | None = None,
     max_labels: int = 10,
+    tips: list[str] | None = None,
 ) -> Markup:
     """An SVG line chart (Markup: safe to put in a template as is). `top`: the y axis's
     maximum (e.g. 1.0 for a rate); by default a round number above the largest value.
-    `max_labels`: how many x labels at most, spread evenly from the first to the last."""
+    `max_labels`: how many x labels at most, spread evenly from the first to the last.
+    `tips`: what each x position is (a run's name), put before the value in each point's tooltip."""
     left, right, upper, lower = 56, 16, 28, 44
     plot_w, plot_h = width - left - right, height - upper - lower
     values = [v for s in series for v in s.values if v is not None]
@@ -86,8 +98,12 @@ def line_chart(
         if len(points) > 1:
             path = " ".join(f"{px:.1f},{py:.1f}" for px, py in points)
             parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{path}"/>')
-        for (px, py), v in zip(points, [v for v in s.values if v is not None], strict=True):
-            tip = f"<title>{escape(s.name)}: {_number(v)}</title>"
+        for i, value in enumerate(s.values):
+            if value is None:
+                continue
+            px, py = x(i), y(value)
+            where = f"{escape(tips[i])} · " if tips else ""
+            tip = f"<title>{where}{escape(s.name)}: {_number(value)}</title>"
             parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{color}">{tip}</circle>')
         lx = left + j * 150
         parts.append(f'<rect x="{lx}" y="8" width="10" height="10" fill="{color}"/>')

@@ -9,11 +9,22 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel
 
-from ....evaluation import Comparison, HistoryRow, SavedRun, compare, load_run, run_history
+from ....evaluation import (
+    Comparison,
+    HistoryRow,
+    SavedRun,
+    Trend,
+    VersusPrevious,
+    compare,
+    compare_with_previous,
+    load_run,
+    run_history,
+    trends,
+)
 from ....evaluation.compare import format_delta, format_value
 from ...render import plain
 from ..state import web_of
-from ..svg import Series, line_chart
+from ..svg import Series, date_labels, line_chart
 from ..view import render
 
 router = APIRouter()
@@ -22,6 +33,9 @@ CHART_WIDTH = 552  # two charts side by side in the page's 1,180 px column, draw
 # Run names under a chart: 16 characters of 11 px text need about 100 px, and the last is
 # pulled inside the frame, so four fit 552 px without touching (seen at 100 runs).
 CHART_LABELS = 4
+# Golden sets drawn (those with the newest runs first): two charts each; the table below
+# lists every run of the page whatever its set.
+TRENDS_SHOWN = 6
 HISTORY_PAGE = 100  # runs per page of the history: one chart point each, one query per page
 # A run is named NAME or AUTHOR/NAME: a run's name has at most 64 characters (migration
 # 0005), an agent's at most 32 (migration 0001); anything longer names no run. In a path,
@@ -42,26 +56,32 @@ def _history(request: Request, page: int) -> tuple[list, bool]:
     return (found[1:] if more else found), more
 
 
-def _charts(runs: list) -> tuple[Any, Any]:
-    good = [r for r in runs if r.overall]
-    labels = [r.name for r in good]
+def _charts(trend: Trend) -> tuple[Any, Any]:
+    """One golden set's two charts, a point per run, the x axis labelled with the runs' dates
+    and each point's tooltip with the run's name."""
+    good = [(r, r.overall) for r in trend.runs if r.overall]
+    figures = [f for _, f in good]
+    labels = date_labels([r.created_at for r, _ in good])
+    tips = [f"{r.name}, {r.created_at:%Y-%m-%d %H:%M}" for r, _ in good]
     quality = line_chart(
         labels,
-        [Series("hit@k", [r.overall.hit_rate for r in good]), Series("MRR", [r.overall.mrr for r in good])],
-        title="hit@k and MRR per saved run",
+        [Series(f"hit@{trend.k}", [f.hit_rate for f in figures]), Series("MRR", [f.mrr for f in figures])],
+        title=f"hit@{trend.k} and MRR per saved run of {trend.golden_file}",
         top=1.0,
         width=CHART_WIDTH,
         max_labels=CHART_LABELS,
+        tips=tips,
     )
     size = line_chart(
         labels,
         [
-            Series("median characters", [r.overall.chars_median for r in good]),
-            Series("p95 characters", [r.overall.chars_p95 for r in good]),
+            Series("median characters", [f.chars_median for f in figures]),
+            Series("p95 characters", [f.chars_p95 for f in figures]),
         ],
-        title="characters per answer per saved run",
+        title=f"characters per answer per saved run of {trend.golden_file} at k={trend.k}",
         width=CHART_WIDTH,
         max_labels=CHART_LABELS,
+        tips=tips,
     )
     return quality, size
 
@@ -69,7 +89,8 @@ def _charts(runs: list) -> tuple[Any, Any]:
 @router.get("/evaluation", response_class=HTMLResponse, include_in_schema=False)
 def evaluation_page(request: Request, page: Page = 1) -> str:
     runs, more = _history(request, page)
-    quality, size = _charts(runs)
+    sets = trends(runs)
+    drawn = [(t, *_charts(t)) for t in sets[:TRENDS_SHOWN]]
     names = [r.name for r in runs]
     return render(
         "evaluation.html",
@@ -79,8 +100,8 @@ def evaluation_page(request: Request, page: Page = 1) -> str:
         names=list(reversed(names)),
         more=more,
         page=page,
-        quality=quality,
-        size=size,
+        drawn=drawn,
+        undrawn=len(sets) - len(drawn),
     )
 
 
@@ -95,9 +116,22 @@ def _cases(run: Any, show: Show) -> list[tuple[int, Any]]:
 
 
 def _run_page(request: Request, name: str, show: Show) -> str:
-    run = web_of(request).read(lambda conn: load_run(conn, name))
+    def both(conn: Any) -> tuple[SavedRun, VersusPrevious]:
+        return load_run(conn, name), compare_with_previous(conn, name)
+
+    run, versus = web_of(request).read(both)
     misses = sum(1 for c in run.cases if not c.position)
-    return render("eval_run.html", request, run=run, cases=_cases(run, show), show=show, misses=misses)
+    return render(
+        "eval_run.html",
+        request,
+        run=run,
+        cases=_cases(run, show),
+        show=show,
+        misses=misses,
+        versus=versus,
+        value=format_value,
+        delta=format_delta,
+    )
 
 
 @router.get("/evaluation/runs/{name}", response_class=HTMLResponse, include_in_schema=False)
@@ -154,6 +188,13 @@ def run_api(request: Request, name: RunName) -> Any:
 def authors_run_api(request: Request, author: Author, name: RunName) -> Any:
     """One saved run with every case, named by the agent who saved it and its name."""
     return plain(web_of(request).read(lambda conn: load_run(conn, f"{author}/{name}")))
+
+
+@router.get("/api/eval/previous", response_model=VersusPrevious, responses=Refusals, tags=["evaluation"])
+def previous_api(request: Request, run: RunParam) -> Any:
+    """A run compared with the run of the same golden file and k saved just before it:
+    per-metric deltas and the cases that changed (`comparison` is null for a set's first run)."""
+    return plain(web_of(request).read(lambda conn: compare_with_previous(conn, run)))
 
 
 @router.get("/api/eval/compare", response_model=Comparison, responses=Refusals, tags=["evaluation"])
