@@ -192,11 +192,12 @@ def _log(conn: Conn, result: RecallResult) -> None:
     )
 
 
-def stored_hits(hits: list[RecallHit]) -> dict[str, list]:
+def stored_hits(hits: list[RecallHit]) -> dict[str, list[object]]:
     """The hits as the `log` statement stores them: one array per column, in order. A fact
     hit keeps its id, a memory hit its file (notebook:STORE) and line (the entry's id), a
     vault hit its note's path; each keeps the line it printed."""
-    columns: dict[str, list] = {"hit_arms": [], "hit_facts": [], "hit_paths": [], "hit_lines": [], "hit_texts": []}
+    names = ("hit_arms", "hit_facts", "hit_paths", "hit_lines", "hit_texts")
+    columns: dict[str, list[object]] = {name: [] for name in names}
     for h in hits:
         memory = h.arm == "memory"
         columns["hit_arms"].append(h.arm)

@@ -17,8 +17,8 @@ from ..db.session import owns_transaction
 from ..errors import AccessDenied, InputError, NotFound
 from ..local.files import read_file
 from ..local.project import MEMORY_DIR, memory_dir
-from .facts import Fact  # at run time: the web API reads AgentDetail's fields from these names
 from ..session.context import Context, build_context  # Context at run time, as Fact
+from .facts import Fact  # at run time: the web API reads AgentDetail's fields from these names
 from .notebook import Notebook
 
 if TYPE_CHECKING:

@@ -52,9 +52,7 @@ def context(
     """
     fmt = "json" if as_json else fmt
     with org(agent, embed=bool(for_text)) as opened:
-        block = opened.context(
-            project=project, for_text=for_text, session=session, budget=budget, fmt=fmt, agent=of
-        )
+        block = opened.context(project=project, for_text=for_text, session=session, budget=budget, fmt=fmt, agent=of)
     if fmt == "json":
         emit_json(block)
     elif block.text:

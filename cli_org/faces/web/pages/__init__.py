@@ -2,4 +2,12 @@
 
 from . import agents, evaluation, facts, past_recall, recall, search, usage
 
-ROUTERS = [facts.router, agents.router, recall.router, past_recall.router, search.router, usage.router, evaluation.router]
+ROUTERS = [
+    facts.router,
+    agents.router,
+    recall.router,
+    past_recall.router,
+    search.router,
+    usage.router,
+    evaluation.router,
+]

@@ -1,5 +1,6 @@
 """Facts: the list (current by default; filters; text search), one fact's whole history
-with how often recalls returned it and archived sessions later quoted it, and the writes a person makes from the page (forget, restore, pin, unpin)."""
+with how often recalls returned it and archived sessions later quoted it, and the writes a
+person makes from the page (forget, restore, pin, unpin)."""
 
 from __future__ import annotations
 
