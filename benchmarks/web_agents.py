@@ -4,7 +4,7 @@ sample and with synthetic facts, notebook entries and recall calls added.
 The sample (eval/sample: four agents, its facts, its vault embedded with the real model, its
 bots' memory files) goes into a database of its own; `--facts N` adds N facts spread over
 ten more bots, `--recalls M` recall_events lines spread over every agent, and each agent a
-few notebook entries; each synthetic recall eight stored hits (recall_hits, migration 0032),
+few notebook entries; each synthetic recall eight stored hits (recall_hits, migration 0034),
 the first of them always the same "hot" fact, so that fact's page counts every recall's hit.
 The page is served in-process (FastAPI's TestClient, the app
 `cli-org serve` runs, one pool, the real ONNX query model) as the owner `mara`, so row-level

@@ -1,6 +1,6 @@
 """What agent X actually sees, and which answers were used (issue 26): an agent's page shows
 its session-start block as `cli-org context` gives that agent, read with the viewer's rights;
-each recall's hits are stored with its log line (recall_hits, migration 0032) and a past
+each recall's hits are stored with its log line (recall_hits, migration 0034) and a past
 recall is shown from them, never asked again; a fact's page counts its hits and quotes.
 Over a real database, through the library, the CLI and the web API, and from a member's own
 login for the row-level security."""

@@ -41,7 +41,9 @@ INSIDE_A_CALLERS_TRANSACTION = {
     "cli_org.db.remembered",  # one caller's statement, or its memo of one, inside its transaction
     "cli_org.vault.search.hnsw_scan",  # a context manager around the caller's scan
     "cli_org.store.vectors.store_vectors",  # inside remember's, restore's or import's transaction
+    "cli_org.store.activity.say_via",  # one set_config(..., true) inside a write's transaction
     "cli_org.store.vectors.store_as_authors",  # inside import's or `facts embed`'s transaction
+    "cli_org.store.vectors.store_unembedded",  # inside import's or restore's transaction
     "cli_org.archive.verdicts.judge_sessions",  # inside an archive import's transaction
     "cli_org.archive.verdicts.judge_outdated",  # inside judge_stale's or an import's transaction
 }

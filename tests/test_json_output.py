@@ -231,6 +231,13 @@ FIELDS: dict[str, object] = {
     "todo add": F("id", "text", "project", "author", "created_at", "done_by", "done_at"),
     "todo done": F("id", "done_by", "done_at"),
     "todo list": [F("id", "text", "project", "author", "created_at", "done_by", "done_at")],
+    # activity: a page of the feed (docs/facts.md, "Activity")
+    "activity": F(
+        "since",
+        "kinds",
+        "next",
+        events=[F("at", "kind", "who", "via", "fact_id", "ref", "subject", "detail", "project", "other")],
+    ),
     # import: the counts per kind (docs/facts.md, "Export and import")
     "import": F("format", "migration", "dry_run", kinds=[F("kind", "added", "present", "conflicting", "conflicts")]),
     # tidy: the report and each proposal with its evidence (docs/facts.md, tidy)
@@ -322,6 +329,7 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "todo done": (["todo", "done", "{todo}"], "bot"),
     "todo list": (["todo", "list"], None),
     "tidy": (["tidy"], None),
+    "activity": (["activity", "--since", "all"], None),
     "import": (["import", "{export}", "--dry-run"], None),
     "context": (["context", "--budget", "30"], "bot"),  # a small budget: something is omitted
     "setup": (["setup", "claude-code", "--project-dir", "{root}", "--agent", "bot", "--dry-run"], None),

@@ -14,7 +14,10 @@ from psycopg.conninfo import make_conninfo
 from cli_org.config import Settings
 from cli_org.db.connect import connect
 from cli_org.db.migrate import NO_VECTORS, available, migrate, missing_extensions, pending, vectors_ready
+from cli_org.errors import ConfigError
 from cli_org.recall.answer import recall
+from cli_org.store import facts
+from cli_org.store.vectors import embed_missing
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.search import search
 from tests.fakes import HashEmbedder
@@ -68,6 +71,14 @@ def _without_vectors_everything_else_works(env: dict[str, str], settings: Settin
     # Embedding says why it cannot, in one line, before it loads a model or writes anything.
     code, out, err = _cli(env, "vault", "embed")
     assert code == 1 and out == "" and err == f"cli-org: {NO_VECTORS}\n"
+    code, out, err = _cli(env, "facts", "embed")
+    assert code == 1 and out == "" and err == f"cli-org: {NO_VECTORS}\n"
+    # A write given a model lands without a vector (there is nowhere to keep one).
+    with connect(settings, "scout") as conn:
+        kept = facts.remember(conn, "deploy end", "by four", source="https://x.org/2", embedder=HashEmbedder())
+    assert kept.id and not kept.duplicate
+    with connect(settings, "scout") as conn, pytest.raises(ConfigError, match="vectors are unavailable"):
+        embed_missing(conn, HashEmbedder())
     with connect(settings) as conn:
         with pytest.raises(Exception, match="vectors are unavailable"):
             embed_pending(conn, HashEmbedder())
@@ -145,7 +156,7 @@ def test_vectors_added_later(restricted, tmp_path):
     assert any(h.arm == "fact" and "tuesdays" in h.text for h in again.hits)
     # Nothing stored before was lost: the fact, the notebook line, both notes.
     code, out, err = _cli(env, "facts", "--json", agent="scout")
-    assert [f["claim"] for f in json.loads(out)] == ["we deploy on tuesdays"]
+    assert sorted(f["claim"] for f in json.loads(out)) == ["by four", "we deploy on tuesdays"]
     code, out, err = _cli(env, "notebook", "show", "--target", "memory", "--json", agent="scout")
     assert "staging is flaky" in out
 

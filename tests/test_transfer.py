@@ -112,14 +112,15 @@ def test_round_trip_into_an_empty_database(org, server):
         counts = _counts(result)
         # Each current fact arrives with its author's vector, written as the author, and the
         # vectors table is back under forced row-level security.
-        with other.admin() as conn:
-            got = conn.execute(
-                "SELECT f.author, v.computed_by FROM memory_facts f LEFT JOIN memory_fact_vectors v"
-                " ON v.fact_id = f.id WHERE f.valid_to IS NULL"
-            ).fetchall()
-            forced = conn.execute("SELECT relforcerowsecurity AS f FROM pg_class WHERE relname = 'memory_fact_vectors'")
-            assert forced.fetchone()["f"] is True
-        assert got and all(r["computed_by"] == r["author"] for r in got), got
+        if server.vectors:  # a server without pgvector has no vectors table: the import went on without
+            with other.admin() as conn:
+                got = conn.execute(
+                    "SELECT f.author, v.computed_by FROM memory_facts f LEFT JOIN memory_fact_vectors v"
+                    " ON v.fact_id = f.id WHERE f.valid_to IS NULL"
+                ).fetchall()
+                forced = "SELECT relforcerowsecurity AS f FROM pg_class WHERE relname = 'memory_fact_vectors'"
+                assert conn.execute(forced).fetchone()["f"] is True
+            assert got and all(r["computed_by"] == r["author"] for r in got), got
         assert counts["agent"] == (5, 0, 0)
         assert counts["fact"] == (4, 0, 0) and counts["notebook_entry"][0] == 3
         assert _body(_export(other)) == _body(lines)

@@ -32,7 +32,7 @@ def _operations() -> list[tuple[str, str]]:
     for router in ROUTERS:
         for route in router.routes:
             if isinstance(route, APIRoute) and route.include_in_schema:
-                found += [(method, route.path) for method in sorted(route.methods)]
+                found += [(method, route.path_format) for method in sorted(route.methods)]  # {name:path} as {name}
     return found
 
 

@@ -56,6 +56,15 @@ FIELD_RULES: dict[str, tuple[str | None, int]] = {
 MAX_ID = 2**63 - 1
 
 
+def check_agent_name(name: str | None, label: str = "agent") -> None:
+    """A filter naming an agent: None, or a name an agent could have (AGENT_NAME), so that
+    no other text (a NUL, a page of it) reaches the database as a name."""
+    from ..errors import InputError
+
+    if name is not None and not AGENT_NAME.fullmatch(name):
+        raise InputError(f"{label} {name[:80]!r} is no agent's name (lowercase letters, digits, '_' or '-')")
+
+
 def check_id(value: int, what: str = "fact") -> int:
     """`value` as an id, or an InputError naming the bound (for the library's own callers)."""
     from ..errors import InputError

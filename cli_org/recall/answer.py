@@ -186,7 +186,7 @@ def _log(conn: Conn, result: RecallResult) -> None:
             "hits": len(result.hits),
             "chars": result.chars,
             "ms": round(result.ms),
-            # the hits as returned, for a later look without asking again (migration 0032)
+            # the hits as returned, for a later look without asking again (migration 0034)
             **stored_hits(result.hits),
         },
     )

@@ -1,5 +1,5 @@
 """Past recalls as they were answered: a recall's question, time, arms and the hits it
-returned (stored with its log line, migration 0032), read without asking again and without
+returned (stored with its log line, migration 0034), read without asking again and without
 logging anything; and how often a fact was a hit and later quoted.
 
 The hits are read as the caller, under row-level security: the recalling agent, its team
@@ -44,7 +44,7 @@ class PastRecall:
     readable: bool  # the caller may read its hits
     shown: list[StoredHit] = field(default_factory=list)
     # Why `shown` is empty though `hits` is not: hidden from the caller, or never stored
-    # (a recall logged before migration 0032).
+    # (a recall logged before migration 0034).
     missing: str | None = None
 
 
@@ -64,7 +64,7 @@ def past_recall(conn: Conn, event_id: int) -> PastRecall:
     if not past.readable and past.hits:
         past.missing = f"hidden: only {whose}, its team lead or an owner may read the hits of its recalls"
     elif past.hits and not past.shown:
-        past.missing = "not stored: this recall was logged before its hits were kept (migration 0032)"
+        past.missing = "not stored: this recall was logged before its hits were kept (migration 0034)"
     return past
 
 
@@ -84,7 +84,7 @@ class FactRecalls:
 
 @owns_transaction
 def fact_recalls(conn: Conn, fact_id: int) -> FactRecalls:
-    """The recall and quoting counts of one fact (migrations 0032 and 0029), one statement
+    """The recall and quoting counts of one fact (migrations 0034 and 0029), one statement
     over two indexes (recall_hits_fact, quoted_hits_fact)."""
     check_id(fact_id)
     with translated(conn):

@@ -100,10 +100,40 @@ WHERE s.external_id = %(external_id)s
 ORDER BY s.harness;
 
 -- name: session_messages
-SELECT position, part, kind, occurred_at, text, tool_name, tool_call_id, command
-FROM archive_messages
-WHERE session_id = %(id)s
-ORDER BY position, part, id;
+-- A session's messages in order; with `limit`, a page; with `chars`, each text cut to that
+-- many characters (`length` says how long it was). The page's ids come first, from the index
+-- alone (archive_messages_order), so the rows an OFFSET skips are never read or cut.
+WITH page AS (
+    SELECT id FROM archive_messages
+    WHERE session_id = %(id)s
+    ORDER BY position, part, id
+    LIMIT %(limit)s OFFSET %(offset)s
+)
+SELECT m.position, m.part, m.kind, m.occurred_at,
+       CASE WHEN %(chars)s::int IS NULL THEN m.text ELSE left(m.text, %(chars)s::int) END AS text,
+       length(m.text) AS length, m.tool_name, m.tool_call_id, m.command
+FROM archive_messages m JOIN page USING (id)
+ORDER BY m.position, m.part, m.id;
+
+-- name: session_size
+SELECT count(*) AS n FROM archive_messages WHERE session_id = %(id)s;
+
+-- name: session_list
+-- Archived sessions, newest first (index archive_sessions_newest), a page, each with its
+-- message count: one index-only count (archive_messages_order) per session of the page,
+-- counted after the page is cut (in the select list, it ran for every row an OFFSET skips).
+WITH page AS (
+    SELECT s.id, s.harness, s.external_id, s.project, s.model, s.title, s.started_at, s.ended_at
+    FROM archive_sessions s
+    WHERE (%(harness)s::text IS NULL OR s.harness = %(harness)s)
+      AND (%(project)s::text IS NULL OR s.project = %(project)s)
+    ORDER BY s.started_at DESC NULLS LAST, s.id DESC
+    LIMIT %(limit)s OFFSET %(offset)s
+)
+SELECT p.harness, p.external_id, p.project, p.model, p.title, p.started_at, p.ended_at,
+       (SELECT count(*) FROM archive_messages m WHERE m.session_id = p.id) AS messages
+FROM page p
+ORDER BY p.started_at DESC NULLS LAST, p.id DESC;
 
 -- name: analyze
 -- After an import that added rows: fresh planner statistics. Without them the usage queries

@@ -35,3 +35,13 @@ ORDER BY at, entry_id, version;
 SELECT store, id, body FROM notebook_entries
 WHERE agent = org_me() AND removed_at IS NULL
 ORDER BY store, id;
+
+-- name: history_page
+-- One page of an agent's versions, newest first (index notebook_versions_agent), each with
+-- the entry's version before it (by the key: entry_id, version - 1) for its diff.
+SELECT v.entry_id, v.version, v.store, v.action, v.body, v.at, v.by, p.body AS before
+FROM notebook_versions v
+LEFT JOIN notebook_versions p ON p.entry_id = v.entry_id AND p.version = v.version - 1
+WHERE v.agent = %(agent)s AND (%(store)s::text IS NULL OR v.store = %(store)s)
+ORDER BY v.at DESC, v.entry_id DESC, v.version DESC
+LIMIT %(limit)s OFFSET %(offset)s;

@@ -70,7 +70,7 @@ WHERE EXISTS (SELECT 1 FROM unnest(to_tsvector('english', w.word)))  -- a stop w
                   WHERE f.valid_to IS NULL AND f.search @@ to_tsquery('simple', quote_literal(u.lexeme))));
 
 -- name: log
--- The call and the hits it returned (migration 0032), in one statement: the arrays are the
+-- The call and the hits it returned (migration 0034), in one statement: the arrays are the
 -- hits in order, one element each; a hit's text is cut at 2,000 characters (the column's
 -- bound). The event's agent is the caller (org_me(), NULL for the administrator).
 WITH event AS (
@@ -86,7 +86,7 @@ FROM event,
 
 -- name: event
 -- One past recall as recall_events holds it (every member reads it), and whether the caller
--- may read its hits (the notebooks' rule, migration 0032's policy).
+-- may read its hits (the notebooks' rule, migration 0034's policy).
 SELECT id, created_at, agent, project, query, arms, hits, chars, ms,
        org_notebook_readable(agent) AS readable
 FROM recall_events WHERE id = %(id)s;
@@ -97,7 +97,7 @@ SELECT rank, arm, fact_id, path, line, text FROM recall_hits
 WHERE event_id = %(id)s ORDER BY rank;
 
 -- name: fact_recalls
--- How often a fact was a recall hit (of the recalls the caller may read: migration 0032's
+-- How often a fact was a recall hit (of the recalls the caller may read: migration 0034's
 -- policy), by how many agents, the last time; and of the archived sessions' recalls that
 -- returned it, how many later quoted it (the verdicts of the current rule, migration 0029;
 -- a recall judged in several of a session's verdict sets counts once).

@@ -17,8 +17,9 @@ from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError, NearDuplicate, NotFound
 from ..text import one_line
+from .activity import say_via
 from .duplicates import near_duplicate, scope
-from .vectors import store_vectors
+from .vectors import store_unembedded, store_vectors
 
 if TYPE_CHECKING:
     from ..vault.embedders import Embedder
@@ -129,6 +130,7 @@ def remember(
 
 def _store(conn: Conn, params: dict[str, Any], supersedes: int | None, check: bool) -> Remembered:
     current_agent(conn)
+    say_via(conn, params["via"])  # a fact it supersedes records the harness that retired it
     existing = conn.execute(sql("facts.find_current"), params).fetchone()
     if existing:
         return _known(conn, existing["id"], supersedes)
@@ -214,7 +216,7 @@ def _known(conn: Conn, existing: int, supersedes: int | None) -> Remembered:
 
 
 @owns_transaction
-def forget(conn: Conn, fact_id: int, why: str) -> None:
+def forget(conn: Conn, fact_id: int, why: str, *, via: str | None = None) -> None:
     """Retire a fact: only its author, the author's team lead or an owner may."""
     check_id(fact_id)
     if not why or not why.strip():
@@ -222,13 +224,16 @@ def forget(conn: Conn, fact_id: int, why: str) -> None:
     check_field("reason", why.strip())
     with translated(conn):
         current_agent(conn)
+        say_via(conn, via)
         with conn.transaction():
             conn.execute(sql("facts.forget"), {"id": fact_id, "why": why.strip()})
         conn.commit()
 
 
 @owns_transaction
-def restore(conn: Conn, fact_id: int, why: str, *, embedder: Embedder | None = None) -> Restored:
+def restore(
+    conn: Conn, fact_id: int, why: str, *, embedder: Embedder | None = None, via: str | None = None
+) -> Restored:
     """Bring a forgotten fact back (migration 0014, org_restore): its author, the author's
     team lead or an owner may. A superseded fact comes back only once its successor is
     retired; a fact whose identical claim by the same author is current again stays retired.
@@ -239,6 +244,7 @@ def restore(conn: Conn, fact_id: int, why: str, *, embedder: Embedder | None = N
     check_field("reason", why.strip())
     with translated(conn):
         me = current_agent(conn)
+        say_via(conn, via)
         with conn.transaction():
             conn.execute(sql("facts.restore"), {"id": fact_id, "why": why.strip()})
         fact = _get(conn, fact_id)
@@ -246,8 +252,7 @@ def restore(conn: Conn, fact_id: int, why: str, *, embedder: Embedder | None = N
         if embedder is not None and fact is not None and fact.author == me:
             # a fact retired before it had a vector gets its author's now; a restorer who is
             # not the author leaves it to the author or the admin (`cli-org facts embed`)
-            missing = conn.execute(sql("fact_vectors.unembedded"), {"ids": [fact_id], "model": embedder.name})
-            store_vectors(conn, embedder, missing.fetchall())
+            store_unembedded(conn, embedder, [fact_id])
         conn.commit()
     if fact is None:  # never: org_restore() found it
         raise NotFound(f"no fact with id {fact_id}")

@@ -14,6 +14,7 @@ Usage is the sum of the live entries' lengths in characters.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -29,6 +30,7 @@ from ..db.session import owns_transaction
 from ..errors import AccessDenied, DatabaseError, InputError, NotFound
 from ..local.files import read_file
 from ..text import one_line
+from .activity import say_via
 
 SEPARATOR = "§"  # a line holding only this separates entries in a notebook file
 _SEPARATOR_LINE = re.compile(r"^[ \t]*§[ \t]*$", re.MULTILINE)
@@ -194,12 +196,13 @@ def _full(target: str, store: Store, after: int, what: str) -> NotebookFull:
 
 
 @owns_transaction
-def add(conn: Conn, target: str, text: str) -> Change:
+def add(conn: Conn, target: str, text: str, *, via: str | None = None) -> Change:
     """Add one entry to the caller's store; identical to a live entry: nothing to do."""
     text = check_entry(text, target)
     with translated(conn):
         me = current_agent(conn)
         conn.execute(sql("notebook.lock"))
+        say_via(conn, via)
         store = _store(me, target, _live(conn, me, target))
         for e in store.entries:
             if e.body == text:
@@ -231,12 +234,13 @@ def _one(store: Store, substring: str, verb: str) -> Entry:
 
 
 @owns_transaction
-def replace(conn: Conn, target: str, old: str, new: str) -> Change:
+def replace(conn: Conn, target: str, old: str, new: str, *, via: str | None = None) -> Change:
     """Replace the one entry containing `old` with `new` (the whole entry becomes `new`)."""
     new = check_entry(new, target)
     with translated(conn):
         me = current_agent(conn)
         conn.execute(sql("notebook.lock"))
+        say_via(conn, via)
         store = _store(me, target, _live(conn, me, target))
         entry = _one(store, old, "replace")
         if entry.body == new:
@@ -252,12 +256,13 @@ def replace(conn: Conn, target: str, old: str, new: str) -> Change:
 
 
 @owns_transaction
-def remove(conn: Conn, target: str, substring: str) -> Change:
+def remove(conn: Conn, target: str, substring: str, *, via: str | None = None) -> Change:
     """Mark the one entry containing `substring` removed (kept, with who and when)."""
     _target(target)
     with translated(conn):
         me = current_agent(conn)
         conn.execute(sql("notebook.lock"))
+        say_via(conn, via)
         store = _store(me, target, _live(conn, me, target))
         entry = _one(store, substring, "remove")
         first(conn, sql("notebook.remove"), {"id": entry.id})
@@ -272,6 +277,93 @@ def history(conn: Conn, target: str | None = None, *, agent: str | None = None) 
     with translated(conn):
         whose = _whose(conn, agent)
         return [Version(**r) for r in conn.execute(sql("notebook.history"), {"agent": whose, "store": target})]
+
+
+HISTORY_PAGE = 50  # versions per page of an agent's notebook history (web page)
+
+
+@dataclass
+class DiffLine:
+    op: str  # "+" added, "-" removed, " " kept
+    text: str
+
+
+@dataclass
+class VersionChange:
+    """One stored version of an entry, with what changed from the entry's version before."""
+
+    entry_id: int
+    version: int
+    store: str
+    action: str  # added, replaced, removed
+    body: str
+    at: datetime
+    by: str | None
+    delta: int  # characters the store gained (negative: lost) with this version
+    diff: list[DiffLine]
+
+
+@dataclass
+class NotebookHistory:
+    agent: str
+    target: str | None  # one store, or None: both
+    versions: list[VersionChange]  # newest first, one page
+    page: int
+    more: bool
+    refused: str | None = None  # why the history is not shown; then `versions` is empty
+
+
+def line_diff(before: str | None, after: str, action: str) -> list[DiffLine]:
+    """What changed between two versions of an entry, line by line: every line added for a
+    new entry, every line removed for a removed one, a line diff for a replacement."""
+    if action == "removed":
+        return [DiffLine("-", line) for line in after.splitlines()]
+    if before is None or action == "added":
+        return [DiffLine("+", line) for line in after.splitlines()]
+    return [
+        DiffLine(line[0], line[2:])
+        for line in difflib.ndiff(before.splitlines(), after.splitlines())
+        if line[:1] in ("+", "-", " ")
+    ]
+
+
+@owns_transaction
+def history_page(
+    conn: Conn, agent: str, target: str | None = None, *, page: int = 1, per_page: int = HISTORY_PAGE
+) -> NotebookHistory:
+    """One page of every stored version of `agent`'s notebook, newest first, each with its
+    line diff from the entry's version before. Where the caller may not read that notebook
+    (org_notebook_readable, the rule row-level security applies to notebook_versions) the
+    history is empty and `refused` says why; an unknown agent is NotFound."""
+    if target is not None:
+        _target(target)
+    if not 1 <= page <= 100_000 or not 1 <= per_page <= 500:
+        raise InputError(f"page {page} of {per_page} versions is out of range")
+    with translated(conn):
+        try:
+            whose = _whose(conn, agent)
+        except AccessDenied as exc:
+            conn.rollback()
+            return NotebookHistory(agent, target, [], page, False, str(exc))
+        params = {"agent": whose, "store": target, "limit": per_page + 1, "offset": (page - 1) * per_page}
+        rows = conn.execute(sql("notebook.history_page"), params).fetchall()
+    changes = [
+        VersionChange(
+            r["entry_id"],
+            r["version"],
+            r["store"],
+            r["action"],
+            r["body"],
+            r["at"],
+            r["by"],
+            -len(r["body"])
+            if r["action"] == "removed"
+            else len(r["body"]) - (len(r["before"]) if r["before"] is not None and r["action"] != "added" else 0),
+            line_diff(r["before"], r["body"], r["action"]),
+        )
+        for r in rows[:per_page]
+    ]
+    return NotebookHistory(whose, target, changes, page, len(rows) > per_page)
 
 
 @owns_transaction

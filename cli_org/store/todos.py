@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..checks.rules import MAX_TODO, check_id
+from ..checks.rules import MAX_TODO, check_agent_name, check_id
 from ..checks.write import check_field, check_text, control_chars
 from ..db import Conn, first
 from ..db.connect import current_agent
@@ -18,6 +18,7 @@ from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError, NotFound
+from .activity import say_via
 
 
 @dataclass
@@ -46,20 +47,22 @@ def check_todo(text: str, project: str | None) -> str:
 
 
 @owns_transaction
-def add_todo(conn: Conn, text: str, project: str | None = None) -> Todo:
+def add_todo(conn: Conn, text: str, project: str | None = None, *, via: str | None = None) -> Todo:
     text = check_todo(text, project)
     with translated(conn):
         current_agent(conn)
+        say_via(conn, via)
         row = first(conn, sql("todos.add"), {"text": text, "project": project})
         conn.commit()
     return Todo(**row)
 
 
 @owns_transaction
-def done_todo(conn: Conn, todo_id: int) -> Todo:
+def done_todo(conn: Conn, todo_id: int, *, via: str | None = None) -> Todo:
     check_id(todo_id, "todo")
     with translated(conn):
         current_agent(conn)
+        say_via(conn, via)
         conn.execute(sql("todos.done"), {"id": todo_id})
         row = conn.execute(sql("todos.get"), {"id": todo_id}).fetchone()
         conn.commit()
@@ -68,9 +71,36 @@ def done_todo(conn: Conn, todo_id: int) -> Todo:
     return Todo(**row)
 
 
+STATES = ("open", "done", "all")  # which todos a page lists
+
+
 @owns_transaction
-def list_todos(conn: Conn, *, project: str | None = None, include_done: bool = False) -> list[Todo]:
-    """Open items: org-wide ones first, then the project's (every project's without one)."""
+def list_todos(
+    conn: Conn,
+    *,
+    project: str | None = None,
+    include_done: bool = False,
+    author: str | None = None,
+    state: str | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+) -> list[Todo]:
+    """Open items: org-wide ones first, then the project's (every project's without one).
+
+    With `state` (open, done or all; it replaces include_done) or `author`, or a `limit`:
+    one page of them, newest first (the web page's Todos, index org_todos_author / the key)."""
+    if state is None and author is None and limit is None:
+        with translated(conn):
+            rows = conn.execute(sql("todos.list"), {"project": project, "all": include_done}).fetchall()
+        return [Todo(**r) for r in rows]
+    state = state or ("all" if include_done else "open")
+    if state not in STATES:
+        raise InputError(f"state is {', '.join(STATES)}, not {state!r}")
+    if limit is not None and not 1 <= limit <= 1000:
+        raise InputError(f"limit must be between 1 and 1000, not {limit}")
+    check_field("project", project)
+    check_agent_name(author)
+    params = {"project": project, "author": author, "state": state, "limit": limit, "offset": max(offset, 0)}
     with translated(conn):
-        rows = conn.execute(sql("todos.list"), {"project": project, "all": include_done}).fetchall()
+        rows = conn.execute(sql("todos.page"), params).fetchall()
     return [Todo(**r) for r in rows]

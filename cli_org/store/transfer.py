@@ -31,7 +31,7 @@ from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import AccessDenied, InputError
-from .vectors import store_as_authors
+from .vectors import store_unembedded
 
 if TYPE_CHECKING:
     from ..vault.embedders import Embedder
@@ -194,8 +194,7 @@ def import_lines(
             _merge(conn, records, {c.kind: c for c in result.kinds})
             if embedder is not None:
                 ids = [record["id"] for _, kind, record in records if kind == "fact"]
-                missing = conn.execute(sql("fact_vectors.unembedded"), {"ids": ids, "model": embedder.name})
-                store_as_authors(conn, embedder, missing.fetchall())
+                store_unembedded(conn, embedder, ids, as_authors=True)
         return result
 
 

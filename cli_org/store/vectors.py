@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 from psycopg import sql as pgsql
 
 from ..db import Conn, first
+from ..db.migrate import NO_VECTORS, vectors_ready
 from ..db.queries import sql
 from ..db.session import owns_transaction
-from ..errors import InputError
+from ..errors import ConfigError, InputError
 
 if TYPE_CHECKING:
     from ..vault.embedders import Embedder
@@ -37,8 +38,10 @@ def fact_text(subject: str, claim: str) -> str:
 
 def store_vectors(conn: Conn, embedder: Embedder, facts: Sequence[Any], *, as_authors: bool = False) -> int:
     """Embed and store the vectors of `facts` (rows with id, subject, claim and, with
-    `as_authors`, author), in the caller's transaction; a vector already there stays."""
-    if not facts:
+    `as_authors`, author), in the caller's transaction; a vector already there stays. On a
+    database without pgvector (a team server may lack it) there is nowhere to store them:
+    the write goes on without, as recall falls back to words there."""
+    if not facts or not vectors_ready(conn):
         return 0
     from ..vault.embedders import vector_literal
 
@@ -61,7 +64,7 @@ def store_as_authors(conn: Conn, embedder: Embedder, facts: Sequence[Any]) -> in
     """The admin stores the vectors of `facts` as their authors: row-level security, forced
     on the table for its owner too, is lifted inside the caller's transaction only (nobody
     sees the gap; a failure rolls the change back with the rest)."""
-    if not facts:
+    if not facts or not vectors_ready(conn):
         return 0
     conn.execute(pgsql.SQL("ALTER TABLE memory_fact_vectors NO FORCE ROW LEVEL SECURITY"))
     stored = store_vectors(conn, embedder, facts, as_authors=True)
@@ -69,11 +72,22 @@ def store_as_authors(conn: Conn, embedder: Embedder, facts: Sequence[Any]) -> in
     return stored
 
 
+def store_unembedded(conn: Conn, embedder: Embedder, ids: Sequence[int], *, as_authors: bool = False) -> int:
+    """Of the facts `ids`, embed the current ones that lack their author's vector (an import's
+    facts, a restored fact), in the caller's transaction; nothing without pgvector."""
+    if not ids or not vectors_ready(conn):
+        return 0
+    missing = conn.execute(sql("fact_vectors.unembedded"), {"ids": list(ids), "model": embedder.name}).fetchall()
+    return store_as_authors(conn, embedder, missing) if as_authors else store_vectors(conn, embedder, missing)
+
+
 @owns_transaction
 def embed_missing(conn: Conn, embedder: Embedder, *, progress: Callable[[int, int], None] | None = None) -> int:
     """Embed every current fact that lacks its author's vector of this model: as an agent, its
     own facts; as the admin, every author's, written as the author. Returns how many; one
     transaction per BATCH, so an interruption keeps what was done and a rerun goes on."""
+    if not vectors_ready(conn):
+        raise ConfigError(NO_VECTORS)
     me = first(conn, sql("facts.me"))
     admin = me["name"] is None
     if admin and not first(conn, sql("fact_vectors.is_admin"))["admin"]:

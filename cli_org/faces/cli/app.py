@@ -157,6 +157,7 @@ MODULES = [
     "db_cmd",
     "agents_cmd",
     "facts_cmd",
+    "activity_cmd",
     "pins_cmd",
     "tidy_cmd",
     "notebook_cmd",

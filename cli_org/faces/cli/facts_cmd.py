@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ...checks.rules import KINDS
-from .common import ID, Progress, as_option, connection, emit_json, json_option, org
+from .common import ID, Progress, as_option, connection, emit_json, json_option, org, settings
 
 
 @click.command()
@@ -67,7 +67,7 @@ def forget(fact_id: int, why: str, agent: str | None, as_json: bool) -> None:
     from ...store.facts import forget as do_forget
 
     with connection(agent) as conn:
-        do_forget(conn, fact_id, why)
+        do_forget(conn, fact_id, why, via=settings().via)
     if as_json:
         emit_json({"id": fact_id, "retired": True, "why": why.strip()})
     else:
@@ -113,9 +113,11 @@ def embed(agent: str | None, as_json: bool) -> None:
     query model (`cli-org vault embed` makes it); an interrupted run keeps what it did."""
     from ...errors import ConfigError
     from ...store.vectors import embed_missing
+    from ...vault.embed import require_vectors
 
     progress = Progress("facts embed")
     with org(agent, embed=True) as opened, opened.connection(bounded=False) as conn:
+        require_vectors(conn)  # the cause a user can fix first, before the model's
         if opened.embedder is None:
             raise ConfigError("no query model yet: run `cli-org vault embed` first")
         stored = embed_missing(conn, opened.embedder, progress=progress)

@@ -8,7 +8,7 @@ import click
 
 from ...checks.rules import NOTEBOOK_STORES
 from ..render import change_line, notebook_text
-from .common import OsPath, as_option, connection, emit_json, json_option
+from .common import OsPath, as_option, connection, emit_json, json_option, settings
 
 target_option = click.option(
     "--target", type=click.Choice(NOTEBOOK_STORES), required=True, help="Which store: memory or user."
@@ -49,7 +49,7 @@ def add(target, text, agent) -> None:
 
     nb.check_entry(text, target)  # refuse bad input before starting or touching the database
     with connection(agent) as conn:
-        click.echo(change_line(nb.add(conn, target, text)))
+        click.echo(change_line(nb.add(conn, target, text, via=settings().via)))
 
 
 @notebook.command("replace")
@@ -63,7 +63,7 @@ def replace(target, old, new, agent) -> None:
 
     nb.check_entry(new, target)
     with connection(agent) as conn:
-        click.echo(change_line(nb.replace(conn, target, old, new)))
+        click.echo(change_line(nb.replace(conn, target, old, new, via=settings().via)))
 
 
 @notebook.command("remove")
@@ -75,7 +75,7 @@ def remove(target, substring, agent) -> None:
     from ...store import notebook as nb
 
     with connection(agent) as conn:
-        click.echo(change_line(nb.remove(conn, target, substring)))
+        click.echo(change_line(nb.remove(conn, target, substring, via=settings().via)))
 
 
 @notebook.command("history")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import ID, as_option, connection, emit_json, json_option, org
+from .common import ID, as_option, connection, emit_json, json_option, org, settings
 
 
 def _scope(project: str | None) -> str:
@@ -21,7 +21,7 @@ def pin(fact_id: int, project: str | None, agent: str | None, as_json: bool) -> 
     from ...store.pins import pin as do_pin
 
     with connection(agent) as conn:
-        result = do_pin(conn, fact_id, project)
+        result = do_pin(conn, fact_id, project, via=settings().via)
     if as_json:
         emit_json(result)
     else:
@@ -37,7 +37,7 @@ def unpin(fact_id: int, agent: str | None, as_json: bool) -> None:
     from ...store.pins import unpin as do_unpin
 
     with connection(agent) as conn:
-        result = do_unpin(conn, fact_id)
+        result = do_unpin(conn, fact_id, via=settings().via)
     if as_json:
         emit_json(result)
     else:
@@ -81,7 +81,7 @@ def restore(fact_id: int, why: str, agent: str | None, as_json: bool) -> None:
     from ...store.facts import restore as do_restore
 
     with org(agent, embed=True) as opened, opened.connection() as conn:
-        fact = do_restore(conn, fact_id, why, embedder=opened.embedder)
+        fact = do_restore(conn, fact_id, why, embedder=opened.embedder, via=settings().via)
     if as_json:
         emit_json({"id": fact.id, "restored": True, "why": why.strip(), "pin": fact.pin})
         return
@@ -108,7 +108,7 @@ def todo_add(text: str, project: str | None, agent: str | None, as_json: bool) -
 
     check_todo(text, project)  # refuse bad input before touching the database
     with connection(agent) as conn:
-        item = add_todo(conn, text, project)
+        item = add_todo(conn, text, project, via=settings().via)
     if as_json:
         emit_json(item)
     else:
@@ -124,7 +124,7 @@ def todo_done(todo_id: int, agent: str | None, as_json: bool) -> None:
     from ...store.todos import done_todo
 
     with connection(agent) as conn:
-        item = done_todo(conn, todo_id)
+        item = done_todo(conn, todo_id, via=settings().via)
     if as_json:
         emit_json(item)
     else:

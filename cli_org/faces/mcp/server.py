@@ -111,6 +111,7 @@ class Call:
     tool: str
     started: float
     logged: bool = False
+    via: str | None = None  # the harness the call came through (OrgServer.via_of)
 
 
 _CALL: ContextVar[Call | None] = ContextVar("cli_org_mcp_call", default=None)
@@ -228,7 +229,7 @@ class OrgServer(MCPServer):
         tool = self._tool_manager.get_tool(name)
         if tool is None:
             raise ToolError(f"unknown tool {name!r}; the tools are {', '.join(sorted(self._tool_names()))}")
-        call = Call(name, time.perf_counter())
+        call = Call(name, time.perf_counter(), via=self.via_of(context))
         token = _CALL.set(call)
         ok = False
         try:
@@ -257,6 +258,35 @@ class OrgServer(MCPServer):
 
     def _tool_names(self) -> list[str]:
         return [t.name for t in self._tool_manager.list_tools()]
+
+    def via_of(self, context: Any) -> str | None:
+        """The harness a call comes through, for the writes it makes (a fact's `via`, the
+        activity feed's "by harness"): ORG_VIA when set (`cli-org setup` sets it), else the
+        name the client gave itself in its clientInfo (the initialize handshake, or each
+        request's envelope in the 2026-07-28 protocol), at this host."""
+        settings = self.session.org.settings if self.session.org is not None else None
+        if settings is not None and settings.via:
+            return settings.via
+        try:
+            params = context.session.client_params
+        except (AttributeError, ValueError):  # no request context: a call made in-process
+            return None
+        return client_via(params.client_info.name) if params is not None else None
+
+
+def client_via(name: object) -> str | None:
+    """RUNTIME@HOST for a client that calls itself `name` (its clientInfo), in the shape of
+    a fact's via (checks/rules.py): characters outside [A-Za-z0-9_.-] become `-`."""
+    from ...setup import via
+
+    runtime = re.sub(r"[^A-Za-z0-9_.-]", "-", name.strip())[:64].strip("-") if isinstance(name, str) else ""
+    return via(runtime) if runtime else None
+
+
+def _via() -> str | None:
+    """The harness of the call being served (None outside a call)."""
+    call = _CALL.get()
+    return call.via if call is not None else None
 
 
 def _words(text: str) -> str:
@@ -323,6 +353,7 @@ class Tools:
         Write checks refuse secrets, vague or unsourced claims, and prompt-like text; a
         near-duplicate of one of your current facts (same subject and project) is refused
         with its #id: replace it with supersedes, or keep both with allow_duplicate."""
+        via = _via()
 
         def body(conn):
             result = remember(
@@ -334,7 +365,7 @@ class Tools:
                 kind=kind,
                 supersedes=supersedes,
                 inferred=inferred,
-                via=self.session.org.settings.via,
+                via=via,
                 allow_duplicate=allow_duplicate,
                 embedder=self.session.org.embedder,
             )
@@ -348,9 +379,10 @@ class Tools:
         why: Annotated[str, Field(description="Why it is wrong or no longer true; kept with the fact.")],
     ) -> CallToolResult:
         """Retire a fact (it is never deleted). Its author, their team lead or an owner may."""
+        via = _via()
 
         def body(conn):
-            forget(conn, id, why)
+            forget(conn, id, why, via=via)
             return _answer(f"retired {id}")
 
         return await self.session.answer(body)
@@ -439,17 +471,18 @@ class Tools:
         missing = [n for n in needs[action] if not given[n]]
         if missing:
             return _refusal(f"{action} needs {' and '.join(missing)}")
+        via = _via()
 
         def body(conn):
             if action == "show":
                 found = nb.show(conn, target)
                 return _answer(notebook_text(found, nb.SEPARATOR))
             if action == "add":
-                change = nb.add(conn, target, text or "")
+                change = nb.add(conn, target, text or "", via=via)
             elif action == "replace":
-                change = nb.replace(conn, target, old_text or "", text or "")
+                change = nb.replace(conn, target, old_text or "", text or "", via=via)
             else:
-                change = nb.remove(conn, target, old_text or "")
+                change = nb.remove(conn, target, old_text or "", via=via)
             return _answer(change_line(change))
 
         return await self.session.answer(body)

@@ -16,11 +16,16 @@ from ...store.facts import age
 HERE = Path(__file__).parent
 STATIC_DIR = HERE / "static"
 
-PAGES = (  # the navigation, in order: (path, title)
+PAGES = (  # the navigation, in order: (path, title); Activity answers a lead's first question
+    ("/activity", "Activity"),
     ("/facts", "Facts"),
     ("/agents", "Agents"),
     ("/recall", "Recall"),
     ("/search", "Search"),
+    ("/sessions", "Sessions"),
+    ("/vault", "Vault"),
+    ("/todos", "Todos"),
+    ("/pins", "Pins"),
     ("/usage", "Usage"),
     ("/evaluation", "Evaluation"),
 )

@@ -4,8 +4,8 @@
 -- recall.sql `log`: a warm recall's statement count stays as tests/test_answer_shape.py
 -- bounds it).
 --
--- Who reads a recall's hits: the rule of the notebooks (org_notebook_readable, migrations
--- 0013 and 0019): the recalling agent itself, its team lead, an owner, and the administrator.
+-- Who reads a recall's hits: the rule of the notebooks (migrations 0013, 0019, 0032): the
+-- recalling agent itself, its team lead, an owner, and the administrator.
 -- A hit can quote the agent's own notebook (the [memory] arm reads it), so its hits are no
 -- more public than that notebook; the question, time and counts stay in recall_events, which
 -- every member reads. A recall the administrator made (agent NULL) is read by owners and the
@@ -17,37 +17,18 @@
 -- the same statement inserted (a policy's subquery would not: one snapshot per statement).
 -- Nobody changes or deletes a hit (no grant; row-level security forced).
 
--- The notebooks' read rule (0013, 0019) as the set it allows: the agents whose notebooks the
--- caller may read (itself and the agents it leads), or NULL for every one (an owner, the
--- administrator: the role that owns the notebook table). org_notebook_readable is now derived
--- from it, so the rule stays in one place. A policy reads the set once per query, as an
--- initplan: the per-row call of org_notebook_readable (a SQL function with its own
--- search_path is never inlined) cost 1.3 s to count a fact's 20,000 hits for an owner,
--- read once as a set: 21 ms (benchmarks/web_agents.py, 100k facts, 20k recalls).
-CREATE FUNCTION public.org_notebook_readers() RETURNS text[]
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, public, pg_temp AS $$
-    SELECT CASE
-        WHEN pg_catalog.pg_has_role(current_user,
-                                    (SELECT c.relowner FROM pg_catalog.pg_class c
-                                     WHERE c.oid = 'public.notebook_entries'::pg_catalog.regclass), 'USAGE')
-             OR public.org_is_owner() THEN NULL
-        ELSE ARRAY(SELECT public.org_me()
-                   UNION SELECT a.name FROM public.org_agents a WHERE a.team_lead = public.org_me())
-    END
-$$;
-
+-- The notebooks' read rule as a set: org_notebooks_readable() (migration 0032) gives the
+-- agents whose notebooks the caller may read, or NULL for every one, and a policy reads it
+-- once per query (an initplan). org_notebook_readable(agent), the same rule a row at a time
+-- (0013, 0019), is now derived from it, so the rule is written once. The per-row call (a SQL
+-- function with its own search_path is never inlined) cost 1.3 s to count a fact's 20,000
+-- hits for an owner; read once as a set, 21 ms (benchmarks/web_agents.py, 100k facts, 20k
+-- recalls).
 CREATE OR REPLACE FUNCTION public.org_notebook_readable(p_agent text) RETURNS boolean
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, public, pg_temp AS $$
-    SELECT r IS NULL OR p_agent = ANY (r) FROM (SELECT public.org_notebook_readers() AS r) x
+    SELECT r IS NULL OR p_agent = ANY (r) FROM (SELECT public.org_notebooks_readable() AS r) x
 $$;
-
-REVOKE EXECUTE ON FUNCTION public.org_notebook_readers() FROM PUBLIC;
-DO $$
-BEGIN
-    EXECUTE format('GRANT EXECUTE ON FUNCTION public.org_notebook_readers() TO %I', public.org_member_role());
-END $$;
 
 -- The referenced key of the (event_id, agent) foreign key.
 ALTER TABLE public.recall_events ADD CONSTRAINT recall_events_id_agent UNIQUE (id, agent);
@@ -80,8 +61,8 @@ CREATE INDEX quoted_hits_fact ON public.quoted_hits (key) WHERE arm = 'fact';
 ALTER TABLE public.recall_hits ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.recall_hits FORCE ROW LEVEL SECURITY;
 CREATE POLICY recall_hits_read ON public.recall_hits FOR SELECT
-    USING ((SELECT public.org_notebook_readers()) IS NULL
-           OR agent = ANY ((SELECT public.org_notebook_readers())::text[]));
+    USING ((SELECT public.org_notebooks_readable()) IS NULL
+           OR agent = ANY ((SELECT public.org_notebooks_readable())::text[]));
 CREATE POLICY recall_hits_insert_own ON public.recall_hits FOR INSERT
     WITH CHECK (agent = public.org_me() OR (agent IS NULL AND public.org_is_admin()));
 
