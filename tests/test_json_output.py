@@ -282,6 +282,7 @@ FIELDS: dict[str, object] = {
         "chars",
         "tokens",
         "prefix_chars",
+        "hidden",
         sections=[F("name", "title", "stable", entries=[F("key", "line", "mark")])],
         omitted=[F("key", "reason")],
         omitted_counts=F("budget", "duplicate", "retired", "superseded"),

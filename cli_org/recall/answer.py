@@ -186,8 +186,26 @@ def _log(conn: Conn, result: RecallResult) -> None:
             "hits": len(result.hits),
             "chars": result.chars,
             "ms": round(result.ms),
+            # the hits as returned, for a later look without asking again (migration 0034)
+            **stored_hits(result.hits),
         },
     )
+
+
+def stored_hits(hits: list[RecallHit]) -> dict[str, list[object]]:
+    """The hits as the `log` statement stores them: one array per column, in order. A fact
+    hit keeps its id, a memory hit its file (notebook:STORE) and line (the entry's id), a
+    vault hit its note's path; each keeps the line it printed."""
+    names = ("hit_arms", "hit_facts", "hit_paths", "hit_lines", "hit_texts")
+    columns: dict[str, list[object]] = {name: [] for name in names}
+    for h in hits:
+        memory = h.arm == "memory"
+        columns["hit_arms"].append(h.arm)
+        columns["hit_facts"].append(h.data["id"] if h.arm == "fact" else None)
+        columns["hit_paths"].append(h.data["file"] if memory else h.data.get("path"))
+        columns["hit_lines"].append(h.data["line"] if memory else None)
+        columns["hit_texts"].append(h.text)
+    return columns
 
 
 @owns_transaction

@@ -37,6 +37,17 @@ migration 0015; an agent sees only its own rows), and a later call in that sessi
 only entries not delivered yet. Nothing new: the block is empty (the CLI prints nothing).
 With `again` (the conversation was compacted, cleared or resumed: hooks.py), everything is
 shown as if nothing had been delivered, and remembered again.
+
+Another agent's block (`agent`: `cli-org context --of NAME`, the web page's agent page): the
+session-start block that agent gets, built with every read made as the caller, so row-level
+security decides what it holds and the caller is never shown what it may not read. Facts,
+pins and todos every member reads, so they are the agent's; the notebook is the agent's own
+where the caller may read it (the agent, its team lead, an owner: migration 0013's rule) and
+otherwise left out and named in `hidden`, never read. Not the record of what was delivered:
+context_delivered (migration 0015) keeps only entry keys, not the lines, and only the agent
+itself reads its rows; a block is stable (the same state gives the same bytes), so building
+it again gives what the agent gets now. A block for a turn (`for_text`) or a session is
+refused for another agent: its recall and its delivery record would be the caller's.
 """
 
 from __future__ import annotations
@@ -51,8 +62,9 @@ from ..db.connect import current_agent
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
-from ..errors import InputError
+from ..errors import AccessDenied, InputError, NotFound
 from ..store.facts import Fact, fact_words
+from ..store.notebook import Notebook
 from ..store.notebook import show as show_notebook
 from ..store.pins import list_pins
 from ..store.todos import list_todos
@@ -114,6 +126,12 @@ class Omitted:
 
 
 @dataclass
+class Hidden:
+    part: str  # "notebook"
+    reason: str
+
+
+@dataclass
 class Context:
     agent: str
     project: str | None
@@ -131,6 +149,9 @@ class Context:
     # could hold and so never read), "duplicate", "retired", "superseded". Only in the JSON
     # format (fmt "json"); empty otherwise and for hits only.
     omitted_counts: dict[str, int]
+    # What another agent's block holds and the caller may not read: left out, never read.
+    # Always empty for the caller's own block.
+    hidden: list[Hidden] = field(default_factory=list)
 
 
 def _date(moment: datetime) -> str:
@@ -157,9 +178,28 @@ def _normal(text: str) -> str:
 SHORTEST_FACT_ENTRY = 32
 
 
+def _notebook(conn: Conn, agent: str | None) -> tuple[str, Notebook | None, list[Hidden]]:
+    """The notebook of the caller, or of `agent` where the caller may read it (otherwise
+    None and why, unread)."""
+    if agent is None:
+        book = show_notebook(conn)
+        return book.agent, book, []
+    found = first(conn, sql("notebook.agent_exists"), {"agent": agent})
+    if not found["found"]:
+        raise NotFound(f"no agent named {agent!r}")
+    why = f"only {agent}, its team lead or an owner may read its notebook"
+    if found["readable"]:
+        try:
+            return agent, show_notebook(conn, agent=agent), []
+        except AccessDenied as exc:  # a login role that is no agent reads nobody's notebook
+            why = str(exc)
+    note = " (the agent's block holds it first, so it may show fewer entries below it)"
+    return agent, None, [Hidden("notebook", why + note)]
+
+
 def _stable(
-    conn: Conn, project: str | None, budget_chars: int, delivered: int, count: bool
-) -> tuple[str, list[Section], list[Omitted], dict[str, int]]:
+    conn: Conn, project: str | None, budget_chars: int, delivered: int, count: bool, agent: str | None = None
+) -> tuple[str, list[Section], list[Omitted], dict[str, int], list[Hidden]]:
     """The notebook, pins, todos and facts as sections, the facts read but not shown, and the
     counts of the facts in scope by state (current, retired, superseded).
 
@@ -168,9 +208,9 @@ def _stable(
     skips. The rest of the store is counted, never listed, when `count` asks (the JSON form:
     a count reads every fact in scope from an index, 0.3 s at 100k facts on a loaded machine,
     and the text an agent reads never shows it)."""
-    notebook = show_notebook(conn)
+    whose, notebook, hidden = _notebook(conn, agent)
     sections: list[Section] = []
-    for store in notebook.stores:
+    for store in notebook.stores if notebook else []:
         title = f"Notebook, {store.target}: {store.percent}% used, {store.used}/{store.cap} chars"
         if store.percent > NEAR_FULL:
             title += f" (above {NEAR_FULL}%: replace or remove entries before adding)"
@@ -225,7 +265,7 @@ def _stable(
     for kind in KIND_ORDER:
         sections.append(Section(f"kind:{kind}", KIND_TITLES[kind], True, by_kind[kind]))
     if not count:
-        return notebook.agent, sections, omitted, {}
+        return whose, sections, omitted, {}, hidden
     counts = first(conn, sql("context.counts"), {"project": project})
     tally = {
         "unread": counts["current"] - len({f.id for f in current} | {f.id for f in pinned if f.current}),
@@ -233,7 +273,7 @@ def _stable(
         "retired": counts["retired"],
         "superseded": counts["superseded"],
     }
-    return notebook.agent, sections, omitted, tally
+    return whose, sections, omitted, tally, hidden
 
 
 def _hit_key(hit: RecallHit) -> str:
@@ -323,13 +363,15 @@ def build_context(
     admit: Callable[[list[RecallHit]], list[RecallHit]] | None = None,
     log: bool = True,
     arms: tuple[str, ...] | None = None,
+    agent: str | None = None,
 ) -> Context:
     """The block for the connected agent (see the module's doc for what, in which order).
 
     `hits_only` (with `for_text`) keeps only the recall hits: a per-turn hook adds what
     matches the turn, never the stable part the session start delivered or left out.
     `admit` picks the hits to show from the recall's, asked of `arms` (default: all; the
-    prompt hook's own bar, hooks.py)."""
+    prompt hook's own bar, hooks.py). `agent`: that agent's session-start block, read as the
+    caller (the module's doc, "Another agent's block")."""
     if fmt not in FORMATS:
         raise InputError(f"--format is one of {', '.join(FORMATS)}, not {fmt!r}")
     if budget < MIN_BUDGET:
@@ -340,6 +382,8 @@ def build_context(
         raise InputError("--for is empty; say what the turn is about")
     if hits_only and for_text is None:
         raise InputError("only the hits were asked for, but no text to find them for")
+    if agent is not None and (for_text is not None or session is not None):
+        raise InputError("another agent's block is its session-start block: no --for, no --session")
     shape = "markdown" if fmt == "markdown" else "text"
     with translated(conn):
         sections: list[Section]
@@ -348,10 +392,13 @@ def build_context(
         if session is not None and not again:
             done = {r["hit_key"] for r in conn.execute(sql("context.delivered"), {"session": session})}
         tally: dict[str, int] = {}
+        hidden: list[Hidden] = []
         if hits_only:  # the per-turn hook: nothing stable is shown, so none of it is read
-            agent, sections, extra = current_agent(conn), [], []
+            whose, sections, extra = current_agent(conn), [], []
         else:
-            agent, sections, extra, tally = _stable(conn, project, budget * TOKEN_CHARS, len(done), count=fmt == "json")
+            whose, sections, extra, tally, hidden = _stable(
+                conn, project, budget * TOKEN_CHARS, len(done), count=fmt == "json", agent=agent
+            )
         if for_text is not None:
             from ..recall.answer import ARMS, recall
 
@@ -376,18 +423,18 @@ def build_context(
         if done:
             for s in sections:
                 s.entries = [e for e in s.entries if e.mark not in done]
-        kept, omitted = _fit(agent, project, sections, extra, budget * TOKEN_CHARS, shape)
+        kept, omitted = _fit(whose, project, sections, extra, budget * TOKEN_CHARS, shape)
         counts = {}
         if tally:
             budget_cut = sum(1 for o in omitted if o.reason == "budget")
             counts = {"budget": budget_cut + tally.pop("unread"), **tally}
-        text, prefix = _render(agent, project, kept, shape)
+        text, prefix = _render(whose, project, kept, shape)
         if session is not None and text:
             for key in [e.mark for s in kept for e in s.entries]:
                 conn.execute(sql("context.deliver"), {"session": session, "key": key})
             conn.commit()
     return Context(
-        agent=agent,
+        agent=whose,
         project=project,
         for_text=for_text,
         session=session,
@@ -400,4 +447,5 @@ def build_context(
         sections=[s for s in kept if s.entries],
         omitted=omitted,
         omitted_counts=counts,
+        hidden=hidden,
     )

@@ -70,5 +70,41 @@ WHERE EXISTS (SELECT 1 FROM unnest(to_tsvector('english', w.word)))  -- a stop w
                   WHERE f.valid_to IS NULL AND f.search @@ to_tsquery('simple', quote_literal(u.lexeme))));
 
 -- name: log
-INSERT INTO recall_events (project, query, arms, hits, chars, ms)
-VALUES (%(project)s, %(query)s, %(arms)s, %(hits)s, %(chars)s, %(ms)s);
+-- The call and the hits it returned (migration 0034), in one statement: the arrays are the
+-- hits in order, one element each; a hit's text is cut at 2,000 characters (the column's
+-- bound). The event's agent is the caller (org_me(), NULL for the administrator).
+WITH event AS (
+    INSERT INTO recall_events (project, query, arms, hits, chars, ms)
+    VALUES (%(project)s, %(query)s, %(arms)s, %(hits)s, %(chars)s, %(ms)s)
+    RETURNING id, agent
+)
+INSERT INTO recall_hits (event_id, agent, rank, arm, fact_id, path, line, text)
+SELECT event.id, event.agent, h.rank, h.arm, h.fact_id, left(h.path, 1000), h.line, left(h.text, 2000)
+FROM event,
+     unnest(%(hit_arms)s::text[], %(hit_facts)s::bigint[], %(hit_paths)s::text[], %(hit_lines)s::int[],
+            %(hit_texts)s::text[]) WITH ORDINALITY AS h(arm, fact_id, path, line, text, rank);
+
+-- name: event
+-- One past recall as recall_events holds it (every member reads it), and whether the caller
+-- may read its hits (the notebooks' rule, migration 0034's policy).
+SELECT id, created_at, agent, project, query, arms, hits, chars, ms,
+       org_notebook_readable(agent) AS readable
+FROM recall_events WHERE id = %(id)s;
+
+-- name: event_hits
+-- A past recall's stored hits in the order returned (as row-level security shows them).
+SELECT rank, arm, fact_id, path, line, text FROM recall_hits
+WHERE event_id = %(id)s ORDER BY rank;
+
+-- name: fact_recalls
+-- How often a fact was a recall hit (of the recalls the caller may read: migration 0034's
+-- policy), by how many agents, the last time; and of the archived sessions' recalls that
+-- returned it, how many later quoted it (the verdicts of the current rule, migration 0029;
+-- a recall judged in several of a session's verdict sets counts once).
+SELECT r.hits, r.agents, r.last_hit, v.judged, v.quoted
+FROM (SELECT count(*) AS hits, count(DISTINCT agent) AS agents, max(at) AS last_hit
+      FROM recall_hits WHERE fact_id = %(id)s) r,
+     (SELECT count(DISTINCT q.call_message) AS judged,
+             count(DISTINCT q.call_message) FILTER (WHERE q.quoted) AS quoted
+      FROM quoted_hits q JOIN quoted_sessions s ON s.id = q.judged AND s.rule_version = %(rule)s
+      WHERE q.arm = 'fact' AND q.key = %(id)s::text) v;

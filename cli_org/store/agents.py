@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from psycopg import sql as pgsql
 
@@ -16,8 +17,12 @@ from ..db.session import owns_transaction
 from ..errors import AccessDenied, InputError, NotFound
 from ..local.files import read_file
 from ..local.project import MEMORY_DIR, memory_dir
+from ..session.context import Context, build_context  # Context at run time, as Fact
 from .facts import Fact  # at run time: the web API reads AgentDetail's fields from these names
 from .notebook import Notebook
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 
 @dataclass
@@ -160,6 +165,9 @@ class AgentDetail:
     notebook_refused: str | None  # why not, in one line
     memory_file: MemoryFile | None
     recalls: list[RecallEvent]
+    # Its session-start block as it gets it, read with the caller's rights (parts the caller
+    # may not read are in context.hidden, not in the text): session/context.py, --of.
+    context: Context | None = None
 
 
 @owns_transaction
@@ -186,10 +194,19 @@ def memory_file(root: Path, name: str) -> MemoryFile | None:
 
 
 @owns_transaction
-def agent_detail(conn: Conn, name: str, *, root: Path | None = None, recalls: int = RECENT_RECALLS) -> AgentDetail:
+def agent_detail(
+    conn: Conn,
+    name: str,
+    *,
+    root: Path | None = None,
+    recalls: int = RECENT_RECALLS,
+    settings: Settings | None = None,
+    project: str | None = None,
+) -> AgentDetail:
     """One agent for its page: its counts, newest current facts, its notebook (only where
     row-level security lets the caller read it; otherwise the reason), its memory file under
-    `root`, and its latest recall calls. NotFound for an unknown name."""
+    `root`, its latest recall calls, and with `settings` its session-start block (for
+    `project`) as `cli-org context --of NAME` prints it. NotFound for an unknown name."""
     from . import notebook as nb
     from .facts import list_facts
 
@@ -210,5 +227,6 @@ def agent_detail(conn: Conn, name: str, *, root: Path | None = None, recalls: in
             RecallEvent(**r) for r in conn.execute(sql("agents.recent_recalls"), {"name": name, "limit": recalls})
         ]
         written = list_facts(conn, author=name, newest_first=True, limit=AGENT_FACTS)
+        block = None if settings is None else build_context(conn, settings=settings, project=project, agent=name)
     found = memory_file(root, name) if root is not None else None
-    return AgentDetail(summary, written, book, refused, found, events)
+    return AgentDetail(summary, written, book, refused, found, events, block)

@@ -20,6 +20,12 @@ from .common import as_option, emit_json, json_option, org, warm_up
     metavar="TOKENS",
     help="Never print more; tokens are ceil(characters / 4).",
 )
+@click.option(
+    "--of",
+    "of",
+    metavar="NAME",
+    help="That agent's session-start block, read with your rights: what you may not read is hidden.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
 @json_option
 def context(
@@ -29,6 +35,7 @@ def context(
     session: str | None,
     budget: int,
     fmt: str,
+    of: str | None,
     as_json: bool,
 ) -> None:
     """Print the session context block: notebook, pins, todos, facts by kind, then hits.
@@ -38,14 +45,21 @@ def context(
     everything not shown by reason (budget, duplicate, retired, superseded): the block is
     what an agent reads. Nothing to deliver (with --session: nothing new) prints
     nothing. --json is --format json.
+
+    --of NAME prints the block NAME gets at the start of a session, every part read as you:
+    a part you may not read (another agent's notebook, unless you lead it or are an owner)
+    is left out and named on stderr ("hidden" under --json).
     """
     fmt = "json" if as_json else fmt
     with org(agent, embed=bool(for_text)) as opened:
-        block = opened.context(project=project, for_text=for_text, session=session, budget=budget, fmt=fmt)
+        block = opened.context(project=project, for_text=for_text, session=session, budget=budget, fmt=fmt, agent=of)
     if fmt == "json":
         emit_json(block)
     elif block.text:
         click.echo(block.text, nl=False)
+    if fmt != "json":
+        for part in block.hidden:
+            click.echo(f"hidden from you: {part.part}: {part.reason}", err=True)
     warm_up()
 
 

@@ -1,6 +1,20 @@
 """One module per page, each an APIRouter with its HTML routes and its /api routes."""
 
-from . import activity, agents, evaluation, facts, notebook, pins, recall, search, sessions, todos, usage, vault
+from . import (
+    activity,
+    agents,
+    evaluation,
+    facts,
+    notebook,
+    past_recall,
+    pins,
+    recall,
+    search,
+    sessions,
+    todos,
+    usage,
+    vault,
+)
 
 ROUTERS = [
     activity.router,
@@ -8,6 +22,7 @@ ROUTERS = [
     agents.router,
     notebook.router,
     recall.router,
+    past_recall.router,
     search.router,
     sessions.router,
     vault.router,

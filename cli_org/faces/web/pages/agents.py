@@ -1,12 +1,15 @@
 """Agents: every agent with its kind, lead, facts written, notebook use and last recall; one
-agent's page with its newest facts, its notebook (read-only, only where row-level security
-lets the serving identity read it), its bot memory file (read-only) and its recent recalls."""
+agent's page with its session-start block as the agent gets it (`cli-org context --of NAME`:
+every part read as the serving identity, so a part it may not read is named hidden, never
+shown), its newest facts, its notebook (read-only, only where row-level security lets the
+serving identity read it), its bot memory file (read-only) and its recent recalls, each a link
+to what that recall returned (/recall/ID: shown, not asked again)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse
 
 from ....checks.rules import NOTEBOOK_CAPS
@@ -21,16 +24,20 @@ router = APIRouter()
 # An agent's name as the path gives it: bounded, so no request reaches the database with a
 # name longer than any agent's (AGENT_NAME allows 32 characters).
 AgentName = Annotated[str, Path(min_length=1, max_length=64, description="the agent's name")]
+Project = Annotated[str | None, Query(max_length=200, description="the block for this project (none: org-wide)")]
 
 
 def _overview(request: Request) -> list[agents_lib.AgentSummary]:
     return web_of(request).read(agents_lib.agents_overview)
 
 
-def _detail(request: Request, name: str) -> agents_lib.AgentDetail:
+def _detail(request: Request, name: str, project: str | None) -> agents_lib.AgentDetail:
     web = web_of(request)
-    root = project_root(web.org.settings.root)  # where the [memory] arm reads the bots' files
-    return web.read(lambda conn: agents_lib.agent_detail(conn, name, root=root))
+    settings = web.org.settings
+    root = project_root(settings.root)  # where the [memory] arm reads the bots' files
+    return web.read(
+        lambda conn: agents_lib.agent_detail(conn, name, root=root, settings=settings, project=project or None)
+    )
 
 
 Refusals: dict[int | str, dict[str, Any]] = {
@@ -44,9 +51,9 @@ def agents_page(request: Request) -> str:
 
 
 @router.get("/agents/{name}", response_class=HTMLResponse, include_in_schema=False)
-def agent_page(request: Request, name: AgentName) -> str:
-    detail = _detail(request, name)
-    return render("agent.html", request, d=detail, a=detail.agent)
+def agent_page(request: Request, name: AgentName, project: Project = None) -> str:
+    detail = _detail(request, name, project)
+    return render("agent.html", request, d=detail, a=detail.agent, project=project or "")
 
 
 # --- the same as JSON ---------------------------------------------------------------------
@@ -60,7 +67,8 @@ def agents_api(request: Request) -> Any:
 
 
 @router.get("/api/agents/{name}", response_model=agents_lib.AgentDetail, responses=Refusals, tags=["agents"])
-def agent_api(request: Request, name: AgentName) -> Any:
+def agent_api(request: Request, name: AgentName, project: Project = None) -> Any:
     """One agent: its counts, newest current facts, notebook (or why it is not shown), bot
-    memory file and latest recall calls."""
-    return plain(_detail(request, name))
+    memory file, latest recall calls, and `context`: its session-start block as `cli-org
+    context --of NAME` gives it (what the serving identity may not read is in `hidden`)."""
+    return plain(_detail(request, name, project))

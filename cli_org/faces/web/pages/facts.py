@@ -1,5 +1,6 @@
-"""Facts: the list (current by default; filters; text search), one fact's whole history,
-and the writes a person makes from the page (forget, restore, pin, unpin)."""
+"""Facts: the list (current by default; filters; text search), one fact's whole history
+with how often recalls returned it and archived sessions later quoted it, and the writes a
+person makes from the page (forget, restore, pin, unpin)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import BaseModel, Field
 
 from ....checks.rules import KINDS, MAX_ID
+from ....recall.past import FactRecalls, fact_recalls
 from ....store import facts as facts_lib
 from ....store import pins as pins_lib
 from ....store.curation import PAGE_NEWEST, CurationSummary, curation_summary
@@ -152,11 +154,16 @@ async def tidy_form(request: Request) -> str:
     return render("tidy.html", request, report=report, shown=report.proposals, done=report, newest=TIDY_NEWEST)
 
 
+def _record(request: Request, fact_id: int) -> tuple[facts_lib.FactRecord, FactRecalls]:
+    """The fact's history and its recall counts, on one connection (two library calls)."""
+    return web_of(request).read(lambda conn: (facts_lib.show_fact(conn, fact_id), fact_recalls(conn, fact_id)))
+
+
 @router.get("/facts/{fact_id}", response_class=HTMLResponse, include_in_schema=False)
 def fact_page(request: Request, fact_id: FactId) -> str:
-    record = web_of(request).read(lambda conn: facts_lib.show_fact(conn, fact_id))
+    record, recalls = _record(request, fact_id)
     pins = _pins_by_fact(request).get(fact_id, [])
-    return render("fact.html", request, record=record, fact=record.fact, pins=pins)
+    return render("fact.html", request, record=record, fact=record.fact, pins=pins, recalls=recalls)
 
 
 async def _form_then(request: Request, fact_id: FactId, act) -> RedirectResponse:
@@ -211,6 +218,7 @@ class FactHistory(BaseModel):
     newer: list[Fact]
     chain: list[int]
     pins: list[Pin]
+    recalls: FactRecalls
 
 
 class Why(BaseModel):
@@ -284,9 +292,12 @@ def tidy_apply_api(request: Request, body: TidyIn) -> Any:
 
 @router.get("/api/facts/{fact_id}", response_model=FactHistory, responses=Refusals, tags=["facts"])
 def fact_api(request: Request, fact_id: FactId) -> Any:
-    """One fact, what happened to it, its supersession chain both ways, and its pins."""
-    record = web_of(request).read(lambda conn: facts_lib.show_fact(conn, fact_id))
-    return {**plain(record), "pins": plain(_pins_by_fact(request).get(fact_id, []))}
+    """One fact, what happened to it, its supersession chain both ways, its pins, and
+    `recalls`: how often it was a recall hit (in the recalls the serving identity may read),
+    to how many agents, the last time, and of the archived sessions' recalls that returned it
+    and were judged, how many later quoted it."""
+    record, recalls = _record(request, fact_id)
+    return {**plain(record), "pins": plain(_pins_by_fact(request).get(fact_id, [])), "recalls": plain(recalls)}
 
 
 @router.post("/api/facts/{fact_id}/forget", responses=WriteRefusals, tags=["facts"])
