@@ -346,3 +346,17 @@ def test_a_client_without_a_handshake_is_named_by_each_requests_envelope(org):
     assert answer["id"] == 1 and not answer["result"].get("isError"), answer
     with org.as_agent("boss") as conn:
         assert [e.via for e in feed(conn).events] == [f"envelope-client@{_host()}"]
+
+
+def test_the_pages_own_writes_record_it_as_their_harness(org, web):
+    """A pin, unpin, forget and restore made from the page are a person's, through the page:
+    `web@HOST` unless the server was started with ORG_VIA."""
+    with org.as_agent("bot") as conn:
+        fid = facts.remember(conn, "page writes", "The page records its own harness.", source="docs/p.md").id
+    client = web("boss")
+    for action, body in (("pin", {}), ("unpin", {}), ("forget", {"why": "wrong"}), ("restore", {"why": "right"})):
+        assert client.post(f"/api/facts/{fid}/{action}", json=body).status_code == 200, action
+    events = client.get("/api/activity", params={"kind": "pins,facts"}).json()["events"]
+    mine = {e["kind"]: e["via"] for e in events if e["fact_id"] == fid and e["who"] == "boss"}
+    assert set(mine) == {"pinned", "unpinned", "retired", "restored"}, mine
+    assert {via.split("@")[0] for via in mine.values()} == {"web"}, mine

@@ -29,6 +29,13 @@ class Web:
     hosts: frozenset[str] = field(default_factory=frozenset)  # Host headers accepted; empty: any
     secret: bytes = field(default_factory=guard.new_secret)  # signs the CSRF tokens of forms
 
+    @property
+    def via(self) -> str:
+        """What the page's writes record as their harness: ORG_VIA, else web@HOST."""
+        from ...setup import via
+
+        return self.org.settings.via or via("web")
+
     def read(self, fn: Callable[[Conn], R]) -> R:
         """fn(conn) on a connection for reads (the replica's when there is one)."""
         return self.org.run(fn, read=True)

@@ -167,12 +167,13 @@ def fact_page(request: Request, fact_id: FactId) -> str:
 
 
 async def _form_then(request: Request, fact_id: FactId, act) -> RedirectResponse:
-    """Check the form's CSRF token, run the write as the serving identity, go back to the fact."""
+    """Check the form's CSRF token, run the write as the serving identity (act(conn, fields,
+    via)), go back to the fact."""
     from starlette.concurrency import run_in_threadpool
 
     web = web_of(request)
     fields = await check_form(request, web)
-    await run_in_threadpool(web.write, lambda conn: act(conn, fields))
+    await run_in_threadpool(web.write, lambda conn: act(conn, fields, web.via))
     return RedirectResponse(f"/facts/{fact_id}", status_code=303)
 
 
@@ -180,26 +181,28 @@ def _why(fields: dict[str, str]) -> str:
     return fields.get("why", "").strip()
 
 
+def _project(fields: dict[str, str]) -> str | None:
+    return fields.get("project", "").strip() or None
+
+
 @router.post("/facts/{fact_id}/forget", include_in_schema=False)
 async def forget_form(request: Request, fact_id: FactId) -> RedirectResponse:
-    return await _form_then(request, fact_id, lambda conn, f: facts_lib.forget(conn, fact_id, _why(f)))
+    return await _form_then(request, fact_id, lambda conn, f, via: facts_lib.forget(conn, fact_id, _why(f), via=via))
 
 
 @router.post("/facts/{fact_id}/restore", include_in_schema=False)
 async def restore_form(request: Request, fact_id: FactId) -> RedirectResponse:
-    return await _form_then(request, fact_id, lambda conn, f: facts_lib.restore(conn, fact_id, _why(f)))
+    return await _form_then(request, fact_id, lambda conn, f, via: facts_lib.restore(conn, fact_id, _why(f), via=via))
 
 
 @router.post("/facts/{fact_id}/pin", include_in_schema=False)
 async def pin_form(request: Request, fact_id: FactId) -> RedirectResponse:
-    return await _form_then(
-        request, fact_id, lambda conn, f: pins_lib.pin(conn, fact_id, f.get("project", "").strip() or None)
-    )
+    return await _form_then(request, fact_id, lambda conn, f, via: pins_lib.pin(conn, fact_id, _project(f), via=via))
 
 
 @router.post("/facts/{fact_id}/unpin", include_in_schema=False)
 async def unpin_form(request: Request, fact_id: FactId) -> RedirectResponse:
-    return await _form_then(request, fact_id, lambda conn, f: pins_lib.unpin(conn, fact_id))
+    return await _form_then(request, fact_id, lambda conn, f, via: pins_lib.unpin(conn, fact_id, via=via))
 
 
 # --- the same as JSON ---------------------------------------------------------------------
@@ -303,27 +306,29 @@ def fact_api(request: Request, fact_id: FactId) -> Any:
 @router.post("/api/facts/{fact_id}/forget", responses=WriteRefusals, tags=["facts"])
 def forget_api(request: Request, fact_id: FactId, body: Why) -> dict:
     """Retire a fact (its author, the author's team lead or an owner may)."""
-    web_of(request).write(lambda conn: facts_lib.forget(conn, fact_id, body.why))
+    web_of(request).write(lambda conn: facts_lib.forget(conn, fact_id, body.why, via=web_of(request).via))
     return {"forgotten": fact_id}
 
 
 @router.post("/api/facts/{fact_id}/restore", response_model=Fact, responses=WriteRefusals, tags=["facts"])
 def restore_api(request: Request, fact_id: FactId, body: Why) -> Any:
     """Make a retired fact current again."""
-    return plain(web_of(request).write(lambda conn: facts_lib.restore(conn, fact_id, body.why)))
+    web = web_of(request)
+    return plain(web.write(lambda conn: facts_lib.restore(conn, fact_id, body.why, via=web.via)))
 
 
 @router.post("/api/facts/{fact_id}/pin", response_model=Pin, responses=WriteRefusals, tags=["pins"])
 def pin_api(request: Request, fact_id: FactId, body: Annotated[PinIn | None, Body()] = None) -> Any:
     """Pin a fact org-wide or within a project (caps: 10 org-wide, 5 per project)."""
     project = body.project if body else None
-    return plain(web_of(request).write(lambda conn: pins_lib.pin(conn, fact_id, project or None)))
+    web = web_of(request)
+    return plain(web.write(lambda conn: pins_lib.pin(conn, fact_id, project or None, via=web.via)))
 
 
 @router.post("/api/facts/{fact_id}/unpin", response_model=Pin, responses=WriteRefusals, tags=["pins"])
 def unpin_api(request: Request, fact_id: FactId) -> Any:
     """Unpin a fact."""
-    return plain(web_of(request).write(lambda conn: pins_lib.unpin(conn, fact_id)))
+    return plain(web_of(request).write(lambda conn: pins_lib.unpin(conn, fact_id, via=web_of(request).via)))
 
 
 @router.get("/api/pins", response_model=list[Pin], responses={400: Refusals[400]}, tags=["pins"])
