@@ -192,7 +192,7 @@ def _params(settings) -> dict[str, str]:
     queries = {
         "fact_id": "SELECT max(id)::text AS v FROM memory_facts",
         "name": "SELECT author AS v FROM memory_facts GROUP BY author ORDER BY count(*) DESC LIMIT 1",
-        "session_id": "SELECT id::text AS v FROM archive_sessions ORDER BY started_at DESC NULLS LAST LIMIT 1",
+        "session_id": "SELECT external_id AS v FROM archive_sessions ORDER BY started_at DESC NULLS LAST LIMIT 1",
         "event_id": "SELECT max(id)::text AS v FROM recall_events",
         "run_id": "SELECT max(id)::text AS v FROM eval_runs",
         "path": "SELECT path AS v FROM vault_files ORDER BY path LIMIT 1",
@@ -220,9 +220,11 @@ def _params(settings) -> dict[str, str]:
 ALIASES = {"id": ("fact_id", "session_id", "event_id", "run_id"), "agent": ("name",), "note": ("path",)}
 # Where a route's parameter means something else than elsewhere: (path prefix, parameter) -> value's key.
 BY_PREFIX = {("/evaluation/runs/", "name"): "run", ("/api/eval/runs/", "name"): "run"}
-BY_PREFIX |= {(prefix, "author"): "run_author" for prefix, _ in list(BY_PREFIX)}
+BY_PREFIX |= {("/vault/", "name"): "path", ("/api/vault/", "name"): "path"}
+BY_PREFIX |= {(prefix, "author"): "run_author" for prefix in ("/evaluation/runs/", "/api/eval/runs/")}
 # Routes that need a query string to answer: the string, from the values' keys.
 QUERIES = {"/evaluation/compare": "?a={run_before}&b={run}", "/api/eval/compare": "?a={run_before}&b={run}"}
+QUERIES |= {"/api/eval/previous": "?run={run}", "/api/sessions/search": "?q=tests+pass"}
 
 
 def pages_for(settings) -> tuple[list[str], list[str]]:
