@@ -26,6 +26,10 @@ SECRETS = [
 ]
 
 
+# The harness each write records (Activity, migration 0032): an export carries it, an import keeps it.
+VIA = "claude-code@box"
+
+
 def _populate(org) -> None:
     with org.admin() as conn:
         add_agent(conn, "scribe", person=True)
@@ -36,20 +40,20 @@ def _populate(org) -> None:
         ).id
         gone = facts.remember(conn, "deploy", "Deploys run on Fridays", source="docs/ops.md", project="web").id
         facts.forget(conn, gone, "no longer true")
-        facts.restore(conn, gone, "it was right after all")
-        facts.forget(conn, gone, "now really gone")
+        facts.restore(conn, gone, "it was right after all", via=VIA)
+        facts.forget(conn, gone, "now really gone", via=VIA)
         kept = facts.remember(conn, "auth", "Tokens live one hour", source="docs/auth.md", kind="rule").id
-        pins.pin(conn, kept)
+        pins.pin(conn, kept, via=VIA)
         pins.pin(conn, second)
-        pins.unpin(conn, second)
-        notebook.add(conn, "memory", "The tests need a running PostgreSQL")
+        pins.unpin(conn, second, via=VIA)
+        notebook.add(conn, "memory", "The tests need a running PostgreSQL", via=VIA)
         notebook.add(conn, "user", "Prefers short answers")
         notebook.replace(conn, "user", "short answers", "Prefers short answers with links")
         notebook.add(conn, "memory", "Scratch note")
         notebook.remove(conn, "memory", "Scratch")
-        todo = todos.add_todo(conn, "Migrate the auth tests", project="web").id
+        todo = todos.add_todo(conn, "Migrate the auth tests", project="web", via=VIA).id
         todos.add_todo(conn, "Write the release notes")
-        todos.done_todo(conn, todo)
+        todos.done_todo(conn, todo, via=VIA)
     for secret in SECRETS:
         with org.as_agent("bot") as conn, pytest.raises(OrgError):
             facts.remember(conn, "creds", secret, source="notes/shell.md")
@@ -124,6 +128,13 @@ def test_round_trip_into_an_empty_database(org, server):
         assert counts["agent"] == (5, 0, 0)
         assert counts["fact"] == (4, 0, 0) and counts["notebook_entry"][0] == 3
         assert _body(_export(other)) == _body(lines)
+        # Every harness recorded travels (the body above compares them too): the last
+        # retirement's, the restore's (not the retirement it undid: none was given), a pin's, an
+        # unpin's, the notebook version's, the todo's and its done's.
+        assert sum(line.count(f'"{VIA}"') for line in lines) == 7
+        with other.admin() as conn:
+            again = import_lines(conn, lines, embedder=HashEmbedder())  # a second import: all the same
+        assert all(c.conflicting == 0 for c in again.kinds), again
         # The sequences follow the imported ids: a new fact gets the next id.
         with other.as_agent("bot") as conn:
             assert facts.remember(conn, "new", "A fresh claim", source="notes/new.md").id == 5

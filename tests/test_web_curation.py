@@ -115,10 +115,11 @@ def test_the_lead_applies_tidy_proposals_from_the_page(org, store, web):
     with org.as_agent("boss") as conn:
         assert pending_merges(conn) == (0, False)
         row = conn.execute(
-            "SELECT retired_by, retired_reason FROM memory_facts WHERE id = %s", (store["d1"],)
+            "SELECT retired_by, retired_reason, retired_via FROM memory_facts WHERE id = %s", (store["d1"],)
         ).fetchone()
         log = conn.execute("SELECT actor, action, kept_id FROM memory_tidy_log").fetchall()
     assert row["retired_by"] == "lead" and f"#{store['d2']}" in row["retired_reason"]
+    assert row["retired_via"].startswith("web@")  # the page's harness, as its other writes (Activity)
     assert [(r["actor"], r["action"], r["kept_id"]) for r in log] == [("lead", "merge", store["d2"])]
     assert "near-duplicate of" not in client.get("/facts/tidy").text  # the merge is done
 

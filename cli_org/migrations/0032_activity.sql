@@ -94,6 +94,7 @@ CREATE TRIGGER memory_restores_via BEFORE INSERT ON public.memory_restores
     FOR EACH ROW EXECUTE FUNCTION public.org_stamp_via();
 
 REVOKE EXECUTE ON FUNCTION public.org_stamp_via() FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION public.org_via() FROM PUBLIC;  -- members get it by the grant below
 DO $$
 BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION public.org_via() TO %I', public.org_member_role());

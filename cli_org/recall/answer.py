@@ -204,8 +204,17 @@ def stored_hits(hits: list[RecallHit]) -> dict[str, list[object]]:
         columns["hit_facts"].append(h.data["id"] if h.arm == "fact" else None)
         columns["hit_paths"].append(h.data["file"] if memory else h.data.get("path"))
         columns["hit_lines"].append(h.data["line"] if memory else None)
-        columns["hit_texts"].append(h.text)
+        columns["hit_texts"].append(_storable(h))
     return columns
+
+
+def _storable(hit: RecallHit) -> str:
+    """The text a hit is stored with. A line of a bot's memory FILE never passed the write
+    checks (it is read from the checkout, not the database), so only where it came from is
+    stored, never the line: storing it would put in the database what `remember` refuses."""
+    if hit.arm == "memory" and not str(hit.data["file"]).startswith("notebook:"):
+        return f"[memory] {hit.data['file']}:{hit.data['line']} (a line of that file; not stored)"
+    return hit.text
 
 
 @owns_transaction

@@ -143,3 +143,8 @@ SELECT at, src, ref, sub, kind, who, via, fact_id, subject, detail, project, oth
 ) e
 ORDER BY at DESC, src DESC, ref DESC, sub DESC
 LIMIT %(n)s;
+
+-- name: say_via
+-- The harness of this transaction's writes, which migration 0032's triggers stamp; local to
+-- the transaction (the long-lived-process rule: nothing outlives the call).
+SELECT set_config('cli_org.via', %(via)s, true);

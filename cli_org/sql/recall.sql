@@ -88,7 +88,7 @@ FROM event,
 -- One past recall as recall_events holds it (every member reads it), and whether the caller
 -- may read its hits (the notebooks' rule, migration 0034's policy).
 SELECT id, created_at, agent, project, query, arms, hits, chars, ms,
-       org_notebook_readable(agent) AS readable
+       coalesce(org_notebook_readable(agent), false) AS readable  -- NULL for the admin's own recalls
 FROM recall_events WHERE id = %(id)s;
 
 -- name: event_hits

@@ -209,4 +209,4 @@ def say_via(conn: Conn, via: str | None) -> None:
     if via is None:
         return
     check_field("via", via)
-    conn.execute("SELECT set_config('cli_org.via', %s, true)", (via,))
+    conn.execute(sql("activity.say_via"), {"via": via})

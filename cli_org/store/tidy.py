@@ -39,6 +39,7 @@ from ..db.errors import first_line, translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import AccessDenied
+from .activity import say_via
 from .duplicates import DUPLICATE_OVERLAP, near_duplicate, scope
 from .facts import Fact
 
@@ -129,6 +130,7 @@ def tidy(
     threshold: float = DUPLICATE_OVERLAP,
     only: set[int] | None = None,
     newest: int | None = None,
+    via: str | None = None,
 ) -> TidyReport:
     """Propose (and with `apply`, make) the changes above. Each change is made in its own
     savepoint with its log row; one the caller may not make is reported, not fatal.
@@ -136,7 +138,8 @@ def tidy(
     `only`: the proposals for these fact ids alone (the web page applies the ones it showed,
     proposed afresh: a fact tidied or changed since is not touched). When every chosen change
     is refused for the caller's rights, nothing was done: AccessDenied says why in one line.
-    `newest`: judge only that many newest current facts (a bounded round, for the web page)."""
+    `newest`: judge only that many newest current facts (a bounded round, for the web page).
+    `via`: the harness the changes record (Activity, migration 0032)."""
     roots = [r for r in (roots or []) if r.is_dir()]
     with translated(conn):
         query, params = (
@@ -153,6 +156,7 @@ def tidy(
             me = first(conn, sql("facts.me"))["name"]
             if me is None:
                 raise AccessDenied("tidy --apply acts as an agent: set ORG_AGENT or pass --as NAME")
+            say_via(conn, via)
             by_id = {f.id: f for f in current}
             for p in report.proposals:
                 _apply(conn, me, p, by_id)

@@ -206,8 +206,8 @@ def _merge(conn: Conn, records: list[tuple[int, str, dict[str, Any]]], counts: d
     for table in _TABLES.values():
         conn.execute(pgsql.SQL("ALTER TABLE {} NO FORCE ROW LEVEL SECURITY").format(pgsql.Identifier(table)))
     conn.execute("ALTER TABLE notebook_versions NO FORCE ROW LEVEL SECURITY")
-    for trigger in _STAMPING_TRIGGERS:
-        conn.execute(pgsql.SQL("ALTER TABLE notebook_entries DISABLE TRIGGER {}").format(pgsql.Identifier(trigger)))
+    for table, trigger in _STAMPING_TRIGGERS:
+        conn.execute(pgsql.SQL("ALTER TABLE {} DISABLE TRIGGER {}").format(*map(pgsql.Identifier, (table, trigger))))
     by_kind: dict[str, list[tuple[int, dict[str, Any]]]] = {k: [] for k in KINDS}
     for number, kind, record in records:
         by_kind[kind].append((number, record))
@@ -283,16 +283,22 @@ def _merge(conn: Conn, records: list[tuple[int, str, dict[str, Any]]], counts: d
                 "SELECT setval(pg_get_serial_sequence({t}, 'id'), coalesce(max(id), 0) + 1, false) FROM {i}"
             ).format(t=pgsql.Literal(table), i=pgsql.Identifier(table))
         )
-    for trigger in _STAMPING_TRIGGERS:
-        conn.execute(pgsql.SQL("ALTER TABLE notebook_entries ENABLE TRIGGER {}").format(pgsql.Identifier(trigger)))
+    for table, trigger in _STAMPING_TRIGGERS:
+        conn.execute(pgsql.SQL("ALTER TABLE {} ENABLE TRIGGER {}").format(*map(pgsql.Identifier, (table, trigger))))
     conn.execute("ALTER TABLE notebook_versions FORCE ROW LEVEL SECURITY")
     for table in _TABLES.values():
         conn.execute(pgsql.SQL("ALTER TABLE {} FORCE ROW LEVEL SECURITY").format(pgsql.Identifier(table)))
 
 
-# The notebook triggers that stamp versions and times (migration 0013); an import brings its
-# own. Not notebook_entries_cap (migration 0023), which keeps the store's total.
-_STAMPING_TRIGGERS = ("notebook_entries_before", "notebook_entries_after")
+# The triggers that stamp what an import brings itself: the notebook's versions and times
+# (migration 0013; not notebook_entries_cap, migration 0023, which keeps the store's total),
+# and a restore's retirement harness, which a live restore copies from the fact (migration
+# 0032) but an imported fact holds its last retirement's, not the one that restore undid.
+_STAMPING_TRIGGERS = (
+    ("notebook_entries", "notebook_entries_before"),
+    ("notebook_entries", "notebook_entries_after"),
+    ("memory_restores", "memory_restores_via"),
+)
 
 
 def _comparable(kind: str, row: dict[str, Any]) -> dict[str, Any]:
@@ -313,9 +319,22 @@ _INSERT_COLUMNS: dict[str, list[str]] = {
         "restored_at",
         "restored_by",
         "why",
+        "retired_via",
+        "restored_via",
     ],
-    "pin": ["id", "fact_id", "project", "pinned_by", "pinned_at", "unpinned_by", "unpinned_at", "unpin_reason"],
-    "todo": ["id", "text", "project", "author", "created_at", "done_by", "done_at"],
+    "pin": [
+        "id",
+        "fact_id",
+        "project",
+        "pinned_by",
+        "pinned_at",
+        "unpinned_by",
+        "unpinned_at",
+        "unpin_reason",
+        "pinned_via",
+        "unpinned_via",
+    ],
+    "todo": ["id", "text", "project", "author", "created_at", "done_by", "done_at", "via", "done_via"],
     "tidy": ["id", "at", "actor", "action", "fact_id", "kept_id", "evidence"],
 }
 _FACT_INSERT = [
@@ -333,6 +352,7 @@ _FACT_INSERT = [
     "retired_by",
     "retired_reason",
     "created_at",
+    "retired_via",
 ]
 _ENTRY_COLUMNS = [
     "id",
@@ -346,7 +366,7 @@ _ENTRY_COLUMNS = [
     "removed_at",
     "removed_by",
 ]
-_VERSION_COLUMNS = ["entry_id", "version", "agent", "store", "action", "body", "at", "by"]
+_VERSION_COLUMNS = ["entry_id", "version", "agent", "store", "action", "body", "at", "by", "via"]
 
 
 def _from_json(conn: Conn, table: str, columns: list[str], record: dict[str, Any], *, identity: bool = True) -> None:
@@ -367,11 +387,11 @@ class _Refused(Exception):
 # (keys split up or in base64, the injection classifier) as `remember` gives what an agent
 # writes; the database's own checks run on insert as well.
 _SCANNED = {
-    "fact": ("subject", "claim", "source", "project", "via", "retired_reason"),
-    "restore": ("why", "retired_reason"),
-    "pin": ("project", "unpin_reason"),
+    "fact": ("subject", "claim", "source", "project", "via", "retired_reason", "retired_via"),
+    "restore": ("why", "retired_reason", "retired_via", "restored_via"),
+    "pin": ("project", "unpin_reason", "pinned_via", "unpinned_via"),
     "notebook_entry": ("body",),
-    "todo": ("text", "project"),
+    "todo": ("text", "project", "via", "done_via"),
     "tidy": ("evidence",),
 }
 

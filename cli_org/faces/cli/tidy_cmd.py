@@ -22,7 +22,7 @@ def tidy(project: str | None, do_apply: bool, agent: str | None, as_json: bool) 
     s = settings()
     roots = tidy_roots(s.root, s.vault)
     with connection(agent, cfg=s) as conn:
-        report = do_tidy(conn, project=project, roots=roots, apply=do_apply)
+        report = do_tidy(conn, project=project, roots=roots, apply=do_apply, via=s.via)
     if as_json:
         emit_json(report)
         return

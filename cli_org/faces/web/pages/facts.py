@@ -120,7 +120,7 @@ def _tidy(request: Request, only: set[int] | None = None) -> TidyReport:
     roots = tidy_roots(web.org.settings.root, web.org.settings.vault)
     if only is None:
         return web.read(lambda conn: tidy(conn, roots=roots, newest=TIDY_NEWEST))
-    return web.write(lambda conn: tidy(conn, roots=roots, apply=True, only=only, newest=TIDY_NEWEST))
+    return web.write(lambda conn: tidy(conn, roots=roots, apply=True, only=only, newest=TIDY_NEWEST, via=web.via))
 
 
 def _ids(raw: list[str]) -> set[int]:
