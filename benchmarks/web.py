@@ -195,7 +195,7 @@ def _params(settings) -> dict[str, str]:
         "session_id": "SELECT external_id AS v FROM archive_sessions ORDER BY started_at DESC NULLS LAST LIMIT 1",
         "event_id": "SELECT max(id)::text AS v FROM recall_events",
         "run_id": "SELECT max(id)::text AS v FROM eval_runs",
-        "path": "SELECT path AS v FROM vault_files ORDER BY path LIMIT 1",
+        "path": "SELECT path AS v FROM vault_files WHERE NOT private ORDER BY size DESC, path LIMIT 1",
         "run": "SELECT name AS v FROM eval_runs ORDER BY id DESC LIMIT 1",
         "run_author": "SELECT author AS v FROM eval_runs ORDER BY id DESC LIMIT 1",
         "run_before": "SELECT name AS v FROM eval_runs ORDER BY id DESC OFFSET 1 LIMIT 1",
