@@ -105,7 +105,7 @@ def _write_sessions(folder: Path, n: int, fact_ids: list[int]) -> None:
         (project / f"{sid}.jsonl").write_text("".join(lines))
 
 
-def load_scale():
+def load_scale(n_facts: int = N_FACTS):
     from cli_org.archive.importer import import_sessions
     from cli_org.db.connect import connect
     from cli_org.store.agents import add_agent
@@ -119,7 +119,7 @@ def load_scale():
         add_agent(conn, scale.AGENT, lead=AS)
         conn.commit()
         timings: dict = {}
-        scale.load_facts(conn, N_FACTS, scale.Words(15), timings)
+        scale.load_facts(conn, n_facts, scale.Words(15), timings)
         ids = [r["id"] for r in conn.execute("SELECT id FROM memory_facts ORDER BY id").fetchall()]
     with connect(settings, AS) as conn:
         for fid in ids[:5]:

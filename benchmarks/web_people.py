@@ -131,7 +131,6 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=30)
     parser.add_argument("--reuse", action="store_true", help="keep the databases a previous run loaded")
     args = parser.parse_args()
-    web.N_FACTS = args.facts
     results: dict = {}
     for name in ("sample", "scale"):
         if args.only and name != args.only:
@@ -139,7 +138,7 @@ def main() -> None:
         if args.reuse:
             settings = bench_settings(f"web_{name}")
         else:
-            settings = {"sample": web.load_sample, "scale": web.load_scale}[name]()
+            settings = web.load_sample() if name == "sample" else web.load_scale(args.facts)
             add_kept(settings, web.AS, args.long)
         results[name] = web.per_page(settings, paths_for(settings, args.long), args.warm, args.requests)
     print(json.dumps({"facts": args.facts, "requests": args.requests}))

@@ -14,10 +14,11 @@ import psycopg
 import pytest
 from test_web_agents import remember, site  # noqa: F401  (site: the fixture, used by name)
 
+from cli_org.archive.verdicts import fact_recalls
 from cli_org.db.connect import connect
 from cli_org.errors import InputError, NotFound
 from cli_org.recall.answer import recall
-from cli_org.recall.past import fact_recalls, past_recall
+from cli_org.recall.past import past_recall
 from cli_org.session.context import build_context
 from cli_org.store import notebook as nb
 from cli_org.store import pins, todos

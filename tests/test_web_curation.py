@@ -1,4 +1,4 @@
-"""The store's health (store/curation.py) and tidy from the page: the summary's numbers
+"""The store's health (evaluation/curation.py) and tidy from the page: the summary's numbers
 checked against facts written here, on the Facts page, under /api/facts/summary and by
 `cli-org facts summary`; the proposals of `cli-org tidy` listed and applied from the page as
 the serving identity, and refused, in one line, for a member without the right."""
@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from cli_org.store.curation import curation_summary, pending_merges
+from cli_org.evaluation.curation import curation_summary, pending_merges
 from cli_org.store.facts import forget, remember
 
 HOSTILE = "<script>alert('tidy')</script>"

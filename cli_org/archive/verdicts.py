@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..db import Conn, locks
+from ..checks.rules import check_id
+from ..db import Conn, first, locks
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -171,3 +172,27 @@ def _store(conn: Conn, sessions: list[dict[str, Any]], found: list[list[tuple[in
         conn.execute(sql("verdicts.store_recalls"), recalls)
     if hits["judged"]:
         conn.execute(sql("verdicts.store_hits"), hits)
+
+
+@dataclass
+class FactRecalls:
+    """How a fact fared in recalls: `hits` times returned (in the recalls the caller may read),
+    to `agents` distinct agents, the last at `last_hit`; of the archived sessions' recalls
+    that returned it and were judged, how many later quoted it (cli_org/archive/quoted.py)."""
+
+    fact_id: int
+    hits: int
+    agents: int
+    last_hit: datetime | None
+    judged: int
+    quoted: int
+
+
+@owns_transaction
+def fact_recalls(conn: Conn, fact_id: int) -> FactRecalls:
+    """The recall and quoting counts of one fact (migrations 0034 and 0029), one statement
+    over two indexes (recall_hits_fact, quoted_hits_fact)."""
+    check_id(fact_id)
+    with translated(conn):
+        row = first(conn, sql("verdicts.fact_recalls"), {"id": fact_id, "rule": RULE_VERSION})
+    return FactRecalls(fact_id, **row)

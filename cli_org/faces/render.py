@@ -20,8 +20,8 @@ from ..text import one_line
 if TYPE_CHECKING:
     from ..archive.sessions import MessageHit
     from ..archive.usage import UsageDetail
+    from ..evaluation.curation import CurationSummary
     from ..recall.answer import RecallResult
-    from ..store.curation import CurationSummary
     from ..store.facts import Fact, Remembered
     from ..store.notebook import Change, Notebook
     from ..vault.search import NoteHit

@@ -1,6 +1,6 @@
 """Past recalls as they were answered: a recall's question, time, arms and the hits it
 returned (stored with its log line, migration 0034), read without asking again and without
-logging anything; and how often a fact was a hit and later quoted.
+logging anything (how often a fact was a hit and later quoted: archive/verdicts.py).
 
 The hits are read as the caller, under row-level security: the recalling agent, its team
 lead, an owner and the administrator read them (the notebooks' rule); anyone else is told
@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..archive.quoted import RULE_VERSION
 from ..checks.rules import check_id
-from ..db import Conn, first
+from ..db import Conn
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
@@ -66,27 +65,3 @@ def past_recall(conn: Conn, event_id: int) -> PastRecall:
     elif past.hits and not past.shown:
         past.missing = "not stored: this recall was logged before its hits were kept (migration 0034)"
     return past
-
-
-@dataclass
-class FactRecalls:
-    """How a fact fared in recalls: `hits` times returned (in the recalls the caller may read),
-    to `agents` distinct agents, the last at `last_hit`; of the archived sessions' recalls
-    that returned it and were judged, how many later quoted it (cli_org/archive/quoted.py)."""
-
-    fact_id: int
-    hits: int
-    agents: int
-    last_hit: datetime | None
-    judged: int
-    quoted: int
-
-
-@owns_transaction
-def fact_recalls(conn: Conn, fact_id: int) -> FactRecalls:
-    """The recall and quoting counts of one fact (migrations 0034 and 0029), one statement
-    over two indexes (recall_hits_fact, quoted_hits_fact)."""
-    check_id(fact_id)
-    with translated(conn):
-        row = first(conn, sql("recall.fact_recalls"), {"id": fact_id, "rule": RULE_VERSION})
-    return FactRecalls(fact_id, **row)

@@ -95,16 +95,3 @@ FROM recall_events WHERE id = %(id)s;
 -- A past recall's stored hits in the order returned (as row-level security shows them).
 SELECT rank, arm, fact_id, path, line, text FROM recall_hits
 WHERE event_id = %(id)s ORDER BY rank;
-
--- name: fact_recalls
--- How often a fact was a recall hit (of the recalls the caller may read: migration 0034's
--- policy), by how many agents, the last time; and of the archived sessions' recalls that
--- returned it, how many later quoted it (the verdicts of the current rule, migration 0029;
--- a recall judged in several of a session's verdict sets counts once).
-SELECT r.hits, r.agents, r.last_hit, v.judged, v.quoted
-FROM (SELECT count(*) AS hits, count(DISTINCT agent) AS agents, max(at) AS last_hit
-      FROM recall_hits WHERE fact_id = %(id)s) r,
-     (SELECT count(DISTINCT q.call_message) AS judged,
-             count(DISTINCT q.call_message) FILTER (WHERE q.quoted) AS quoted
-      FROM quoted_hits q JOIN quoted_sessions s ON s.id = q.judged AND s.rule_version = %(rule)s
-      WHERE q.arm = 'fact' AND q.key = %(id)s::text) v;

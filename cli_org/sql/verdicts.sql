@@ -56,3 +56,16 @@ SELECT * FROM unnest(%(judged)s::bigint[], %(call)s::bigint[], %(result)s::bigin
 INSERT INTO quoted_hits (judged, call_message, ordinal, arm, key, quoted, how, evidence)
 SELECT * FROM unnest(%(judged)s::bigint[], %(call)s::bigint[], %(ordinal)s::integer[], %(arm)s::text[],
                      %(key)s::text[], %(quoted)s::boolean[], %(how)s::text[], %(evidence)s::text[]);
+
+-- name: fact_recalls
+-- How often a fact was a recall hit (of the recalls the caller may read: migration 0034's
+-- policy), by how many agents, the last time; and of the archived sessions' recalls that
+-- returned it, how many later quoted it (the verdicts of the current rule, migration 0029;
+-- a recall judged in several of a session's verdict sets counts once).
+SELECT r.hits, r.agents, r.last_hit, v.judged, v.quoted
+FROM (SELECT count(*) AS hits, count(DISTINCT agent) AS agents, max(at) AS last_hit
+      FROM recall_hits WHERE fact_id = %(id)s) r,
+     (SELECT count(DISTINCT q.call_message) AS judged,
+             count(DISTINCT q.call_message) FILTER (WHERE q.quoted) AS quoted
+      FROM quoted_hits q JOIN quoted_sessions s ON s.id = q.judged AND s.rule_version = %(rule)s
+      WHERE q.arm = 'fact' AND q.key = %(id)s::text) v;

@@ -17,12 +17,11 @@ from ..db.session import owns_transaction
 from ..errors import AccessDenied, InputError, NotFound
 from ..local.files import read_file
 from ..local.project import MEMORY_DIR, memory_dir
-from ..session.context import Context, build_context  # Context at run time, as Fact
 from .facts import Fact  # at run time: the web API reads AgentDetail's fields from these names
 from .notebook import Notebook
 
 if TYPE_CHECKING:
-    from ..config import Settings
+    pass
 
 
 @dataclass
@@ -165,9 +164,6 @@ class AgentDetail:
     notebook_refused: str | None  # why not, in one line
     memory_file: MemoryFile | None
     recalls: list[RecallEvent]
-    # Its session-start block as it gets it, read with the caller's rights (parts the caller
-    # may not read are in context.hidden, not in the text): session/context.py, --of.
-    context: Context | None = None
 
 
 @owns_transaction
@@ -200,13 +196,11 @@ def agent_detail(
     *,
     root: Path | None = None,
     recalls: int = RECENT_RECALLS,
-    settings: Settings | None = None,
-    project: str | None = None,
 ) -> AgentDetail:
     """One agent for its page: its counts, newest current facts, its notebook (only where
     row-level security lets the caller read it; otherwise the reason), its memory file under
-    `root`, its latest recall calls, and with `settings` its session-start block (for
-    `project`) as `cli-org context --of NAME` prints it. NotFound for an unknown name."""
+    `root` and its latest recall calls. NotFound for an unknown name. (Its session-start
+    block is session/context.py's `build_context(..., agent=NAME)`, a layer above.)"""
     from . import notebook as nb
     from .facts import list_facts
 
@@ -227,6 +221,5 @@ def agent_detail(
             RecallEvent(**r) for r in conn.execute(sql("agents.recent_recalls"), {"name": name, "limit": recalls})
         ]
         written = list_facts(conn, author=name, newest_first=True, limit=AGENT_FACTS)
-        block = None if settings is None else build_context(conn, settings=settings, project=project, agent=name)
     found = memory_file(root, name) if root is not None else None
-    return AgentDetail(summary, written, book, refused, found, events, block)
+    return AgentDetail(summary, written, book, refused, found, events)

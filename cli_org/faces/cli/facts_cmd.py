@@ -143,8 +143,8 @@ def summary(root: Path | None, no_stale: bool, agent: str | None, as_json: bool)
     """The store's health: current, retired and superseded facts; confirmed against inferred;
     facts per author and kind; the share tagged with a project; claim length; and how many
     near-duplicates wait for `cli-org tidy` and stale sources for `cli-org eval stale`."""
+    from ...evaluation.curation import curation_summary
     from ...local.project import project_root
-    from ...store.curation import curation_summary
     from ..render import curation_text
 
     stale_root = None if no_stale else (root or project_root(settings().root))

@@ -7,6 +7,7 @@ to what that recall returned (/recall/ID: shown, not asked again)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
@@ -14,6 +15,7 @@ from fastapi.responses import HTMLResponse
 
 from ....checks.rules import NOTEBOOK_CAPS
 from ....local.project import project_root
+from ....session.context import Context, build_context
 from ....store import agents as agents_lib
 from ...render import plain
 from ..state import web_of
@@ -31,13 +33,26 @@ def _overview(request: Request) -> list[agents_lib.AgentSummary]:
     return web_of(request).read(agents_lib.agents_overview)
 
 
-def _detail(request: Request, name: str, project: str | None) -> agents_lib.AgentDetail:
+@dataclass
+class AgentView(agents_lib.AgentDetail):
+    """One agent for its page, and its session-start block as it gets it, read with the
+    serving identity's rights (a part it may not read is in context.hidden, not in the text):
+    what `cli-org context --of NAME` prints."""
+
+    context: Context | None = None
+
+
+def _detail(request: Request, name: str, project: str | None) -> AgentView:
     web = web_of(request)
     settings = web.org.settings
     root = project_root(settings.root)  # where the [memory] arm reads the bots' files
-    return web.read(
-        lambda conn: agents_lib.agent_detail(conn, name, root=root, settings=settings, project=project or None)
-    )
+
+    def both(conn) -> AgentView:  # two library calls on one connection
+        detail = agents_lib.agent_detail(conn, name, root=root)
+        block = build_context(conn, settings=settings, project=project or None, agent=name)
+        return AgentView(**vars(detail), context=block)
+
+    return web.read(both)
 
 
 Refusals: dict[int | str, dict[str, Any]] = {
@@ -66,7 +81,7 @@ def agents_api(request: Request) -> Any:
     return plain(_overview(request))
 
 
-@router.get("/api/agents/{name}", response_model=agents_lib.AgentDetail, responses=Refusals, tags=["agents"])
+@router.get("/api/agents/{name}", response_model=AgentView, responses=Refusals, tags=["agents"])
 def agent_api(request: Request, name: AgentName, project: Project = None) -> Any:
     """One agent: its counts, newest current facts, notebook (or why it is not shown), bot
     memory file, latest recall calls, and `context`: its session-start block as `cli-org

@@ -11,11 +11,11 @@ from fastapi import APIRouter, Body, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import BaseModel, Field
 
+from ....archive.verdicts import FactRecalls, fact_recalls
 from ....checks.rules import KINDS, MAX_ID
-from ....recall.past import FactRecalls, fact_recalls
+from ....evaluation.curation import PAGE_NEWEST, CurationSummary, curation_summary
 from ....store import facts as facts_lib
 from ....store import pins as pins_lib
-from ....store.curation import PAGE_NEWEST, CurationSummary, curation_summary
 from ....store.facts import Event, Fact
 from ....store.pins import Pin
 from ....store.tidy import Proposal, TidyReport, tidy, tidy_roots
@@ -80,7 +80,7 @@ def _summary(request: Request) -> CurationSummary:
     """The store's summary without the stale-source count, which stats every fact's source
     file (`eval stale`): over the 300 ms a page may take at 100k facts with path sources, so
     the panel names the command instead; near-duplicates among the newest PAGE_NEWEST facts
-    (the measurement is in store/curation.py)."""
+    (the measurement is in evaluation/curation.py)."""
     return web_of(request).read(lambda conn: curation_summary(conn, duplicates_newest=PAGE_NEWEST))
 
 

@@ -14,9 +14,9 @@ from ..db import Conn, first
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
-from .duplicates import DUPLICATE_OVERLAP
-from .facts import Fact
-from .tidy import proposals_for
+from ..store.duplicates import DUPLICATE_OVERLAP
+from ..store.facts import Fact
+from ..store.tidy import proposals_for
 
 # Authors listed by name (the most prolific first); the rest are counted in `other_authors`.
 AUTHORS_SHOWN = 20
@@ -81,7 +81,7 @@ def curation_summary(
     """The summary above. With `stale_root`, also the count of what `eval stale` would list
     under it (it reads files: the CLI passes it; the web page does not, see pages/facts.py).
     With `duplicates_newest`, near-duplicates are counted among that many newest facts."""
-    from ..evaluation.stale import stale
+    from .stale import stale
 
     with translated(conn):
         t = first(conn, sql("curation.totals"))
