@@ -495,3 +495,21 @@ def test_cli_hook_reports_gates_and_refuses_bad_input(flaky_fact, cli, tmp_path)
     assert code == 1 and out == "" and len(err.splitlines()) == 1 and "bad.txt: line 2" in err
     code, out, err = cli("eval", "hook", str(tmp_path / "missing.txt"), agent="bot")
     assert code == 2 and out == "" and len(err.splitlines()) == 1 and "missing.txt" in err
+
+
+@pytest.mark.attack("files")
+def test_stale_looks_at_nothing_outside_the_checkout(org, tmp_path):
+    """A fact's source up `..` or through a symlink out of the root is not judged: stale
+    neither reports it missing nor tells whether the file outside changed."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "link").symlink_to(outside)
+    with org.as_agent("bot") as conn:
+        facts.remember(conn, "up", "Outside file", source="../outside/new.md")
+        facts.remember(conn, "via link", "Linked file", source="link/new.md")
+        facts.remember(conn, "gone via link", "Linked and gone", source="link/gone.md")
+    time.sleep(0.05)
+    (outside / "new.md").write_text("written after the facts\n")
+    with connect(org.settings) as conn:
+        assert find_stale(conn, root).items == []

@@ -151,3 +151,23 @@ def test_tidy_from_the_command_line(org, cli, tmp_path, monkeypatch):
     data = json.loads(out)
     assert code == 0 and data["applied"] and data["proposals"][0]["done"] == "superseded"
     assert cli("tidy", agent="bot")[1] == "nothing to tidy\n"
+
+
+@pytest.mark.attack("files")
+def test_a_source_outside_the_checkout_or_through_a_symlink_is_never_judged(org, tmp_path):
+    """An untrusted checkout ships a symlink out of itself and a FIFO; a claim names `..`:
+    tidy looks at nothing outside the root, so none of these is proposed for retirement
+    (before, a source through the symlink or up `..` that was not there outside was)."""
+    import os
+
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "real.md").write_text("x\n")
+    (root / "link").symlink_to(outside)
+    (root / "file.md").symlink_to(outside / "real.md")
+    os.mkfifo(root / "pipe.md")
+    for n, source in enumerate(["link/real.md", "link/gone.md", "file.md", "../outside/gone.md", "pipe.md"]):
+        _fact(org, "bot", f"Claim {n} about a file", subject=f"s{n}", source=source, project="alpha")
+    with org.as_agent("bot") as conn:
+        assert tidy.tidy(conn, project="alpha", roots=[root]).proposals == []

@@ -13,7 +13,7 @@ from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
-from ..local.files import read_text
+from ..local.files import FileRefused, lstat_under, read_text
 from ..local.project import MEMORY_DIR
 
 _BACKTICK = re.compile(r"`([^`\s]{2,200})`")
@@ -62,8 +62,13 @@ def cited_paths(text: str) -> list[str]:
 
 
 def _exists(root: Path, cited: str) -> bool:
+    """Whether `cited` is under `root`; a path outside it or through a symlink is not judged
+    (counted as there: nothing outside the checkout is looked at, local/files.py)."""
     clean = cited.split(":", 1)[0].rstrip("/")
-    if (root / clean).exists():
+    try:
+        if lstat_under(root, clean) is not None:
+            return True
+    except FileRefused:
         return True
     # A bare file name may live anywhere in the tree.
     return "/" not in clean and any(True for _ in root.rglob(clean))
@@ -93,9 +98,12 @@ def stale(conn: Conn | None, root: Path) -> StaleReport:
                 if not _exists(root, cited):
                     items.append(StaleItem(where, cited, "missing"))
             if source_form(row["source"]) == "path" and not row["source"].startswith(("~", "/")):
-                target = root / row["source"].split(":", 1)[0]
-                if not target.exists():
+                try:
+                    found = lstat_under(root, row["source"].split(":", 1)[0])
+                except FileRefused:  # outside the checkout or through a symlink: not judged
+                    continue
+                if found is None:
                     items.append(StaleItem(where, row["source"], "source missing"))
-                elif datetime.fromtimestamp(target.stat().st_mtime, UTC) > row["created_at"]:
+                elif datetime.fromtimestamp(found.st_mtime, UTC) > row["created_at"]:
                     items.append(StaleItem(where, row["source"], "source changed after the fact was written"))
     return StaleReport(str(root), items)

@@ -123,6 +123,37 @@ def _open(path: Path, root: Path | None) -> int:
         raise FileRefused(path, f"cannot read ({exc.strerror or exc})") from None
 
 
+def lstat_under(root: Path | str, rel: str) -> os.stat_result | None:
+    """What `rel` (a path a fact or a memory line cites) is under `root`, found without
+    following a symlink or leaving the root: its lstat, or None when nothing is there.
+    FileRefused when `rel` is absolute, climbs out with `..` or passes through a symlink: what
+    an untrusted checkout or claim names must not tell of files outside the checkout."""
+    parts = Path(rel).parts
+    if not parts or Path(rel).is_absolute() or ".." in parts:
+        raise FileRefused(Path(rel), f"not inside {shown(str(root))}; not looked at")
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise FileRefused(Path(rel), "reached through a symlink; not followed") from None
+        return None
+    finally:
+        os.close(fd)
+    if stat.S_ISLNK(st.st_mode):
+        raise FileRefused(Path(rel), "a symlink; not followed")
+    return st
+
+
 def _peek(path: Path, name: str, dir_fd: int | None) -> None:
     """Refuse a special file before opening it (opening a device can act); the fstat after
     the open is the check that counts."""

