@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from psycopg import sql as pgsql
 
@@ -19,9 +18,6 @@ from ..local.files import read_file
 from ..local.project import MEMORY_DIR, memory_dir
 from .facts import Fact  # at run time: the web API reads AgentDetail's fields from these names
 from .notebook import Notebook
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass
