@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..archive.usage import UsageDetail
     from ..evaluation.curation import CurationSummary
     from ..recall.answer import RecallResult
+    from ..store.erase import Erased
     from ..store.facts import Fact, Remembered
     from ..store.notebook import Change, Notebook
     from ..vault.search import NoteHit
@@ -69,6 +70,16 @@ def remembered_line(result: Remembered) -> str:
     if result.superseded:
         return f"{result.id} (supersedes {result.superseded})"
     return str(result.id)
+
+
+def erased_line(what: str, done: Erased) -> str:
+    """An erase's summary: the places it changed, and the facts that still quote the text."""
+    changed = ", ".join(f"{place} {n}" for place, n in done.places.items() if n)
+    line = f"erased {what}" + (f"; rows changed: {changed}" if changed else "")
+    if done.still_quoted_by:
+        ids = ", ".join(f"#{i}" for i in done.still_quoted_by)
+        line += f"; still quoted by fact{'s' if len(done.still_quoted_by) > 1 else ''} {ids}: erase them too"
+    return line
 
 
 def fact_line(f: Fact) -> str:

@@ -140,6 +140,22 @@ SELECT at, src, ref, sub, kind, who, via, fact_id, subject, detail, project, oth
        AND (%(via_whole)s::text IS NULL OR NULL::text = %(via_whole)s)
      ORDER BY c.created_at DESC, c.id DESC
      LIMIT %(n)s)
+    UNION ALL
+    (SELECT x.erased_at AS at, 12 AS src, x.id AS ref, 0 AS sub, 'erased' AS kind, x.erased_by AS who,
+            x.erased_via AS via, x.fact_id AS fact_id,
+            CASE WHEN x.fact_id IS NULL THEN 'session ' || s.external_id || ' #' || x.position ELSE f.subject END AS subject,
+            x.reason AS detail, coalesce(f.project, s.project) AS project, NULL::bigint AS other
+     FROM memory_erasures x
+     LEFT JOIN memory_facts f ON f.id = x.fact_id
+     LEFT JOIN archive_sessions s ON s.id = x.session_id
+     WHERE %(k_erased)s
+       AND x.erased_at >= %(since)s::timestamptz
+       AND (%(b_at)s::timestamptz IS NULL OR (x.erased_at <= %(b_at)s::timestamptz AND (x.erased_at, 12, x.id, 0) < (%(b_at)s::timestamptz, %(b_src)s::integer, %(b_ref)s::bigint, %(b_sub)s::integer)))
+       AND (%(agent)s::text IS NULL OR x.erased_by = %(agent)s)
+       AND (%(via_name)s::text IS NULL OR split_part(x.erased_via, '@', 1) = %(via_name)s)
+       AND (%(via_whole)s::text IS NULL OR x.erased_via = %(via_whole)s)
+     ORDER BY x.erased_at DESC, x.id DESC
+     LIMIT %(n)s)
 ) e
 ORDER BY at DESC, src DESC, ref DESC, sub DESC
 LIMIT %(n)s;

@@ -41,12 +41,13 @@ WRITES = (
     "notebook",
     "todo_added",
     "todo_done",
+    "erased",
 )
 READS = ("recall", "tool_call")
 KINDS = WRITES + READS
 # Names for several kinds at once (--kind facts).
 GROUPS = {
-    "facts": ("written", "superseded", "retired", "restored"),
+    "facts": ("written", "superseded", "retired", "restored", "erased"),
     "pins": ("pinned", "unpinned"),
     "todos": ("todo_added", "todo_done"),
     "writes": WRITES,

@@ -19,6 +19,7 @@ from ..errors import InputError, NearDuplicate, NotFound
 from ..text import one_line
 from .activity import say_via
 from .duplicates import near_duplicate, scope
+from .erase import Erasure, erasure_of
 from .vectors import store_unembedded, store_vectors
 
 if TYPE_CHECKING:
@@ -298,8 +299,8 @@ class Event:
 
     at: datetime
     who: str | None
-    what: str  # "written", "superseded", "retired", "restored"
-    detail: str | None  # the source when written, the reason when retired or restored
+    what: str  # "written", "superseded", "retired", "restored", "erased"
+    detail: str | None  # the source when written, the reason when retired, restored or erased
     other: int | None = None  # the fact that superseded this one
 
 
@@ -313,6 +314,7 @@ class FactRecord:
     older: list[Fact]  # what it superseded, the oldest first
     newer: list[Fact]  # what superseded it, the nearest first
     chain: list[int]  # every id of the chain, oldest first
+    erased: Erasure | None = None  # its text was erased (migration 0036): who, when, why
 
 
 _CHAIN_LIMIT = 1000  # links followed each way; a chain is a few facts, a cycle would never end
@@ -328,6 +330,7 @@ def show_fact(conn: Conn, fact_id: int) -> FactRecord:
             if fact is None:
                 raise NotFound(f"no fact with id {fact_id}")
             restores = list(conn.execute(sql("facts.restores"), {"id": fact_id}))
+            erased = erasure_of(conn, fact_id)
             older: list[Fact] = []
             newer: list[Fact] = []
             seen = {fact.id}
@@ -343,7 +346,10 @@ def show_fact(conn: Conn, fact_id: int) -> FactRecord:
         finally:
             conn.rollback()  # read-only: end the transaction the reads opened
     older.reverse()
-    return FactRecord(fact, events_of(fact, restores), older, newer, [f.id for f in (*older, fact, *newer)])
+    events = events_of(fact, restores)
+    if erased is not None:
+        events.append(Event(erased.at, erased.by, "erased", erased.reason))
+    return FactRecord(fact, events, older, newer, [f.id for f in (*older, fact, *newer)], erased)
 
 
 def events_of(fact: Fact, restores: list[dict[str, Any]] | None = None) -> list[Event]:

@@ -9,7 +9,7 @@ import click
 
 from ...checks.rules import HARNESSES
 from ..render import counted, usage_text
-from .common import OsPath, connection, emit_json, json_option, query_argument, settings
+from .common import OsPath, as_option, connection, emit_json, json_option, query_argument, settings
 
 
 def _progress():
@@ -173,6 +173,33 @@ def history_cmd(file: str, no_diff: bool, as_json: bool) -> None:
             click.echo(v.diff, nl=False)
 
 
+@archive.command("erase")
+@click.argument("session_id", metavar="SESSION")
+@click.argument("position", type=click.IntRange(0, 2**63 - 1), metavar="POSITION")
+@click.option("--reason", metavar="WHY", required=True, help="Why it is erased (kept and shown; not the text itself).")
+@click.option("--harness", type=click.Choice(HARNESSES), help="When the session id exists in more than one harness.")
+@as_option
+@json_option
+def erase_cmd(
+    session_id: str, position: int, reason: str, harness: str | None, agent: str | None, as_json: bool
+) -> None:
+    """Remove an archived message's text from every place the database keeps it (owners only).
+
+    SESSION is the id `sessions search` prints; POSITION is the message's `#N` in `sessions
+    show`. Every part of that record loses its text, command and raw record, and its text is
+    replaced by '[erased]' wherever it is quoted (other messages, verdicts, memory-file
+    versions, notebooks, the recall log). Who erased it, when and why are kept."""
+    from ...store.erase import erase_message
+    from ..render import erased_line
+
+    with connection(agent) as conn:
+        done = erase_message(conn, session_id, position, reason, harness=harness, via=settings().via)
+    if as_json:
+        emit_json({"session": session_id, "position": position, "erased": True, **vars(done)})
+        return
+    click.echo(erased_line(f"message {position} of session {session_id}", done))
+
+
 @click.command()
 @click.option("--days", type=click.IntRange(1, 3650), default=30, show_default=True, help="The window, in days.")
 @click.option(
@@ -270,7 +297,8 @@ def show_cmd(session_id: str, harness: str | None, as_json: bool) -> None:
         if turn.tool:
             call = turn.tool
             click.echo(
-                f"\n[{when}] tool call {one_line(call.name)}" + (f" ({one_line(call.call_id)})" if call.call_id else "")
+                f"\n[{when}] #{turn.position} tool call {one_line(call.name)}"
+                + (f" ({one_line(call.call_id)})" if call.call_id else "")
             )
             if call.command:
                 click.echo(_indented("$ " + call.command))
@@ -282,7 +310,7 @@ def show_cmd(session_id: str, harness: str | None, as_json: bool) -> None:
             else:
                 click.echo("  (no result recorded)")
         else:
-            click.echo(f"\n[{when}] {turn.kind}")
+            click.echo(f"\n[{when}] #{turn.position} {turn.kind}")
             click.echo(_indented(turn.text or ""))
 
 

@@ -174,6 +174,9 @@ def show(fact_id: int, agent: str | None, as_json: bool) -> None:
         return
     f = record.fact
     click.echo(f"#{f.id} {one_line(f.subject)}: {one_line(f.claim)}")
+    if record.erased is not None:
+        e = record.erased
+        click.echo(f"  erased by {e.by} at {e.at:%Y-%m-%d %H:%M}: {one_line(e.reason)}")
     click.echo(
         f"  {'current' if f.current else 'not current'}; kind {f.kind}; {f.confidence}; "
         f"project {one_line(f.project) or '(all)'}; source {one_line(f.source)}; via {one_line(f.via) or '-'}"
@@ -187,6 +190,8 @@ def show(fact_id: int, agent: str | None, as_json: bool) -> None:
             click.echo(f"  {when}  superseded by #{e.other}, by {e.who}")
         elif e.what == "restored":
             click.echo(f"  {when}  restored by {e.who}: {one_line(e.detail)}")
+        elif e.what == "erased":
+            click.echo(f"  {when}  erased by {e.who}: {one_line(e.detail)}")
         else:
             click.echo(f"  {when}  retired by {e.who}: {one_line(e.detail)}")
     if len(record.chain) > 1:
@@ -195,6 +200,38 @@ def show(fact_id: int, agent: str | None, as_json: bool) -> None:
             mark = "*" if other.id == f.id else " "
             state = "current" if other.current else fact_end(other)
             click.echo(f" {mark}#{other.id} {one_line(other.claim, 80)}  [{other.author}; {state}]")
+
+
+@facts.command("erase")
+@click.argument("fact_id", type=ID, metavar="ID")
+@click.option("--reason", metavar="WHY", required=True, help="Why it is erased (kept and shown; not the text itself).")
+@click.option(
+    "--also",
+    metavar="TEXT",
+    multiple=True,
+    help="A part of the fact's text (8+ characters, e.g. the secret) to remove wherever it is quoted, "
+    "not only where the whole claim is. Repeatable.",
+)
+@as_option
+@json_option
+def erase(fact_id: int, reason: str, also: tuple[str, ...], agent: str | None, as_json: bool) -> None:
+    """Remove a fact's text from every place the database keeps it (owners only).
+
+    Its subject, claim and source become markers, its vectors go, and the claim (and each
+    --also string) is replaced by '[erased]' in reasons, notebooks and their versions, todos,
+    the recall log and its hits, tidy evidence and the archive. The row keeps its id, author
+    and times, is retired for good, and records who erased it, when and why. Backups made
+    before, the WAL and replicas still hold the text (docs/security.md)."""
+    from ...store.erase import erase_fact
+
+    with connection(agent) as conn:
+        done = erase_fact(conn, fact_id, reason, also=also, via=settings().via)
+    if as_json:
+        emit_json({"id": fact_id, "erased": True, "reason": reason.strip(), **vars(done)})
+        return
+    from ..render import erased_line
+
+    click.echo(erased_line(f"fact {fact_id}", done))
 
 
 COMMANDS = [remember, forget, facts]
