@@ -175,8 +175,8 @@ def show(fact_id: int, agent: str | None, as_json: bool) -> None:
     f = record.fact
     click.echo(f"#{f.id} {one_line(f.subject)}: {one_line(f.claim)}")
     if record.erased is not None:
-        e = record.erased
-        click.echo(f"  erased by {e.by} at {e.at:%Y-%m-%d %H:%M}: {one_line(e.reason)}")
+        gone = record.erased
+        click.echo(f"  erased by {gone.by} at {gone.at:%Y-%m-%d %H:%M}: {one_line(gone.reason)}")
     click.echo(
         f"  {'current' if f.current else 'not current'}; kind {f.kind}; {f.confidence}; "
         f"project {one_line(f.project) or '(all)'}; source {one_line(f.source)}; via {one_line(f.via) or '-'}"
