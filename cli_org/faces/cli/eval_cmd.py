@@ -125,7 +125,10 @@ def compare(a: str, b: str | None, agent: str | None, as_json: bool) -> None:
 def history(png: Path | None, agent: str | None, as_json: bool) -> None:
     """Saved runs over time, with a chart of hit@k and characters per run."""
     from ...evaluation import run_history as load_history
+    from ...local.files import check_target
 
+    if png:
+        check_target(png)  # before any work; checked again as it is written
     with connection(agent) as conn:
         runs = load_history(conn)
     good = [r for r in runs if r.overall]
@@ -158,7 +161,10 @@ def history(png: Path | None, agent: str | None, as_json: bool) -> None:
 
 
 def _plot(runs: list, png: Path) -> None:
+    import io
+
     from ...errors import ConfigError
+    from ...local.files import write_private
 
     try:
         import matplotlib
@@ -177,7 +183,10 @@ def _plot(runs: list, png: Path) -> None:
     right.set_ylabel("median characters", color="tab:orange")
     fig.autofmt_xdate()
     fig.tight_layout()
-    fig.savefig(png, dpi=100)
+    drawn = io.BytesIO()
+    fig.savefig(drawn, format="png", dpi=100)
+    plt.close(fig)
+    write_private(png, drawn.getvalue())  # the one rule for a file cli-org writes (local/files.py)
 
 
 @eval_group.command()
