@@ -608,12 +608,16 @@ def _check_text(conn: Conn, body: Any) -> None:
 def _add_agent(conn: Conn, record: dict[str, Any]) -> None:
     """A new agent: a role without a login in the member group (named as `agents add` names it)."""
     from ..checks.rules import AGENT_NAME
-    from .agents import let_the_admin_become, role_for
+    from .agents import check_agent_role, let_the_admin_become, role_for
 
     name = record["name"]
     if not AGENT_NAME.match(name):
         raise InputError(f"agent name {name!r} is not a valid agent name")
     role = role_for(conn, name)
+    try:
+        check_agent_role(conn, role, name)
+    except InputError as exc:
+        raise _Refused(str(exc)) from None
     if not first(conn, "SELECT count(*) > 0 AS found FROM pg_roles WHERE rolname = %s", (role,))["found"]:
         conn.execute(pgsql.SQL("CREATE ROLE {} NOLOGIN").format(pgsql.Identifier(role)))
     group = first(conn, "SELECT org_member_role() AS name")["name"]

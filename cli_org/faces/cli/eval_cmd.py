@@ -7,7 +7,18 @@ from pathlib import Path
 import click
 
 from ...text import one_line
-from .common import Finite, OsPath, Progress, as_option, connection, emit_json, json_option, org, settings
+from .common import (
+    Finite,
+    OsPath,
+    Progress,
+    as_option,
+    connection,
+    emit_json,
+    json_option,
+    org,
+    project_option,
+    settings,
+)
 
 _FILE = OsPath(exists=True, dir_okay=False, path_type=Path)
 
@@ -28,7 +39,7 @@ def _fmt(figures, k: int) -> str:
 @eval_group.command()
 @click.argument("file", type=_FILE)
 @click.option("--limit", default=8, show_default=True, type=click.IntRange(1, 50), help="k: hits per answer.")
-@click.option("--project", metavar="P", help="Recall within this project.")
+@project_option("Recall within this project.")
 @click.option("--save", "save_as", metavar="NAME", help="Store the run in eval_runs under NAME.")
 @click.option("--min-hit", type=Finite(0, 1), metavar="RATE", help="Exit 1 if hit@k falls below RATE.")
 @as_option
