@@ -36,9 +36,8 @@ def test_a_number_past_bigint_is_never_a_raw_database_error(org):
     from cli_org.db.errors import translated
     from cli_org.errors import InputError
 
-    with org.as_agent("bot") as conn, pytest.raises(InputError, match="out of range") as caught:
-        with translated(conn):
-            conn.execute("SELECT id FROM memory_facts WHERE id = %s::numeric::bigint", (str(10**20),))
+    with org.as_agent("bot") as conn, pytest.raises(InputError, match="out of range") as caught, translated(conn):
+        conn.execute("SELECT id FROM memory_facts WHERE id = %s::numeric::bigint", (str(10**20),))
     assert "1 to 9223372036854775807" in str(caught.value)
 
 
