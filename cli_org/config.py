@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -170,9 +171,36 @@ DOTENV_TAKEN = frozenset(
 )
 
 
+# What a checkout's .env may set each number to; a value outside (or not a number) is
+# ignored with one warning and the default stands, as for a setting .env may not make: a
+# `CLI_ORG_STATEMENT_TIMEOUT=999999999` there stopped every command in that folder (issue
+# 33), and a day-long wait would hold the prompt hook. The environment keeps the wider
+# bounds of Settings (a second to a day).
+DOTENV_BOUNDS: dict[str, tuple[float, float, bool]] = {  # low, high, low allowed
+    "CLI_ORG_STATEMENT_TIMEOUT": (0, 300, False),
+    "CLI_ORG_LOCK_WAIT": (0, 300, False),
+    "CLI_ORG_WARM_IDLE": (0, 86400, False),
+    "ORG_RECALL_MIN_SIMILARITY": (0, 1, True),
+    "ORG_RECALL_KEYWORD_SIMILARITY": (0, 1, True),
+}
+
+
+def _dotenv_number_problem(key: str, value: str) -> str | None:
+    low, high, low_ok = DOTENV_BOUNDS[key]
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not (low <= number <= high) or (number == low and not low_ok):
+        above = f"{'at least' if low_ok else 'above'} {low:g} and at most {high:g}"
+        return f"{key}={value[:40]!r} in .env is ignored: a folder's .env may set it to a number {above}"
+    return None
+
+
 def dotenv_settings(path: str = ".env") -> tuple[dict[str, str], list[str]]:
     """The settings cli-org takes from the .env file at `path` (none when there is no such
-    regular file), and the names of the settings it holds that are ignored."""
+    regular file), and one warning for each setting it holds that is ignored (one .env may
+    not make, or a number outside DOTENV_BOUNDS)."""
     if not Path(path).is_file():
         return {}, []
     from dotenv import dotenv_values
@@ -181,17 +209,25 @@ def dotenv_settings(path: str = ".env") -> tuple[dict[str, str], list[str]]:
     ignored: list[str] = []
     for key, value in dotenv_values(path).items():
         if key in DOTENV_TAKEN:
-            if value is not None:
+            if value is None:
+                continue
+            problem = _dotenv_number_problem(key, value) if key in DOTENV_BOUNDS else None
+            if problem:
+                ignored.append(problem)
+            else:
                 taken[key] = value
         elif key.startswith(("ORG_", "CLI_ORG_")):
-            ignored.append(key)
+            ignored.append(
+                f"{key} in .env is ignored: a folder's .env may not choose the database, "
+                "the identity or the files cli-org uses; set it in the environment"
+            )
     return taken, ignored
 
 
 def load_dotenv() -> list[str]:
     """Put the current folder's .env into the environment, only the settings in
-    DOTENV_TAKEN; values already set win. Returns the names of the settings ignored, for
-    the caller to warn about.
+    DOTENV_TAKEN within their bounds; values already set win. Returns one warning for each
+    setting ignored, for the caller to print.
 
     Only the current folder's .env: a parent's file belongs to another project."""
     taken, ignored = dotenv_settings()

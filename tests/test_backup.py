@@ -392,7 +392,7 @@ def test_bad_files_are_one_line(org, tmp_path):
     cut.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
     with pytest.raises(InputError, match="not a readable backup"):
         restore(org.settings, cut, force=True)
-    with pytest.raises(InputError, match="is a folder"):
+    with pytest.raises(InputError, match="a folder"):
         backup(org.settings, tmp_path)
     with pytest.raises(NotFound, match="does not exist"):
         backup(org.settings, tmp_path / "no" / "such" / "x.dump")

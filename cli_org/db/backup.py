@@ -33,6 +33,7 @@ from psycopg.rows import DictRow, dict_row
 
 from ..config import Settings
 from ..errors import ConfigError, DatabaseError, InputError, NotFound
+from ..local.files import check_target, private_temporary
 from . import Conn, embedded, first, locks
 from .connect import admin_conninfo, connect_error
 from .errors import first_line
@@ -165,8 +166,7 @@ def backup(settings: Settings, file: Path, progress: Progress | None = None) -> 
         raise connect_error(settings, exc) from None
     if counts is None:
         raise ConfigError("the database is not initialised: nothing to back up (run `cli-org init`)")
-    if file.is_dir():
-        raise InputError(f"{file} is a folder; name the backup file")
+    check_target(file)  # before the dump runs: a device, a FIFO, a folder or a symlink is refused
     if not file.parent.is_dir():
         raise NotFound(f"folder {file.parent} does not exist")
     pg_dump = tool(settings, "pg_dump")
@@ -175,7 +175,6 @@ def backup(settings: Settings, file: Path, progress: Progress | None = None) -> 
     with psycopg.connect(conninfo) as conn:
         row = conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()
         tables = int(row[0]) if row else 0
-    partial = file.with_name(f".{file.name}.partial")
     done = 0
 
     def on_line(line: str) -> None:
@@ -185,15 +184,11 @@ def backup(settings: Settings, file: Path, progress: Progress | None = None) -> 
             if progress:
                 progress(min(done, tables), tables, line.rsplit(" ", 1)[-1].strip('"'))
 
-    partial.unlink(missing_ok=True)
-    # The file holds every agent's private notebook: readable by its owner only, from the start.
-    os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    try:
+    # The file holds every agent's private notebook: readable by its owner only, from the
+    # start; a new temporary name beside it, renamed over it under the target rule.
+    with private_temporary(file) as partial:
         # Custom format (compressed, selective restore); -v names each table as it goes.
         _run([str(pg_dump), "-Fc", "-v", "-f", str(partial), "-d", target], env, on_line)
-        partial.replace(file)
-    finally:
-        partial.unlink(missing_ok=True)
     return BackupResult(
         str(file),
         str(conninfo_to_dict(conninfo).get("dbname") or ""),

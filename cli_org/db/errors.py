@@ -61,6 +61,14 @@ def translated(conn: Conn | None = None) -> Iterator[None]:
                 "ask a narrower question or raise the limit"
             ) from None
         raise DatabaseError(msg) from None
+    except pgerr.NumericValueOutOfRange as exc:
+        # A number no column holds (an id past bigint): the faces bound them (rules.MAX_ID),
+        # this is the net under every other path (issue 33).
+        raise InputError(
+            f"a number is out of range ({first_line(exc)}): ids are whole numbers from 1 to 9223372036854775807"
+        ) from None
+    except pgerr.InvalidGrantOperation as exc:
+        raise InputError(f"that role cannot be an agent's role ({first_line(exc)})") from None
     except pgerr.ReadOnlySqlTransaction:
         raise DatabaseError(READ_ONLY) from None
     except pgerr.UndefinedTable as exc:

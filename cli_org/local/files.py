@@ -170,33 +170,78 @@ def check_stat(path: Path | str, st: os.stat_result) -> None:
         raise FileRefused(path, "a kernel file, not a regular file; not read")
 
 
-def write_private(path: Path, data: bytes) -> None:
-    """Write a file only its owner may read (mode 0600), atomically: a temp file created
-    with O_EXCL|O_NOFOLLOW in the same folder, then renamed over `path`. An export
-    holds every notebook; it is never written through a symlink, nor half-written."""
+def check_target(path: Path | str) -> None:
+    """The rule for every file cli-org writes where a user names it (`export --out`,
+    `db backup`, `eval history --png`; setup's files keep their own, stricter one): a target
+    that exists must be a regular file, reached without a symlink. A device, a FIFO, a socket,
+    a folder or a symlink (to anything) is FileRefused, and nothing is written: a rename over
+    `/dev/zero` made it a file holding the export, and opening a FIFO to write blocks forever."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise FileRefused(path, f"cannot be written ({exc.strerror or exc}); nothing was written") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise FileRefused(path, "a symlink; not written through; nothing was written")
+    if stat.S_ISDIR(st.st_mode):
+        raise FileRefused(path, "a folder; name a file; nothing was written")
+    if not stat.S_ISREG(st.st_mode):
+        kind = _KINDS.get(stat.S_IFMT(st.st_mode), "special")
+        raise FileRefused(path, f"not a regular file ({kind}); nothing was written")
+
+
+@contextmanager
+def private_temporary(path: Path) -> Iterator[Path]:
+    """A new empty file only its owner may read (0600), made with O_EXCL|O_NOFOLLOW beside
+    `path`, for the caller (or a tool it runs) to fill; when the block ends well it is synced
+    and renamed over `path`, the target rule (check_target) checked before and again just
+    before the rename; on any failure it is removed and `path` is untouched."""
     path = Path(path)
     folder = path.parent
     if not folder.is_dir():
         raise InputError(f"folder {shown(str(folder))} does not exist; nothing was written")
-    if path.is_symlink():
-        raise FileRefused(path, "a symlink; not written through")
-    if path.is_dir():
-        raise FileRefused(path, "a folder; name a file")
+    check_target(path)
     try:
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")  # 0600, O_EXCL|O_NOFOLLOW
+        fd, name = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")  # 0600, O_EXCL|O_NOFOLLOW
     except OSError as exc:
         raise FileRefused(path, f"cannot be written ({exc.strerror or exc})") from None
+    os.close(fd)
+    temp = Path(name)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(temp, path)
-    except OSError as exc:
-        raise FileRefused(path, f"cannot be written ({exc.strerror or exc})") from None
+        yield temp
+        try:
+            fd = os.open(temp, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise FileRefused(path, "its temporary file was replaced; nothing was written")
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            check_target(path)  # again: something may have been put there meanwhile
+            os.replace(temp, path)
+        except OSError as exc:
+            raise FileRefused(path, f"cannot be written ({exc.strerror or exc})") from None
     finally:
         if os.path.lexists(temp):
             os.unlink(temp)
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write a file only its owner may read (mode 0600), atomically, under the target rule
+    (check_target): a temp file created with O_EXCL|O_NOFOLLOW in the same folder, then
+    renamed over `path`. An export holds every notebook; it is never written through a
+    symlink, into a device or a FIFO, nor half-written."""
+    with private_temporary(Path(path)) as temp:
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            raise FileRefused(path, f"cannot be written ({exc.strerror or exc})") from None
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+        except OSError as exc:
+            raise FileRefused(path, f"cannot be written ({exc.strerror or exc}); nothing was written") from None
 
 
 _pseudo: set[int] | None = None

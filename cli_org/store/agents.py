@@ -40,6 +40,17 @@ def let_the_admin_become(conn: Conn, role: str) -> None:
         conn.execute(pgsql.SQL("GRANT {} TO CURRENT_USER").format(pgsql.Identifier(role)))
 
 
+def check_agent_role(conn: Conn, role: str, name: str) -> None:
+    """Refuse a role no agent may have: the member group itself (agent `member` of database
+    `org` is role org_member, the group; granting it to itself was a raw "is a member of role"
+    error), or the connected admin's own role."""
+    group = first(conn, sql("agents.member_role"))["name"]
+    if role == group:
+        raise InputError(f"agent {name!r} would be role {role!r}, the member group itself; choose another name")
+    if role == conn.info.user or role == first(conn, "SELECT current_user AS me")["me"]:
+        raise InputError(f"agent {name!r} would be role {role!r}, the admin's own; choose another name or role")
+
+
 def role_for(conn: Conn, name: str) -> str:
     """The default role of an agent: the database name, then the agent name."""
     return f"{conn.info.dbname}_{name}"
@@ -77,6 +88,7 @@ def add_agent(
         if lead and not conn.execute(sql("agents.get"), {"name": lead}).fetchone():
             raise NotFound(f"unknown team lead {lead!r}")
         role = role or role_for(conn, name)
+        check_agent_role(conn, role, name)
         exists = first(conn, sql("agents.role_exists"), {"role": role})["found"]
         if exists and password is not None:
             raise InputError(f"role {role!r} already exists; map it without --login")

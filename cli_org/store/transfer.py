@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from psycopg import errors as pgerr
@@ -40,6 +41,13 @@ FORMAT = 1
 # An export larger than this is refused unread (files.py). A line is one record of at most a
 # few KB (a claim holds at most 1,000 characters), so this holds well over 100,000 records.
 MAX_IMPORT_BYTES = 512 << 20
+# One record's line, measured before it is parsed (issue 33: a 10 MB claim ran past 60 s in
+# the scans). The largest real record is a notebook entry with every version of it (a few
+# KB each); a fact is at most ~4 KB of JSON.
+MAX_LINE_CHARS = 4 << 20
+# A time in an import may not lie further ahead than this (a created_at in 9999 sorted first
+# in every list, forever); clocks of two machines differ by less.
+FUTURE_SLACK = timedelta(days=1)
 
 # The record kinds, in the order an import can follow; each one's export query is the
 # named query transfer.<kind> (sql/transfer.sql).
@@ -130,10 +138,17 @@ def _dump(record: dict[str, Any]) -> str:
 
 def parse(lines: Iterable[str]) -> tuple[dict[str, Any], list[tuple[int, str, dict[str, Any]]]]:
     """The header and the records (line number, kind, fields); a malformed line is an
-    InputError naming its number, raised before anything is written."""
+    InputError naming its number, raised before anything is written. Each line is bounded
+    before it is parsed; ids and times are checked here (_check_values)."""
     header: dict[str, Any] | None = None
     records: list[tuple[int, str, dict[str, Any]]] = []
+    latest = datetime.now(UTC) + FUTURE_SLACK
     for number, line in enumerate(lines, start=1):
+        if len(line) > MAX_LINE_CHARS:
+            raise InputError(
+                f"line {number}: {len(line):,} characters, longer than a record can be ({MAX_LINE_CHARS:,});"
+                " nothing was imported"
+            )
         if not line.strip():
             continue
         try:
@@ -166,10 +181,66 @@ def parse(lines: Iterable[str]) -> tuple[dict[str, Any], list[tuple[int, str, di
             raise InputError(f'line {number}: a {kind} needs an integer "id"; nothing was imported')
         if kind == "notebook_entry" and not isinstance(record.get("versions"), list):
             raise InputError(f'line {number}: a notebook entry needs its "versions"; nothing was imported')
+        problem = _check_values(record, latest, has_id=kind != "agent")
+        if kind == "notebook_entry" and problem is None:
+            for version in record["versions"]:
+                if not isinstance(version, dict):
+                    problem = "a version is not an object"
+                    break
+                if problem := _check_values(version, latest, has_id=False):
+                    problem = f"a version's {problem}"
+                    break
+        if problem:
+            what = f"{kind} {record.get(key)}" if kind != "agent" else f"agent {str(record['name'])[:40]!r}"
+            raise InputError(f"line {number}: {what} was refused: {problem}; nothing was imported")
         records.append((number, kind, record))
     if header is None:
         raise InputError("the file is empty: no export header; nothing was imported")
     return header, records
+
+
+# The fields that hold an id, and those that hold a time, in any record.
+_ID_FIELDS = ("id", "fact_id", "supersedes", "superseded_by", "kept_id", "entry_id")
+_TIME_FIELDS = (
+    "created_at",
+    "valid_from",
+    "valid_to",
+    "retired_at",
+    "restored_at",
+    "pinned_at",
+    "unpinned_at",
+    "done_at",
+    "at",
+    "changed_at",
+    "removed_at",
+)
+
+
+def _check_values(record: dict[str, Any], latest: datetime, *, has_id: bool = True) -> str | None:
+    """What is wrong with a record's ids and times, or None: an id is a whole number from 1
+    to rules.MAX_ID (as everywhere), a time is an ISO 8601 time with its zone, not later
+    than `latest` (now plus a day); no 'infinity', no year 9999."""
+    from ..checks.rules import MAX_ID
+
+    for name in _ID_FIELDS:
+        value = record.get(name)
+        if value is None and (name != "id" or not has_id):
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ID:
+            return f"{name} {str(value)[:40]} is not an id (a whole number from 1 to {MAX_ID})"
+    for name in _TIME_FIELDS:
+        value = record.get(name)
+        if value is None:
+            continue
+        try:
+            when = datetime.fromisoformat(value) if isinstance(value, str) and len(value) <= 40 else None
+        except ValueError:
+            when = None
+        if when is None or when.tzinfo is None:
+            return f"{name} {str(value)[:40]!r} is not a time with its zone (ISO 8601)"
+        if when > latest:
+            return f"{name} {value} is in the future"
+    return None
 
 
 @owns_transaction
@@ -420,8 +491,87 @@ def _scan(kind: str, record: dict[str, Any]) -> None:
                 raise _Refused(problem)
 
 
+# Each kind's short fields and the rule (rules.FIELD_RULES) a live write holds them to;
+# the long texts and their limits. Checked before the scans, so that nothing long is scanned.
+_FIELDS: dict[str, dict[str, str]] = {
+    "fact": {"source": "source", "project": "project", "via": "via", "retired_reason": "reason", "retired_via": "via"},
+    "restore": {"why": "reason", "retired_reason": "reason", "retired_via": "via", "restored_via": "via"},
+    "pin": {"project": "project", "unpin_reason": "reason", "pinned_via": "via", "unpinned_via": "via"},
+    "notebook_entry": {},
+    "todo": {"project": "project", "via": "via", "done_via": "via"},
+    "tidy": {},
+}
+
+
+def _texts_limits() -> dict[tuple[str, str], int]:
+    from ..checks.rules import MAX_CLAIM, MAX_SUBJECT, MAX_TODO, NOTEBOOK_CAPS
+
+    body = max(NOTEBOOK_CAPS.values())
+    return {("fact", "subject"): MAX_SUBJECT, ("fact", "claim"): MAX_CLAIM, ("todo", "text"): MAX_TODO,
+            ("notebook_entry", "body"): body, ("version", "body"): body}  # fmt: skip
+
+
+def _check_fields(kind: str, record: dict[str, Any]) -> None:
+    """The shape and length rules of a live write, for every short field of the record
+    (a harness that is not RUNTIME@HOST, a line break in a one-line field, a long text)."""
+    from ..checks.write import check_field
+
+    limits = _texts_limits()
+    rows = [(kind, record)]
+    if kind == "notebook_entry":
+        rows += [("version", v) for v in record.get("versions") or [] if isinstance(v, dict)]
+    for where, row in rows:
+        for (k, name), longest in limits.items():
+            value = row.get(name) if k == where else None
+            if value is not None and not isinstance(value, str):
+                raise _Refused(f"{name} is not text")
+            if value is not None and len(value) > longest:
+                raise _Refused(f"{name} is {len(value):,} characters; the limit is {longest:,}")
+        fields = {"via": "via"} if where == "version" else _FIELDS.get(where, {})
+        for name, rule in fields.items():
+            value = row.get(name)
+            if value is not None and not isinstance(value, str):
+                raise _Refused(f"{name} is not text")
+            try:
+                check_field(rule, value, name, scan=False)  # scanned with the record's texts (_scan)
+            except InputError as exc:
+                raise _Refused(str(exc)) from None
+
+
+def _check_who(conn: Conn, kind: str, record: dict[str, Any]) -> None:
+    """The "who may" rule of a live write (org_may_retire, migration 0001: the author, their
+    team lead, or an owner) for every name an import brings as the one who acted on another's
+    row: who retired a fact, restored it, pinned or unpinned it, marked a todo done. The
+    agents of the file are in by now (they come first)."""
+    acts: list[tuple[str, Any]] = []
+    if kind == "fact":
+        author, what = record.get("author"), f"fact {record['id']}"
+        acts = [("retire", record.get("retired_by"))]
+    elif kind in ("pin", "restore"):
+        row = first(conn, "SELECT author FROM memory_facts WHERE id = %s", (record.get("fact_id"),))
+        if row is None:
+            return  # the foreign key refuses it on insert
+        author, what = row["author"], f"fact {record.get('fact_id')}"
+        acts = [("pin", record.get("pinned_by")), ("unpin", record.get("unpinned_by"))]
+        if kind == "restore":
+            acts = [("restore", record.get("restored_by")), ("retire", record.get("retired_by"))]
+    elif kind == "todo":
+        author, what = record.get("author"), f"todo {record['id']}"
+        acts = [("mark done", record.get("done_by"))]
+    for verb, who in acts:
+        if who is None:
+            continue
+        if not isinstance(who, str) or not isinstance(author, str):
+            raise _Refused(f"the agent who may {verb} {what} is not named by text")
+        if not first(conn, "SELECT public.org_may_retire(%s, %s) AS ok", (who, author))["ok"]:
+            act = f"mark {what} done" if verb == "mark done" else f"{verb} {what}"
+            raise _Refused(f"agent {who} may not {act}: only its author ({author}), their team lead, or an owner may")
+
+
 def _insert(conn: Conn, kind: str, record: dict[str, Any]) -> None:
+    _check_fields(kind, record)
     _scan(kind, record)
+    _check_who(conn, kind, record)
     if kind == "agent":
         _add_agent(conn, record)
     elif kind == "fact":
@@ -458,12 +608,16 @@ def _check_text(conn: Conn, body: Any) -> None:
 def _add_agent(conn: Conn, record: dict[str, Any]) -> None:
     """A new agent: a role without a login in the member group (named as `agents add` names it)."""
     from ..checks.rules import AGENT_NAME
-    from .agents import let_the_admin_become, role_for
+    from .agents import check_agent_role, let_the_admin_become, role_for
 
     name = record["name"]
     if not AGENT_NAME.match(name):
         raise InputError(f"agent name {name!r} is not a valid agent name")
     role = role_for(conn, name)
+    try:
+        check_agent_role(conn, role, name)
+    except InputError as exc:
+        raise _Refused(str(exc)) from None
     if not first(conn, "SELECT count(*) > 0 AS found FROM pg_roles WHERE rolname = %s", (role,))["found"]:
         conn.execute(pgsql.SQL("CREATE ROLE {} NOLOGIN").format(pgsql.Identifier(role)))
     group = first(conn, "SELECT org_member_role() AS name")["name"]

@@ -30,12 +30,8 @@ class OrgGroup(click.Group):
         args = list(sys.argv[1:] if args is None else args)
         # click reads ORG_AGENT (--as) and ORG_VIA (--via) from the environment while it
         # parses the command line, so .env has to be in the environment before that.
-        for name in load_dotenv():
-            click.echo(
-                f"cli-org: warning: {name} in .env is ignored: a folder's .env may not choose the database, "
-                "the identity or the files cli-org uses; set it in the environment",
-                err=True,
-            )
+        for warning in load_dotenv():
+            click.echo(f"cli-org: warning: {warning}", err=True)
         # psycopg logs a second error when a pipeline ends on a dead connection ("error
         # ignored terminating Pipeline"); the one line below already says what happened
         # (stress/stopped.py found the extra line on stderr).

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import click
 
-from ...checks.rules import AGENT_NAME, MAX_ID
+from ...checks.rules import AGENT_NAME, FIELD_RULES, MAX_ID
 from ...config import Settings
 from ...limits import check_words
 
@@ -32,6 +33,21 @@ class AgentName(click.ParamType):
         if not AGENT_NAME.match(value):
             rule = "lowercase letters, digits, '_' or '-', starting with a letter"
             self.fail(f"{value[:40]!r} is not an agent name: {rule}", param, ctx)
+        return value
+
+
+class ProjectName(click.ParamType):
+    """A project's name (rules.FIELD_RULES["project"], the database's rule too), checked while
+    the command line is parsed: a usage error, exit 2 (a name with a line break once ran
+    `tidy` and exited 0). The empty name passes: where a command takes it, it means none."""
+
+    name = "project"
+
+    def convert(self, value, param, ctx):
+        shape, longest = FIELD_RULES["project"]
+        if value and (len(value) > longest or not re.fullmatch(shape or ".*", value)):
+            rule = "letters, digits, '.', '_' or '-' (at most 64)"
+            self.fail(f"{value[:40]!r} is not a project name: {rule}", param, ctx)
         return value
 
 
@@ -64,6 +80,13 @@ class OsPath(click.Path):
 NAME_MAX = 255
 PATH_MAX = 4096
 AGENT = AgentName()
+PROJECT = ProjectName()
+
+
+def project_option(help: str):  # noqa: A002 (click's own name)
+    return click.option("--project", metavar="P", type=PROJECT, help=help)
+
+
 ID = click.IntRange(1, MAX_ID)  # a fact's, todo's or pin's id: a bigint (rules.MAX_ID)
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 as_option = click.option(

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from .common import as_option, emit_json, json_option, org, warm_up
+from .common import as_option, emit_json, json_option, org, project_option, warm_up
 
 
 @click.command()
 @as_option
-@click.option("--project", metavar="P", help="That project's pins, todos and facts beside the org-wide ones.")
+@project_option("That project's pins, todos and facts beside the org-wide ones.")
 @click.option("--for", "for_text", metavar="TEXT", help="Add the recall hits for this task or message.")
 @click.option("--session", metavar="ID", help="Deliver each entry once per session: later calls add only what is new.")
 @click.option(

@@ -7,7 +7,18 @@ from pathlib import Path
 import click
 
 from ...text import one_line
-from .common import Finite, OsPath, Progress, as_option, connection, emit_json, json_option, org, settings
+from .common import (
+    Finite,
+    OsPath,
+    Progress,
+    as_option,
+    connection,
+    emit_json,
+    json_option,
+    org,
+    project_option,
+    settings,
+)
 
 _FILE = OsPath(exists=True, dir_okay=False, path_type=Path)
 
@@ -28,7 +39,7 @@ def _fmt(figures, k: int) -> str:
 @eval_group.command()
 @click.argument("file", type=_FILE)
 @click.option("--limit", default=8, show_default=True, type=click.IntRange(1, 50), help="k: hits per answer.")
-@click.option("--project", metavar="P", help="Recall within this project.")
+@project_option("Recall within this project.")
 @click.option("--save", "save_as", metavar="NAME", help="Store the run in eval_runs under NAME.")
 @click.option("--min-hit", type=Finite(0, 1), metavar="RATE", help="Exit 1 if hit@k falls below RATE.")
 @as_option
@@ -125,7 +136,10 @@ def compare(a: str, b: str | None, agent: str | None, as_json: bool) -> None:
 def history(png: Path | None, agent: str | None, as_json: bool) -> None:
     """Saved runs over time, with a chart of hit@k and characters per run."""
     from ...evaluation import run_history as load_history
+    from ...local.files import check_target
 
+    if png:
+        check_target(png)  # before any work; checked again as it is written
     with connection(agent) as conn:
         runs = load_history(conn)
     good = [r for r in runs if r.overall]
@@ -158,7 +172,10 @@ def history(png: Path | None, agent: str | None, as_json: bool) -> None:
 
 
 def _plot(runs: list, png: Path) -> None:
+    import io
+
     from ...errors import ConfigError
+    from ...local.files import write_private
 
     try:
         import matplotlib
@@ -177,7 +194,10 @@ def _plot(runs: list, png: Path) -> None:
     right.set_ylabel("median characters", color="tab:orange")
     fig.autofmt_xdate()
     fig.tight_layout()
-    fig.savefig(png, dpi=100)
+    drawn = io.BytesIO()
+    fig.savefig(drawn, format="png", dpi=100)
+    plt.close(fig)
+    write_private(png, drawn.getvalue())  # the one rule for a file cli-org writes (local/files.py)
 
 
 @eval_group.command()

@@ -7,14 +7,14 @@ from pathlib import Path
 import click
 
 from ...checks.rules import KINDS
-from .common import ID, OsPath, Progress, as_option, connection, emit_json, json_option, org, settings
+from .common import ID, OsPath, Progress, as_option, connection, emit_json, json_option, org, project_option, settings
 
 
 @click.command()
 @click.argument("subject")
 @click.argument("claim")
 @click.option("--source", metavar="SRC", required=True, help="Where it comes from: a path, #message, t_card id or URL.")
-@click.option("--project", metavar="P", help="Project the fact belongs to (default: all projects).")
+@project_option("Project the fact belongs to (default: all projects).")
 @click.option("--inferred", is_flag=True, help="Mark as inferred rather than confirmed.")
 @click.option("--kind", type=click.Choice(KINDS), default="fact", show_default=True)
 @click.option("--supersedes", type=ID, metavar="ID", help="Retire fact ID and link it to this one.")
@@ -79,7 +79,7 @@ def forget(fact_id: int, why: str, agent: str | None, as_json: bool) -> None:
 @click.group(invoke_without_command=True)
 @click.option("--all", "include_retired", is_flag=True, help="Include retired and superseded facts.")
 @click.option("--subject", metavar="S", help="Only this subject (case-insensitive).")
-@click.option("--project", metavar="P", help="Only this project.")
+@project_option("Only this project.")
 @click.option("--author", metavar="A", help="Only facts by this agent.")
 @click.option("--kind", type=click.Choice(KINDS))
 @as_option

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import ID, as_option, connection, emit_json, json_option, org, settings
+from .common import ID, as_option, connection, emit_json, json_option, org, project_option, settings
 
 
 def _scope(project: str | None) -> str:
@@ -13,7 +13,7 @@ def _scope(project: str | None) -> str:
 
 @click.command()
 @click.argument("fact_id", type=ID, metavar="ID")
-@click.option("--project", metavar="P", help="Pin in this project (default: the fact's project, else org-wide).")
+@project_option("Pin in this project (default: the fact's project, else org-wide).")
 @as_option
 @json_option
 def pin(fact_id: int, project: str | None, agent: str | None, as_json: bool) -> None:
@@ -45,7 +45,7 @@ def unpin(fact_id: int, agent: str | None, as_json: bool) -> None:
 
 
 @click.command("pins")
-@click.option("--project", metavar="P", help="The org-wide pins and this project's (default: every project's).")
+@project_option("The org-wide pins and this project's (default: every project's).")
 @click.option("--all", "include_unpinned", is_flag=True, help="Include unpinned pins, with who and when.")
 @as_option
 @json_option
@@ -99,7 +99,7 @@ def todo() -> None:
 
 @todo.command("add")
 @click.argument("text")
-@click.option("--project", metavar="P", help="The project it belongs to (default: org-wide).")
+@project_option("The project it belongs to (default: org-wide).")
 @as_option
 @json_option
 def todo_add(text: str, project: str | None, agent: str | None, as_json: bool) -> None:
@@ -132,7 +132,7 @@ def todo_done(todo_id: int, agent: str | None, as_json: bool) -> None:
 
 
 @todo.command("list")
-@click.option("--project", metavar="P", help="The org-wide items and this project's (default: every project's).")
+@project_option("The org-wide items and this project's (default: every project's).")
 @click.option("--all", "include_done", is_flag=True, help="Include done items.")
 @as_option
 @json_option

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ...limits import RECALL_HITS
-from .common import as_option, emit_json, json_option, org, query_argument, usage_error, warm_up
+from .common import as_option, emit_json, json_option, org, project_option, query_argument, usage_error, warm_up
 
 
 def _arms(spec: str | None) -> tuple[str, ...]:
@@ -16,7 +16,7 @@ def _arms(spec: str | None) -> tuple[str, ...]:
 
 @click.command()
 @query_argument("question")
-@click.option("--project", metavar="P", help="That project's facts plus facts with no project.")
+@project_option("That project's facts plus facts with no project.")
 @click.option(
     "--limit",
     default=RECALL_HITS.default,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from .common import as_option, connection, emit_json, json_option, settings
+from .common import as_option, connection, emit_json, json_option, project_option, settings
 
 
 @click.command()
-@click.option("--project", metavar="P", help="Only this project's facts (needed to judge missing source files).")
+@project_option("Only this project's facts (needed to judge missing source files).")
 @click.option("--apply", "do_apply", is_flag=True, help="Make the proposed changes with your rights, and log them.")
 @as_option
 @json_option

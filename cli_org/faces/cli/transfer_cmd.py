@@ -14,16 +14,18 @@ from .common import OsPath, connection, emit_json, json_option, org
 @click.option("--out", "out", metavar="FILE", type=OsPath(dir_okay=False), help="Write here (default: stdout).")
 def export_cmd(out: str | None) -> None:
     """Write the whole org memory as JSON lines (run as the database admin)."""
-    from ...local.files import write_private
+    from ...local.files import check_target, write_private
     from ...store.transfer import export_lines
 
+    if out is not None:
+        check_target(Path(out))  # before the export runs; checked again as it is written
     with connection() as conn:
         lines, result = export_lines(conn)
     text = "".join(line + "\n" for line in lines)
     if out is None:
         sys.stdout.write(text)
         return
-    write_private(Path(out), text.encode("utf-8"))  # it holds every notebook: 0600, atomic, never through a symlink
+    write_private(Path(out), text.encode("utf-8"))  # it holds every notebook: 0600, atomic, local/files.py's rule
     summary = ", ".join(f"{n} {kind}" for kind, n in result.records.items())
     click.echo(f"exported {summary} to {out} (format {result.format}, migration {result.migration})", err=True)
 

@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, TypeVar
 
 import psycopg
 from fastapi import FastAPI, Request
-from fastapi.exception_handlers import request_validation_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ... import __version__
 from ...errors import AccessDenied, ConfigError, DatabaseError, InputError, NotFound, OrgError
@@ -96,10 +96,20 @@ def create_app(web: Web) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> Response:
-        if wants_json(request):  # FastAPI's own body, which the schema describes
-            return await request_validation_exception_handler(request, exc)
         problems = "; ".join(_problem(e) for e in exc.errors()[:3])
+        if wants_json(request):  # the one shape of every refusal (docs/web.md): {"error": ...}
+            return JSONResponse({"error": problems}, status_code=422)
         return HTMLResponse(render("error.html", request, status=422, message=problems), status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_refused(request: Request, exc: StarletteHTTPException) -> Response:
+        # FastAPI's and Starlette's own refusals (a body that is not JSON: 400; no such
+        # route: 404; 405) answered {"detail": ...}: the same shape as every other refusal.
+        message = exc.detail if isinstance(exc.detail, str) else "refused"
+        if wants_json(request):
+            return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
+        page = render("error.html", request, status=exc.status_code, message=message)
+        return HTMLResponse(page, status_code=exc.status_code, headers=exc.headers)
 
     @app.get("/", include_in_schema=False)
     def home() -> RedirectResponse:

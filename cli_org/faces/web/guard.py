@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import html
 import ipaddress
 import secrets
 import socket
@@ -173,9 +174,20 @@ def _from_another_site(request: Request) -> str | None:
     return None if whole_page else "refused: another site's page may not fetch or frame this one"
 
 
-def _refusal(request: Request, status: int, message: str) -> Response:
+# The whole page a visitor without the token gets: how to get in, and nothing of the org.
+_VISITOR_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{status}</title></head>
+<body><main><h1>{status}</h1><p>{message}</p></main></body></html>
+"""
+
+
+def _refusal(request: Request, status: int, message: str, *, visitor: bool = False) -> Response:
+    """The refusal as JSON under /api/, else a page. A `visitor` (no token yet, or the wrong
+    host) is shown nothing but the message: no navigation, no identity, no database name."""
     if request.url.path.startswith("/api/"):
         return JSONResponse({"error": message}, status_code=status)
+    if visitor:
+        return HTMLResponse(_VISITOR_PAGE.format(status=status, message=html.escape(message)), status_code=status)
     from .view import render
 
     return HTMLResponse(render("error.html", request, status=status, message=message), status_code=status)
@@ -189,7 +201,9 @@ def middleware(web: Web) -> Callable[[Request, Callable[[Request], Awaitable[Res
 
     async def _checked(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         if web.hosts and request.headers.get("host", "") not in web.hosts:
-            return _refusal(request, 421, "this page answers only to the loopback address it was started on")
+            return _refusal(
+                request, 421, "this page answers only to the loopback address it was started on", visitor=True
+            )
         # The token on every request, loopback or not: another local user shares 127.0.0.1.
         # The address that carries it (tried before a cookie, which may be a stale one from
         # the last server) logs in.
@@ -200,6 +214,7 @@ def middleware(web: Web) -> Callable[[Request, Callable[[Request], Awaitable[Res
                 401,
                 "a token is required: open the address `cli-org serve` printed (it carries ?token=...), "
                 "or send `Authorization: Bearer TOKEN`",
+                visitor=True,
             )
         if given:
             kept = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
