@@ -287,7 +287,8 @@ def test_a_restored_fact_stays_unpinned_when_its_scope_filled_up_and_says_so(org
 
 def test_a_crafted_export_cannot_make_a_restore_pin_as_a_stranger(org):
     # An import (the admin's) brings an ended pin "by other" on the bot's fact, stamped as its
-    # retirement's; other may not pin the bot's fact, so the restore pins it as the restorer.
+    # retirement's. Other may not pin the bot's fact, so the import refuses the whole file
+    # (issue 33: an import passes the live write's "who may" rules), and nothing is added.
     fact_id = _fact(org, "bot")
     with org.as_agent("bot") as conn:
         facts.forget(conn, fact_id, "wrong")
@@ -297,12 +298,13 @@ def test_a_crafted_export_cannot_make_a_restore_pin_as_a_stranger(org):
     at = fact["valid_to"].astimezone(UTC).isoformat()
     crafted = {"kind": "pin", "id": 900, "fact_id": fact_id, "project": None, "pinned_by": "other"}
     crafted |= {"pinned_at": at, "unpinned_by": "bot", "unpinned_at": at, "unpin_reason": "fact retired: wrong"}
+    with org.admin() as conn, pytest.raises(InputError, match="agent other may not pin fact"):
+        import_lines(conn, [*lines, json.dumps(crafted)])
     with org.admin() as conn:
-        result = import_lines(conn, [*lines, json.dumps(crafted)])
-    assert {c.kind: c.added for c in result.kinds}["pin"] == 1
+        assert conn.execute("SELECT count(*) AS n FROM memory_pins WHERE id = 900").fetchone()["n"] == 0
     with org.as_agent("bot") as conn:
-        assert facts.restore(conn, fact_id, "right").pin == facts.PinBack(None, "other", True)
-    assert [tuple(r.values()) for r in _live(org, fact_id)] == [(None, "bot")]
+        assert facts.restore(conn, fact_id, "right").pin is None
+    assert _live(org, fact_id) == []
     # A stranger cannot restore it (nor so pin it), and no member writes the pins table.
     with org.as_agent("bot") as conn:
         facts.forget(conn, fact_id, "wrong")
