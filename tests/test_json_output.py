@@ -221,6 +221,9 @@ FIELDS: dict[str, object] = {
     ),
     # "`fact`, `events`, `older`, `newer` and `chain`"
     "facts show": F("fact", "older", "newer", "chain", events=[F("at", "who", "what", "detail")]),
+    # an owner's erase (docs/facts.md, `facts erase`): rows changed per place
+    "facts erase": F("id", "erased", "reason", "places", "still_quoted_by"),
+    "archive erase": F("session", "position", "erased", "places", "still_quoted_by"),
     "facts embed": F("embedded"),
     # "current, retired and superseded facts; confirmed against inferred; per author and kind; ..."
     "facts summary": F(
@@ -341,6 +344,8 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "sessions search": (["sessions", "search", "deploy"], None),
     "sessions show": (["sessions", "show", "S"], None),
     "facts show": (["facts", "show", "{fact}"], None),
+    "facts erase": (["facts", "erase", "{forgotten}", "--reason", "it leaked"], "boss"),
+    "archive erase": (["archive", "erase", "S", "1", "--reason", "it leaked"], "boss"),
     "facts embed": (["facts", "embed"], "bot"),
     "facts summary": (["facts", "summary", "--root", "{root}"], None),
     "db url": (["db", "url"], None),
