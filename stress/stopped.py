@@ -29,7 +29,7 @@ from .kills import ROOT, cli, commands, finish, orphans, signature
 def stop_now(data_dir: Path) -> None:
     """Stop the embedded server at once, as a crash or an operator would (no shutdown
     checkpoint; the next start recovers from the write-ahead log)."""
-    embedded._pg("pg_ctl", "-w", "-D", str(embedded.pgdata_path(data_dir)), "-m", "immediate", "stop")
+    embedded._pg("pg_ctl", "-w", "-m", "immediate", "stop", pgdata=embedded.pgdata_path(data_dir))
 
 
 def stopped_during(data_dir: Path, args: list[str], after: float, rerun: bool = True) -> dict:

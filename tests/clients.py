@@ -88,6 +88,19 @@ def client(name: str) -> Path:
     return c.path
 
 
+def trust_folder(home: Path, folder: Path) -> None:
+    """What Claude Code writes when the user accepts its first question in a folder ("Do you
+    trust the files in this folder?"): the folder trusted in HOME/.claude.json. Claude Code
+    2.1.332 counts a project's .claude/settings.local.json (where setup approves cli-org's
+    server) only in a trusted folder; 2.1.197 also in an untrusted git work tree."""
+    import json
+
+    config = home / ".claude.json"
+    data = json.loads(config.read_text()) if config.exists() else {}
+    data.setdefault("projects", {}).setdefault(os.path.realpath(folder), {})["hasTrustDialogAccepted"] = True
+    config.write_text(json.dumps(data, indent=2) + "\n")
+
+
 if __name__ == "__main__":  # python tests/clients.py: install them all, say where
     for key in CLIENTS:
         print(key, client(key))

@@ -5,7 +5,6 @@ user. Used by tests/test_replica.py and benchmarks/replica.py."""
 
 from __future__ import annotations
 
-import shutil
 import time
 import uuid
 from contextlib import contextmanager
@@ -93,10 +92,8 @@ class Pair:
     def start_primary(self) -> None:
         """Start the primary again on its own port (saved connection strings keep working)."""
         pgdata = embedded.pgdata_path(self.primary_dir)
-        options = f"-h 127.0.0.1 -p {self.primary.port} -k {self.primary.socket_dir}"
-        embedded._pg(
-            "pg_ctl", "-w", "-t", "30", "-D", str(pgdata), "-l", str(pgdata / "server.log"), "-o", options, "start"
-        )
+        options = embedded.start_options(pgdata, self.primary.port, self.primary.socket_dir)
+        embedded._pg("pg_ctl", "-w", "-t", "30", *options, "start", pgdata=pgdata)
 
 
 def _wait(check, what: str, seconds: float = REPLAY_WAIT):
@@ -127,19 +124,18 @@ def build_pair(base: Path) -> Pair:
         conn.commit()
         roles = {r["name"]: r["role_name"] for r in conn.execute("SELECT name, role_name FROM org_agents")}
 
-    # The standby: a base backup over the trusted local socket (initdb's pg_hba allows
-    # replication there), with -R writing standby.signal and primary_conninfo.
-    replica_dir.mkdir()
-    user = embedded._run_as()
-    if user:
-        embedded._pgserver_utils().ensure_prefix_permissions(replica_dir)
-        shutil.chown(replica_dir, user, user)
+    # The standby: a base backup over TCP (initdb's pg_hba allows replication from
+    # 127.0.0.1 with a password; the standby, run as the server's user, may not reach the
+    # primary's socket in its data folder), with -R writing standby.signal and
+    # primary_conninfo. Made by the server's user, from inside its own folder.
+    password = uuid.uuid4().hex
+    with psycopg.connect(primary.conninfo("postgres"), autocommit=True) as conn:
+        conn.execute(pgsql.SQL("ALTER ROLE {} PASSWORD {}").format(pgsql.Identifier(embedded.SUPERUSER), password))
     replica_pg = embedded.pgdata_path(replica_dir)
-    embedded._pg(
-        "pg_basebackup",
-        "-h", str(primary.socket_dir), "-p", str(primary.port), "-U", embedded.SUPERUSER,
-        "-D", str(replica_pg), "-R", "-X", "stream", "-c", "fast",
-    )  # fmt: skip
+    replica_pg.mkdir(parents=True)
+    embedded.give_to_server(replica_pg)
+    source = f"host=127.0.0.1 port={primary.port} user={embedded.SUPERUSER} password={password}"
+    embedded._pg("pg_basebackup", "-d", source, "-R", "-X", "stream", "-c", "fast", pgdata=replica_pg)
     embedded._start(replica_pg, embedded.kept_port(replica_dir))
     replica = _wait(lambda: embedded.running(replica_dir), "the replica did not start")
     made = Pair(primary_dir, primary, replica_dir, replica, name, roles)
@@ -156,4 +152,4 @@ def build_pair(base: Path) -> Pair:
 def stop_pair(pair: Pair) -> None:
     for folder in (pair.replica_dir, pair.primary_dir):
         if embedded.running(folder):
-            embedded._pg("pg_ctl", "-w", "-D", str(embedded.pgdata_path(folder)), "-m", "immediate", "stop")
+            embedded._pg("pg_ctl", "-w", "-m", "immediate", "stop", pgdata=embedded.pgdata_path(folder))

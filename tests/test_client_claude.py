@@ -28,7 +28,7 @@ import pytest
 
 from cli_org.session.tools import TOOLS
 from cli_org.store import facts
-from tests.clients import client
+from tests.clients import client, trust_folder
 from tests.standin import StandIn, standing
 from tests.standin_anthropic import (
     Block,
@@ -167,6 +167,7 @@ def test_a_whole_session(version, org, tmp_path):
         # 1. Set up as the user types it; Claude Code then lists the server as connected.
         done = user.set_up("bot")
         assert done.returncode == 0, done.stderr
+        trust_folder(user.home, user.project)  # the user accepts Claude Code's first question there
         listed = user.claude("mcp", "list")
         line = next(line for line in listed.stdout.splitlines() if line.startswith(f"{SERVER}:"))
         assert "Connected" in line, listed.stdout  # not "Pending approval" (setup approves it)

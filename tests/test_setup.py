@@ -172,12 +172,15 @@ def test_project_setup_writes_into_the_project_and_is_reversible(home, tmp_path,
     before_home, before_project = tree(home), tree(project)
     result = run(harness, project_dir=project)
     paths = {Path(c.path) for c in result.changes}
-    if harness == "claude-code":  # the user's settings approve the project's server
+    if harness == "claude-code":  # the project's own local settings approve its server
         assert paths == {
             project / ".mcp.json",
             project / ".claude/settings.json",
-            home / ".claude/settings.json",
+            project / ".claude/settings.local.json",
         }
+        local = json.loads((project / ".claude/settings.local.json").read_text())
+        assert local == {"enabledMcpjsonServers": ["cli-org"]}
+        assert not (home / ".claude").exists()  # nothing of the user's that applies to every project
         assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["cli-org"]["args"][-1] == "bot"
     elif harness == "codex":
         assert paths == {project / ".codex/config.toml", project / "AGENTS.md"}
@@ -672,30 +675,100 @@ def test_remove_after_the_user_changed_the_file_takes_out_only_cli_orgs_lines(ho
     assert (project / ".mcp.json").read_text() == ODD[".mcp.json"].replace("[1,2]", "[1,2,3]")
 
 
-def test_an_approval_the_user_had_is_kept_and_claude_codes_own_record_of_it_is_taken_out(home, tmp_path):
+def test_an_approval_the_user_had_is_kept_and_the_projects_is_taken_out(home, tmp_path):
     project = tmp_path / "web"
     project.mkdir()
     user_settings = '{\n  "enabledMcpjsonServers": ["cli-org", "docs"]\n}\n'
     write(home, {".claude/settings.json": user_settings})
     run("claude-code", project_dir=project)
-    assert (home / ".claude/settings.json").read_text() == user_settings  # there already: not claimed
-    # Claude Code records a user's approval in the project's settings.local.json.
-    write(project, {".claude/settings.local.json": '{\n  "enabledMcpjsonServers": [\n    "cli-org"\n  ],\n  "x": 1\n}'})
+    assert (home / ".claude/settings.json").read_text() == user_settings  # the user's: never touched
+    # Claude Code adds to the project's settings.local.json as the user works there.
+    local = '{\n  "enabledMcpjsonServers": [\n    "cli-org"\n  ],\n  "x": 1\n}'
+    write(project, {".claude/settings.local.json": local})
     run("claude-code", project_dir=project, remove=True, agent=None)
     assert (home / ".claude/settings.json").read_text() == user_settings
     assert json.loads((project / ".claude/settings.local.json").read_text()) == {"x": 1}
 
 
-def test_a_second_project_keeps_the_approval_until_the_last_one_goes(home, tmp_path):
+def test_an_approval_claude_code_recorded_before_setup_is_taken_out_by_remove(home, tmp_path):
+    # You approved cli-org's server in the dialog, then ran setup: --remove takes the approval
+    # out with the server (left behind, it would approve whatever a later .mcp.json names
+    # `cli-org`), and the rest of the file stays byte for byte.
+    project = tmp_path / "web"
+    project.mkdir()
+    local = '{\n  "permissions": {"allow": []},\n  "enabledMcpjsonServers": ["cli-org"]\n}\n'
+    write(project, {".claude/settings.local.json": local})
+    run("claude-code", project_dir=project)
+    assert (project / ".claude/settings.local.json").read_text() == local
+    run("claude-code", project_dir=project, remove=True, agent=None)
+    assert (project / ".claude/settings.local.json").read_text() == '{\n  "permissions": {"allow": []}\n}\n'
+
+
+def test_each_project_is_approved_on_its_own(home, tmp_path):
     one, two = tmp_path / "one", tmp_path / "two"
     one.mkdir()
     two.mkdir()
     run("claude-code", project_dir=one)
     run("claude-code", project_dir=two)
     run("claude-code", project_dir=one, remove=True, agent=None)
-    assert json.loads((home / ".claude/settings.json").read_text()) == {"enabledMcpjsonServers": ["cli-org"]}
+    assert not any(one.iterdir())
+    assert json.loads((two / ".claude/settings.local.json").read_text()) == {"enabledMcpjsonServers": ["cli-org"]}
     run("claude-code", project_dir=two, remove=True, agent=None)
-    assert not (home / ".claude").exists() and not any(one.iterdir()) and not any(two.iterdir())
+    assert not (home / ".claude").exists() and not any(two.iterdir())
+
+
+def _earlier_approval(home: Path, *projects: Path, text: str | None = None) -> None:
+    """What an earlier version of setup left for these projects: `cli-org` in the user's own
+    enabledMcpjsonServers (which Claude Code applies to every project), and its record of it."""
+    from cli_org.setup.record import Record, digest, user_of
+
+    settings = home / ".claude/settings.json"
+    before = text
+    after = (
+        '{\n  "enabledMcpjsonServers": [\n    "cli-org"\n  ]\n}\n'
+        if text is None
+        else text.replace('"docs"]', '"docs", "cli-org"]')
+    )
+    write(home, {".claude/settings.json": after})
+    record = Record.load(ENV)
+    record.place.root.mkdir(parents=True, exist_ok=True)
+    parts = {"enabled": [user_of("claude-code", p) for p in projects]}
+    record.files[str(settings)] = {
+        "before": before,
+        "folders": [] if text is not None else [str(home / ".claude")],
+        "left": digest(after),
+        "parts": parts,
+    }
+    record.save()
+
+
+def test_setup_takes_out_the_approval_an_earlier_version_gave_every_project(home, tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    user_settings = '{\n  "enabledMcpjsonServers": ["docs"]\n}\n'
+    _earlier_approval(home, one, two, text=user_settings)
+    settings = home / ".claude/settings.json"
+    # Run again in one project: its approval moves into that project; the other still needs
+    # it, so it stays, and setup says so.
+    result = run("claude-code", project_dir=one)
+    assert "cli-org" in json.loads(settings.read_text())["enabledMcpjsonServers"]
+    assert any(str(two) in note and "every project" in note for note in result.notes)
+    assert json.loads((one / ".claude/settings.local.json").read_text()) == {"enabledMcpjsonServers": ["cli-org"]}
+    # The last one out: the user's file is given back byte for byte.
+    run("claude-code", project_dir=two)
+    assert settings.read_text() == user_settings
+    again = run("claude-code", project_dir=two)
+    assert {c.action for c in again.changes} == {"unchanged"}
+    assert not [note for note in again.notes if "every project" in note]
+
+
+def test_remove_takes_out_the_approval_an_earlier_version_gave(home, tmp_path):
+    project = tmp_path / "web"
+    project.mkdir()
+    _earlier_approval(home, project)
+    run("claude-code", project_dir=project, remove=True, agent=None)
+    assert not (home / ".claude").exists()
 
 
 # What an earlier version of setup left (its entries between comment markers, no record).
@@ -805,10 +878,11 @@ def test_a_checkouts_file_another_user_owns_is_not_edited(home, tmp_path, harnes
 
 
 def test_remove_names_no_file_it_had_nothing_to_do_with(home, tmp_path):
-    """Claude Code's own approval file is cleaned when it is there; when it is not, --remove
-    does not report it."""
+    """The user's own settings, where earlier versions put the approval, are not named (nor
+    read) when setup's record says nothing of ours is there."""
     project = tmp_path / "web"
     project.mkdir()
-    run("claude-code", project_dir=project)
-    paths = [c.path for c in run("claude-code", project_dir=project, remove=True, agent=None).changes]
-    assert str(project / ".claude/settings.local.json") not in paths and str(project / ".mcp.json") in paths
+    write(home, {".claude/settings.json": '{"enabledMcpjsonServers": ["cli-org"]}'})
+    paths = [c.path for c in run("claude-code", project_dir=project).changes]
+    paths += [c.path for c in run("claude-code", project_dir=project, remove=True, agent=None).changes]
+    assert str(home / ".claude/settings.json") not in paths and str(project / ".mcp.json") in paths

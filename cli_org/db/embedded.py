@@ -1,13 +1,26 @@
-"""A private PostgreSQL (with pgvector) in the user data dir, started once and reused."""
+"""A private PostgreSQL (with pgvector) in the user data dir, started once and reused.
+
+Run as root, the server runs as the unprivileged system user `pgserver` (PostgreSQL refuses
+root), and nothing is widened for it: the server wheel's helper would add group and other
+read and enter rights to every folder above the data folder (a 0700 home became 0755).
+Instead the server is started from inside its own folder (`pg`, made by cli-org and given
+to that user, mode 0700): root enters it before the process drops to the server's user,
+and the server is told its data folder is `/proc/self/cwd`, the folder it already stands
+in, so it never walks the path down from `/`. Its programs must be reachable by that user:
+when the wheel's copy is not (installed under a 0700 home), they run from a copy in
+/var/cache/cli-org that cli-org makes, never by opening the folders above the wheel.
+"""
 
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import os
 import pwd
 import shutil
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -22,6 +35,13 @@ from ..errors import DatabaseError, InputError
 from ..local.private import private_folder
 
 SUPERUSER = "postgres"
+SERVER_USER = "pgserver"  # the system user the server runs as when cli-org runs as root
+# Where the server's programs are copied when its user cannot reach the wheel's: a cache,
+# made again when it is gone.
+PROGRAM_CACHE = Path("/var/cache/cli-org")
+# The data folder as the server is told it when it runs as SERVER_USER: the folder it was
+# started in (see the module's note).
+HERE = "/proc/self/cwd"
 
 
 @dataclass(frozen=True)
@@ -56,7 +76,11 @@ def running(data_dir: Path) -> ServerInfo | None:
         return None
     except PermissionError:
         pass  # alive, owned by another user
-    return ServerInfo(pid, Path(lines[1]), int(lines[3]), Path(lines[4]), float(lines[2]))
+    pgdata = pgdata_path(data_dir)  # not lines[1], which is HERE for a server run as SERVER_USER
+    socket_dir = Path(lines[4].split(",")[0].strip())
+    if not socket_dir.is_absolute():  # "." : the socket is in the data folder
+        socket_dir = pgdata
+    return ServerInfo(pid, pgdata, int(lines[3]), socket_dir, float(lines[2]))
 
 
 def ensure_running(data_dir: Path, port: int | None = None) -> ServerInfo:
@@ -92,7 +116,7 @@ def stop(data_dir: Path) -> bool:
     if not running(data_dir):
         return False
     with _lock(data_dir):
-        _pg("pg_ctl", "-w", "-D", str(pgdata_path(data_dir)), "-m", "fast", "stop")
+        _pg("pg_ctl", "-w", "-m", "fast", "stop", pgdata=pgdata_path(data_dir))
     return True
 
 
@@ -137,20 +161,111 @@ def _run_as() -> str | None:
     # PostgreSQL refuses to run as root; run it as an unprivileged system user instead.
     if os.geteuid() != 0:
         return None
-    _pgserver_utils().ensure_user_exists("pgserver")
-    return "pgserver"
+    _pgserver_utils().ensure_user_exists(SERVER_USER)
+    return SERVER_USER
 
 
-def _pg(command: str, *args: str) -> str:
+def _may(info: os.stat_result, uid: int, gid: int, want: int) -> bool:
+    """Whether the mode bits give the user `uid` (in the one group `gid`) the rights `want`
+    (4 read, 1 enter or run)."""
+    shift = 6 if info.st_uid == uid else 3 if info.st_gid == gid else 0
+    return (info.st_mode >> shift) & want == want
+
+
+def _reaches(path: Path, uid: int, gid: int) -> bool:
+    """Whether that user can walk from / down into `path` and read everything under it."""
+    if not all(_may(folder.stat(), uid, gid, 1) for folder in path.parents):
+        return False
+    for folder, _folders, file_names in os.walk(path):
+        if not _may(os.stat(folder), uid, gid, 5):
+            return False
+        for name in file_names:
+            info = os.stat(os.path.join(folder, name))  # a link's target
+            if not _may(info, uid, gid, 5 if info.st_mode & 0o111 else 4):
+                return False
+    return True
+
+
+def _server_ids(user: str) -> tuple[int, int]:
+    entry = pwd.getpwnam(user)
+    return entry.pw_uid, entry.pw_gid
+
+
+@functools.cache
+def _server_bin_dir() -> Path:
+    """The folder of the programs the server's user runs: the wheel's, when that user can
+    reach it as it is; else a copy in PROGRAM_CACHE (the wheel's programs find their
+    libraries by relative paths, so the copy keeps the wheel's layout)."""
+    bin_dir = _bin_dir()
     user = _run_as()
+    if user is None:
+        return bin_dir
+    uid, gid = _server_ids(user)
+    install, package = bin_dir.parent, bin_dir.parent.parent
+    libs = package.parent / f"{package.name}.libs"
+    sources = [install, *([libs] if libs.is_dir() else [])]
+    if all(_reaches(source, uid, gid) for source in sources):
+        return bin_dir
+    program = bin_dir / "postgres"
+    mark = f"{bin_dir}\0{program.stat().st_size}\0{program.stat().st_mtime_ns}"
+    copy = PROGRAM_CACHE / f"postgres-{hashlib.sha256(mark.encode()).hexdigest()[:12]}"
+    where = copy / package.name / install.name / bin_dir.name
+    if not where.is_dir():
+        _copy_programs(sources, package.parent, copy)
+    if not _reaches(copy, uid, gid):
+        raise DatabaseError(
+            f"the server's user {user} cannot reach {copy}; make the folders above it enterable, "
+            "or set CLI_ORG_DATABASE_URL"
+        )
+    return where
+
+
+def _copy_programs(sources: list[Path], base: Path, copy: Path) -> None:
+    """Copy `sources` (below `base`) to `copy`, readable by all, owned by root; made beside
+    it and renamed into place, so a half copy is never used."""
+    PROGRAM_CACHE.mkdir(parents=True, exist_ok=True, mode=0o755)
+    info = PROGRAM_CACHE.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
+        raise DatabaseError(f"{PROGRAM_CACHE} is not a folder only root can write; remove it and run again")
+    building = Path(tempfile.mkdtemp(dir=PROGRAM_CACHE, prefix=".building-"))
+    try:
+        for source in sources:
+            shutil.copytree(source, building / source.relative_to(base), symlinks=True)
+        for folder, _folders, file_names in os.walk(building):
+            os.chmod(folder, 0o755)
+            for name in file_names:
+                path = os.path.join(folder, name)
+                if not os.path.islink(path):
+                    os.chmod(path, 0o755 if os.stat(path).st_mode & 0o111 else 0o644)
+        try:
+            building.rename(copy)
+        except OSError:
+            if not copy.is_dir():  # another process's copy won the race; else it is a real failure
+                raise
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+
+
+def _pg(command: str, *args: str, pgdata: Path | None = None) -> str:
+    """Run one of the server's programs as the server's user; with `pgdata`, on that data
+    folder (`-D`), started inside it (see the module's note)."""
+    user = _run_as()
+    folder: list[str] = []
+    if pgdata is not None:
+        folder = ["-D", HERE if user else str(pgdata)]
     try:
         out = subprocess.run(
-            [str(_bin_dir() / command), *args],
+            [str(_server_bin_dir() / command), *folder, *args],
             check=True,
             capture_output=True,
             text=True,
             timeout=60,
+            # Only the server's user and group: not root's group, not root's other groups.
             user=user,
+            group=user,
+            extra_groups=[] if user else None,
+            # Entered as root, before the process becomes the server's user.
+            cwd=pgdata if user and pgdata is not None else None,
             stdin=subprocess.DEVNULL,
         )
     except subprocess.CalledProcessError as exc:
@@ -161,15 +276,18 @@ def _pg(command: str, *args: str) -> str:
     return out.stdout
 
 
-def _initdb(pgdata: Path) -> None:
+def give_to_server(folder: Path) -> None:
+    """Make `folder` (one cli-org made: a data folder's `pg`) the server's: its user's,
+    mode 0700. Nothing above it is changed."""
     user = _run_as()
-    pgdata.mkdir(parents=True, exist_ok=True)
     if user:
-        utils = _pgserver_utils()
-        utils.ensure_prefix_permissions(pgdata)
-        utils.ensure_prefix_permissions(_bin_dir())
-        shutil.chown(pgdata, user, user)
-    pgdata.chmod(0o700)
+        shutil.chown(folder, user, user)
+    folder.chmod(0o700)
+
+
+def _initdb(pgdata: Path) -> None:
+    pgdata.mkdir(parents=True, exist_ok=True)
+    give_to_server(pgdata)
     # Local socket: trusted (the data dir's owner is the admin). TCP: passwords, so agents
     # can log in as their own roles the way they would on a shared server.
     _pg(
@@ -180,8 +298,7 @@ def _initdb(pgdata: Path) -> None:
         "--locale=C.UTF-8",
         "-U",
         SUPERUSER,
-        "-D",
-        str(pgdata),
+        pgdata=pgdata,
     )
 
 
@@ -297,13 +414,23 @@ def start(data_dir: Path, port: int | None = None) -> ServerInfo:
     return ensure_running(data_dir, port)
 
 
+def start_options(pgdata: Path, port: int, socket_dir: Path | None = None) -> list[str]:
+    """pg_ctl's log and server options for a start on `port`: the socket in the data
+    folder (`.`, where the server stands, when it runs as the server's user) or in
+    `socket_dir`, else the folder _socket_dir chooses."""
+    socket_dir = socket_dir or _socket_dir(pgdata)
+    here = _run_as() is not None
+    sockets = "." if here and socket_dir == pgdata else str(socket_dir)
+    log = "server.log" if here else str(pgdata / "server.log")
+    return ["-l", log, "-o", f"-h 127.0.0.1 -p {port} -k {sockets}"]
+
+
 def _start(pgdata: Path, port: int, *, asked: bool = False, kept: int | None = None) -> None:
     """Start the server on `port` (`asked`, `kept`: for the error when it is taken)."""
     if _port_taken(port):
         raise _taken_error(port, asked=asked, kept=kept)
-    options = f"-h 127.0.0.1 -p {port} -k {_socket_dir(pgdata)}"
     try:
-        _pg("pg_ctl", "-w", "-t", "30", "-D", str(pgdata), "-l", str(pgdata / "server.log"), "-o", options, "start")
+        _pg("pg_ctl", "-w", "-t", "30", *start_options(pgdata, port), "start", pgdata=pgdata)
     except DatabaseError:
         # Taken between the check and the start: the log says "could not bind".
         if _port_taken(port) and not (pgdata / "postmaster.pid").exists():

@@ -174,21 +174,33 @@ def edits_for(
         }
         user_settings = Path.home() / ".claude" / "settings.json"
         if project_dir is not None:
-            # Claude Code starts a project's .mcp.json server without asking once its name is
-            # in the user's own enabledMcpjsonServers (a project's settings cannot approve
-            # it); it keeps the user's own approval in the project's settings.local.json.
+            # The approval of the project's .mcp.json server, for this project only: its
+            # .claude/settings.local.json, where Claude Code itself keeps the approvals you
+            # give in a project (2.1.197 and 2.1.332; they move ~/.claude.json's per-project
+            # lists there). The user's own settings.json would approve a server of that name
+            # in every checkout, a hostile one cloned later included. --remove takes the name
+            # out even when you approved it yourself: left behind, it would approve whatever
+            # command a later .mcp.json names `cli-org`.
+            notes.append(
+                "Claude Code applies the approval once you trust the folder (it asks the first time "
+                "`claude` starts there); `claude -p` starts every server of a folder's .mcp.json without asking"
+            )
             return [
                 json_server(project_dir / ".mcp.json", "mcpServers", entry),
                 json_hooks(project_dir / ".claude" / "settings.json", groups),
                 json_name_in_list(
-                    user_settings, "enabledMcpjsonServers", "cli-org", "approval of the project's server"
-                ),
-                json_name_in_list(
                     project_dir / ".claude" / "settings.local.json",
                     "enabledMcpjsonServers",
                     SERVER,
-                    "Claude Code's record of your approval",
-                    only_remove=True,
+                    "approval of the project's server (this project only)",
+                    by_record=False,
+                ),
+                json_name_in_list(
+                    user_settings,
+                    "enabledMcpjsonServers",
+                    SERVER,
+                    "approval earlier versions gave every project",
+                    retired=True,
                 ),
             ], notes
         return [
@@ -256,20 +268,18 @@ def plan(
     texts: dict[Path, str | None] = {}
     originals: dict[Path, str | None] = {}
     for edit in edits:
-        if edit.only_remove and not remove:
-            continue
         here = files.place(edit.path, project_dir)
+        key = str(here.path)
+        if edit.retired and not record.users(key, edit.part):
+            continue  # no earlier setup of ours left its part there: not read, not a line
         files.must_be_free(here.temporary)
         if here.path not in texts:
             texts[here.path] = originals[here.path] = _read(here)
         before = texts[here.path]
-        if edit.only_remove and before is None:
-            continue  # nothing of the harness's own to clean up: not worth a line
-        key = str(here.path)
         users = record.users(key, edit.part)
         present = before is not None and edit.remove(before) != before
         after: str | None
-        if not remove:
+        if not (remove or edit.retired):
             if edit.by_record and present and not users:
                 after = before  # the user's own: left alone, not claimed
             else:
@@ -286,6 +296,20 @@ def plan(
         texts[here.path] = after
         changes.append(_change(edit, here, before, after, record))
     return _merged(changes)
+
+
+def _still_approved(edits: list[Edit], record: Record, project_dir: Path | None) -> list[str]:
+    """A note for each retired part that other projects' earlier setups still hold."""
+    notes = []
+    for edit in edits:
+        users = record.users(str(files.place(edit.path, project_dir).path), edit.part) if edit.retired else []
+        if users:
+            projects = ", ".join(u.split(":", 1)[1] for u in users)
+            notes.append(
+                f"{edit.path} still approves a `{SERVER}` server in every project, for the earlier setup of "
+                f"{projects}: run setup (or --remove) there again to take it out"
+            )
+    return notes
 
 
 def _left(edit: Edit, text: str) -> Any:
@@ -377,6 +401,9 @@ def setup(
     with contextlib.nullcontext() if dry_run else held(env):
         record = Record.load(env)
         changes = plan(edits, record, user_of(harness, project_dir), remove=remove, project_dir=project_dir)
+        # The harness's notes tell how to use what was written; --remove keeps only the
+        # warning that an earlier setup's approval still applies to every project.
+        notes = ([] if remove else notes) + _still_approved(edits, record, project_dir)
         if not dry_run:
             apply(changes, record)
     scope = "project" if project_dir is not None else "user"

@@ -46,9 +46,11 @@ class Edit:
     # A part with no identity of its own (a name in a list) is cli-org's only when setup's
     # record says it added it; one that was there before is the user's.
     by_record: bool = False
-    # A part the harness writes, not setup (Claude Code's record of an approval): --remove
-    # takes it out, setup adds nothing.
-    only_remove: bool = False
+    # A part earlier versions wrote and this one no longer does (the approval of the
+    # project's server in the user's own Claude Code settings, which applied to every
+    # project): setup adds nothing, and both setup and --remove take out what the record
+    # says setup added there.
+    retired: bool = False
 
 
 def _refuse(path: Path, problem: str) -> ConfigError:
@@ -358,13 +360,16 @@ def json_hooks(path: Path, groups: dict[str, dict[str, Any]]) -> Edit:
     return Edit(path, "session-start and prompt hooks", "hooks", add, remove, parse)
 
 
-def json_name_in_list(path: Path, key: str, name: str, what: str, *, only_remove: bool = False) -> Edit:
-    """`name` in the list data[key] (Claude Code's `enabledMcpjsonServers`)."""
+def json_name_in_list(
+    path: Path, key: str, name: str, what: str, *, by_record: bool = True, retired: bool = False
+) -> Edit:
+    """`name` in the list data[key] (Claude Code's `enabledMcpjsonServers`). `by_record`: a
+    name that was there before setup is the user's, left in place by --remove."""
 
     def add(text: str | None) -> str:
         data = _json(path, text)
         names = _table(path, data, key, list)
-        if name in names or only_remove:
+        if name in names or retired:
             return text or ""
         return _checked(path, _json_put(text, [key, None], name), parse, {**data, key: [*names, name]})  # type: ignore[list-item]
 
@@ -379,7 +384,7 @@ def json_name_in_list(path: Path, key: str, name: str, what: str, *, only_remove
     def parse(text: str) -> Any:
         return _json(path, text)
 
-    return Edit(path, what, "enabled", add, remove, parse, by_record=not only_remove, only_remove=only_remove)
+    return Edit(path, what, "enabled", add, remove, parse, by_record=by_record, retired=retired)
 
 
 # --- lines: TOML tables and YAML entries -------------------------------------------------------

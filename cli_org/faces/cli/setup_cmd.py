@@ -75,7 +75,7 @@ def setup(
         if dry_run and change.action != "unchanged":
             verb = f"would be {verb}"
         click.echo(f"{change.path}: {change.what} {verb}")
-    for note in [] if remove else result.notes:
+    for note in result.notes:
         click.echo(f"note: {note}")
 
 
