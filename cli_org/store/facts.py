@@ -313,6 +313,7 @@ class FactRecord:
     older: list[Fact]  # what it superseded, the oldest first
     newer: list[Fact]  # what superseded it, the nearest first
     chain: list[int]  # every id of the chain, oldest first
+    restricted_to: list[str] | None = None  # the fact's project is readable only by these (migration 0035)
 
 
 _CHAIN_LIMIT = 1000  # links followed each way; a chain is a few facts, a cycle would never end
@@ -328,6 +329,10 @@ def show_fact(conn: Conn, fact_id: int) -> FactRecord:
             if fact is None:
                 raise NotFound(f"no fact with id {fact_id}")
             restores = list(conn.execute(sql("facts.restores"), {"id": fact_id}))
+            restricted_to = None
+            if fact.project is not None:
+                rows = conn.execute(sql("projects.access"), {"project": fact.project}).fetchall()
+                restricted_to = [r["agent"] for r in rows] or None
             older: list[Fact] = []
             newer: list[Fact] = []
             seen = {fact.id}
@@ -343,7 +348,8 @@ def show_fact(conn: Conn, fact_id: int) -> FactRecord:
         finally:
             conn.rollback()  # read-only: end the transaction the reads opened
     older.reverse()
-    return FactRecord(fact, events_of(fact, restores), older, newer, [f.id for f in (*older, fact, *newer)])
+    chain = [f.id for f in (*older, fact, *newer)]
+    return FactRecord(fact, events_of(fact, restores), older, newer, chain, restricted_to)
 
 
 def events_of(fact: Fact, restores: list[dict[str, Any]] | None = None) -> list[Event]:
