@@ -121,6 +121,16 @@ NOT_OF_A_PROJECT = {
 }
 
 
+def _counts(conn, ids: dict[str, int]) -> dict[str, int]:
+    return {
+        t: conn.execute(f"SELECT count(*) AS n FROM {t} WHERE {w}", ids).fetchone()["n"] for t, w in OF_ACME.items()
+    }
+
+
+def _n(conn, statement: str, args=None) -> int:
+    return conn.execute(statement, args).fetchone()["n"]
+
+
 @pytest.mark.attack("sql")
 def test_a_member_reads_no_row_of_a_restricted_project(org):
     ids = _seed(org)
@@ -143,25 +153,23 @@ def test_a_member_reads_no_row_of_a_restricted_project(org):
                 " AND a.attname IN ('project', 'fact_id', 'session_id') AND NOT a.attisdropped AND c.relkind = 'r'"
             )
         }
-        admin_counts = {t: conn.execute(f"SELECT count(*) AS n FROM {t} WHERE {w}", ids).fetchone()["n"] for t, w in OF_ACME.items()}
+        admin_counts = _counts(conn, ids)
     assert readable == set(OF_ACME) | set(NOT_OF_A_PROJECT), "judge every table a member reads"
     assert naming & set(NOT_OF_A_PROJECT) == set()
     assert {t for t, n in admin_counts.items() if n == 0} == {"eval_runs"}  # no run to copy; the policy is there
     with org.login(f"{org.name}_other", "other-pw") as other:
-        seen = {t: other.execute(f"SELECT count(*) AS n FROM {t} WHERE {w}", ids).fetchone()["n"] for t, w in OF_ACME.items()}
-        assert seen == dict.fromkeys(OF_ACME, 0)
+        assert _counts(other, ids) == dict.fromkeys(OF_ACME, 0)
         # Nor by the text, nor through the functions a member may call.
-        assert other.execute("SELECT count(*) AS n FROM memory_facts WHERE claim LIKE '%%Fridays%%'").fetchone()["n"] == 0
+        assert _n(other, "SELECT count(*) AS n FROM memory_facts WHERE claim LIKE '%%Fridays%%'") == 0
         assert other.execute("SELECT org_pins_listed('acme') AS p").fetchone()["p"] == "none"
         assert other.execute("SELECT org_project_readable('acme') AS r").fetchone()["r"] is False
     with org.login(f"{org.name}_bot", "bot-pw") as bot:
-        seen = {t: bot.execute(f"SELECT count(*) AS n FROM {t} WHERE {w}", ids).fetchone()["n"] for t, w in OF_ACME.items()}
-        assert seen == admin_counts  # bot is the agent it is restricted to: every row
+        assert _counts(bot, ids) == admin_counts  # bot is the agent it is restricted to: every row
     with org.as_agent("lead") as lead:  # bot's team lead
-        assert lead.execute("SELECT count(*) AS n FROM memory_facts WHERE project = 'acme'").fetchone()["n"] == 2
-        assert lead.execute("SELECT count(*) AS n FROM archive_messages WHERE session_id = %(session)s", ids).fetchone()["n"] == 1
+        assert _n(lead, "SELECT count(*) AS n FROM memory_facts WHERE project = 'acme'") == 2
+        assert _n(lead, "SELECT count(*) AS n FROM archive_messages WHERE session_id = %(session)s", ids) == 1
     with org.as_agent("boss") as boss:  # an owner
-        assert boss.execute("SELECT count(*) AS n FROM org_todos WHERE project = 'acme'").fetchone()["n"] == 1
+        assert _n(boss, "SELECT count(*) AS n FROM org_todos WHERE project = 'acme'") == 1
 
 
 @pytest.mark.attack("sql")
@@ -170,14 +178,21 @@ def test_writes_into_a_restricted_project_by_another_agent_are_refused(org):
     with org.login(f"{org.name}_other", "other-pw") as other:
         for statement, args, error, words in (
             (
-                "INSERT INTO memory_facts (subject, claim, source, author, project) VALUES ('s', 'c', 'a.md', 'other', 'acme')",
+                "INSERT INTO memory_facts (subject, claim, source, author, project)"
+                " VALUES ('s', 'c', 'a.md', 'other', 'acme')",
                 None,
                 pgerr.InsufficientPrivilege,
                 "project acme is restricted",
             ),
-            ("INSERT INTO org_todos (text, project, author) VALUES ('x', 'acme', 'other')", None, pgerr.InsufficientPrivilege, "restricted"),
             (
-                "INSERT INTO recall_events (project, query, arms, hits, chars, ms) VALUES ('acme', 'q', '{fact}', 0, 0, 1)",
+                "INSERT INTO org_todos (text, project, author) VALUES ('x', 'acme', 'other')",
+                None,
+                pgerr.InsufficientPrivilege,
+                "restricted",
+            ),
+            (
+                "INSERT INTO recall_events (project, query, arms, hits, chars, ms)"
+                " VALUES ('acme', 'q', '{fact}', 0, 0, 1)",
                 None,
                 pgerr.InsufficientPrivilege,
                 "restricted",
@@ -321,9 +336,11 @@ def test_a_members_export_is_refused_before_it_reads_a_row(org):
     from cli_org.store.transfer import export_lines
 
     _seed(org)
-    with org.login(f"{org.name}_other", "other-pw") as other:
-        with pytest.raises(AccessDenied, match="export needs the database admin, not other"):
-            export_lines(other)
+    with (
+        org.login(f"{org.name}_other", "other-pw") as other,
+        pytest.raises(AccessDenied, match="export needs the database admin, not other"),
+    ):
+        export_lines(other)
 
 
 def test_lifting_and_changing_a_restriction(org, cli):

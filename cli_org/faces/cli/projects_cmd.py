@@ -36,8 +36,8 @@ def _agents(value: str | None) -> list[str]:
 
 @projects.command("restrict")
 @click.argument("name")
-@click.option("--to", "to", metavar="AGENT[,AGENT...]", help="The agents who may read and write the project.")
-@click.option("--add", "add", metavar="AGENT[,AGENT...]", help="Add these agents to the project's list.")
+@click.option("--to", "to", metavar="AGENTS", help="The agents who may read and write the project, comma-separated.")
+@click.option("--add", "add", metavar="AGENTS", help="Add these agents (comma-separated) to the project's list.")
 @click.option("--remove", "remove", is_flag=True, help="Lift the restriction: every member reads the project again.")
 @as_option
 @json_option
