@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 
+import psycopg
 import pytest
 from psycopg import errors as pgerr
+from psycopg import sql as pgsql
 
 from cli_org.store import facts, pins, todos
 from cli_org.store import projects as projects_lib
@@ -379,3 +381,47 @@ def test_a_restricted_projects_pins_count_against_its_own_cap(org):
         pins.pin(bot, extra, "beta")
     # Another agent's org-wide scope is untouched by them, and its listing shows none.
     assert pins.list_pins(org.writer("other")) == []
+
+
+def _read_rule(org) -> str:
+    with org.admin() as conn:
+        return conn.execute(
+            "SELECT pg_get_expr(polqual, polrelid) AS q FROM pg_policy"
+            " WHERE polrelid = 'memory_facts'::regclass AND polname = 'facts_read'"
+        ).fetchone()["q"]
+
+
+def test_the_read_policies_restrict_only_while_a_project_is_restricted(org, cli):
+    """A policy with a condition costs a member's lexical search its index (docs/security.md):
+    with no project restricted the policies are main's `true`; the first restriction puts in
+    the restricting form, lifting the last takes it out, in the same transaction."""
+    assert _read_rule(org) == "true"
+    assert cli("projects", "restrict", "acme", "--to", "bot")[0] == 0
+    assert "org_projects_hidden" in _read_rule(org)
+    assert cli("projects", "restrict", "beta", "--to", "other")[0] == 0
+    assert cli("projects", "restrict", "acme", "--remove")[0] == 0
+    assert "org_projects_hidden" in _read_rule(org)  # beta still is
+    assert cli("projects", "restrict", "beta", "--remove")[0] == 0
+    assert _read_rule(org) == "true"
+
+
+@pytest.mark.attack("restore")
+def test_a_restored_backup_keeps_its_restrictions_enforced(org, cli, tmp_path):
+    """The restore loads rows with the tables' triggers off, into a database whose policies
+    were open (nothing restricted when it was migrated): it must put the restricting form in."""
+    from cli_org.db.backup import backup, restore
+
+    ids = _seed(org)
+    dump = tmp_path / "org.dump"
+    backup(org.settings, dump)
+    kept = restore(org.settings, dump, force=True).replaced
+    try:
+        assert "org_projects_hidden" in _read_rule(org)
+        with org.login(f"{org.name}_other", "other-pw") as other:
+            assert _n(other, "SELECT count(*) AS n FROM memory_facts WHERE project = 'acme'") == 0
+        code, _, err = cli("facts", "show", str(ids["fact"]), agent="other")
+        assert code == 1 and "no fact with id" in err
+    finally:
+        if kept:
+            with psycopg.connect(org.server.admin_url, autocommit=True) as conn:
+                conn.execute(pgsql.SQL("DROP DATABASE {} WITH (FORCE)").format(pgsql.Identifier(kept)))

@@ -267,6 +267,81 @@ BEGIN
                    public.org_member_role());
 END $$;
 
+-- What a read rule costs. A policy with any condition is a security barrier: PostgreSQL then
+-- evaluates a query's own conditions only after it, and uses none of them as an index
+-- condition unless its operator is leakproof. Full-text `@@`, `strpos`, regular expressions
+-- and pgvector's `<=>` are not, so a member's lexical fact arm lost the GIN index and read
+-- every fact (at 100,000 facts, 86 ms became about 2 s a query; python -m benchmarks.restricted).
+-- A policy of `true` is no barrier at all. So each read policy above has two forms: the
+-- restricting one, and the one it had before this migration (no condition), used while no
+-- project is restricted; org_project_policies_sync() puts in the form that the rows of
+-- org_project_access call for. It runs after every change to that table (the trigger below),
+-- at the end of this migration, and after `db restore` loads a backup's rows (whose triggers
+-- are off). It fails closed: the policies are created restricting, above, and an org with a
+-- restriction never reads with the open form. An org that restricts a project pays the
+-- barrier on every read (docs/security.md says what it costs).
+CREATE FUNCTION public.org_project_policies_sync() RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, public, pg_temp AS $$
+DECLARE
+    restricted boolean := EXISTS (SELECT 1 FROM public.org_project_access);
+    hidden text := '((SELECT public.org_projects_hidden())::text[])';
+    any_hidden text := 'cardinality((SELECT public.org_projects_hidden())::text[]) = 0';
+    sessions text := '((SELECT public.org_sessions_hidden())::bigint[])';
+    by_project text := format('project IS NULL OR project <> ALL %s', hidden);
+    by_fact text := format('%s OR EXISTS (SELECT 1 FROM public.memory_facts f WHERE f.id = fact_id)', any_hidden);
+    by_pin text := format('%s OR ((%s) AND EXISTS (SELECT 1 FROM public.memory_facts f WHERE f.id = fact_id))',
+                          any_hidden, by_project);
+    by_verdict text := format('cardinality(%s) = 0 OR EXISTS (SELECT 1 FROM public.quoted_sessions q WHERE q.id = judged)',
+                              sessions);
+    notebooks text := '(SELECT public.org_notebooks_readable()) IS NULL'
+                      ' OR agent = ANY ((SELECT public.org_notebooks_readable())::text[])';
+    p record;
+BEGIN
+    IF restricted = (SELECT pg_get_expr(polqual, polrelid) <> 'true' FROM pg_policy
+                     WHERE polrelid = 'public.memory_facts'::regclass AND polname = 'facts_read') THEN
+        RETURN restricted;  -- already in that form
+    END IF;
+    FOR p IN SELECT * FROM (VALUES
+        ('memory_facts', 'facts_read', by_project, 'true'),
+        ('memory_facts', 'facts_retire', by_project, 'true'),
+        ('org_todos', 'todos_read', by_project, 'true'),
+        ('org_todos', 'todos_done', by_project, 'true'),
+        ('recall_events', 'recall_events_read', by_project, 'true'),
+        ('eval_runs', 'eval_runs_read', by_project, 'true'),
+        ('archive_sessions', 'archive_sessions_read', by_project, 'true'),
+        ('memory_pins', 'pins_read', by_pin, 'true'),
+        ('memory_pins', 'pins_write', by_pin, 'true'),
+        ('memory_fact_vectors', 'fact_vectors_read', by_fact, 'true'),
+        ('memory_restores', 'restores_read', by_fact, 'true'),
+        ('memory_tidy_log', 'tidy_log_read', by_fact, 'true'),
+        ('recall_hits', 'recall_hits_read',
+         format('(%s) AND (fact_id IS NULL OR %s)', notebooks, by_fact), notebooks),
+        ('archive_messages', 'archive_messages_read', format('session_id <> ALL %s', sessions), 'true'),
+        ('quoted_sessions', 'quoted_sessions_read', format('session_id <> ALL %s', sessions), 'true'),
+        ('quoted_recalls', 'quoted_recalls_read', by_verdict, 'true'),
+        ('quoted_hits', 'quoted_hits_read', by_verdict, 'true')
+    ) AS x(tbl, pol, closed, open) LOOP
+        EXECUTE format('ALTER POLICY %I ON public.%I USING (%s)', p.pol, p.tbl,
+                       CASE WHEN restricted THEN p.closed ELSE p.open END);
+    END LOOP;
+    RETURN restricted;
+END $$;
+REVOKE EXECUTE ON FUNCTION public.org_project_policies_sync() FROM PUBLIC;
+
+CREATE FUNCTION public.org_project_access_changed() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, public, pg_temp AS $$
+BEGIN
+    PERFORM public.org_project_policies_sync();
+    RETURN NULL;
+END $$;
+REVOKE EXECUTE ON FUNCTION public.org_project_access_changed() FROM PUBLIC;
+CREATE TRIGGER org_project_access_sync AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.org_project_access
+    FOR EACH STATEMENT EXECUTE FUNCTION public.org_project_access_changed();
+
+SELECT public.org_project_policies_sync();
+
 -- The definer functions that look a fact (or a todo) up by id, as they were (0001, 0014,
 -- 0026, 0032), with one change each: the lookup adds `AND org_project_readable(project)`, so a
 -- row of a project the caller may not read is not found (see the top of this file).
