@@ -256,6 +256,9 @@ FIELDS: dict[str, object] = {
     "todo add": F("id", "text", "project", "author", "created_at", "done_by", "done_at"),
     "todo done": F("id", "done_by", "done_at"),
     "todo list": [F("id", "text", "project", "author", "created_at", "done_by", "done_at")],
+    # projects and their restrictions (docs/facts.md, "Restricted projects")
+    "projects": [F("project", "facts", "todos", "sessions", "restricted_to")],
+    "projects restrict": F("project", "restricted_to", "lifted"),
     # activity: a page of the feed (docs/facts.md, "Activity")
     "activity": F(
         "since",
@@ -356,6 +359,8 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "todo add": (["todo", "add", "Migrate the auth tests"], "bot"),
     "todo done": (["todo", "done", "{todo}"], "bot"),
     "todo list": (["todo", "list"], None),
+    "projects": (["projects"], None),
+    "projects restrict": (["projects", "restrict", "acme", "--to", "bot"], None),
     "tidy": (["tidy"], None),
     "activity": (["activity", "--since", "all"], None),
     "import": (["import", "{export}", "--dry-run"], None),
@@ -454,6 +459,7 @@ def _fill(org, cli, files: dict[str, str]) -> None:
         facts.forget(conn, forgotten, "wrong")
         files["forgotten"] = str(forgotten)
         files["todo"] = str(todos.add_todo(conn, "An open item").id)
+        todos.add_todo(conn, "An item of one project", project="web")
         for claim in ("A twice stated claim", "A twice stated claim."):  # a near duplicate for `tidy`
             facts.remember(conn, "twice", claim, source="docs/twice.md", allow_duplicate=True)
         log_call(conn, face="mcp", tool="org_recall", ok=True, ms=3)  # as `cli-org mcp` logs a call

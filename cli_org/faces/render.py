@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..store.erase import Erased
     from ..store.facts import Fact, Remembered
     from ..store.notebook import Change, Notebook
+    from ..store.projects import Project
     from ..vault.search import NoteHit
 
 
@@ -164,6 +165,29 @@ def table(rows: list[dict], headers: list[str]) -> str:
     from tabulate import tabulate
 
     return tabulate([[r.get(h) for h in headers] for r in rows], headers=headers, tablefmt="plain")
+
+
+def restricted_line(project: str | None, agents: list[str] | None) -> str | None:
+    """The line `facts show` and the page print for a fact of a restricted project."""
+    if not project or not agents:
+        return None
+    return f"project {project} is restricted to {', '.join(agents)} (and their team leads, owners)"
+
+
+def projects_text(found: list[Project]) -> str:
+    if not found:
+        return "no projects"
+    rows = [
+        {
+            "project": p.project,
+            "facts": p.facts,
+            "todos": p.todos,
+            "sessions": p.sessions,
+            "restricted to": ", ".join(p.restricted_to) if p.restricted_to else "-",
+        }
+        for p in found
+    ]
+    return table(rows, ["project", "facts", "todos", "sessions", "restricted to"])
 
 
 def counted(n: int, noun: str) -> str:

@@ -58,7 +58,12 @@ CREATE INDEX memory_erasures_at ON public.memory_erasures (erased_at, id);
 
 ALTER TABLE public.memory_erasures ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.memory_erasures FORCE ROW LEVEL SECURITY;
-CREATE POLICY erasures_read ON public.memory_erasures FOR SELECT USING (true);
+-- An erasure is read with what it erased: one of a fact or a session the caller cannot read
+-- (a restricted project, 0035) is hidden with it, by the reader's own policies on those tables.
+CREATE POLICY erasures_read ON public.memory_erasures FOR SELECT USING (
+    (fact_id IS NULL OR EXISTS (SELECT 1 FROM public.memory_facts f WHERE f.id = fact_id))
+    AND (session_id IS NULL OR EXISTS (SELECT 1 FROM public.archive_sessions s WHERE s.id = session_id))
+);
 CREATE POLICY erasures_admin ON public.memory_erasures FOR INSERT WITH CHECK ((SELECT public.org_is_admin()));
 CREATE TRIGGER memory_erasures_field_checks BEFORE INSERT ON public.memory_erasures
     FOR EACH ROW EXECUTE FUNCTION public.org_field_checks('reason', 'reason', 'erased_via', 'via');

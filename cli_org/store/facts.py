@@ -315,6 +315,7 @@ class FactRecord:
     newer: list[Fact]  # what superseded it, the nearest first
     chain: list[int]  # every id of the chain, oldest first
     erased: Erasure | None = None  # its text was erased (migration 0036): who, when, why
+    restricted_to: list[str] | None = None  # the fact's project is readable only by these (migration 0035)
 
 
 _CHAIN_LIMIT = 1000  # links followed each way; a chain is a few facts, a cycle would never end
@@ -331,6 +332,10 @@ def show_fact(conn: Conn, fact_id: int) -> FactRecord:
                 raise NotFound(f"no fact with id {fact_id}")
             restores = list(conn.execute(sql("facts.restores"), {"id": fact_id}))
             erased = erasure_of(conn, fact_id)
+            restricted_to = None
+            if fact.project is not None:
+                rows = conn.execute(sql("projects.access"), {"project": fact.project}).fetchall()
+                restricted_to = [r["agent"] for r in rows] or None
             older: list[Fact] = []
             newer: list[Fact] = []
             seen = {fact.id}
@@ -349,7 +354,8 @@ def show_fact(conn: Conn, fact_id: int) -> FactRecord:
     events = events_of(fact, restores)
     if erased is not None:
         events.append(Event(erased.at, erased.by, "erased", erased.reason))
-    return FactRecord(fact, events, older, newer, [f.id for f in (*older, fact, *newer)], erased)
+    chain = [f.id for f in (*older, fact, *newer)]
+    return FactRecord(fact, events, older, newer, chain, erased, restricted_to)
 
 
 def events_of(fact: Fact, restores: list[dict[str, Any]] | None = None) -> list[Event]:

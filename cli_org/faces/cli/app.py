@@ -155,6 +155,7 @@ MODULES = [
     "facts_cmd",
     "activity_cmd",
     "pins_cmd",
+    "projects_cmd",
     "tidy_cmd",
     "notebook_cmd",
     "context_cmd",

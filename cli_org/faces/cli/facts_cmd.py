@@ -165,7 +165,7 @@ def show(fact_id: int, agent: str | None, as_json: bool) -> None:
     supersession chain both ways."""
     from ...store.facts import show_fact
     from ...text import one_line
-    from ..render import fact_end
+    from ..render import fact_end, restricted_line
 
     with connection(agent) as conn:
         record = show_fact(conn, fact_id)
@@ -181,6 +181,8 @@ def show(fact_id: int, agent: str | None, as_json: bool) -> None:
         f"  {'current' if f.current else 'not current'}; kind {f.kind}; {f.confidence}; "
         f"project {one_line(f.project) or '(all)'}; source {one_line(f.source)}; via {one_line(f.via) or '-'}"
     )
+    if restricted := restricted_line(f.project, record.restricted_to):
+        click.echo(restricted)
     click.echo("history:")
     for e in record.events:
         when = f"{e.at:%Y-%m-%d %H:%M}"
