@@ -30,7 +30,9 @@ def _seed(org) -> dict[str, int]:
     facts.forget(bot, gone, "they changed it")
     facts.restore(bot, gone, "it was right")
     pins.pin(bot, ids["fact"])
-    leaked = facts.remember(bot, "client", "Acme's portal login is kept in the vault", source="docs/acme.md", project="acme").id
+    leaked = facts.remember(
+        bot, "client", "Acme's portal login is kept in the vault", source="docs/acme.md", project="acme"
+    ).id
     with org.as_agent("boss") as boss:
         erase.erase_fact(boss, leaked, "it named a login")
     ids["todo"] = todos.add_todo(bot, "Send Acme the Friday deploy notes", project="acme").id
