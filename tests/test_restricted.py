@@ -174,7 +174,7 @@ def test_a_member_reads_no_row_of_a_restricted_project(org):
     with org.login(f"{org.name}_bot", "bot-pw") as bot:
         assert _counts(bot, ids) == admin_counts  # bot is the agent it is restricted to: every row
     with org.as_agent("lead") as lead:  # bot's team lead
-        assert _n(lead, "SELECT count(*) AS n FROM memory_facts WHERE project = 'acme'") == 2
+        assert _n(lead, "SELECT count(*) AS n FROM memory_facts WHERE project = 'acme'") == 3  # two current, one erased
         assert _n(lead, "SELECT count(*) AS n FROM archive_messages WHERE session_id = %(session)s", ids) == 1
     with org.as_agent("boss") as boss:  # an owner
         assert _n(boss, "SELECT count(*) AS n FROM org_todos WHERE project = 'acme'") == 1
@@ -225,7 +225,7 @@ def test_writes_into_a_restricted_project_by_another_agent_are_refused(org):
     with pytest.raises(Exception, match="project acme is restricted: agent other may not read or write it"):
         facts.remember(org.writer("other"), "client", "Acme is easy", source="x.md", project="acme")
     with org.admin() as conn:
-        assert conn.execute("SELECT count(*) AS n FROM memory_facts WHERE project = 'acme'").fetchone()["n"] == 2
+        assert conn.execute("SELECT count(*) AS n FROM memory_facts WHERE project = 'acme'").fetchone()["n"] == 3
         assert conn.execute("SELECT valid_to FROM memory_facts WHERE id = %(fact)s", ids).fetchone()["valid_to"] is None
 
 
