@@ -108,3 +108,14 @@ CROSS JOIN LATERAL (
     ORDER BY v.computed_by = f.author DESC
     LIMIT 1
 ) v
+
+-- name: unembedded_visible
+-- How many current facts the caller can read lack their author's vector (migration 0039),
+-- counted up to %(cap)s: recall's notice. A walk of that small table by its key, never of
+-- the facts.
+SELECT count(*) AS n
+FROM (SELECT 1
+      FROM memory_facts_unembedded u
+      JOIN memory_facts f ON f.id = u.fact_id
+      WHERE f.valid_to IS NULL
+      LIMIT %(cap)s) AS missing;
