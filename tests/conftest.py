@@ -7,7 +7,6 @@ import shutil
 import tempfile
 import time
 import uuid
-from pathlib import Path
 
 # Every library call in the suite checks the connection rule (cli_org/db/session.py): it
 # leaves the connection idle and its settings as it found them. Set before cli_org loads,
@@ -22,12 +21,12 @@ os.environ["CLI_ORG_WARM"] = "0"
 # embedded test server lives in it too (`server`), and the session builds the query model
 # there once (`_query_model`), so every test sees what a user sees: the model there, the
 # injection classifier on. Not under pytest's temporary root (see `server`).
-SESSION_DATA = Path(tempfile.mkdtemp(prefix="cli-org-test-"))
-os.environ["CLI_ORG_DATA_DIR"] = str(SESSION_DATA)
+os.environ["CLI_ORG_DATA_DIR"] = tempfile.mkdtemp(prefix="cli-org-test-")
 
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -38,6 +37,8 @@ from psycopg.rows import dict_row
 
 from cli_org.config import Settings
 from cli_org.db import embedded
+
+SESSION_DATA = Path(os.environ["CLI_ORG_DATA_DIR"])  # the session's own data folder (above)
 
 # The real corpora (SciFact, the TIL vault, agent transcripts) live beside the project, not in it.
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"

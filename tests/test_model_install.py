@@ -25,46 +25,231 @@ pytestmark = pytest.mark.vectors
 
 # (agent, subject, claim, source)
 FACTS = [
-    ("bot", "billing export", "The nightly billing export to the warehouse starts at 01:30 UTC and takes about forty minutes.", "ops/billing.md"),  # noqa: E501
-    ("other", "search cluster", "The search cluster runs three Elasticsearch 8.11 nodes in the eu-west-1 region.", "infra/search.tf"),  # noqa: E501
-    ("bot", "image resizer", "The image resizer service caps uploads at 25 MB and rejects larger files with HTTP 413.", "svc/resizer/README.md"),  # noqa: E501
-    ("lead", "staging database", "The staging Postgres is refreshed from an anonymised production snapshot every Sunday night.", "ops/staging.md"),  # noqa: E501
-    ("other", "mobile release", "The Android app ships to the Play Store on the second Tuesday of each month.", "mobile/RELEASE.md"),  # noqa: E501
-    ("bot", "feature flags", "Feature flags are stored in LaunchDarkly under the project key tern-web.", "docs/flags.md"),
-    ("lead", "on-call rota", "The on-call rota rotates every Monday at 10:00 and is kept in PagerDuty schedule PX12.", "ops/oncall.md"),  # noqa: E501
-    ("other", "cdn", "Static assets are served through Fastly with a one-year cache lifetime on hashed file names.", "infra/cdn.md"),  # noqa: E501
-    ("bot", "password hashing", "User passwords are hashed with argon2id using 64 MB of memory and three iterations.", "svc/auth/hash.go"),  # noqa: E501
-    ("other", "email provider", "Transactional email goes out through Postmark; marketing email through Mailchimp.", "docs/email.md"),  # noqa: E501
-    ("bot", "test suite", "The backend test suite takes about eleven minutes on CI and runs in four parallel shards.", "ci/pipeline.yml"),  # noqa: E501
-    ("lead", "log retention", "Application logs are kept for 30 days in Loki and archived to S3 Glacier for a year.", "ops/logging.md"),  # noqa: E501
-    ("bot", "payment retries", "Failed card payments are retried three times, after one, three and seven days.", "svc/billing/retry.py"),  # noqa: E501
-    ("other", "python version", "The data pipeline is pinned to Python 3.11 because a dependency does not build on 3.12 yet.", "pipeline/pyproject.toml"),  # noqa: E501
+    (
+        "bot",
+        "billing export",
+        "The nightly billing export to the warehouse starts at 01:30 UTC and takes about forty minutes.",
+        "ops/billing.md",
+    ),  # noqa: E501
+    (
+        "other",
+        "search cluster",
+        "The search cluster runs three Elasticsearch 8.11 nodes in the eu-west-1 region.",
+        "infra/search.tf",
+    ),  # noqa: E501
+    (
+        "bot",
+        "image resizer",
+        "The image resizer service caps uploads at 25 MB and rejects larger files with HTTP 413.",
+        "svc/resizer/README.md",
+    ),  # noqa: E501
+    (
+        "lead",
+        "staging database",
+        "The staging Postgres is refreshed from an anonymised production snapshot every Sunday night.",
+        "ops/staging.md",
+    ),  # noqa: E501
+    (
+        "other",
+        "mobile release",
+        "The Android app ships to the Play Store on the second Tuesday of each month.",
+        "mobile/RELEASE.md",
+    ),  # noqa: E501
+    (
+        "bot",
+        "feature flags",
+        "Feature flags are stored in LaunchDarkly under the project key tern-web.",
+        "docs/flags.md",
+    ),
+    (
+        "lead",
+        "on-call rota",
+        "The on-call rota rotates every Monday at 10:00 and is kept in PagerDuty schedule PX12.",
+        "ops/oncall.md",
+    ),  # noqa: E501
+    (
+        "other",
+        "cdn",
+        "Static assets are served through Fastly with a one-year cache lifetime on hashed file names.",
+        "infra/cdn.md",
+    ),  # noqa: E501
+    (
+        "bot",
+        "password hashing",
+        "User passwords are hashed with argon2id using 64 MB of memory and three iterations.",
+        "svc/auth/hash.go",
+    ),  # noqa: E501
+    (
+        "other",
+        "email provider",
+        "Transactional email goes out through Postmark; marketing email through Mailchimp.",
+        "docs/email.md",
+    ),  # noqa: E501
+    (
+        "bot",
+        "test suite",
+        "The backend test suite takes about eleven minutes on CI and runs in four parallel shards.",
+        "ci/pipeline.yml",
+    ),  # noqa: E501
+    (
+        "lead",
+        "log retention",
+        "Application logs are kept for 30 days in Loki and archived to S3 Glacier for a year.",
+        "ops/logging.md",
+    ),  # noqa: E501
+    (
+        "bot",
+        "payment retries",
+        "Failed card payments are retried three times, after one, three and seven days.",
+        "svc/billing/retry.py",
+    ),  # noqa: E501
+    (
+        "other",
+        "python version",
+        "The data pipeline is pinned to Python 3.11 because a dependency does not build on 3.12 yet.",
+        "pipeline/pyproject.toml",
+    ),  # noqa: E501
     ("boss", "lisbon office", "The Lisbon office moved to the Rua Augusta building in March 2025.", "admin/offices.md"),
-    ("bot", "api rate limit", "The public API allows 600 requests per minute per token before answering 429.", "svc/api/limits.go"),  # noqa: E501
-    ("lead", "backups", "Production database backups are taken every six hours and restored as a drill once a month.", "ops/backup.md"),  # noqa: E501
-    ("other", "design system", "The web front end uses the Tern UI component library, version 4, built on Radix primitives.", "web/package.json"),  # noqa: E501
-    ("boss", "customer support", "Support tickets are handled in Zendesk and escalate to engineering after 48 hours without an answer.", "docs/support.md"),  # noqa: E501
-    ("bot", "kafka topics", "Order events are published on the Kafka topic orders.v2 with 12 partitions.", "svc/orders/events.go"),
-    ("lead", "deploy freeze", "No production deploys happen from December 20 to January 3 each year.", "docs/freeze.md"),
+    (
+        "bot",
+        "api rate limit",
+        "The public API allows 600 requests per minute per token before answering 429.",
+        "svc/api/limits.go",
+    ),  # noqa: E501
+    (
+        "lead",
+        "backups",
+        "Production database backups are taken every six hours and restored as a drill once a month.",
+        "ops/backup.md",
+    ),  # noqa: E501
+    (
+        "other",
+        "design system",
+        "The web front end uses the Tern UI component library, version 4, built on Radix primitives.",
+        "web/package.json",
+    ),  # noqa: E501
+    (
+        "boss",
+        "customer support",
+        "Support tickets are handled in Zendesk and escalate to engineering after 48 hours without an answer.",
+        "docs/support.md",
+    ),  # noqa: E501
+    (
+        "bot",
+        "kafka topics",
+        "Order events are published on the Kafka topic orders.v2 with 12 partitions.",
+        "svc/orders/events.go",
+    ),
+    (
+        "lead",
+        "deploy freeze",
+        "No production deploys happen from December 20 to January 3 each year.",
+        "docs/freeze.md",
+    ),
     ("boss", "cost alert", "The AWS budget alert fires when monthly spend passes 18,000 dollars.", "infra/budget.tf"),
-    ("other", "dns", "DNS for tern.example is managed in Route 53; the zone's records live in infra/dns.tf.", "infra/dns.tf"),
-    ("other", "load balancer", "The load balancer closes idle connections after 60 seconds, so long polls reconnect every minute.", "infra/lb.tf"),  # noqa: E501
-    ("boss", "account deletion", "Account deletion requests are completed within 30 days; a job purges personal data every night.", "docs/privacy.md"),  # noqa: E501
-    ("bot", "recommendations", "The recommendation model is retrained every week on the last 90 days of clicks.", "ml/README.md"),
-    ("lead", "checkout slo", "The checkout service has an availability objective of 99.9 percent over 30 days.", "ops/slo.md"),
-    ("bot", "sessions", "Session data lives in a Redis 7 cluster with a two-hour expiry on each key.", "svc/session/store.go"),
-    ("lead", "code review", "Pull requests need one approval, and two for changes under svc/billing.", "docs/review.md"),
+    (
+        "other",
+        "dns",
+        "DNS for tern.example is managed in Route 53; the zone's records live in infra/dns.tf.",
+        "infra/dns.tf",
+    ),
+    (
+        "other",
+        "load balancer",
+        "The load balancer closes idle connections after 60 seconds, so long polls reconnect every minute.",
+        "infra/lb.tf",
+    ),  # noqa: E501
+    (
+        "boss",
+        "account deletion",
+        "Account deletion requests are completed within 30 days; a job purges personal data every night.",
+        "docs/privacy.md",
+    ),  # noqa: E501
+    (
+        "bot",
+        "recommendations",
+        "The recommendation model is retrained every week on the last 90 days of clicks.",
+        "ml/README.md",
+    ),
+    (
+        "lead",
+        "checkout slo",
+        "The checkout service has an availability objective of 99.9 percent over 30 days.",
+        "ops/slo.md",
+    ),
+    (
+        "bot",
+        "sessions",
+        "Session data lives in a Redis 7 cluster with a two-hour expiry on each key.",
+        "svc/session/store.go",
+    ),
+    (
+        "lead",
+        "code review",
+        "Pull requests need one approval, and two for changes under svc/billing.",
+        "docs/review.md",
+    ),
     ("other", "analytics", "Product analytics are collected with a self-hosted PostHog instance.", "docs/analytics.md"),
-    ("other", "translations", "The app is translated into Portuguese, Spanish and German through Crowdin.", "web/i18n.md"),
-    ("bot", "scheduled jobs", "Scheduled jobs run as Kubernetes CronJobs in the jobs namespace since the old cron box was retired.", "infra/jobs.md"),  # noqa: E501
-    ("lead", "service credentials", "Service credentials are kept in HashiCorp Vault and injected at pod start.", "infra/vault.md"),
-    ("other", "ios crashes", "Crashes in the iOS app are reported to the Sentry project tern-ios.", "mobile/ios/README.md"),
-    ("boss", "invoice numbers", "Invoice numbers are sequential per country and never reused after a cancellation.", "svc/billing/invoice.py"),  # noqa: E501
-    ("boss", "engineering sync", "The weekly engineering sync is on Thursdays at 15:00 Lisbon time.", "docs/meetings.md"),
-    ("other", "landing bundle", "The landing page bundle is built with Vite and is kept under 300 KB gzipped.", "web/vite.config.ts"),
-    ("bot", "queue workers", "The queue workers are limited to 512 MB of memory each and restart when they exceed it.", "infra/workers.yaml"),  # noqa: E501
-    ("lead", "time zones", "All timestamps in the database are stored in UTC; the UI converts them to the user's zone.", "docs/time.md"),  # noqa: E501
-    ("boss", "map vendor", "The contract with the map tiles vendor renews every April and is owned by the finance team.", "admin/vendors.md"),  # noqa: E501
+    (
+        "other",
+        "translations",
+        "The app is translated into Portuguese, Spanish and German through Crowdin.",
+        "web/i18n.md",
+    ),
+    (
+        "bot",
+        "scheduled jobs",
+        "Scheduled jobs run as Kubernetes CronJobs in the jobs namespace since the old cron box was retired.",
+        "infra/jobs.md",
+    ),  # noqa: E501
+    (
+        "lead",
+        "service credentials",
+        "Service credentials are kept in HashiCorp Vault and injected at pod start.",
+        "infra/vault.md",
+    ),
+    (
+        "other",
+        "ios crashes",
+        "Crashes in the iOS app are reported to the Sentry project tern-ios.",
+        "mobile/ios/README.md",
+    ),
+    (
+        "boss",
+        "invoice numbers",
+        "Invoice numbers are sequential per country and never reused after a cancellation.",
+        "svc/billing/invoice.py",
+    ),  # noqa: E501
+    (
+        "boss",
+        "engineering sync",
+        "The weekly engineering sync is on Thursdays at 15:00 Lisbon time.",
+        "docs/meetings.md",
+    ),
+    (
+        "other",
+        "landing bundle",
+        "The landing page bundle is built with Vite and is kept under 300 KB gzipped.",
+        "web/vite.config.ts",
+    ),
+    (
+        "bot",
+        "queue workers",
+        "The queue workers are limited to 512 MB of memory each and restart when they exceed it.",
+        "infra/workers.yaml",
+    ),  # noqa: E501
+    (
+        "lead",
+        "time zones",
+        "All timestamps in the database are stored in UTC; the UI converts them to the user's zone.",
+        "docs/time.md",
+    ),  # noqa: E501
+    (
+        "boss",
+        "map vendor",
+        "The contract with the map tiles vendor renews every April and is owned by the finance team.",
+        "admin/vendors.md",
+    ),  # noqa: E501
 ]
 
 # A question in other words, and the subject of the fact that answers it.
@@ -199,3 +384,30 @@ def test_a_fact_remembered_on_a_fresh_install_has_its_vector_at_once(org, cli):
         assert conn.execute("SELECT count(*) AS n FROM memory_facts_unembedded").fetchone()["n"] == 0
     code, out, err = cli("recall", "can we ship to production over the Christmas holidays?", "--json", agent="bot")
     assert code == 0 and "no vector" not in (json.loads(out)["notice"] or "")
+
+
+@pytest.mark.attack("sql")
+def test_a_member_cannot_silence_the_notice_or_edit_its_list(org):
+    # Through its own login: a vector it computes for another agent's fact does not count
+    # (recall trusts only the author's for everyone), and the list is read-only to members.
+    import psycopg
+
+    fact = facts.remember(org.writer("other"), "search cluster", FACTS[1][2], source="infra/search.tf").id
+    with org.login(f"{org.name}_bot", "bot-pw") as bot:
+        vector = "[" + ",".join(["0.05"] * 384) + "]"
+        bot.execute(
+            "INSERT INTO memory_fact_vectors (fact_id, model, embedding) VALUES (%s, %s, %s::vector)",
+            (fact, "sentence-transformers/all-MiniLM-L6-v2", vector),
+        )
+        bot.commit()
+        assert bot.execute("SELECT fact_id FROM memory_facts_unembedded").fetchall() == [{"fact_id": fact}]
+        for statement in (
+            "DELETE FROM memory_facts_unembedded",
+            "UPDATE memory_facts_unembedded SET author = 'bot'",
+            "INSERT INTO memory_facts_unembedded (fact_id, author) VALUES (1, 'bot')",
+            "TRUNCATE memory_facts_unembedded",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                bot.execute(statement)
+            bot.rollback()
+        assert bot.execute("SELECT count(*) AS n FROM memory_facts_unembedded").fetchone()["n"] == 1

@@ -22,7 +22,12 @@ from cli_org.vault.embed import embed_pending
 from cli_org.vault.search import search
 from tests.fakes import HashEmbedder
 
-VECTOR_MIGRATIONS = ["0017_fact_embeddings", "0018_vault_vectors", "0021_fact_vector_index"]
+VECTOR_MIGRATIONS = [
+    "0017_fact_embeddings",
+    "0018_vault_vectors",
+    "0021_fact_vector_index",
+    "0039_facts_without_vectors",
+]
 
 
 def _cli(env: dict[str, str], *args: str, agent: str | None = None):

@@ -66,9 +66,11 @@ def scan(path: Path | None, then_embed: bool, replace: bool, make_public: bool, 
 @click.option("--batch", default=64, show_default=True, type=click.IntRange(1, 4096), help="Chunks per batch.")
 @json_option
 def embed(reset: bool, batch: int, as_json: bool) -> None:
-    """Embed chunks that have no vector or whose text changed (resumable), then store the
-    vectors of current facts that lack one, as `facts embed` does: as the database admin,
-    every author's; logged in as an agent, its own."""
+    """Embed new and changed chunks, then facts that lack a vector (resumable).
+
+    Chunks that have no vector or whose text changed, then the current facts that lack
+    their author's vector, as `facts embed` does: as the database admin, every author's;
+    logged in as an agent, its own."""
 
     cfg = settings()
     with connection(cfg=cfg, bounded=False) as conn:
