@@ -411,3 +411,31 @@ def test_a_member_cannot_silence_the_notice_or_edit_its_list(org):
                 bot.execute(statement)
             bot.rollback()
         assert bot.execute("SELECT count(*) AS n FROM memory_facts_unembedded").fetchone()["n"] == 1
+
+
+def test_two_processes_needing_the_model_at_once_build_it_once(tmp_path):
+    # A fresh data folder and two commands at once (an agent's hook and its MCP server, say):
+    # one builds, the other waits for its copy; both go on with a whole model.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from cli_org.vault.embedders import OnnxEmbedder
+
+    pytest.importorskip("onnx")
+    code = (
+        "import sys; from pathlib import Path; from cli_org.vault.embedders import build_model, model_file; "
+        "assert build_model(model_file(Path(sys.argv[1])))"
+    )
+    root = str(Path(__file__).resolve().parents[1])
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": root, "HOME": str(tmp_path)}
+    runs = [
+        subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], env=env, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    said = [run.communicate(timeout=300)[1] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], said
+    assert "".join(said).count("building the query model") == 1
+    assert not [p for p in (tmp_path / "models").iterdir() if p.name.startswith(".build-")]
+    model = model_file(tmp_path)
+    assert OnnxEmbedder(model).embed(["the deploy job runs at night"]).shape == (1, 384)

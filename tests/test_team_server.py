@@ -201,7 +201,7 @@ def test_a_database_made_before_the_split_upgrades_cleanly(blank_db):
             (vec,),
         )
         conn.commit()
-        assert [m.label for m in migrate(conn)] == [new[v].label for v in range(18, max(new) + 1)] + [
+        assert [m.label for m in migrate(conn)] == [new[v].label for v in sorted(new) if v >= 18] + [
             m.label for m in mod.repeatables()
         ]
         assert vectors_ready(conn) and pending(conn) == []

@@ -244,6 +244,8 @@ def build_model(model: Path, *, say: Callable[..., None] = _say) -> bool:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if model.exists():  # another process built it while this one waited
             return True
+        for stale in models.glob(".build-*"):  # a build that was killed (the lock is ours now)
+            shutil.rmtree(stale, ignore_errors=True)
         started = time.perf_counter()
         say("cli-org: building the query model from the installed weights (once for this data folder)...", end=" ")
         staging = Path(tempfile.mkdtemp(prefix=".build-", dir=models))
@@ -259,6 +261,29 @@ def build_model(model: Path, *, say: Callable[..., None] = _say) -> bool:
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         say(f"done in {time.perf_counter() - started:.1f} s")
+    return True
+
+
+def build_in_background(model: Path) -> bool:
+    """Start building the model in a process of its own that outlives the caller, unless it
+    is there or cannot be built; True when the caller should go on without it this time. For
+    a hook, whose few seconds must not go to a one-time build (and whose process is ended at
+    its deadline, build or not): the next prompt has the model."""
+    if model.exists() or not installed():
+        return False
+    import subprocess
+    import sys
+
+    code = "import sys; from pathlib import Path; from cli_org.vault.embedders import build_model; "
+    code += "build_model(Path(sys.argv[1]), say=lambda *a, **k: None)"
+    subprocess.Popen(
+        [sys.executable, "-c", code, str(model)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    _say("cli-org: building the query model in the background (once for this data folder)")
     return True
 
 
