@@ -400,8 +400,10 @@ def test_a_member_cannot_silence_the_notice_or_edit_its_list(org):
             (fact, "sentence-transformers/all-MiniLM-L6-v2", vector),
         )
         bot.commit()
-        assert bot.execute("SELECT fact_id FROM memory_facts_unembedded").fetchall() == [{"fact_id": fact}]
+        listed = bot.execute("SELECT org_facts_unembedded(10) AS ids").fetchone()["ids"]
+        assert listed == [fact]  # its own vector of another's fact does not take it off
         for statement in (
+            "SELECT * FROM memory_facts_unembedded",
             "DELETE FROM memory_facts_unembedded",
             "UPDATE memory_facts_unembedded SET author = 'bot'",
             "INSERT INTO memory_facts_unembedded (fact_id, author) VALUES (1, 'bot')",
@@ -410,7 +412,7 @@ def test_a_member_cannot_silence_the_notice_or_edit_its_list(org):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 bot.execute(statement)
             bot.rollback()
-        assert bot.execute("SELECT count(*) AS n FROM memory_facts_unembedded").fetchone()["n"] == 1
+        assert bot.execute("SELECT org_facts_unembedded(10) AS ids").fetchone()["ids"] == [fact]
 
 
 def test_two_processes_needing_the_model_at_once_build_it_once(tmp_path):

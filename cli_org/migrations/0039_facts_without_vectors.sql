@@ -12,10 +12,15 @@
 -- text never changes, so a row that went never has to come back. Rows of facts retired
 -- without a vector stay; the query joins the current facts.
 --
--- Who writes: only the two triggers below (definer functions; members get no INSERT,
--- UPDATE or DELETE). Who reads: members, through the policy, only the rows of facts that
--- memory_facts' own row-level security lets them read (the policy asks memory_facts as the
--- reader), so a rule that hides a fact hides its row here too.
+-- Who writes: only the two triggers below (definer functions). Who reads: nobody directly
+-- (no grant to members); recall asks org_facts_unembedded(), a definer function that returns
+-- the ids of the newest current facts on the list, and counts those of them it can read
+-- through memory_facts and its own row-level security (cli_org/sql/fact_vectors.sql,
+-- `unembedded_visible`), so a rule that hides a fact from a reader hides it from the count.
+-- What a member learns by calling the function itself: ids of current facts without a
+-- vector, no text and no author (fact ids are a sequence anyway). A row-level policy on this
+-- table that asks memory_facts was tried and dropped: the planner hashed all of memory_facts
+-- for it, a scan per recall.
 CREATE TABLE public.memory_facts_unembedded (
     fact_id bigint PRIMARY KEY REFERENCES public.memory_facts (id),
     author  text NOT NULL
@@ -26,13 +31,25 @@ FROM public.memory_facts f
 WHERE NOT EXISTS (SELECT 1 FROM public.memory_fact_vectors v
                   WHERE v.fact_id = f.id AND v.computed_by = f.author);
 
-ALTER TABLE public.memory_facts_unembedded ENABLE ROW LEVEL SECURITY;
-CREATE POLICY facts_unembedded_read ON public.memory_facts_unembedded FOR SELECT
-    USING (EXISTS (SELECT 1 FROM public.memory_facts f WHERE f.id = fact_id));
+ALTER TABLE public.memory_facts_unembedded ENABLE ROW LEVEL SECURITY;  -- and no policy: members read nothing
 REVOKE ALL ON public.memory_facts_unembedded FROM PUBLIC;
+
+-- The newest current facts on the list, at most p_scan (bounded at 10,000) ids: a walk of the
+-- list's key, each checked against memory_facts by its key.
+CREATE FUNCTION public.org_facts_unembedded(p_scan integer) RETURNS bigint[]
+LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, public, pg_temp AS $$
+    SELECT coalesce(array_agg(newest.fact_id), '{}')
+    FROM (SELECT u.fact_id
+          FROM public.memory_facts_unembedded u
+          JOIN public.memory_facts f ON f.id = u.fact_id AND f.valid_to IS NULL
+          ORDER BY u.fact_id DESC
+          LIMIT least(greatest(p_scan, 0), 10000)) AS newest
+$$;
+REVOKE ALL ON FUNCTION public.org_facts_unembedded(integer) FROM PUBLIC;
 DO $$
 BEGIN
-    EXECUTE format('GRANT SELECT ON public.memory_facts_unembedded TO %I', public.org_member_role());
+    EXECUTE format('GRANT EXECUTE ON FUNCTION public.org_facts_unembedded(integer) TO %I', public.org_member_role());
 END $$;
 
 CREATE FUNCTION public.org_fact_written_unembedded() RETURNS trigger

@@ -184,19 +184,19 @@ def recall(
     return result
 
 
-# Facts counted for the notice at most: the count walks the small table of facts without a
-# vector (migration 0039) by its key and stops here.
-UNEMBEDDED_CAP = 1000
+# Facts counted for the notice: the newest this many on the list of facts without a vector
+# (migration 0039), of which the notice counts those the reader can see.
+UNEMBEDDED_SCAN = 1000
 
 
 def unembedded_notice(conn: Conn) -> str | None:
     """The notice while current facts the caller can read lack their author's vector (written
     before the query model existed, or loaded in bulk): recall matches them by words only.
-    One query of migration 0039's table, bounded by UNEMBEDDED_CAP."""
-    n = int(first(conn, sql("fact_vectors.unembedded_visible"), {"cap": UNEMBEDDED_CAP + 1})["n"])
+    One query of migration 0039's list, bounded by UNEMBEDDED_SCAN."""
+    n = int(first(conn, sql("fact_vectors.unembedded_visible"), {"scan": UNEMBEDDED_SCAN})["n"])
     if not n:
         return None
-    count = f"{UNEMBEDDED_CAP}+" if n > UNEMBEDDED_CAP else str(n)
+    count = f"{n}+" if n == UNEMBEDDED_SCAN else str(n)
     return (
         f"{count} fact{'' if n == 1 else 's'} {'has' if n == 1 else 'have'} no vector yet, so recall finds "
         f"{'it' if n == 1 else 'them'} by words only: run `cli-org vault embed` "

@@ -110,12 +110,10 @@ CROSS JOIN LATERAL (
 ) v
 
 -- name: unembedded_visible
--- How many current facts the caller can read lack their author's vector (migration 0039),
--- counted up to %(cap)s: recall's notice. A walk of that small table by its key, never of
--- the facts.
+-- How many of the newest %(scan)s current facts without their author's vector (migration
+-- 0039) the caller can read: recall's notice. Probes of memory_facts by its key, never a
+-- scan of the facts.
 SELECT count(*) AS n
-FROM (SELECT 1
-      FROM memory_facts_unembedded u
-      JOIN memory_facts f ON f.id = u.fact_id
-      WHERE f.valid_to IS NULL
-      LIMIT %(cap)s) AS missing;
+FROM unnest(org_facts_unembedded(%(scan)s)) AS listed (id)
+JOIN memory_facts f ON f.id = listed.id
+WHERE f.valid_to IS NULL;
