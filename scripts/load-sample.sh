@@ -16,6 +16,5 @@ done
 n=$(load_facts "$sample/facts.tsv")
 echo "facts: $n loaded"
 [[ "${1:-}" == "--facts-only" ]] || cli-org vault scan "$sample/vault" --embed --replace
-# The facts went in before the query model existed (the embed above makes it): their vectors
-# now, as the admin, each written as its author (`facts embed`; remember stores its own).
-env -u ORG_AGENT cli-org facts embed >/dev/null
+# Loaded as a user would: the first `remember` builds the query model, and each stores its
+# fact's vector as it writes (no `facts embed` step a user would not know to take).

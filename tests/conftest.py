@@ -15,6 +15,13 @@ os.environ["CLI_ORG_CHECK_CONNECTIONS"] = "1"
 # No warm helper unless a test starts one (tests/test_warm.py): every other CLI process the
 # suite runs answers cold, and none leaves a helper behind.
 os.environ["CLI_ORG_WARM"] = "0"
+# The test session's own data folder, for in-process code that reads the data folder from
+# os.environ (the write checks look for the query model there): never the user's own, where
+# a `vault embed` of theirs once switched the injection classifier on inside the suite. The
+# embedded test server lives in it too (`server`), and the session builds the query model
+# there once (`_query_model`), so every test sees what a user sees: the model there, the
+# injection classifier on. Not under pytest's temporary root (see `server`).
+os.environ["CLI_ORG_DATA_DIR"] = tempfile.mkdtemp(prefix="cli-org-test-")
 
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,6 +37,8 @@ from psycopg.rows import dict_row
 
 from cli_org.config import Settings
 from cli_org.db import embedded
+
+SESSION_DATA = Path(os.environ["CLI_ORG_DATA_DIR"])  # the session's own data folder (above)
 
 # The real corpora (SciFact, the TIL vault, agent transcripts) live beside the project, not in it.
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
@@ -77,13 +86,27 @@ def server() -> Server:
     # A folder of its own, not under pytest's temporary root: every new pytest run by the same
     # user re-secures that root (mode 0700), which cut the server's user off from its data and
     # killed the suite's server when one test file ran beside it (issue 25; docs/design.md).
-    data_dir = Path(tempfile.mkdtemp(prefix="cli-org-test-pg-"))
+    data_dir = SESSION_DATA
     try:
         info = embedded.ensure_running(data_dir)
         yield Server(info.conninfo("postgres"), data_dir, "127.0.0.1", info.port)
     finally:
         embedded.stop(data_dir)
-        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _query_model():
+    """The query model, built once for the session in its data folder (where the weights
+    are installed, as the README installs them), before any test: a test sees the model a
+    user's first command would have built, and no test prints the one-time build line.
+    The folder goes when the session ends."""
+    from cli_org.vault.embedders import build_model, model_file
+
+    try:
+        build_model(model_file(SESSION_DATA), say=lambda *args, **kwargs: None)
+        yield
+    finally:
+        shutil.rmtree(SESSION_DATA, ignore_errors=True)
 
 
 def _can_have_vectors(admin_url: str) -> bool:

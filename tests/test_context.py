@@ -11,6 +11,7 @@ from psycopg import errors as pgerr
 
 from cli_org.session.context import DEFAULT_BUDGET, KIND_ORDER, SHORTEST_FACT_ENTRY, build_context, tokens
 from cli_org.store import facts, notebook, pins, todos
+from tests.filler import filler
 
 
 def _build(org, agent="bot", **kw):
@@ -143,7 +144,7 @@ def test_the_block_reads_only_what_it_can_show_and_counts_the_rest(org):
 
 def test_a_near_full_notebook_says_so(org):
     with org.as_agent("bot") as conn:
-        notebook.add(conn, "user", "x" * 1200)
+        notebook.add(conn, "user", filler(1200))
     assert "(above 80%" in _build(org, budget=10_000).text
 
 

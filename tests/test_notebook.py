@@ -12,6 +12,7 @@ from psycopg import sql as pgsql
 from cli_org.checks.rules import NOTEBOOK_CAPS
 from cli_org.errors import AccessDenied, InputError, NotFound
 from cli_org.store import notebook
+from tests.filler import filler
 
 CAP = NOTEBOOK_CAPS["memory"]
 USER_CAP = NOTEBOOK_CAPS["user"]
@@ -57,13 +58,13 @@ def test_add_then_identical_is_a_no_op_that_says_so(org, bot):
 
 
 def test_the_cap_is_exact_and_nothing_is_trimmed(org, bot):
-    notebook.add(bot, "memory", "a" * (CAP - 10))
+    notebook.add(bot, "memory", filler(CAP - 10))
     with pytest.raises(notebook.NotebookFull) as info:
         notebook.add(bot, "memory", "b" * 11)
     assert f"{CAP - 10}/{CAP} chars" in str(info.value) and f"{CAP + 1}/{CAP}" in str(info.value)
     assert "#" in str(info.value) and "\n" not in str(info.value)
     assert info.value.used == CAP - 10 and len(info.value.entries) == 1
-    assert _bodies(bot) == ["a" * (CAP - 10)]
+    assert _bodies(bot) == [filler(CAP - 10)]
     done = notebook.add(bot, "memory", "b" * 10)  # near miss: exactly at the cap
     assert done.used == CAP
     shown = notebook.show(bot).stores
@@ -71,7 +72,7 @@ def test_the_cap_is_exact_and_nothing_is_trimmed(org, bot):
 
 
 def test_user_store_has_its_own_cap(org, bot):
-    notebook.add(bot, "user", "u" * USER_CAP)
+    notebook.add(bot, "user", filler(USER_CAP, "billing"))
     with pytest.raises(notebook.NotebookFull, match=f"{USER_CAP}/{USER_CAP} chars"):
         notebook.add(bot, "user", "x")
     assert notebook.add(bot, "memory", "x").action == "added"  # the other store is untouched
@@ -158,7 +159,7 @@ def test_replace_needs_exactly_one_match(org, bot):
 
 
 def test_replace_past_the_cap_is_refused(org, bot):
-    notebook.add(bot, "user", "a" * (USER_CAP - 5))
+    notebook.add(bot, "user", filler(USER_CAP - 5))
     notebook.add(bot, "user", "short")
     with pytest.raises(notebook.NotebookFull, match=f"{USER_CAP}/{USER_CAP} chars"):
         notebook.replace(bot, "user", "short", "longer")
@@ -206,14 +207,14 @@ def test_import_a_file(org, bot, tmp_path):
 
 def test_import_that_does_not_fit_changes_nothing(org, bot, tmp_path):
     path = tmp_path / "USER.md"
-    path.write_text("\n§\n".join(["a" * 1000, "b" * 300, "c" * 100, SECRET]))
+    path.write_text("\n§\n".join([filler(1000), filler(300, "backup"), "c" * 100, SECRET]))
     with pytest.raises(InputError) as info:
         notebook.import_file(bot, "user", path)
     message = str(info.value)
     assert "nothing imported" in message and "2 of 4 entries" in message
     assert "entry 3" in message and "does not fit" in message and "entry 4" in message and "GitHub token" in message
     assert _bodies(bot, "user") == [] and notebook.history(bot) == []
-    path.write_text("\n§\n".join(["a" * 1000, "b" * 300, "c" * 75]))  # near miss: exactly the cap
+    path.write_text("\n§\n".join([filler(1000), filler(300, "backup"), "c" * 75]))  # near miss: exactly the cap
     assert notebook.import_file(bot, "user", path).used == USER_CAP
 
 
@@ -326,15 +327,15 @@ def test_racing_adds_cannot_pass_the_cap_together(org):
     barrier = threading.Barrier(2)
     results: list[object] = []
 
-    def write(letter: str) -> None:
+    def write(topic: str) -> None:
         with org.login(f"{org.name}_bot", "bot-pw") as conn:
             barrier.wait()
             try:
-                results.append(notebook.add(conn, "memory", letter * half))
+                results.append(notebook.add(conn, "memory", filler(half, topic)))
             except InputError as exc:
                 results.append(exc)
 
-    threads = [threading.Thread(target=write, args=(c,)) for c in "xy"]
+    threads = [threading.Thread(target=write, args=(c,)) for c in ("deploy", "backup")]
     for t in threads:
         t.start()
     for t in threads:

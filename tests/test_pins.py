@@ -14,6 +14,7 @@ from cli_org.checks import rules
 from cli_org.errors import AccessDenied, InputError, NotFound
 from cli_org.store import facts, pins, todos
 from cli_org.store.transfer import export_lines, import_lines
+from tests.filler import filler
 
 
 def _fact(org, agent="bot", claim="The build takes four minutes", subject="build", project=None):
@@ -395,7 +396,7 @@ def test_todo_write_checks(org, text, problem):
     with org.as_agent("bot") as conn:
         with pytest.raises(InputError, match=problem):
             todos.add_todo(conn, text)
-        assert todos.add_todo(conn, "x" * rules.MAX_TODO).text == "x" * rules.MAX_TODO  # the near miss
+        assert todos.add_todo(conn, filler(rules.MAX_TODO)).text == filler(rules.MAX_TODO)  # the near miss
 
 
 def test_todo_rights_through_a_members_login(org):

@@ -4,9 +4,10 @@ A logistic regression over the sentence embedding of all-MiniLM-L6-v2 (the model
 already runs; ONNX, no torch). Its weights are `injection_weights.npz` in this package,
 written by `python -m benchmarks.detect_train` from the labelled lines of
 benchmarks/detect_data/tune.tsv and tests/data/write_scan*.tsv (injections against benign
-look-alikes); benchmarks/detect_data/heldout.tsv is never trained on. The scan runs it only
-where the query model has been made (`cli-org vault embed` makes it): without the model the
-patterns alone decide, and `available()` says so.
+look-alikes); benchmarks/detect_data/heldout.tsv is never trained on. The scan runs it
+wherever the query model is or can be made (vault/embedders.py builds it from the installed
+weights on first need): without the weights the patterns alone decide, and `available()`
+says so.
 """
 
 from __future__ import annotations
@@ -48,8 +49,11 @@ def _model() -> Path:
 
 
 def available() -> bool:
-    """Whether the classifier runs here (the query model exists under the data dir)."""
-    return _model().exists()
+    """Whether the classifier runs here: the query model exists under the data dir, or its
+    weights are installed and it is built on first need."""
+    from ..vault.embedders import installed
+
+    return _model().exists() or installed()
 
 
 def scores(texts: list[str], embedder: Embedder) -> list[float]:

@@ -58,7 +58,8 @@ def recall_data(result: RecallResult) -> dict:
         "arms": result.arms,
         "chars": result.chars,
         "ms": round(result.ms, 1),
-        "notice": result.notice,
+        # one notice a line: facts without a vector, then the vault's
+        "notice": "\n".join(result.notices) or None,
         "hits": [{"arm": h.arm, "why": h.why, **h.data} for h in result.hits],
     }
 

@@ -55,7 +55,14 @@ class RecallResult:
     arms: list[str] = field(default_factory=list)  # arms that answered
     text: str = NOTHING
     ms: float = 0.0
-    notice: str | None = None
+    notice: str | None = None  # the vault's (no vectors, no model), or a server without pgvector
+    # Current facts the reader can see that have no vector: recall finds them by their words
+    # only. Said with the command that stores them (unembedded_notice).
+    vectors_notice: str | None = None
+
+    @property
+    def notices(self) -> list[str]:
+        return [n for n in (self.vectors_notice, self.notice) if n]
 
     @property
     def chars(self) -> int:
@@ -135,6 +142,8 @@ def recall(
     pool = max(limit, settings.answer_shaping.pool)
     with translated(conn):
         unknown = embedder is not None and bool(foreign_terms(conn, wanted, embedder, settings.vault_shaping))
+        if "fact" in arms and embedder is not None:
+            result.vectors_notice = unembedded_notice(conn)
         if "fact" in arms:
             facts = recall_facts(
                 conn,
@@ -173,6 +182,26 @@ def recall(
             _log(conn, result)
             conn.commit()
     return result
+
+
+# Facts counted for the notice: the newest this many on the list of facts without a vector
+# (migration 0039), of which the notice counts those the reader can see.
+UNEMBEDDED_SCAN = 1000
+
+
+def unembedded_notice(conn: Conn) -> str | None:
+    """The notice while current facts the caller can read lack their author's vector (written
+    before the query model existed, or loaded in bulk): recall matches them by words only.
+    One query of migration 0039's list, bounded by UNEMBEDDED_SCAN."""
+    n = int(first(conn, sql("fact_vectors.unembedded_visible"), {"scan": UNEMBEDDED_SCAN})["n"])
+    if not n:
+        return None
+    count = f"{n}+" if n == UNEMBEDDED_SCAN else str(n)
+    return (
+        f"{count} fact{'' if n == 1 else 's'} {'has' if n == 1 else 'have'} no vector yet, so recall finds "
+        f"{'it' if n == 1 else 'them'} by words only: run `cli-org vault embed` "
+        "(or `cli-org facts embed`) as the database admin"
+    )
 
 
 def _log(conn: Conn, result: RecallResult) -> None:

@@ -19,4 +19,5 @@ UPDATE vault_chunks SET embedding = %(embedding)s::vector, embed_model = %(model
 -- a server without pgvector, until it is added and `cli-org init` runs again.
 SELECT EXISTS (SELECT 1 FROM pg_attribute
                WHERE attrelid = to_regclass('public.vault_chunks') AND attname = 'embedding' AND NOT attisdropped)
-       AND to_regclass('public.memory_fact_vectors') IS NOT NULL AS ready;
+       AND to_regclass('public.memory_fact_vectors') IS NOT NULL
+       AND to_regclass('public.memory_facts_unembedded') IS NOT NULL AS ready;

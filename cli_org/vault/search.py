@@ -146,7 +146,9 @@ def _usable_embedder(conn: Conn, embedder: Embedder | None) -> tuple[Embedder | 
     if not state["yes"]:
         return None, "no embeddings yet (run `cli-org vault embed`); showing keyword results"
     if embedder is None:
-        return None, "no query model yet (run `cli-org vault embed`); showing keyword results"
+        from .embedders import missing_reason
+
+        return None, f"{missing_reason()}; showing keyword results"
     if state["model"] and state["model"] != embedder.name:
         return None, f"vectors were made with {state['model']}, queries use {embedder.name}; showing keyword results"
     return embedder, None

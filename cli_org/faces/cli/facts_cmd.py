@@ -111,8 +111,8 @@ def facts(ctx, include_retired, subject, project, author, kind, agent, as_json) 
 def embed(agent: str | None, as_json: bool) -> None:
     """Store the vectors of current facts that lack their author's, for facts loaded in bulk
     (remember, import and restore store them as they write). As an agent: its own facts. As
-    the database admin (no --as/ORG_AGENT): every author's, written as the author. Needs the
-    query model (`cli-org vault embed` makes it); an interrupted run keeps what it did."""
+    the database admin (no --as/ORG_AGENT): every author's, written as the author. `vault
+    embed` does the same after the vault; an interrupted run keeps what it did."""
     from ...errors import ConfigError
     from ...store.vectors import embed_missing
     from ...vault.embed import require_vectors
@@ -121,7 +121,9 @@ def embed(agent: str | None, as_json: bool) -> None:
     with org(agent, embed=True) as opened, opened.connection(bounded=False) as conn:
         require_vectors(conn)  # the cause a user can fix first, before the model's
         if opened.embedder is None:
-            raise ConfigError("no query model yet: run `cli-org vault embed` first")
+            from ...vault.embedders import missing_reason
+
+            raise ConfigError(missing_reason())
         stored = embed_missing(conn, opened.embedder, progress=progress)
     progress.done()
     if as_json:

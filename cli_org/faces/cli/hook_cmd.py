@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from .common import org, warm_up
+from .common import org, settings, warm_up
 
 
 @click.command()
@@ -51,6 +51,11 @@ def _hook_work(event: str, agent: str | None, project: str | None) -> str:
     if not agent:
         raise InputError("no agent named; the hook command carries --as NAME")
     wanted = bool(event == "prompt" and hook_input.prompt)
+    if wanted:
+        from ...vault.embedders import build_in_background, onnx_path
+
+        # A first prompt on a fresh install answers by words while the model is built beside it.
+        wanted = not build_in_background(onnx_path(settings()))
     with org(agent, embed=wanted) as opened, opened.connection() as conn:
         return claude_code_hook(
             conn, event, hook_input, settings=opened.settings, project=project, embedder=opened.embedder

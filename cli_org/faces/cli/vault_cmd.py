@@ -66,26 +66,45 @@ def scan(path: Path | None, then_embed: bool, replace: bool, make_public: bool, 
 @click.option("--batch", default=64, show_default=True, type=click.IntRange(1, 4096), help="Chunks per batch.")
 @json_option
 def embed(reset: bool, batch: int, as_json: bool) -> None:
-    """Embed chunks that have no vector or whose text changed (resumable)."""
+    """Embed new and changed chunks, then facts that lack a vector (resumable).
+
+    Chunks that have no vector or whose text changed, then the current facts that lack
+    their author's vector, as `facts embed` does: as the database admin, every author's;
+    logged in as an agent, its own."""
 
     cfg = settings()
     with connection(cfg=cfg, bounded=False) as conn:
         summary = _embed(conn, cfg, reset=reset, batch=batch)
     if as_json:
         emit_json(summary)
-    else:
-        click.echo(f"embed: {summary.line()}")
+        return
+    if summary.facts_skipped:
+        click.echo(f"warning: {summary.facts_skipped}", err=True)
+    click.echo(f"embed: {summary.line()}")
 
 
 def _embed(conn, cfg, *, reset: bool, batch: int = 64):
+    from ...errors import InputError
+    from ...store.vectors import embed_missing
     from ...vault.embed import embed_pending, require_vectors
-    from ...vault.embedders import index_embedder
+    from ...vault.embedders import index_embedder, onnx_path, query_model
 
     require_vectors(conn)
     with index_embedder(cfg) as embedder:
         progress = Progress("embed")  # after the model is made: the time left counts embedding only
         summary = embed_pending(conn, embedder, batch=batch, reset=reset, progress=progress)
     progress.done()
+    # The facts written before the model existed (or loaded in bulk) get their vectors here
+    # too: a new team embeds its vault once, and recall then finds those facts by meaning.
+    # The query model (float32) embeds them, as it does a remember's claim.
+    facts_model = query_model(onnx_path(cfg))
+    if facts_model is not None:
+        progress = Progress("facts embed")
+        try:
+            summary.facts = embed_missing(conn, facts_model, progress=progress)
+        except InputError as exc:  # a login that is neither an agent nor the admin: no facts of its own
+            summary.facts_skipped = f"fact vectors not stored: {exc}"
+        progress.done()
     return summary
 
 
