@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,13 +76,34 @@ def _latin(text: str) -> bool:
 
 def is_injection(text: str) -> bool:
     """True when the model is here and scores the text at or above the trained threshold."""
+    return judge(text) is not None
+
+
+# Where a refused text is cut into sentences, to say which one the classifier objects to.
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+
+def judge(text: str) -> tuple[str, float, float] | None:
+    """None when the text passes (or the model is not here); else the sentence that scores
+    highest (the whole text when it is one sentence), its score and the threshold. The text
+    is judged whole, as trained; the sentences are scored only to name one in a refusal."""
     if len(text) < MIN_CHARS or not _latin(text):
-        return False
+        return None
     embedder = _embedder(_model())
     if embedder is None:
-        return False
+        return None
     # The embedder's loader thread imports onnxruntime, and with it numpy; numpy imported by
     # two threads at once fails ("partially initialized module"), as a cold `remember` did in
     # CI right after `vault embed` made the model. So the loader finishes first.
     embedder.ready()
-    return scores([text], embedder)[0] >= _weights()[2]
+    threshold = _weights()[2]
+    score = float(scores([text], embedder)[0])
+    if score < threshold:
+        return None
+    sentences = [s for s in _SENTENCE_END.split(text.strip()) if s]
+    if len(sentences) > 1:
+        each = [float(v) for v in scores(sentences, embedder)]
+        best = max(range(len(sentences)), key=each.__getitem__)
+        if each[best] >= threshold:
+            return sentences[best], each[best], threshold
+    return text.strip(), score, threshold

@@ -159,6 +159,7 @@ MODULES = [
     "facts_cmd",
     "activity_cmd",
     "pins_cmd",
+    "checks_cmd",
     "tidy_cmd",
     "notebook_cmd",
     "context_cmd",
