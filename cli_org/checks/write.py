@@ -336,10 +336,11 @@ def injection_finding(text: str) -> Finding | None:
     judged = injection.judge(text)
     if judged is not None:
         sentence, score, threshold = judged
-        return Finding("injection", "the injection classifier", sentence[:SHOWN_PHRASE], None, score, threshold)
+        return Finding("injection", CLASSIFIED, sentence[:SHOWN_PHRASE], None, score, threshold)
     return None
 
 
+CLASSIFIED = "an instruction to the agent that reads it, recognised by its meaning"
 # How a refused writer gets past a scan's false positive (migration 0037, `cli-org checks allow`).
 APPROVAL = "an owner may approve this exact text: cli-org checks allow TEXT --reason WHY"
 
@@ -355,8 +356,8 @@ def describe(field: str, found: Finding) -> str:
         )
     if found.score is not None:
         trigger = (
-            f"the injection classifier scored this sentence p={found.score:.2f} (threshold {found.threshold:.2f}):"
-            f' "{found.part}"'
+            f"recognised by its meaning: the injection classifier scored this sentence p={found.score:.2f}"
+            f' (threshold {found.threshold:.2f}): "{found.part}"'
         )
         return f"{field} contains a prompt-injection phrase ({trigger}); state the fact plainly, or {APPROVAL}"
     return (
