@@ -86,7 +86,9 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 def judge(text: str) -> tuple[str, float, float] | None:
     """None when the text passes (or the model is not here); else the sentence that scores
     highest (the whole text when it is one sentence), its score and the threshold. The text
-    is judged whole, as trained; the sentences are scored only to name one in a refusal."""
+    is judged whole, as trained; the sentences are scored only to name one in a refusal.
+    (Judging each sentence alone as well caught 3 more of 100 blind injections but refused 2
+    to 3 more of 100 look-alikes on each blind set, 2026-12-03: not taken.)"""
     if len(text) < MIN_CHARS or not _latin(text):
         return None
     embedder = _embedder(_model())
@@ -97,13 +99,14 @@ def judge(text: str) -> tuple[str, float, float] | None:
     # CI right after `vault embed` made the model. So the loader finishes first.
     embedder.ready()
     threshold = _weights()[2]
-    score = float(scores([text], embedder)[0])
+    whole = text.strip()
+    score = float(scores([whole], embedder)[0])
     if score < threshold:
         return None
-    sentences = [s for s in _SENTENCE_END.split(text.strip()) if s]
+    sentences = [s for s in _SENTENCE_END.split(whole) if s]
     if len(sentences) > 1:
         each = [float(v) for v in scores(sentences, embedder)]
         best = max(range(len(sentences)), key=each.__getitem__)
         if each[best] >= threshold:
             return sentences[best], each[best], threshold
-    return text.strip(), score, threshold
+    return whole, score, threshold

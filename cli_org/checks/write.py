@@ -291,10 +291,9 @@ def secret_finding(text: str) -> Finding | None:
     for detector in _library_detectors():
         for value in detector.analyze_string(text):
             if not _PLACEHOLDER.fullmatch(value):
-                at = text.find(value)
-                return Finding(
-                    "secret", f"a secret ({detector.secret_type})", value[:SHOWN_SECRET] + "…", at + 1 if at >= 0 else None
-                )
+                at = text.find(value) + 1  # 0: not found as written
+                what = f"a secret ({detector.secret_type})"
+                return Finding("secret", what, value[:SHOWN_SECRET] + "…", at or None)
     if _bare_cloud_secret(text):
         return Finding("secret", "a bare 40-character cloud secret key")
     if any(b"PRIVATE KEY-----" in raw for raw in _base64_bytes(text)):

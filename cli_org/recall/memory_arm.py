@@ -33,9 +33,7 @@ class MemoryHit:
     notebook: bool = False  # an entry of the caller's notebook: `file` is notebook:<store>, `line` its id
 
 
-def recall_memory(
-    root: Path, query: str, *, limit: int, left_out: list[MemoryHit] | None = None
-) -> list[MemoryHit]:
+def recall_memory(root: Path, query: str, *, limit: int, left_out: list[MemoryHit] | None = None) -> list[MemoryHit]:
     """Lines where at least half the terms start a word; best first, at most `limit`. A line
     that reads as an instruction to the agent is left out (and added to `left_out`)."""
     words = terms(query)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import click
@@ -38,10 +39,8 @@ def remember(subject, claim, source, project, inferred, kind, supersedes, via, a
 
     # Refuse bad input before starting or touching the database; a text the scan refuses
     # may be one an owner approved, which the library asks the database about.
-    try:
+    with contextlib.suppress(ScanRefused):
         check_fact(subject, claim, source, project, via)
-    except ScanRefused:
-        pass
     with org(agent, embed=True) as opened, opened.connection() as conn:
         result = do_remember(
             conn,

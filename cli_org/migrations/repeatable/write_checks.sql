@@ -431,7 +431,8 @@ BEGIN
                  ORDER BY w.n LOOP
             IF (folded[1] ~ p.pattern OR folded[2] ~ p.pattern)
                AND (p.unless IS NULL OR NOT (folded[1] ~ p.unless OR folded[2] ~ p.unless)) THEN
-                RETURN pg_catalog.format('%s contains a prompt-injection phrase (%s: "%s"); state the fact plainly, or %s',
+                RETURN pg_catalog.format(
+                    '%s contains a prompt-injection phrase (%s: "%s"); state the fact plainly, or %s',
                     fields[i], p.what,
                     pg_catalog.left(coalesce(pg_catalog.regexp_substr(folded[1], p.pattern),
                                              pg_catalog.regexp_substr(folded[2], p.pattern)), 120),
