@@ -1008,8 +1008,12 @@ INJECTION_PATTERNS = [
     Pattern(
         "an order to drop the project's rules",
         r"(?<![a-z])(?:stop|quit) (?:following|obeying|respecting) (?:the |your |all |any )?"
-        r"(?!(?:old|outdated|legacy|deprecated|previous|wiki)(?![a-z]))(?:[a-z]+ ){0,2}" + _RULES + _E
-        + r"|(?<![a-z])(?:ignore|disregard|forget) (?:the |all |any )?(?:" + _RULES + r") (?:in|of|from) "
+        r"(?!(?:old|outdated|legacy|deprecated|previous|wiki)(?![a-z]))(?:[a-z]+ ){0,2}"
+        + _RULES
+        + _E
+        + r"|(?<![a-z])(?:ignore|disregard|forget) (?:the |all |any )?(?:"
+        + _RULES
+        + r") (?:in|of|from) "
         r"(?:claude\.md|agents\.md|\.cursorrules|copilot-instructions|(?:the|your) system prompt)"
         r"|(?<![a-z])(?:the )?(?:" + _RULES + r") (?:in|of|from) (?:claude\.md|agents\.md|(?:the|your) system prompt)"
         r"(?: [a-z]+){0,2} (?:are|is) (?:outdated|obsolete|void|invalid|wrong|superseded|cancel+ed|no longer valid)",
