@@ -54,12 +54,31 @@ def available() -> bool:
 
 
 def scores(texts: list[str], embedder: Embedder) -> list[float]:
-    """The probability that each text is an instruction aimed at the agent that reads it."""
+    """The probability that each text is an instruction aimed at the agent that reads it: the
+    lower of the text's and that of the text with its numbers written N (numbers_folded)."""
     import numpy as np
 
     coef, intercept, _ = _weights()
-    vectors = embedder.embed(texts)
-    return list(1 / (1 + np.exp(-(vectors @ coef + intercept))))
+    folded = [numbers_folded(t) for t in texts]
+    changed = [i for i, (t, f) in enumerate(zip(texts, folded, strict=True)) if f != t]
+    vectors = embedder.embed(texts + [folded[i] for i in changed])
+    raw = 1 / (1 + np.exp(-(vectors @ coef + intercept)))
+    found = [float(v) for v in raw[: len(texts)]]
+    for k, i in enumerate(changed):
+        found[i] = min(found[i], float(raw[len(texts) + k]))
+    return found
+
+
+# A number says nothing of whether a text gives an order, but it moves the embedding: "Run
+# r0-83 of the nightly deploy finished on runner 83" scored 0.96 and the same with 7 for each
+# number 0.36 (2026-12-03; 26 of 309 such claims of benchmarks/remember_cost.py were refused).
+# So a text is also scored with its digit runs written N, and the lower score counts
+# (benchmarks/detect_train.py picks the threshold on the same rule).
+_NUMBER = re.compile(r"[0-9]+")
+
+
+def numbers_folded(text: str) -> str:
+    return _NUMBER.sub("N", text)
 
 
 # The model's vocabulary is English word pieces: text in another script (Arabic, Devanagari,
