@@ -153,6 +153,9 @@ def test_ordinary_notes_pass_with_the_model(model_dir, monkeypatch):
         "Each package may override the default lint rules with a local .eslintrc file",
         "Each package may override the default lint rules with a local .eslintrc file.",
         "Copy .env.example to .env and set DATABASE_URL to your local postgres before running make dev.",
+        # numbers moved these over the threshold (0.96) before they were scored folded too
+        "Run r0-83 of the nightly deploy finished on runner 83",
+        "Run r2-92 of the nightly deploy finished on runner 92",
     ]:
         checks.check_fact("s", claim, "a.md")
 
