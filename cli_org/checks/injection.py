@@ -54,18 +54,22 @@ def available() -> bool:
 
 
 def scores(texts: list[str], embedder: Embedder) -> list[float]:
-    """The probability that each text is an instruction aimed at the agent that reads it: the
-    lower of the text's and that of the text with its numbers written N (numbers_folded)."""
+    """The probability that each text is an instruction aimed at the agent that reads it; for
+    a text at or above the threshold that holds a number, the lower of its score and that of
+    the text with its numbers written N (numbers_folded). Below the threshold the second score
+    could only be lower, and the decision is the same, so it is not computed."""
     import numpy as np
 
-    coef, intercept, _ = _weights()
-    folded = [numbers_folded(t) for t in texts]
-    changed = [i for i, (t, f) in enumerate(zip(texts, folded, strict=True)) if f != t]
-    vectors = embedder.embed(texts + [folded[i] for i in changed])
-    raw = 1 / (1 + np.exp(-(vectors @ coef + intercept)))
-    found = [float(v) for v in raw[: len(texts)]]
-    for k, i in enumerate(changed):
-        found[i] = min(found[i], float(raw[len(texts) + k]))
+    coef, intercept, threshold = _weights()
+
+    def probability(batch: list[str]) -> list[float]:
+        return [float(v) for v in 1 / (1 + np.exp(-(embedder.embed(batch) @ coef + intercept)))]
+
+    found = probability(texts)
+    again = [i for i, (t, p) in enumerate(zip(texts, found, strict=True)) if p >= threshold and numbers_folded(t) != t]
+    if again:
+        for i, p in zip(again, probability([numbers_folded(texts[i]) for i in again]), strict=True):
+            found[i] = min(found[i], p)
     return found
 
 
