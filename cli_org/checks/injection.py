@@ -3,8 +3,9 @@
 A logistic regression over the sentence embedding of all-MiniLM-L6-v2 (the model recall
 already runs; ONNX, no torch). Its weights are `injection_weights.npz` in this package,
 written by `python -m benchmarks.detect_train` from the labelled lines of
-benchmarks/detect_data/tune.tsv and tests/data/write_scan*.tsv (injections against benign
-look-alikes); benchmarks/detect_data/heldout.tsv is never trained on. The scan runs it only
+benchmarks/detect_data/tune.tsv, tune_i33.tsv and tests/data/write_scan*.tsv (injections
+against benign look-alikes and ordinary notes); benchmarks/detect_data/heldout*.tsv are never
+trained on. The scan runs it only
 where the query model has been made (`cli-org vault embed` makes it): without the model the
 patterns alone decide, and `available()` says so.
 """
