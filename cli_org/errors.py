@@ -36,6 +36,27 @@ class NearDuplicate(InputError):
         return {"existing_id": self.existing_id, "existing_claim": self.existing_claim, "overlap": self.overlap}
 
 
+class ScanRefused(InputError):
+    """The write scan found a secret or a prompt injection in a field (checks/write.py): the
+    message says which check and which part of the text; `text` is the field as written, which
+    an owner may approve (`cli-org checks allow`)."""
+
+    def __init__(self, message: str, field: str, text: str, found: Any):
+        super().__init__(message)
+        self.field = field
+        self.text = text
+        self.found = found
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        f = self.found
+        return {
+            "refused_field": self.field,
+            "found": {"kind": f.kind, "what": f.what, "part": f.part, "at": f.at, "score": f.score,
+                      "threshold": f.threshold},
+        }  # fmt: skip
+
+
 class NotFound(OrgError):
     """A named thing (agent, fact, file) does not exist."""
 

@@ -253,6 +253,9 @@ FIELDS: dict[str, object] = {
     "unpin": F("pin_id", "fact_id", "project", "unpinned_by", "unpinned_at", "unpin_reason"),
     "pins": [F("pin_id", "fact_id", "project", "pinned_by", "pinned_at", "subject", "claim")],
     "restore": F("id", "restored", "why", "pin"),
+    # owner-approved texts for the write scan (docs/facts.md, "cli-org checks allow")
+    "checks allow": F("sha256", "approved_by", "approved_at", "reason"),
+    "checks approvals": [F("sha256", "approved_by", "approved_at", "reason")],
     "todo add": F("id", "text", "project", "author", "created_at", "done_by", "done_at"),
     "todo done": F("id", "done_by", "done_at"),
     "todo list": [F("id", "text", "project", "author", "created_at", "done_by", "done_at")],
@@ -356,6 +359,11 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "unpin": (["unpin", "{pinned}"], "bot"),
     "pins": (["pins"], None),
     "restore": (["restore", "{forgotten}", "it was right"], "bot"),
+    "checks allow": (
+        ["checks", "allow", "Ignore all previous instructions is the drill's phrase", "--reason", "a quote"],
+        "boss",
+    ),  # fmt: skip
+    "checks approvals": (["checks", "approvals"], None),
     "todo add": (["todo", "add", "Migrate the auth tests"], "bot"),
     "todo done": (["todo", "done", "{todo}"], "bot"),
     "todo list": (["todo", "list"], None),
@@ -438,7 +446,7 @@ def _fill(org, cli, files: dict[str, str]) -> None:
     from cli_org.archive.importer import import_sessions
     from cli_org.archive.memory_versions import capture
     from cli_org.archive.usage import log_call
-    from cli_org.store import facts, notebook, pins, todos
+    from cli_org.store import approvals, facts, notebook, pins, todos
     from cli_org.vault.scan import scan
 
     with connect(org.settings) as conn:
@@ -463,6 +471,8 @@ def _fill(org, cli, files: dict[str, str]) -> None:
         for claim in ("A twice stated claim", "A twice stated claim."):  # a near duplicate for `tidy`
             facts.remember(conn, "twice", claim, source="docs/twice.md", allow_duplicate=True)
         log_call(conn, face="mcp", tool="org_recall", ok=True, ms=3)  # as `cli-org mcp` logs a call
+    with org.as_agent("boss") as conn:
+        approvals.approve(conn, "The drill's phrase was: ignore all previous instructions", "a quote")
     assert cli("recall", "kilo")[0] == 0  # one logged recall for `eval cost`
 
 

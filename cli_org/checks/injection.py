@@ -3,17 +3,18 @@
 A logistic regression over the sentence embedding of all-MiniLM-L6-v2 (the model recall
 already runs; ONNX, no torch). Its weights are `injection_weights.npz` in this package,
 written by `python -m benchmarks.detect_train` from the labelled lines of
-benchmarks/detect_data/tune.tsv and tests/data/write_scan*.tsv (injections against benign
-look-alikes); benchmarks/detect_data/heldout.tsv is never trained on. The scan runs it
-wherever the query model is or can be made (vault/embedders.py builds it from the installed
-weights on first need): without the weights the patterns alone decide, and `available()`
-says so.
+benchmarks/detect_data/tune.tsv, tune_i33.tsv and tests/data/write_scan*.tsv (injections
+against benign look-alikes and ordinary notes); benchmarks/detect_data/heldout*.tsv are never
+trained on. The scan runs it wherever the query model is or can be made (vault/embedders.py
+builds it from the installed weights on first need): without the weights the patterns alone
+decide, and `available()` says so.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,12 +58,35 @@ def available() -> bool:
 
 
 def scores(texts: list[str], embedder: Embedder) -> list[float]:
-    """The probability that each text is an instruction aimed at the agent that reads it."""
+    """The probability that each text is an instruction aimed at the agent that reads it; for
+    a text at or above the threshold that holds a number, the lower of its score and that of
+    the text with its numbers written N (numbers_folded). Below the threshold the second score
+    could only be lower, and the decision is the same, so it is not computed."""
     import numpy as np
 
-    coef, intercept, _ = _weights()
-    vectors = embedder.embed(texts)
-    return list(1 / (1 + np.exp(-(vectors @ coef + intercept))))
+    coef, intercept, threshold = _weights()
+
+    def probability(batch: list[str]) -> list[float]:
+        return [float(v) for v in 1 / (1 + np.exp(-(embedder.embed(batch) @ coef + intercept)))]
+
+    found = probability(texts)
+    again = [i for i, (t, p) in enumerate(zip(texts, found, strict=True)) if p >= threshold and numbers_folded(t) != t]
+    if again:
+        for i, p in zip(again, probability([numbers_folded(texts[i]) for i in again]), strict=True):
+            found[i] = min(found[i], p)
+    return found
+
+
+# A number says nothing of whether a text gives an order, but it moves the embedding: "Run
+# r0-83 of the nightly deploy finished on runner 83" scored 0.96 and the same with 7 for each
+# number 0.36 (2026-12-03; 26 of 309 such claims of benchmarks/remember_cost.py were refused).
+# So a text is also scored with its digit runs written N, and the lower score counts
+# (benchmarks/detect_train.py picks the threshold on the same rule).
+_NUMBER = re.compile(r"[0-9]+")
+
+
+def numbers_folded(text: str) -> str:
+    return _NUMBER.sub("N", text)
 
 
 # The model's vocabulary is English word pieces: text in another script (Arabic, Devanagari,
@@ -79,13 +103,37 @@ def _latin(text: str) -> bool:
 
 def is_injection(text: str) -> bool:
     """True when the model is here and scores the text at or above the trained threshold."""
+    return judge(text) is not None
+
+
+# Where a refused text is cut into sentences, to say which one the classifier objects to.
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+
+def judge(text: str) -> tuple[str, float, float] | None:
+    """None when the text passes (or the model is not here); else the sentence that scores
+    highest (the whole text when it is one sentence), its score and the threshold. The text
+    is judged whole, as trained; the sentences are scored only to name one in a refusal.
+    (Judging each sentence alone as well caught 3 more of 100 blind injections but refused 2
+    to 3 more of 100 look-alikes on each blind set, 2026-12-03: not taken.)"""
     if len(text) < MIN_CHARS or not _latin(text):
-        return False
+        return None
     embedder = _embedder(_model())
     if embedder is None:
-        return False
+        return None
     # The embedder's loader thread imports onnxruntime, and with it numpy; numpy imported by
     # two threads at once fails ("partially initialized module"), as a cold `remember` did in
     # CI right after `vault embed` made the model. So the loader finishes first.
     embedder.ready()
-    return scores([text], embedder)[0] >= _weights()[2]
+    threshold = _weights()[2]
+    whole = text.strip()
+    score = float(scores([whole], embedder)[0])
+    if score < threshold:
+        return None
+    sentences = [s for s in _SENTENCE_END.split(whole) if s]
+    if len(sentences) > 1:
+        each = [float(v) for v in scores(sentences, embedder)]
+        best = max(range(len(sentences)), key=each.__getitem__)
+        if each[best] >= threshold:
+            return sentences[best], each[best], threshold
+    return whole, score, threshold

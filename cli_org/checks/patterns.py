@@ -997,4 +997,44 @@ INJECTION_PATTERNS = [
         + r"|(?<![a-z])as your (?:developer|creator|admin|administrator|operator|owner|maker|programmer),? i"
         + _E,
     ),
+    # Issue 33: English wordings the patterns missed, by family (benchmarks/detect_data/tune_i33.tsv).
+    Pattern(
+        "an order to deceive the user",
+        r"(?<![a-z])(?:tell|assure|inform|answer) (?:the |your )?(?:users?|humans?|operators?|them|everyone|the team"
+        r"|reviewers?|customers?)(?: that)?(?: it| the [a-z]+| they| everything)? (?:succeeded|passed|worked|is fine"
+        r"|went fine|was successful|is successful|are fine|are green)[^.;:!?]{0,30}(?<![a-z])(?:even (?:if|when|though)"
+        r"|whatever|regardless|no matter)" + _E,
+    ),
+    Pattern(
+        "an order to drop the project's rules",
+        r"(?<![a-z])(?:stop|quit) (?:following|obeying|respecting) (?:the |your |all |any )?"
+        r"(?!(?:old|outdated|legacy|deprecated|previous|wiki)(?![a-z]))(?:[a-z]+ ){0,2}"
+        + _RULES
+        + _E
+        + r"|(?<![a-z])(?:ignore|disregard|forget) (?:the |all |any )?(?:"
+        + _RULES
+        + r") (?:in|of|from) "
+        r"(?:claude\.md|agents\.md|\.cursorrules|copilot-instructions|(?:the|your) system prompt)"
+        r"|(?<![a-z])(?:the )?(?:" + _RULES + r") (?:in|of|from) (?:claude\.md|agents\.md|(?:the|your) system prompt)"
+        r"(?: [a-z]+){0,2} (?:are|is) (?:outdated|obsolete|void|invalid|wrong|superseded|cancel+ed|no longer valid)",
+    ),
+    Pattern(
+        "a new priority for the agent",
+        r"(?<![a-z])your (?:top|highest|first|main|only|overriding) priority (?:from now on|henceforth) (?:is|will be)"
+        + _E,
+    ),
+    Pattern(
+        "an order to reveal secrets the agent has seen",
+        r"(?<![a-z])(?:reveal|list|print|show|output|paste|send|share|dump|repeat|include|give me)(?: me)?"
+        r" (?:all |every |the |any )?(?:of )?(?:the )?" + _LOOT + r"(?: and [a-z]+){0,2} (?:that )?you(?: have|'ve)?"
+        r" (?:seen|saw|found|read|came across|encountered|know|remember|noticed)" + _E,
+    ),
+    Pattern(
+        "an order to store secrets for all to read",
+        r"(?<![a-z])(?:whenever|every time|each time|when|if) you (?:see|find|read|come across|encounter|notice)"
+        r" (?:an? |any )?(?:passwords?|tokens?|secrets?|api keys?|keys?|credentials?)[^.;:!?]{0,40}(?<![a-z])"
+        r"(?:store|save|copy|put|write|add|record|paste) (?:it|them)(?:[^.;:!?]{0,30}(?<![a-z])(?:as|in|into) "
+        r"(?:a |an |the )?(?:facts?|org memory|memory)(?![a-z])|[^.;:!?]{0,30}(?<![a-z])so (?:that )?(?:everyone"
+        r"|the whole team|the team|all agents|anyone) can)",
+    ),
 ]

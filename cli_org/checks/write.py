@@ -16,9 +16,10 @@ import codecs
 import functools
 import re
 import unicodedata
+from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, ScanRefused
 from .patterns import (  # noqa: F401 (CONFUSABLES_*, Pattern: part of this module's interface)
     CONFUSABLES,
     CONFUSABLES_FROM,
@@ -233,41 +234,84 @@ def _joined_readings(text: str) -> list[str]:
     return readings[:_JOINS]
 
 
-def _pattern_secret(text: str) -> str | None:
+@dataclass(frozen=True)
+class Finding:
+    """What a scan found: a secret or an injection, which check found it and where.
+
+    `part` is the text that matched: for a secret, only its first characters (a refusal must
+    not repeat the secret); for a phrase, the words as the phrase checks read them (folded:
+    lower case, look-alikes mapped); for the classifier, the sentence it scored highest.
+    `at` is the 1-based character where a secret starts in the text as scanned (after NFKC).
+    """
+
+    kind: str  # "secret" or "injection"
+    what: str
+    part: str | None = None
+    at: int | None = None
+    score: float | None = None
+    threshold: float | None = None
+
+
+# Characters of a secret a refusal shows (then "…"), and of an injection's words or sentence.
+SHOWN_SECRET = 4
+SHOWN_PHRASE = 120
+
+
+def _pattern_secret(text: str) -> Finding | None:
     for pattern in SECRET_PATTERNS:
         if pattern.search(text):
-            return pattern.what
+            m = pattern.compiled.search(text)
+            assert m is not None
+            return Finding("secret", pattern.what, m.group()[:SHOWN_SECRET] + "…", m.start() + 1)
     return None
 
 
 def find_secret(text: str) -> str | None:
-    """What secret-like thing the text carries, as "a ..." words, or None; also looked for
-    with split keys joined and in what base64 runs decode to (client only)."""
-    what = _pattern_secret(text)
-    if what:
-        return what
+    """What secret-like thing the text carries, as "a ..." words, or None."""
+    found = secret_finding(text)
+    return found.what if found else None
+
+
+def secret_finding(text: str) -> Finding | None:
+    """The secret-like thing the text carries, or None; also looked for with split keys
+    joined and in what base64 runs decode to (client only). The text is read after NFKC, as
+    the database reads it: a full-width "ｇｈｐ＿…" is the token it stands for."""
+    text = unicodedata.normalize("NFKC", text)
+    found = _pattern_secret(text)
+    if found:
+        return found
     for reading in _joined_readings(text):
-        what = _pattern_secret(reading)
-        if what:
-            return what + " (split up)"
+        found = _pattern_secret(reading)
+        if found:
+            return Finding("secret", found.what + " (split up)", found.part)
     for reading in _decoded_base64(text):
-        what = _pattern_secret(reading)
-        if what:
-            return what + " (in base64)"
+        found = _pattern_secret(reading)
+        if found:
+            return Finding("secret", found.what + " (in base64)", found.part)
     for detector in _library_detectors():
-        if any(not _PLACEHOLDER.fullmatch(found) for found in detector.analyze_string(text)):
-            return f"a secret ({detector.secret_type})"
+        for value in detector.analyze_string(text):
+            if not _PLACEHOLDER.fullmatch(value):
+                at = text.find(value) + 1  # 0: not found as written
+                what = f"a secret ({detector.secret_type})"
+                return Finding("secret", what, value[:SHOWN_SECRET] + "…", at or None)
     if _bare_cloud_secret(text):
-        return "a bare 40-character cloud secret key"
+        return Finding("secret", "a bare 40-character cloud secret key")
     if any(b"PRIVATE KEY-----" in raw for raw in _base64_bytes(text)):
-        return "a private key block (in base64)"
+        return Finding("secret", "a private key block (in base64)")
     return None
 
 
 def find_injection(text: str) -> str | None:
-    """Which prompt-injection phrase the text carries, or None; also looked for in the
+    """Which prompt-injection phrase the text carries, or None."""
+    found = injection_finding(text)
+    return found.what if found else None
+
+
+def injection_finding(text: str) -> Finding | None:
+    """The prompt-injection phrase the text carries, or None; also looked for in the
     text's ROT13, reversed, and in what its base64 and hex runs decode to, and by the
     injection classifier (client only)."""
+    text = unicodedata.normalize("NFKC", text)
     readings = [("", text), (" in ROT13", codecs.encode(text, "rot13")), (" reversed", text[::-1])]
     readings += [(" in base64", decoded) for decoded in _decoded_base64(text)]
     readings += [(" in hex", decoded) for decoded in _decoded_hex(text)]
@@ -275,19 +319,50 @@ def find_injection(text: str) -> str | None:
     for how, reading in readings:
         variants = plain if not how else fold_variants(reading)
         for pattern in INJECTION_PATTERNS:
-            if not any(pattern.found_in(v) for v in variants):
+            matched = [v for v in variants if pattern.found_in(v)]
+            if not matched:
                 continue
             # "unless" reads the text as written, whichever reading matched
             if any(pattern.excused(v) for v in plain):
                 continue
-            return pattern.what + how
+            m = pattern.compiled.search(matched[0])
+            assert m is not None
+            return Finding("injection", pattern.what + how, m.group()[:SHOWN_PHRASE])
     # What the patterns miss (other languages, new wordings) by its meaning, where
     # the query model is here (cli_org/checks/injection.py)
     from . import injection
 
-    if injection.is_injection(text):
-        return "an instruction to the agent that reads it, recognised by its meaning"
+    judged = injection.judge(text)
+    if judged is not None:
+        sentence, score, threshold = judged
+        return Finding("injection", CLASSIFIED, sentence[:SHOWN_PHRASE], None, score, threshold)
     return None
+
+
+CLASSIFIED = "an instruction to the agent that reads it, recognised by its meaning"
+# How a refused writer gets past a scan's false positive (migration 0037, `cli-org checks allow`).
+APPROVAL = "an owner may approve this exact text: cli-org checks allow TEXT --reason WHY"
+
+
+def describe(field: str, found: Finding) -> str:
+    """The refusal, in one line: the check that found it, the part of the text, the way past."""
+    if found.kind == "secret":
+        where = f' ("{found.part}" at character {found.at})' if found.part and found.at else ""
+        where = where or (f' ("{found.part}")' if found.part else "")
+        return (
+            f"{field} looks like it contains {found.what}{where}; facts are readable by every agent"
+            f" (if it is no secret, {APPROVAL})"
+        )
+    if found.score is not None:
+        trigger = (
+            f"recognised by its meaning: the injection classifier scored this sentence p={found.score:.2f}"
+            f' (threshold {found.threshold:.2f}): "{found.part}"'
+        )
+        return f"{field} contains a prompt-injection phrase ({trigger}); state the fact plainly, or {APPROVAL}"
+    return (
+        f'{field} contains a prompt-injection phrase ({found.what}: "{found.part}"); state the fact plainly,'
+        f" or {APPROVAL}"
+    )
 
 
 # The scan reads at most this many characters of a field, and refuses a longer
@@ -297,8 +372,10 @@ def find_injection(text: str) -> str | None:
 MAX_SCANNED = max(NOTEBOOK_CAPS.values())
 
 
-def check_text(field: str, text: str) -> None:
-    """Refuse control or invisible characters, secrets and prompt-injection phrases in a field."""
+def check_text(field: str, text: str, approved: frozenset[str] = frozenset()) -> None:
+    """Refuse control or invisible characters, secrets and prompt-injection phrases in a field.
+    A text in `approved` (texts an owner approved, migration 0037) skips the secret and
+    injection scans, never the character checks."""
     if len(text) > MAX_SCANNED:
         raise InputError(f"{field} is {len(text)} characters; the limit is {MAX_SCANNED}")
     bad = control_chars(text)
@@ -310,35 +387,42 @@ def check_text(field: str, text: str) -> None:
     bad = invisible_chars(text)
     if bad:
         raise InputError(f"{field} contains invisible or bidi-control characters ({', '.join(sorted(set(bad)))})")
-    problem = scan_problem(field, text)
-    if problem:
-        raise InputError(problem)
+    if text in approved:
+        return
+    found = scan_finding(text)
+    if found:
+        raise ScanRefused(describe(field, found), field, text, found)
 
 
 def scan_problem(field: str, text: str) -> str | None:
     """What the secret and injection scans find in a field, said for the writer, or None (the
     part of check_text an import runs on multi-line texts too)."""
+    found = scan_finding(text)
+    return describe(field, found) if found else None
+
+
+def scan_finding(text: str) -> Finding | None:
+    """What the secret and injection scans find in a text, or None."""
     from . import injection
 
-    return _scan(field, text, injection.available())
+    return _scan(text, injection.available())
 
 
 # A face checks a fact before it connects, and the library checks it again as it writes (it
 # serves every face): the second scan of the same text, classifier embedding included, is
 # this cache's, not repeated work. Whether the classifier can run is part of the key.
 @functools.lru_cache(maxsize=256)
-def _scan(field: str, text: str, classifier: bool) -> str | None:
-    what = find_secret(text)
-    if what:
-        return f"{field} looks like it contains {what}; facts are readable by every agent"
-    what = find_injection(text)
-    if what:
-        return f"{field} contains a prompt-injection phrase ({what}); state the fact plainly"
-    return None
+def _scan(text: str, classifier: bool) -> Finding | None:
+    return secret_finding(text) or injection_finding(text)
 
 
 def check_fact(
-    subject: str, claim: str, source: str | None, project: str | None = None, via: str | None = None
+    subject: str,
+    claim: str,
+    source: str | None,
+    project: str | None = None,
+    via: str | None = None,
+    approved: frozenset[str] = frozenset(),
 ) -> tuple[str, str, str]:
     """Validate a new fact; returns subject, claim and source stripped of outer white space.
 
@@ -373,7 +457,7 @@ def check_fact(
     check_field("project", project)
     check_field("via", via)
     for field, text in (("subject", subject), ("claim", claim), ("source", source)):
-        check_text(field, text)
+        check_text(field, text, approved)
     return subject, claim, source
 
 

@@ -129,6 +129,7 @@ def recall(
     result = RecallResult(query, project, limit)
     facts: list[FactHit] = []
     memory: list[MemoryHit] = []
+    left_out: list[MemoryHit] = []  # memory-file lines that read as instructions
     vault: list[VaultHit] = []
     # Words excluded with `-` narrow the fact arm's full-text query; the memory and vault
     # arms match words, so they drop them. A question of exclusions only asks for nothing.
@@ -156,7 +157,7 @@ def recall(
             )
         if "memory" in arms and wanted:
             half = pool // 2
-            memory = recall_memory(project_root(settings.root), wanted, limit=half)
+            memory = recall_memory(project_root(settings.root), wanted, limit=half, left_out=left_out)
             memory += recall_notebook(conn, wanted, limit=half)
             memory.sort(key=lambda h: -h.matched)  # stable: files before notebook on a tie
         if "vault" in arms and wanted:
@@ -170,6 +171,8 @@ def recall(
                 unknown=unknown,
             )
             result.notice = notice or result.notice
+        if "memory" in arms and wanted and left_out:
+            result.notice = "; ".join(n for n in (result.notice, _left_out_notice(left_out)) if n)
         if vault:
             settle_leads(facts, vault[0].hit.semantic_score, settings.fact_shaping)
         result.hits = [_render(item) for item in merge(facts, memory, vault, settings.answer_shaping)[:limit]]
@@ -201,6 +204,16 @@ def unembedded_notice(conn: Conn) -> str | None:
         f"{count} fact{'' if n == 1 else 's'} {'has' if n == 1 else 'have'} no vector yet, so recall finds "
         f"{'it' if n == 1 else 'them'} by words only: run `cli-org vault embed` "
         "(or `cli-org facts embed`) as the database admin"
+    )
+
+
+def _left_out_notice(left_out: list[MemoryHit]) -> str:
+    """Which memory-file lines were left out as instructions (the lines themselves are not
+    repeated: the notice reaches the agent too)."""
+    where = ", ".join(f"{h.file}:{h.line}" for h in left_out[:3]) + (", ..." if len(left_out) > 3 else "")
+    return (
+        f"{len(left_out)} memory-file line{'s' if len(left_out) > 1 else ''} left out: "
+        f"{'they read as instructions' if len(left_out) > 1 else 'it reads as an instruction'} to the agent ({where})"
     )
 
 

@@ -1,5 +1,12 @@
 """The [memory] arm: lines of the bots' markdown notes under .agents/org/memory/, and the
-calling agent's own notebook entries (both stores), under the same term rules."""
+calling agent's own notebook entries (both stores), under the same term rules.
+
+A memory file is part of the checkout, so anyone who can push to the repository writes it,
+and nothing checked it on the way in: its lines are untrusted. A line that reads as an
+instruction to the agent (the write scan's injection check: its phrases and the injection
+classifier, checks/write.py) is left out of the answer, and counted, so that recall can say
+so and where (docs/security.md, "Memory-file lines"). Notebook entries passed the write
+checks when they were written (client and database), so they are not scanned again."""
 
 from __future__ import annotations
 
@@ -26,8 +33,9 @@ class MemoryHit:
     notebook: bool = False  # an entry of the caller's notebook: `file` is notebook:<store>, `line` its id
 
 
-def recall_memory(root: Path, query: str, *, limit: int) -> list[MemoryHit]:
-    """Lines where at least half the terms start a word; best first, at most `limit`."""
+def recall_memory(root: Path, query: str, *, limit: int, left_out: list[MemoryHit] | None = None) -> list[MemoryHit]:
+    """Lines where at least half the terms start a word; best first, at most `limit`. A line
+    that reads as an instruction to the agent is left out (and added to `left_out`)."""
     words = terms(query)
     folder = root / MEMORY_DIR
     if not words or limit <= 0 or not folder.is_dir():
@@ -52,7 +60,26 @@ def recall_memory(root: Path, query: str, *, limit: int) -> list[MemoryHit]:
             if matched >= need:
                 found.append(MemoryHit(rel, number, text, matched, len(words)))
     found.sort(key=lambda h: (-h.matched, h.file, h.line))
-    return found[:limit]
+    return _trusted(found, limit, left_out)
+
+
+def _trusted(found: list[MemoryHit], limit: int, left_out: list[MemoryHit] | None) -> list[MemoryHit]:
+    """The first `limit` lines that carry no injection, in order. Only the lines that would be
+    shown are scanned (and those that take a refused one's place), not every line read."""
+    if not found:
+        return []
+    from ..checks.write import injection_finding
+
+    kept: list[MemoryHit] = []
+    for hit in found:
+        if len(kept) >= limit:
+            break
+        if injection_finding(hit.text) is not None:
+            if left_out is not None:
+                left_out.append(hit)
+            continue
+        kept.append(hit)
+    return kept
 
 
 NOTEBOOK_PREFIX = "notebook:"

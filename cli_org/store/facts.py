@@ -15,9 +15,10 @@ from ..db.connect import current_agent
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
-from ..errors import InputError, NearDuplicate, NotFound
+from ..errors import InputError, NearDuplicate, NotFound, ScanRefused
 from ..text import one_line
 from .activity import say_via
+from .approvals import approved as is_approved
 from .duplicates import near_duplicate, scope
 from .erase import Erasure, erasure_of
 from .vectors import store_unembedded, store_vectors
@@ -102,7 +103,7 @@ def remember(
     SERIALIZABLE closes it, but under stress/races.py (sessions of one agent writing the same
     claims at once) ten retries of a serialization failure were not always enough, and a
     lock a member could take would be a new way to block others; `tidy` merges such a pair."""
-    subject, claim, source = check_fact(subject, claim, source, project, via)
+    subject, claim, source = checked_fact(conn, subject, claim, source, project, via)
     if kind not in KINDS:
         raise InputError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
     if supersedes is not None:
@@ -127,6 +128,21 @@ def remember(
             raise
         conn.commit()  # every return path ends the transaction the lookups opened
     return result
+
+
+def checked_fact(
+    conn: Conn, subject: str, claim: str, source: str | None, project: str | None, via: str | None
+) -> tuple[str, str, str]:
+    """check_fact, with the texts an owner approved (store/approvals.py) let past the secret
+    and injection scans: a field the scan refuses is looked up, and refused only if unapproved."""
+    approved: set[str] = set()
+    while True:
+        try:
+            return check_fact(subject, claim, source, project, via, frozenset(approved))
+        except ScanRefused as exc:
+            if exc.text in approved or not is_approved(conn, exc.text):
+                raise
+            approved.add(exc.text)
 
 
 def _store(conn: Conn, params: dict[str, Any], supersedes: int | None, check: bool) -> Remembered:

@@ -156,6 +156,7 @@ MODULES = [
     "activity_cmd",
     "pins_cmd",
     "projects_cmd",
+    "checks_cmd",
     "tidy_cmd",
     "notebook_cmd",
     "context_cmd",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import click
@@ -33,10 +34,13 @@ def remember(subject, claim, source, project, inferred, kind, supersedes, via, a
     subject and project (most words shared, the same numbers) is refused with that fact's id:
     replace it with --supersedes ID, or keep both with --allow-duplicate."""
     from ...checks.write import check_fact
+    from ...errors import ScanRefused
     from ...store.facts import remember as do_remember
 
-    # Refuse bad input before starting or touching the database.
-    check_fact(subject, claim, source, project, via)
+    # Refuse bad input before starting or touching the database; a text the scan refuses
+    # may be one an owner approved, which the library asks the database about.
+    with contextlib.suppress(ScanRefused):
+        check_fact(subject, claim, source, project, via)
     with org(agent, embed=True) as opened, opened.connection() as conn:
         result = do_remember(
             conn,

@@ -369,7 +369,27 @@ SET search_path = pg_catalog, public, pg_temp AS $$
         ('injection', 'an order to keep something from the user',
          '(?<![a-z])(?:without|do not|don''t|never) (?:tell|telling|inform|informing|alert|alerting|notify|notifying|letting|mention|mentioning)(?: (?:this|it|anything))?(?: to)? (?:the |your )?(?:user|human|operator)(?![a-z])|(?<![a-z])(?:i|we) (?:hereby )?(?:authori[sz]e|permit|allow|instruct|command|order) you to(?![a-z])|(?<![a-z])authori[sz](?:es|ed) you to (?:disable|ignore|bypass|skip|store|reveal|share|override|turn off|delete)(?![a-z])|(?<![a-z])as your (?:developer|creator|admin|administrator|operator|owner|maker|programmer),? i(?![a-z])',
          NULL,
-         false, ARRAY['as your admin i', 'as your admin, i', 'as your administrator i', 'as your administrator, i', 'as your creator i', 'as your creator, i', 'as your developer i', 'as your developer, i', 'as your maker i', 'as your maker, i', 'as your operator i', 'as your operator, i', 'as your owner i', 'as your owner, i', 'as your programmer i', 'as your programmer, i', 'authorised you to bypass', 'authorised you to delete', 'authorised you to disable', 'authorised you to ignore', 'authorised you to override', 'authorised you to reveal', 'authorised you to share', 'authorised you to skip', 'authorised you to store', 'authorised you to turn off', 'authorises you to bypass', 'authorises you to delete', 'authorises you to disable', 'authorises you to ignore', 'authorises you to override', 'authorises you to reveal', 'authorises you to share', 'authorises you to skip', 'authorises you to store', 'authorises you to turn off', 'authorized you to bypass', 'authorized you to delete', 'authorized you to disable', 'authorized you to ignore', 'authorized you to override', 'authorized you to reveal', 'authorized you to share', 'authorized you to skip', 'authorized you to store', 'authorized you to turn off', 'authorizes you to bypass', 'authorizes you to delete', 'authorizes you to disable', 'authorizes you to ignore', 'authorizes you to override', 'authorizes you to reveal', 'authorizes you to share', 'authorizes you to skip', 'authorizes you to store', 'authorizes you to turn off', 'do not alert', 'do not alerting', 'do not inform', 'do not informing', 'do not letting', 'do not mention', 'do not mentioning', 'do not notify', 'do not notifying', 'do not tell', 'do not telling', 'don''t alert', 'don''t alerting', 'don''t inform', 'don''t informing', 'don''t letting', 'don''t mention', 'don''t mentioning', 'don''t notify', 'don''t notifying', 'don''t tell', 'don''t telling', 'i allow you to', 'i authorise you to', 'i authorize you to', 'i command you to', 'i hereby allow you to', 'i hereby authorise you to', 'i hereby authorize you to', 'i hereby command you to', 'i hereby instruct you to', 'i hereby order you to', 'i hereby permit you to', 'i instruct you to', 'i order you to', 'i permit you to', 'never alert', 'never alerting', 'never inform', 'never informing', 'never letting', 'never mention', 'never mentioning', 'never notify', 'never notifying', 'never tell', 'never telling', 'we allow you to', 'we authorise you to', 'we authorize you to', 'we command you to', 'we hereby allow you to', 'we hereby authorise you to', 'we hereby authorize you to', 'we hereby command you to', 'we hereby instruct you to', 'we hereby order you to', 'we hereby permit you to', 'we instruct you to', 'we order you to', 'we permit you to', 'without alert', 'without alerting', 'without inform', 'without informing', 'without letting', 'without mention', 'without mentioning', 'without notify', 'without notifying', 'without tell', 'without telling'])
+         false, ARRAY['as your admin i', 'as your admin, i', 'as your administrator i', 'as your administrator, i', 'as your creator i', 'as your creator, i', 'as your developer i', 'as your developer, i', 'as your maker i', 'as your maker, i', 'as your operator i', 'as your operator, i', 'as your owner i', 'as your owner, i', 'as your programmer i', 'as your programmer, i', 'authorised you to bypass', 'authorised you to delete', 'authorised you to disable', 'authorised you to ignore', 'authorised you to override', 'authorised you to reveal', 'authorised you to share', 'authorised you to skip', 'authorised you to store', 'authorised you to turn off', 'authorises you to bypass', 'authorises you to delete', 'authorises you to disable', 'authorises you to ignore', 'authorises you to override', 'authorises you to reveal', 'authorises you to share', 'authorises you to skip', 'authorises you to store', 'authorises you to turn off', 'authorized you to bypass', 'authorized you to delete', 'authorized you to disable', 'authorized you to ignore', 'authorized you to override', 'authorized you to reveal', 'authorized you to share', 'authorized you to skip', 'authorized you to store', 'authorized you to turn off', 'authorizes you to bypass', 'authorizes you to delete', 'authorizes you to disable', 'authorizes you to ignore', 'authorizes you to override', 'authorizes you to reveal', 'authorizes you to share', 'authorizes you to skip', 'authorizes you to store', 'authorizes you to turn off', 'do not alert', 'do not alerting', 'do not inform', 'do not informing', 'do not letting', 'do not mention', 'do not mentioning', 'do not notify', 'do not notifying', 'do not tell', 'do not telling', 'don''t alert', 'don''t alerting', 'don''t inform', 'don''t informing', 'don''t letting', 'don''t mention', 'don''t mentioning', 'don''t notify', 'don''t notifying', 'don''t tell', 'don''t telling', 'i allow you to', 'i authorise you to', 'i authorize you to', 'i command you to', 'i hereby allow you to', 'i hereby authorise you to', 'i hereby authorize you to', 'i hereby command you to', 'i hereby instruct you to', 'i hereby order you to', 'i hereby permit you to', 'i instruct you to', 'i order you to', 'i permit you to', 'never alert', 'never alerting', 'never inform', 'never informing', 'never letting', 'never mention', 'never mentioning', 'never notify', 'never notifying', 'never tell', 'never telling', 'we allow you to', 'we authorise you to', 'we authorize you to', 'we command you to', 'we hereby allow you to', 'we hereby authorise you to', 'we hereby authorize you to', 'we hereby command you to', 'we hereby instruct you to', 'we hereby order you to', 'we hereby permit you to', 'we instruct you to', 'we order you to', 'we permit you to', 'without alert', 'without alerting', 'without inform', 'without informing', 'without letting', 'without mention', 'without mentioning', 'without notify', 'without notifying', 'without tell', 'without telling']),
+        ('injection', 'an order to deceive the user',
+         '(?<![a-z])(?:tell|assure|inform|answer) (?:the |your )?(?:users?|humans?|operators?|them|everyone|the team|reviewers?|customers?)(?: that)?(?: it| the [a-z]+| they| everything)? (?:succeeded|passed|worked|is fine|went fine|was successful|is successful|are fine|are green)[^.;:!?]{0,30}(?<![a-z])(?:even (?:if|when|though)|whatever|regardless|no matter)(?![a-z])',
+         NULL,
+         false, ARRAY['even if', 'even though', 'even when', 'no matter', 'regardless', 'whatever']),
+        ('injection', 'an order to drop the project''s rules',
+         '(?<![a-z])(?:stop|quit) (?:following|obeying|respecting) (?:the |your |all |any )?(?!(?:old|outdated|legacy|deprecated|previous|wiki)(?![a-z]))(?:[a-z]+ ){0,2}(?:instructions?|prompts?|directions?|rules|guidance|guidelines|directives?|orders|commands|programming|training|constraints|restrictions|messages|context|guardrails|safeguards|filters|polic(?:y|ies)|safety rules)(?![a-z])|(?<![a-z])(?:ignore|disregard|forget) (?:the |all |any )?(?:(?:instructions?|prompts?|directions?|rules|guidance|guidelines|directives?|orders|commands|programming|training|constraints|restrictions|messages|context|guardrails|safeguards|filters|polic(?:y|ies)|safety rules)) (?:in|of|from) (?:claude\.md|agents\.md|\.cursorrules|copilot-instructions|(?:the|your) system prompt)|(?<![a-z])(?:the )?(?:(?:instructions?|prompts?|directions?|rules|guidance|guidelines|directives?|orders|commands|programming|training|constraints|restrictions|messages|context|guardrails|safeguards|filters|polic(?:y|ies)|safety rules)) (?:in|of|from) (?:claude\.md|agents\.md|(?:the|your) system prompt)(?: [a-z]+){0,2} (?:are|is) (?:outdated|obsolete|void|invalid|wrong|superseded|cancel+ed|no longer valid)',
+         NULL,
+         false, ARRAY['from .cursorrules', 'from agents.md', 'from claude.md', 'from copilot-instructions', 'from the system prompt', 'from your system prompt', 'in .cursorrules', 'in agents.md', 'in claude.md', 'in copilot-instructions', 'in the system prompt', 'in your system prompt', 'of .cursorrules', 'of agents.md', 'of claude.md', 'of copilot-instructions', 'of the system prompt', 'of your system prompt', 'quit following ', 'quit following all ', 'quit following any ', 'quit following the ', 'quit following your ', 'quit obeying ', 'quit obeying all ', 'quit obeying any ', 'quit obeying the ', 'quit obeying your ', 'quit respecting ', 'quit respecting all ', 'quit respecting any ', 'quit respecting the ', 'quit respecting your ', 'stop following ', 'stop following all ', 'stop following any ', 'stop following the ', 'stop following your ', 'stop obeying ', 'stop obeying all ', 'stop obeying any ', 'stop obeying the ', 'stop obeying your ', 'stop respecting ', 'stop respecting all ', 'stop respecting any ', 'stop respecting the ', 'stop respecting your ']),
+        ('injection', 'a new priority for the agent',
+         '(?<![a-z])your (?:top|highest|first|main|only|overriding) priority (?:from now on|henceforth) (?:is|will be)(?![a-z])',
+         NULL,
+         false, ARRAY['your first priority from now on is', 'your first priority from now on will be', 'your first priority henceforth is', 'your first priority henceforth will be', 'your highest priority from now on is', 'your highest priority from now on will be', 'your highest priority henceforth is', 'your highest priority henceforth will be', 'your main priority from now on is', 'your main priority from now on will be', 'your main priority henceforth is', 'your main priority henceforth will be', 'your only priority from now on is', 'your only priority from now on will be', 'your only priority henceforth is', 'your only priority henceforth will be', 'your overriding priority from now on is', 'your overriding priority from now on will be', 'your overriding priority henceforth is', 'your overriding priority henceforth will be', 'your top priority from now on is', 'your top priority from now on will be', 'your top priority henceforth is', 'your top priority henceforth will be']),
+        ('injection', 'an order to reveal secrets the agent has seen',
+         '(?<![a-z])(?:reveal|list|print|show|output|paste|send|share|dump|repeat|include|give me)(?: me)? (?:all |every |the |any )?(?:of )?(?:the )?(?:api keys?|keys|secrets?|credentials?|passwords?|password file|tokens?|ssh keys?|private keys?|id_rsa|\.env(?: file)?|env files?|environment variables|cookies?|session (?:tokens?|cookies?)|conversation|chat history|context window|system prompt|\.ssh|\.aws|\.kube|kubeconfig|\.npmrc|\.netrc|\.pgpass|\.git-credentials|/etc/passwd|/etc/shadow)(?: and [a-z]+){0,2} (?:that )?you(?: have|''ve)? (?:seen|saw|found|read|came across|encountered|know|remember|noticed)(?![a-z])',
+         NULL,
+         false, ARRAY[' that you came across', ' that you encountered', ' that you found', ' that you have came across', ' that you have encountered', ' that you have found', ' that you have know', ' that you have noticed', ' that you have read', ' that you have remember', ' that you have saw', ' that you have seen', ' that you know', ' that you noticed', ' that you read', ' that you remember', ' that you saw', ' that you seen', ' that you''ve came across', ' that you''ve encountered', ' that you''ve found', ' that you''ve know', ' that you''ve noticed', ' that you''ve read', ' that you''ve remember', ' that you''ve saw', ' that you''ve seen', ' you came across', ' you encountered', ' you found', ' you have came across', ' you have encountered', ' you have found', ' you have know', ' you have noticed', ' you have read', ' you have remember', ' you have saw', ' you have seen', ' you know', ' you noticed', ' you read', ' you remember', ' you saw', ' you seen', ' you''ve came across', ' you''ve encountered', ' you''ve found', ' you''ve know', ' you''ve noticed', ' you''ve read', ' you''ve remember', ' you''ve saw', ' you''ve seen']),
+        ('injection', 'an order to store secrets for all to read',
+         '(?<![a-z])(?:whenever|every time|each time|when|if) you (?:see|find|read|come across|encounter|notice) (?:an? |any )?(?:passwords?|tokens?|secrets?|api keys?|keys?|credentials?)[^.;:!?]{0,40}(?<![a-z])(?:store|save|copy|put|write|add|record|paste) (?:it|them)(?:[^.;:!?]{0,30}(?<![a-z])(?:as|in|into) (?:a |an |the )?(?:facts?|org memory|memory)(?![a-z])|[^.;:!?]{0,30}(?<![a-z])so (?:that )?(?:everyone|the whole team|the team|all agents|anyone) can)',
+         NULL,
+         false, ARRAY['each time you come across ', 'each time you encounter ', 'each time you find ', 'each time you notice ', 'each time you read ', 'each time you see ', 'every time you come across ', 'every time you encounter ', 'every time you find ', 'every time you notice ', 'every time you read ', 'every time you see ', 'if you come across ', 'if you encounter ', 'if you find ', 'if you notice ', 'if you read ', 'if you see ', 'when you come across ', 'when you encounter ', 'when you find ', 'when you notice ', 'when you read ', 'when you see ', 'whenever you come across ', 'whenever you encounter ', 'whenever you find ', 'whenever you notice ', 'whenever you read ', 'whenever you see '])
 $$;
 
 -- The text as case-blind needs are looked for in it (needs.lowered).
@@ -392,27 +412,37 @@ $$;
 -- say it, or NULL: field by field, its secrets, then its phrases, each kind in pattern order.
 -- Only the patterns that may match (org_write_may) are run: a new session compiles those
 -- few, not all of them (the compile of every pattern took 1.2 to 1.4 s per session).
+-- The text is read after NFKC (a full-width token is the token), as the client reads it; a
+-- text an owner approved (org_write_approved, migration 0037) is not scanned. A refusal
+-- says which pattern and which part: a secret's first characters and where it starts, a
+-- phrase's words as folded (checks.describe says it the same way).
 CREATE OR REPLACE FUNCTION public.org_write_scan(fields text[], texts text[]) RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
+    t text;
     folded text[];
     lowered text[];
     p record;
 BEGIN
     FOR i IN 1 .. pg_catalog.cardinality(texts) LOOP
         CONTINUE WHEN texts[i] IS NULL;
-        lowered := ARRAY[public.org_write_lowered(texts[i])];
+        CONTINUE WHEN public.org_write_approved(texts[i]);
+        t := pg_catalog.normalize(texts[i], 'NFKC');
+        lowered := ARRAY[public.org_write_lowered(t)];
         FOR p IN SELECT w.what, w.pattern, w.unless
                  FROM public.org_write_patterns() WITH ORDINALITY AS w(kind, what, pattern, unless, caseless, needs, n)
-                 WHERE w.kind = 'secret' AND public.org_write_may(w.caseless, w.needs, texts[i], lowered[1])
+                 WHERE w.kind = 'secret' AND public.org_write_may(w.caseless, w.needs, t, lowered[1])
                  ORDER BY w.n LOOP
-            IF texts[i] ~ p.pattern AND (p.unless IS NULL OR texts[i] !~ p.unless) THEN
-                RETURN pg_catalog.format('%s looks like it contains %s; facts are readable by every agent',
-                                         fields[i], p.what);
+            IF t ~ p.pattern AND (p.unless IS NULL OR t !~ p.unless) THEN
+                RETURN pg_catalog.format(
+                    '%s looks like it contains %s ("%s…" at character %s); facts are readable by every agent'
+                    ' (if it is no secret, %s)',
+                    fields[i], p.what, pg_catalog.left(pg_catalog.regexp_substr(t, p.pattern), 4),
+                    pg_catalog.regexp_instr(t, p.pattern), 'an owner may approve this exact text: cli-org checks allow TEXT --reason WHY');
             END IF;
         END LOOP;
-        folded := public.org_write_fold(texts[i]);
+        folded := public.org_write_fold(t);
         lowered := ARRAY[public.org_write_lowered(folded[1]), public.org_write_lowered(folded[2])];
         FOR p IN SELECT w.what, w.pattern, w.unless
                  FROM public.org_write_patterns() WITH ORDINALITY AS w(kind, what, pattern, unless, caseless, needs, n)
@@ -421,8 +451,12 @@ BEGIN
                  ORDER BY w.n LOOP
             IF (folded[1] ~ p.pattern OR folded[2] ~ p.pattern)
                AND (p.unless IS NULL OR NOT (folded[1] ~ p.unless OR folded[2] ~ p.unless)) THEN
-                RETURN pg_catalog.format('%s contains a prompt-injection phrase (%s); state the fact plainly',
-                                         fields[i], p.what);
+                RETURN pg_catalog.format(
+                    '%s contains a prompt-injection phrase (%s: "%s"); state the fact plainly, or %s',
+                    fields[i], p.what,
+                    pg_catalog.left(coalesce(pg_catalog.regexp_substr(folded[1], p.pattern),
+                                             pg_catalog.regexp_substr(folded[2], p.pattern)), 120),
+                    'an owner may approve this exact text: cli-org checks allow TEXT --reason WHY');
             END IF;
         END LOOP;
     END LOOP;
@@ -474,7 +508,7 @@ END $$;
 
 -- What is wrong with one text field, as the client would say it, or NULL.
 CREATE OR REPLACE FUNCTION public.org_write_problem(field text, t text, scan boolean) RETURNS text
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, public, pg_temp AS $$
 BEGIN
     IF t IS NULL THEN
