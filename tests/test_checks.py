@@ -495,8 +495,8 @@ def test_second_round_injection_near_misses_pass(claim):
 
 # Near misses of the list above that pass the patterns but that the injection classifier refused once it
 # ran in the suite (issue 33: the model is now built from the install, so the classifier is
-# on wherever the weights are). The classifier is being retrained to cut its false positives;
-# these say so until it passes them (an xpass is the good news).
+# on wherever the weights are). The retrained classifier (issue 33) still refuses these five:
+# known false positives, listed so that the day it passes one, the xpass says so.
 CLASSIFIER_FALSE_POSITIVES = [
     "Forward the incident summary to #security",
     "You are now the admin of the Jira project",
@@ -506,7 +506,7 @@ CLASSIFIER_FALSE_POSITIVES = [
 ]
 
 
-@pytest.mark.xfail(reason="injection classifier false positive (issue 33, being retrained)", strict=False)
+@pytest.mark.xfail(reason="a known false positive of the injection classifier (issue 33)", strict=True)
 @pytest.mark.parametrize("claim", CLASSIFIER_FALSE_POSITIVES)
 def test_near_misses_the_classifier_still_refuses(claim):
     check_fact("s", claim, "a.md")
