@@ -245,6 +245,10 @@ def test_recall_leaves_out_a_memory_line_that_instructs(cli, checkout, monkeypat
     assert HOSTILE not in out and "evil.example" not in out
     assert any("config/.env" in h["text"] for h in answer["hits"])
     assert "1 memory-file line left out" in answer["notice"] and "builder.md:2" in answer["notice"]
+    # In text too: the answer on stdout, the notice before it on stderr (never the line itself).
+    code, out, err = cli("recall", "send the env file", "--arms", "memory", agent="bot")
+    assert code == 0 and "config/.env" in out and "evil.example" not in out + err
+    assert "notice: 1 memory-file line left out" in err and "builder.md:2" in err
 
 
 @pytest.mark.attack("files")

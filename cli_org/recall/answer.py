@@ -59,10 +59,18 @@ class RecallResult:
     # Current facts the reader can see that have no vector: recall finds them by their words
     # only. Said with the command that stores them (unembedded_notice).
     vectors_notice: str | None = None
+    # Memory-file lines left out as instructions (issue 33): where, never the text.
+    memory_notice: str | None = None
 
     @property
     def notices(self) -> list[str]:
-        return [n for n in (self.vectors_notice, self.notice) if n]
+        return [n for n in (self.vectors_notice, self.memory_notice, self.notice) if n]
+
+    @property
+    def warnings(self) -> list[str]:
+        """The notices said before a text answer (CLI, MCP): what the reader should know about
+        what the answer cannot hold. The vault's fallback notice stays with --json and search."""
+        return [n for n in (self.vectors_notice, self.memory_notice) if n]
 
     @property
     def chars(self) -> int:
@@ -172,7 +180,7 @@ def recall(
             )
             result.notice = notice or result.notice
         if "memory" in arms and wanted and left_out:
-            result.notice = "; ".join(n for n in (result.notice, _left_out_notice(left_out)) if n)
+            result.memory_notice = _left_out_notice(left_out)
         if vault:
             settle_leads(facts, vault[0].hit.semantic_score, settings.fact_shaping)
         result.hits = [_render(item) for item in merge(facts, memory, vault, settings.answer_shaping)[:limit]]

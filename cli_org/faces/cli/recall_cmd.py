@@ -47,8 +47,8 @@ def recall(
         if as_json:
             emit_json(recall_data(result))
         else:
-            if result.vectors_notice:  # before the answer: seen even when the answer is long
-                click.echo(f"notice: {result.vectors_notice}", err=True)
+            for notice in result.warnings:  # before the answer: seen even when the answer is long
+                click.echo(f"notice: {notice}", err=True)
             click.echo(result.text)
 
     with org(agent, embed="vault" in arms) as opened:

@@ -325,9 +325,8 @@ class Tools:
 
         def body(org: Org) -> CallToolResult:
             result = org.recall(question, project=project, limit=limit).result
-            if result.vectors_notice:  # as org_search says the vault's: a first line
-                return _answer(f"notice: {result.vectors_notice}\n{result.text}")
-            return _answer(result.text)
+            # as org_search says the vault's: a first line each
+            return _answer("".join(f"notice: {n}\n" for n in result.warnings) + result.text)
 
         return await self.session.ask(body)
 
