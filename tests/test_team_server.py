@@ -26,7 +26,7 @@ VECTOR_MIGRATIONS = [
     "0017_fact_embeddings",
     "0018_vault_vectors",
     "0021_fact_vector_index",
-    "0039_facts_without_vectors",
+    "0038_facts_without_vectors",
 ]
 
 

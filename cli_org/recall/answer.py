@@ -196,14 +196,14 @@ def recall(
 
 
 # Facts counted for the notice: the newest this many on the list of facts without a vector
-# (migration 0039), of which the notice counts those the reader can see.
+# (migration 0038), of which the notice counts those the reader can see.
 UNEMBEDDED_SCAN = 1000
 
 
 def unembedded_notice(conn: Conn) -> str | None:
     """The notice while current facts the caller can read lack their author's vector (written
     before the query model existed, or loaded in bulk): recall matches them by words only.
-    One query of migration 0039's list, bounded by UNEMBEDDED_SCAN."""
+    One query of migration 0038's list, bounded by UNEMBEDDED_SCAN."""
     n = int(first(conn, sql("fact_vectors.unembedded_visible"), {"scan": UNEMBEDDED_SCAN})["n"])
     if not n:
         return None

@@ -111,7 +111,7 @@ CROSS JOIN LATERAL (
 
 -- name: unembedded_visible
 -- How many of the newest %(scan)s current facts without their author's vector (migration
--- 0039) the caller can read: recall's notice. Probes of memory_facts by its key, never a
+-- 0038) the caller can read: recall's notice. Probes of memory_facts by its key, never a
 -- scan of the facts.
 SELECT count(*) AS n
 FROM unnest(org_facts_unembedded(%(scan)s)) AS listed (id)
