@@ -112,6 +112,7 @@ OF_ACME = {
 # Holding no project's rows, and why.
 NOT_OF_A_PROJECT = {
     "org_agents": "who the agents are",
+    "org_write_approvals": "owners' approvals of exact texts, by their hash: no text, no project (0037)",
     "notebook_entries": "an agent's own notebook, under its own rule (0013)",
     "notebook_versions": "the same",
     "context_delivered": "each agent reads only its own",

@@ -27,6 +27,7 @@ VECTOR_MIGRATIONS = [
     "0018_vault_vectors",
     "0021_fact_vector_index",
     "0038_facts_without_vectors",
+    "0039_restricted_vectors",
 ]
 
 

@@ -429,7 +429,7 @@ def _load(pg_restore: Path, staged: str, file: Path, entries: int, progress: Pro
             _set_aside(conn, tables, [], undo=True)
             # A restricted project's read policies follow the rows just loaded (migration 0035:
             # the table's own trigger was off for the load).
-            if first(conn, "SELECT to_regprocedure('public.org_project_policies_sync()') AS f")["f"]:
+            if first(conn, "SELECT to_regprocedure('public.org_project_policies_sync(boolean)') AS f")["f"]:
                 conn.execute("SELECT public.org_project_policies_sync()")
             if proc.wait() != 0:
                 errors.seek(0)

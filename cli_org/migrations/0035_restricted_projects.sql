@@ -117,8 +117,6 @@ BEGIN
     END IF;
     RETURN NEW;
 END $$;
-CREATE TRIGGER memory_fact_vectors_fact_guard BEFORE INSERT ON public.memory_fact_vectors
-    FOR EACH ROW EXECUTE FUNCTION public.org_fact_write_guard();
 CREATE TRIGGER memory_tidy_log_fact_guard BEFORE INSERT ON public.memory_tidy_log
     FOR EACH ROW EXECUTE FUNCTION public.org_fact_write_guard();
 
@@ -166,10 +164,6 @@ CREATE POLICY pins_write ON public.memory_pins FOR ALL
 
 -- By the fact (the memory_facts policy applies inside the subquery), and only while some
 -- project is hidden from the caller: otherwise no lookup per row at all.
-DROP POLICY fact_vectors_read ON public.memory_fact_vectors;
-CREATE POLICY fact_vectors_read ON public.memory_fact_vectors FOR SELECT
-    USING (cardinality((SELECT public.org_projects_hidden())::text[]) = 0
-           OR EXISTS (SELECT 1 FROM public.memory_facts f WHERE f.id = fact_id));
 DROP POLICY restores_read ON public.memory_restores;
 CREATE POLICY restores_read ON public.memory_restores FOR SELECT
     USING (cardinality((SELECT public.org_projects_hidden())::text[]) = 0
@@ -280,7 +274,10 @@ END $$;
 -- are off). It fails closed: the policies are created restricting, above, and an org with a
 -- restriction never reads with the open form. An org that restricts a project pays the
 -- barrier on every read (docs/security.md says what it costs).
-CREATE FUNCTION public.org_project_policies_sync() RETURNS boolean
+-- The fact vectors' policy and guard come with pgvector (0039, which waits for it as 0017
+-- does); until then the sync passes over the table it does not find. `force` rewrites every
+-- policy even when the facts' is already in the wanted form (0039 uses it).
+CREATE FUNCTION public.org_project_policies_sync(force boolean DEFAULT false) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
@@ -298,7 +295,7 @@ DECLARE
                       ' OR agent = ANY ((SELECT public.org_notebooks_readable())::text[])';
     p record;
 BEGIN
-    IF restricted = (SELECT pg_get_expr(polqual, polrelid) <> 'true' FROM pg_policy
+    IF NOT force AND restricted = (SELECT pg_get_expr(polqual, polrelid) <> 'true' FROM pg_policy
                      WHERE polrelid = 'public.memory_facts'::regclass AND polname = 'facts_read') THEN
         RETURN restricted;  -- already in that form
     END IF;
@@ -321,13 +318,13 @@ BEGIN
         ('quoted_sessions', 'quoted_sessions_read', format('session_id <> ALL %s', sessions), 'true'),
         ('quoted_recalls', 'quoted_recalls_read', by_verdict, 'true'),
         ('quoted_hits', 'quoted_hits_read', by_verdict, 'true')
-    ) AS x(tbl, pol, closed, open) LOOP
+    ) AS x(tbl, pol, closed, open) WHERE to_regclass('public.' || tbl) IS NOT NULL LOOP
         EXECUTE format('ALTER POLICY %I ON public.%I USING (%s)', p.pol, p.tbl,
                        CASE WHEN restricted THEN p.closed ELSE p.open END);
     END LOOP;
     RETURN restricted;
 END $$;
-REVOKE EXECUTE ON FUNCTION public.org_project_policies_sync() FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION public.org_project_policies_sync(boolean) FROM PUBLIC;
 
 CREATE FUNCTION public.org_project_access_changed() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
