@@ -20,6 +20,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1] / ".clients"
 
@@ -104,3 +105,14 @@ def trust_folder(home: Path, folder: Path) -> None:
 if __name__ == "__main__":  # python tests/clients.py: install them all, say where
     for key in CLIENTS:
         print(key, client(key))
+
+
+def query_model(org: Any) -> Any:
+    """The query model a user's `remember` stores a fact's vector with (built once per test
+    session in its data folder, tests/conftest.py): facts a session is seeded with carry
+    their vectors, as a user's do, so recall adds no "facts without a vector" notice."""
+    from cli_org.vault.embedders import query_embedder
+
+    model, why = query_embedder(org.settings)
+    assert model is not None, why
+    return model

@@ -28,7 +28,7 @@ import pytest
 
 from cli_org.session.tools import TOOLS
 from cli_org.store import facts
-from tests.clients import client, trust_folder
+from tests.clients import client, query_model, trust_folder
 from tests.standin import StandIn, standing
 from tests.standin_anthropic import (
     Block,
@@ -151,9 +151,9 @@ def plan(steps: dict[str, Block], first: Block, words: str) -> Callable[[Any], l
 def two_agents_facts(org) -> int:
     """bot's fact and other's (MINE, THEIRS); the id of other's."""
     with org.as_agent("bot") as conn:
-        facts.remember(conn, "deploys", MINE, source="docs/deploy.md")
+        facts.remember(conn, "deploys", MINE, source="docs/deploy.md", embedder=query_model(org))
     with org.as_agent("other") as conn:
-        return facts.remember(conn, "payments", THEIRS, source="ci/log.txt").id
+        return facts.remember(conn, "payments", THEIRS, source="ci/log.txt", embedder=query_model(org)).id
 
 
 @pytest.mark.parametrize("version", VERSIONS)

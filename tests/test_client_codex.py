@@ -28,7 +28,7 @@ from cli_org.archive.usage import usage
 from cli_org.session.tools import TOOLS
 from cli_org.store import facts
 from tests import standin_responses as api
-from tests.clients import client
+from tests.clients import client, query_model
 from tests.standin import StandIn, standing
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,8 +153,16 @@ def handed(body: dict[str, Any]) -> list[str]:
 
 def two_facts(org: Any) -> tuple[int, int]:
     """A fact by bot and one by other, on the same subject."""
-    mine = facts.remember(org.writer("bot"), "deploy", "Deploys run from scripts/deploy.sh on main", source="ops.md")
-    theirs = facts.remember(org.writer("other"), "deploy", "Deploys are frozen on Fridays", source="ops.md")
+    mine = facts.remember(
+        org.writer("bot"),
+        "deploy",
+        "Deploys run from scripts/deploy.sh on main",
+        source="ops.md",
+        embedder=query_model(org),
+    )
+    theirs = facts.remember(
+        org.writer("other"), "deploy", "Deploys are frozen on Fridays", source="ops.md", embedder=query_model(org)
+    )
     return mine.id, theirs.id
 
 

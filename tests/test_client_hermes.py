@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from cli_org.store.facts import remember
-from tests.clients import client
+from tests.clients import client, query_model
 from tests.standin import standing
 from tests.standin_chat import CONTEXT_LENGTH, MODEL, Call, Chat, Step, Turn
 
@@ -172,8 +172,20 @@ def ran(server, template, tmp_path_factory) -> Iterator[Ran]:
     client(HERMES)  # installed (once) before anything is timed
     with fresh_database(server, template) as blank:
         org = with_team(blank)
-        mine = remember(org.writer("bot"), "deploy", "Deploys go through scripts/deploy.sh", source="docs/deploy.md")
-        theirs = remember(org.writer("other"), "cache", "The cache TTL is 60 seconds", source="config/cache.yml")
+        mine = remember(
+            org.writer("bot"),
+            "deploy",
+            "Deploys go through scripts/deploy.sh",
+            source="docs/deploy.md",
+            embedder=query_model(org),
+        )
+        theirs = remember(
+            org.writer("other"),
+            "cache",
+            "The cache TTL is 60 seconds",
+            source="config/cache.yml",
+            embedder=query_model(org),
+        )
         home = user_home(tmp_path_factory.mktemp("hermes"), org.env)
         setup = home.cli("setup", "hermes", "--agent", "bot")
         assert setup.returncode == 0, setup.stderr
