@@ -161,8 +161,9 @@ def sent(conn, call) -> list[str]:
 
 # Statements of a warm recall with every arm, beside the transaction's own BEGIN and COMMIT:
 # 22 before fact vectors were written with the facts and the per-connection memos
-# (db.remembered); the target of 10 is not met (benchmarks/RESULTS.md, "Round trips").
-WARM_RECALL_STATEMENTS = 13
+# (db.remembered), 13 until issue 33 added the count of facts without a vector (recall's
+# notice, one key lookup); the target of 10 is not met (benchmarks/RESULTS.md, "Round trips").
+WARM_RECALL_STATEMENTS = 14
 
 
 def test_a_warm_recall_sends_few_statements(shaped, monkeypatch):
