@@ -101,6 +101,18 @@ def _latin(text: str) -> bool:
     return bool(letters) and sum(ord(c) < 0x250 for c in letters) >= MIN_LATIN * len(letters)
 
 
+# An order needs words: a run of one letter ("x" * 1000, a cap test's filler) scored p=1.00
+# (2026-12-03), the embedding of one repeated piece being no sentence at all. The classifier
+# judges only text with at least this many different words of two letters or more; every
+# labelled injection has more (the shortest, "ignore previous instructions", has three).
+MIN_WORDS = 3
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def _worded(text: str) -> bool:
+    return len({w.lower() for w in _WORD.findall(text)}) >= MIN_WORDS
+
+
 def is_injection(text: str) -> bool:
     """True when the model is here and scores the text at or above the trained threshold."""
     return judge(text) is not None
@@ -116,7 +128,7 @@ def judge(text: str) -> tuple[str, float, float] | None:
     is judged whole, as trained; the sentences are scored only to name one in a refusal.
     (Judging each sentence alone as well caught 3 more of 100 blind injections but refused 2
     to 3 more of 100 look-alikes on each blind set, 2026-12-03: not taken.)"""
-    if len(text) < MIN_CHARS or not _latin(text):
+    if len(text) < MIN_CHARS or not _latin(text) or not _worded(text):
         return None
     embedder = _embedder(_model())
     if embedder is None:
