@@ -49,7 +49,7 @@ def foreign_markers(agent: str, project: str | None, agents: list[str], text: st
 def seed(login: Callable[[str], psycopg.Connection], agents: list[str]) -> None:
     for i, agent in enumerate(agents):
         with login(agent) as conn:
-            notebook.add(conn, "memory", f"My private {WORDS} note {note_marker(agent)}")
+            notebook.add(conn, "memory", f"The {WORDS} note of {agent} is {note_marker(agent)}")
             project = PROJECTS[i % len(PROJECTS)]
             facts.remember(
                 conn,

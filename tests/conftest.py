@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import time
 import uuid
 
@@ -21,7 +20,9 @@ os.environ["CLI_ORG_WARM"] = "0"
 # embedded test server lives in it too (`server`), and the session builds the query model
 # there once (`_query_model`), so every test sees what a user sees: the model there, the
 # injection classifier on. Not under pytest's temporary root (see `server`).
-os.environ["CLI_ORG_DATA_DIR"] = tempfile.mkdtemp(prefix="cli-org-test-")
+from tests.session_data import FOLDER  # noqa: E402 (once per process: see there)
+
+os.environ["CLI_ORG_DATA_DIR"] = FOLDER
 
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -99,14 +100,16 @@ def _query_model():
     """The query model, built once for the session in its data folder (where the weights
     are installed, as the README installs them), before any test: a test sees the model a
     user's first command would have built, and no test prints the one-time build line.
-    The folder goes when the session ends."""
+    The folder goes when the session ends (pytest_sessionfinish): pytest may tear a session
+    fixture down between two tests and set it up again, and removing the folder here then
+    took the running server's data with it."""
     from cli_org.vault.embedders import build_model, model_file
 
-    try:
-        build_model(model_file(SESSION_DATA), say=lambda *args, **kwargs: None)
-        yield
-    finally:
-        shutil.rmtree(SESSION_DATA, ignore_errors=True)
+    build_model(model_file(SESSION_DATA), say=lambda *args, **kwargs: None)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(SESSION_DATA, ignore_errors=True)
 
 
 def _can_have_vectors(admin_url: str) -> bool:
