@@ -77,9 +77,9 @@ def test_todos_page_through_and_refuse_bad_input(org, site, monkeypatch):
 
 def test_hostile_todo_text_shows_as_text(org, site):
     with org.as_agent("bot") as conn:
-        todos.add_todo(conn, "look at <b>this</b> & <i>that</i>")
+        todos.add_todo(conn, "Fix the <b>bold</b> label & the <i>italic</i> hint on the login page")
     page = site("boss").get("/todos").text
-    assert "<b>this</b>" not in page and "&lt;b&gt;this&lt;/b&gt; &amp; &lt;i&gt;that&lt;/i&gt;" in page
+    assert "<b>bold</b>" not in page and "&lt;b&gt;bold&lt;/b&gt; label &amp; the &lt;i&gt;italic&lt;/i&gt;" in page
 
 
 # --- Pins ---------------------------------------------------------------------------------
