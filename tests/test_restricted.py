@@ -37,6 +37,17 @@ def _seed(org) -> dict[str, int]:
         erase.erase_fact(boss, leaked, "it named a login")
     ids["todo"] = todos.add_todo(bot, "Send Acme the Friday deploy notes", project="acme").id
     with org.admin() as conn:
+        # The rows a harness or an import writes, written here as the admin: on a team server
+        # (no superuser) forced row-level security binds the admin too, so it is lifted inside
+        # this transaction and put back before it commits, as an import does (store/transfer.py).
+        forced = [
+            r["relname"]
+            for r in conn.execute(
+                "SELECT relname FROM pg_class WHERE relforcerowsecurity AND relnamespace = 'public'::regnamespace"
+            )
+        ]
+        for table in forced:
+            conn.execute(f"ALTER TABLE {table} NO FORCE ROW LEVEL SECURITY")
         f = ids["fact"]
         if org.server.vectors:  # a team server without pgvector has no vectors table
             conn.execute(
@@ -84,6 +95,8 @@ def _seed(org) -> dict[str, int]:
             "INSERT INTO eval_runs (name, project, k, summary, cases, author)"
             " SELECT 'acme-run', 'acme', k, summary, cases, NULL FROM eval_runs LIMIT 0"
         )
+        for table in forced:
+            conn.execute(f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY")
         conn.commit()
     ids.update(leaked=leaked, gone=gone, event=event, session=session, message=message, judged=judged)
     return ids
@@ -191,6 +204,7 @@ def test_a_member_reads_no_row_of_a_restricted_project(org):
         assert _n(boss, "SELECT count(*) AS n FROM org_todos WHERE project = 'acme'") == 1
 
 
+@pytest.mark.vectors  # among its writes a vector: skipped on a team server without pgvector
 @pytest.mark.attack("sql")
 def test_writes_into_a_restricted_project_by_another_agent_are_refused(org):
     ids = _seed(org)
@@ -424,6 +438,8 @@ def test_the_read_policies_restrict_only_while_a_project_is_restricted(org, cli)
 
 @pytest.mark.attack("restore")
 def test_a_restored_backup_keeps_its_restrictions_enforced(org, cli, tmp_path):
+    if org.server.data_dir is None:
+        pytest.skip("db backup runs pg_dump as the admin, which forced row-level security binds on a team server")
     """The restore loads rows with the tables' triggers off, into a database whose policies
     were open (nothing restricted when it was migrated): it must put the restricting form in."""
     from cli_org.db.backup import backup, restore
