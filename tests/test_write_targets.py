@@ -103,3 +103,18 @@ def test_the_rule_refuses_every_kind_of_node(tmp_path):
     with pytest.raises(FileRefused, match="not a regular file"):
         write_private(tmp_path / "pipe", b"x")
     assert stat.S_ISFIFO(os.lstat(tmp_path / "pipe").st_mode)
+
+
+@pytest.mark.attack("files")
+@pytest.mark.parametrize("command", list(WRITERS))
+def test_a_named_file_of_another_user_is_not_replaced(org, tmp_path, command):
+    # As root, a rename over another user's file put a 0600 file of root's in its place.
+    if os.geteuid() != 0:
+        pytest.skip("needs root, to give the file to another user")
+    path = tmp_path / "theirs.file"
+    path.write_bytes(b"theirs")
+    os.chown(path, 65534, 65534)  # nobody
+    done = _run(org, *WRITERS[command], str(path))
+    assert done.returncode == 1 and "owned by another user" in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1 and path.read_bytes() == b"theirs" and path.stat().st_uid == 65534
+    assert os.listdir(tmp_path) == ["theirs.file"]

@@ -189,6 +189,10 @@ def check_target(path: Path | str) -> None:
     if not stat.S_ISREG(st.st_mode):
         kind = _KINDS.get(stat.S_IFMT(st.st_mode), "special")
         raise FileRefused(path, f"not a regular file ({kind}); nothing was written")
+    # Another user's file is not replaced: a rename as root put a 0600 file of root's in its
+    # place (the owner lost it), and a file someone else planted is not ours to overwrite.
+    if st.st_uid != os.geteuid():
+        raise FileRefused(path, "owned by another user; not replaced; nothing was written")
 
 
 @contextmanager
