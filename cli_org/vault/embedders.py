@@ -404,4 +404,8 @@ def opened(embedder: Embedder | None) -> AbstractContextManager[Embedder | None]
 
 
 def vector_literal(vector: Iterable[float]) -> str:
+    """A vector as pgvector's text form, cast with `::vector` in the SQL. Not the pgvector
+    package's binary adapter: it looks the type up in the catalog on every new connection (a
+    round trip on each cold hook, an error where the server lacks the extension) to save about
+    0.2 ms a vector, against about 12 ms to compute one (indexing, 80 chunks/s)."""
     return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"

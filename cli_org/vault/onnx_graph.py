@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 OPSET = 17  # LayerNormalization is a single operator from 17 on
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")  # the names the torch export used
 
+
 def verified(model_dir: Path, name: str) -> bytes:
     """A file of the model package, read once and returned only if its SHA-256 is the known one
     (embedders.WEIGHTS_SHA256): the package comes without its dependencies and vouches for nothing."""
