@@ -8,6 +8,9 @@ With --scifact, also SciFact semantic nDCG@10 with each candidate's vectors as t
 index and the float32 query model answering (what `vault search` does).
 
     python -m benchmarks.embed_speed [--runs 5] [--scifact]
+
+sentence-transformers (torch) is the reference here, which no test or command needs:
+install it with `pip install torch==2.13.0 -e '.[reference]'` (the CPU build named first).
 """
 
 from __future__ import annotations

@@ -2,6 +2,9 @@
 throughput, and `cli-org search --mode hybrid` as a whole cold process. Medians of repeats.
 
     python -m benchmarks.scan_speed [--repeat 5]
+
+sentence-transformers (torch) is the reference here, which no test or command needs:
+install it with `pip install torch==2.13.0 -e '.[reference]'` (the CPU build named first).
 """
 
 from __future__ import annotations
