@@ -91,7 +91,8 @@ def model_file(data_dir: Path) -> Path:
 
 
 class SentenceTransformerEmbedder(Closing):
-    """The reference implementation; loads torch. Used by tests and benchmarks only."""
+    """The reference implementation; loads torch. Used by the benchmarks only (the `reference`
+    extra); the tests check the ONNX graph against a numpy forward pass instead."""
 
     name = MODEL_NAME
     dimension = DIMENSION
