@@ -357,13 +357,31 @@ def test_cli_creates_a_missing_agent_only_when_confirmed(cli, home, tmp_path):
     assert code == 1 and out == "" and "--yes" in err and err.count("\n") == 1
     assert not (home / ".codex").exists()
     code, out, err = cli("setup", "codex", "--agent", "newbie", "--dry-run")
-    assert code == 0 and "would create" in err and not (home / ".codex").exists()
+    assert code == 0 and "would ask to create it" in err and not (home / ".codex").exists()
     code, out, err = cli("agents", "list", "--json")
     assert "newbie" not in out
     code, out, err = cli("setup", "codex", "--agent", "newbie", "--yes", "--json")
     assert code == 0, err
     assert json.loads(out)["agent_created"] is True
     assert "newbie" in cli("agents", "list", "--json")[1]
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "hermes"])
+def test_a_dry_run_for_an_unknown_agent_says_so_after_the_diff(cli, home, harness):
+    """`setup codex --agent nosuch --dry-run` showed a full diff for an agent that does not
+    exist and said so only above it, and wrongly: a real run asks first (or needs --yes)."""
+    code, out, err = cli("setup", harness, "--agent", "nosuch", "--dry-run")
+    assert code == 0 and "+++ " in out and not any(home.iterdir())
+    assert err == (
+        "warning: agent 'nosuch' does not exist (check the name); "
+        "setup would ask to create it (--yes: without asking)\n"
+    )
+    code, out, err = cli("setup", harness, "--agent", "nosuch", "--dry-run", "--yes", "--json")
+    assert code == 0 and json.loads(out)["agent_missing"] is True and not json.loads(out)["agent_created"]
+    assert err == "warning: agent 'nosuch' does not exist (check the name); setup would create it\n"
+    code, out, err = cli("setup", harness, "--agent", "bot", "--dry-run", "--json")
+    assert code == 0 and err == "" and json.loads(out)["agent_missing"] is False
+    assert "nosuch" not in cli("agents", "list", "--json")[1]
 
 
 def test_cli_refusal_is_one_line(cli, home):
