@@ -1,6 +1,8 @@
 """How vault hits and facts found by meaning become recall lines: the constants of the
 specification's rule (a vector-only hit never stands alone, fills at most half the limit
-and clears a floor)."""
+and clears a floor). Settings read the vault floors from the environment; benchmarks pass
+variants. Where each value comes from: benchmarks/JOURNAL.md, "Tuning notes that were in
+the code, second batch"."""
 
 from __future__ import annotations
 
@@ -10,30 +12,22 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class VaultShaping:
-    """The vault arm's floors and order, chosen with MiniLM on the tuning halves of the TIL
-    golden, near-topic and noise sets (benchmarks/RESULTS.md, "Noise: the floors that keep it
-    out"; the runs: benchmarks/JOURNAL.md, "Recall" and "Recall by meaning"). Settings read the
-    floors from the environment; benchmarks pass variants."""
+    """The vault arm's floors and order."""
 
-    min_similarity: float = 0.35  # a vector-only hit needs this much (`recall_floor`: the pair that let no noise in)
-    keyword_similarity: float = 0.30  # a keyword-supported hit needs this much too (same run)
+    min_similarity: float = 0.35  # a vector-only hit needs this cosine
+    keyword_similarity: float = 0.30  # a keyword-supported hit needs this cosine
     share_needed: float = 0.5  # keyword support: this share of the query's words...
-    max_shared_words: int = 3  # ...but a long question shares three words with its answer far more often than half
-    # A question naming a word no note and no current fact holds (`unknown_terms`) likely asks
-    # about what the memory lacks: every vault hit then needs this cosine (JOURNAL, "v40").
+    max_shared_words: int = 3  # ...or this many, whichever is fewer
+    # A question naming a word no note and no current fact holds (`unknown_terms`): every vault hit needs this cosine...
     unknown_similarity: float = 0.40
-    # ...and only when that word is no whole token of the query model's vocabulary either
-    # (ordinary English is; most product names are not).
+    # ...when that word is no whole token of the query model's vocabulary either (most product names are not).
     unknown_needs_foreign: bool = True
-    # Keyword support by rarity: the shared words carry idf_share of the query's summed BM25
-    # idf and the note is this close in meaning (JOURNAL, "The vault's second signal", "idf 0.25 c0.5").
+    # Keyword support by rarity: the shared words carry this share of the query's summed BM25 idf...
     idf_share: float = 0.25
-    idf_similarity: float = 0.50
-    # A note holding every query word needs only this cosine: a short query's vector says
-    # little (same entry, "all0.25"). None: keyword_similarity like any other.
+    idf_similarity: float = 0.50  # ...and the note is this close in meaning
+    # A note holding every query word needs only this cosine (None: keyword_similarity like any other).
     all_words_similarity: float | None = 0.25
-    # Kept hits are ordered by fused score + order_cosine * cosine + order_support * idf
-    # coverage: a paraphrase shares few words (same entry, "ord c12/s0.5").
+    # Kept hits are ordered by fused score + order_cosine * cosine + order_support * idf coverage.
     order_cosine: float = 12.0
     order_support: float = 0.5
 
@@ -48,21 +42,18 @@ SHAPING = VaultShaping()
 class FactShaping:
     """When a fact close in meaning to the question joins the [fact] arm: the specification's
     rule for vector hits (a floor and a second signal; at most half the limit unless lexically
-    supported), with constants chosen on the tuning halves of the fact golden set and the
-    noise sets (benchmarks/JOURNAL.md, "Every direction tried" and "Facts: which fact leads")."""
+    supported)."""
 
     min_similarity: float = 0.34  # a fact sharing no word with the question needs this cosine...
     min_z: float = 2.0  # ...and to stand this many standard deviations above the query's background
     shared_similarity: float = 0.27  # a fact sharing a word with the question needs this cosine
     unknown_similarity: float = 0.42  # any semantic hit, when the question holds a word the memory lacks
-    within_best: float = 1.0  # only hits this close to the best; 1 disables it (JOURNAL, "gap.1": left off)
+    within_best: float = 1.0  # only hits this close to the best; 1 disables it
     min_background: int = 8  # fewer facts in scope: no background to measure, so no vector-only hit
-    # A fact sharing this many words with the question is not held to the unknown-word floor
-    # (0 keeps every fact to it; JOURNAL, "Facts: which fact leads", "x2").
+    # A fact sharing this many words with the question is not held to the unknown-word floor (0: every fact is).
     unknown_exempt_shared: int = 2
-    # A fact found by meaning, or a loose one, this close to the question and this far above
-    # its background leads: it comes before the vault's best note (merge), when at least as
-    # close as that note (lead_beats_vault). 2.0 never leads (same entry, "lead40 z2 >v").
+    # A fact this close to the question and this far above its background leads: it comes
+    # before the vault's best note, when at least as close as that note (lead_beats_vault).
     lead_similarity: float = 0.40
     lead_z: float = 2.0
     lead_beats_vault: bool = True
@@ -76,8 +67,7 @@ class FactShaping:
             return False
         return bool(shared_words) or (z is not None and z >= self.min_z)
 
-    # Facts found by meaning are ordered by cosine plus this much per word shared with the
-    # question (0: cosine alone; JOURNAL, "Facts: which fact leads", "+.05").
+    # Facts found by meaning are ordered by cosine plus this much per word shared with the question.
     shared_bonus: float = 0.05
 
     def order(self, similarity: float, shared_words: int) -> float:
@@ -94,21 +84,15 @@ FACT_SHAPING = FactShaping()
 @dataclass(frozen=True)
 class AnswerShaping:
     """How the arms' hits become one answer for an agent: one order that --limit only cuts,
-    and a stop once the rest is about something else. Chosen on the tuning halves of the TIL
-    and fact golden sets (benchmarks/JOURNAL.md, "Answers that stop")."""
+    and a stop once the rest is about something else."""
 
     # Every arm gathers at least this many candidates whatever --limit asks, so the answer of
-    # a smaller limit is the start of a larger one's (a limit above it gathers that many).
-    # Gathering 16 cost 11% of a recall over 8, gathering 50 cost 59% (the same entry).
+    # a smaller limit is the start of a larger one's.
     pool: int = 16
-    # The decisive cut-off: a hit whose cosine to the question is more than this below the
-    # best hit's is about something else and is left out (hits without a cosine, memory lines
-    # and facts found only by their words, stay). 0.20 kept every right answer of the tuning
-    # halves and cut the median TIL answer from 1,763 to 976 characters; 0.18 lost one.
+    # The decisive cut-off: a hit whose cosine is more than this below the best hit's is left
+    # out (hits without a cosine, memory lines and facts found only by their words, stay).
     cut_gap: float = 0.20
-    # After the leading hits, facts that do not lead and the vault's other notes are merged by
-    # cosine, a fact counting this much more (a short claim scores lower than a note's chunk):
-    # a fact sharing one word with the question no longer takes second place.
+    # After the leading hits, other facts and notes are merged by cosine, a fact counting this much more.
     fact_bonus: float = 0.05
 
     def kept(self, similarity: float | None, best: float | None) -> bool:
@@ -122,18 +106,13 @@ ANSWER_SHAPING = AnswerShaping()
 class HookShaping:
     """The prompt hook's own, stricter bar: it speaks on every prompt of every session, so a
     wrong line costs attention every turn, and a hit must be more certain than recall asks.
-    Chosen on the tuning halves of the hook's two sets (eval/hook-quiet, eval/hook-needed),
-    on both databases they are measured on (the TIL vault with every fact; the sample and the
-    team as CI loads them): the most needed facts found while quiet on at least 93% of
-    everyday instructions on both, on a plateau of the grid (benchmarks/JOURNAL.md, "The
-    prompt hook's bar"). Only facts pass: memory lines spoke on "run the tests" (a builder's
-    note held both words), the vault's generic notes on "squash these last two commits"."""
+    Only facts pass."""
 
     fact_similarity: float = 0.50  # a fact this close to the prompt; or...
     fact_z: float = 4.5  # ...standing this far above the prompt's background over the facts...
     fact_z_similarity: float = 0.30  # ...at this cosine at least; or...
     beats_notes: float = 0.10  # ...this much closer to the prompt than the vault's best note...
-    beats_similarity: float = 0.35  # ...at this cosine at least (0.27 spoke on four prompts with a small vault)
+    beats_similarity: float = 0.35  # ...at this cosine at least
     # The arms the bar reads: facts pass, and the vault's best note is what they must beat. No
     # memory line passes, so the hook does not read the memory files on every prompt.
     arms: tuple[str, ...] = ("fact", "vault")

@@ -5,8 +5,10 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 export CLI_ORG_DATABASE="${CLI_ORG_DATABASE:-org_demo}"
 export ORG_ROOT="$here/eval/sample"  # where recall finds the bots' memory files
 
+# The embedded server's data folder, as cli-org finds it (cli_org/local/places.py).
+data_dir="${CLI_ORG_DATA_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/cli-org}"
 echo "This demo writes to the database '$CLI_ORG_DATABASE' on the embedded server"
-echo "(data folder ${CLI_ORG_DATA_DIR:-\$XDG_DATA_HOME/cli-org}); the default database 'org' is not touched."
+echo "(data folder $data_dir); the default database 'org' is not touched."
 echo
 bash "$here/scripts/load-sample.sh"
 id=$(ORG_AGENT=builder cli-org remember "demo" "The demo ran at $(date -u +%H:%M) UTC" --source scripts/demo.sh)

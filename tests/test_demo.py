@@ -21,11 +21,12 @@ esac
 
 def _demo(tmp_path, **env):
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
+    bin_dir.mkdir(parents=True)
     (bin_dir / "cli-org").write_text(STAND_IN)
     (bin_dir / "cli-org").chmod(0o755)
     calls = tmp_path / "calls"
-    base = {k: v for k, v in os.environ.items() if k not in ("CLI_ORG_DATABASE", "ORG_AGENT")}
+    drop = ("CLI_ORG_DATABASE", "ORG_AGENT", "CLI_ORG_DATA_DIR", "XDG_DATA_HOME")
+    base = {k: v for k, v in os.environ.items() if k not in drop}
     done = subprocess.run(
         ["bash", str(ROOT / "scripts" / "demo.sh")],
         env={**base, "PATH": f"{bin_dir}:{os.environ['PATH']}", "CALLS": str(calls), **env},
@@ -53,3 +54,13 @@ def test_demo_honours_a_chosen_database(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "database 'tour'" in done.stdout.splitlines()[0] and "export CLI_ORG_DATABASE=tour " in done.stdout
     assert all(call.startswith("tour ") for call in calls)
+
+
+def test_demo_names_the_real_data_folder_not_a_variable(tmp_path):
+    done, _ = _demo(tmp_path, XDG_DATA_HOME=str(tmp_path / "xdg"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1].startswith(f"(data folder {tmp_path / 'xdg' / 'cli-org'});")
+    done, _ = _demo(tmp_path / "home", HOME=str(tmp_path / "home"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1].startswith(f"(data folder {tmp_path / 'home' / '.local/share/cli-org'});")
+    assert "$" not in done.stdout.splitlines()[1]

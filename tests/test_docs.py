@@ -128,6 +128,28 @@ def test_each_documented_usage_matches_the_command(page, usage):
         assert argument.required is not optional, f"{usage}: {shown} required={argument.required}"
 
 
+MENTIONS = [
+    (page.name, usage)
+    for page in [*sorted(DOCS.glob("*.md")), ROOT / "README.md"]
+    for usage in re.findall(r"`cli-org ([a-z][^`]*)`", page.read_text())
+]
+
+
+def test_each_command_named_in_the_docs_exists():
+    """Any `cli-org WORD ...` in the prose names a command: each leading word is one of the
+    group's commands (docs/web.md named a `cli-org todos` that is `cli-org todo list`)."""
+    wrong = []
+    for page, usage in MENTIONS:
+        command, words = group, usage.split()
+        while isinstance(command, click.Group) and words and re.fullmatch(r"[a-z][a-z-]*", words[0]):
+            word = words.pop(0)
+            if word not in command.commands:
+                wrong.append(f"{page}: `cli-org {usage}`")
+                break
+            command = command.commands[word]
+    assert not wrong, f"not commands: {wrong}"
+
+
 # --- settings and benchmarks -----------------------------------------------------------------
 
 SETTINGS = re.findall(r"^\| `([A-Z_]+)` \|", _section("operations.md", "Settings"), flags=re.M)

@@ -342,6 +342,29 @@ def test_compare_verdict_says_what_changed(hit, chars):
     assert result.verdict == f"{JUDGEMENT[hit, chars]}: {said_hit}; {said_chars}"
 
 
+@pytest.mark.parametrize("hit", ["rose", "fell", "held"])
+def test_compare_of_runs_with_a_different_k_judges_nothing(hit):
+    (ha, hb), (ca, cb) = HIT[hit], CHARS["rose"]
+    result = compare(_saved("a", ha, ca, k=3), _saved("b", hb, cb, k=8))
+    assert result.verdict.startswith("not comparable: hit@k ") and "k=3 for a, k=8 for b" in result.warnings[0]
+    changes = {row.metric: row.change for row in result.rows}
+    assert {changes[m] for m in ("hit@k", "MRR", "chars median", "chars p95")} == {"not comparable"}
+    assert changes["ms median"] == "same"  # the time per recall does not depend on k
+
+
+def test_cli_compare_columns_are_as_wide_as_the_run_names(org, cli):
+    with connect(org.settings) as conn:
+        save_run(conn, "baseline-before-x", _run([1, None], [2000, 2000]), golden_file="g", project=None)
+        save_run(conn, "candidate-after-y", _run([1, 1], [1500, 1500]), golden_file="g", project=None)
+    code, out, _ = cli("eval", "compare", "baseline-before-x", "candidate-after-y")
+    assert code == 0
+    header, first = out.splitlines()[:2]
+    assert header.split() == ["baseline-before-x", "candidate-after-y", "delta"]
+    # each value ends where its run's name ends
+    assert header.index("baseline-before-x") + len("baseline-before-x") == first.index("0.500") + len("0.500")
+    assert header.index("candidate-after-y") + len("candidate-after-y") == first.index("1.000") + len("1.000")
+
+
 def test_compare_held_means_held_at_the_precision_shown():
     result = compare(_saved("a", 0.5, 1000.0), _saved("b", 0.5, 1000.4))
     assert result.chars == "held" and result.rows[2].change == "same" and "held at 1,000" in result.verdict
@@ -357,9 +380,13 @@ def test_cli_compare_formats_per_metric_and_warns_on_different_k(org, cli):
     code, out, err = cli("eval", "compare", "slow", "fast")
     assert code == 0
     lines = {line.split("  ")[0]: line.split() for line in out.splitlines()}
-    assert lines["hit@k"][-4:] == ["0.750", "0.750", "+0.000", "same"]
-    assert lines["chars median"][-4:] == ["2,000", "1,500", "-500", "better"]
+    # hit@k and characters depend on k: between k=8 and k=5 neither row nor verdict judges.
+    assert lines["hit@k"][-5:] == ["0.750", "0.750", "+0.000", "not", "comparable"]
+    assert lines["chars median"][-5:] == ["2,000", "1,500", "-500", "not", "comparable"]
     assert lines["ms median"][-2:] == ["+0", "same"]
+    verdict = out.splitlines()[-1]
+    assert verdict.startswith("not comparable: hit@k held at 0.750; median characters fell")
+    assert not any(word in out for word in ("regression", "clear win", "trade-off", "better", "worse"))
     assert ".000" not in out.split("chars median")[1].split("miss -> hit")[0]
     assert "different --limit (k=8 for slow, k=5 for fast)" in err and err.startswith("warning: ")
     data = json.loads(cli("eval", "compare", "slow", "fast", "--json")[1])

@@ -305,6 +305,7 @@ FIELDS: dict[str, object] = {
         "project_dir",
         "agent",
         "agent_created",
+        "agent_missing",
         "remove",
         "dry_run",
         "diff",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from cli_org.faces.cli.common import ESTIMATE_AFTER_SECONDS, Progress, remaining
+from cli_org.faces.cli.common import ESTIMATE_AFTER_SECONDS, PLAIN_EVERY_SECONDS, Progress, remaining
 
 
 @pytest.mark.parametrize(
@@ -25,7 +25,7 @@ def test_time_left(done, total, elapsed, expected):
 
 def test_progress_line_shows_the_time_left(capsys):
     progress = Progress("embed")
-    progress.enabled = True  # as on a terminal
+    progress.terminal = True
     progress.started -= 30  # 30 s in
     progress(300, 1200, "chunks")
     line = capsys.readouterr().err
@@ -34,9 +34,27 @@ def test_progress_line_shows_the_time_left(capsys):
     assert capsys.readouterr().err.startswith("\r")  # click drops the erase code off a terminal
 
 
-def test_progress_is_silent_off_a_terminal(capsys):
+def test_short_work_prints_nothing_off_a_terminal(capsys):
     progress = Progress("embed")
-    progress.enabled = False
+    progress.terminal = False
     progress(1, 2, "chunks")
+    progress(2, 2, "chunks")
     progress.done()
     assert capsys.readouterr().err == ""
+
+
+def test_long_work_prints_plain_lines_off_a_terminal(capsys):
+    """In a log or a pipe, work that runs for minutes says how far it got every
+    PLAIN_EVERY_SECONDS, in plain lines (no carriage return, no erase code)."""
+    progress = Progress("embed")
+    progress.terminal = False
+    progress.started -= 30  # 30 s in, nothing printed yet
+    progress(300, 1200, "chunks")
+    progress(301, 1200, "chunks")  # within the interval: nothing more
+    progress.last -= PLAIN_EVERY_SECONDS
+    progress(600, 1200, "")
+    progress.done()
+    assert capsys.readouterr().err.splitlines(keepends=True) == [
+        "embed: 300/1200 chunks, about 1 min 30 s left\n",
+        "embed: 600/1200, about 30 s left\n",
+    ]

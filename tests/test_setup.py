@@ -139,6 +139,45 @@ def check_written(harness: str, home: Path, *, with_originals: bool) -> None:
             assert config["terminal"] == {"backend": "local"}
 
 
+# The shapes the harnesses write themselves (`codex mcp add`: a server ending in a sub-table;
+# Hermes 0.19: commented-out examples after the last MCP server) and a four-space block: what
+# tomlkit and ruamel.yaml did not keep (cli_org/setup/edits.py, the TOML and YAML section).
+AS_HARNESSES_WRITE = {
+    "codex": (
+        ".codex/config.toml",
+        '[mcp_servers.other]\ncommand = "echo"\nargs = ["hi"]\n\n[mcp_servers.docs.env]\nTOKEN = "abc"\n',
+    ),
+    "hermes": (
+        ".hermes/config.yaml",
+        "model:\n  default: hermes-4\nagent:\n    max_turns: 60\nmcp_servers:\n  other:\n    command: /bin/false\n"
+        "    enabled: false\n\n# ── Fallback Model ──\n# Uncomment to enable.\n#\n# fallback_model:\n"
+        "#   provider: openrouter\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("harness", ["codex", "hermes"])
+def test_the_edit_keeps_every_line_of_a_file_as_the_harness_wrote_it(home, harness):
+    name, text = AS_HARNESSES_WRITE[harness]
+    write(home, {name: text})
+    run(harness)
+    written = (home / name).read_text()
+    ops = difflib.SequenceMatcher(None, text.splitlines(), written.splitlines(), autojunk=False).get_opcodes()
+    assert {op for op, *_ in ops} == {"equal", "insert"}  # lines added, none of the harness's changed
+    added = [line for op, _, _, j1, j2 in ops if op == "insert" for line in written.splitlines()[j1:j2]]
+    if harness == "hermes":  # cli-org's entry right under mcp_servers:, the hint in the block's own indent
+        lines = written.splitlines()
+        assert lines[lines.index("mcp_servers:") + 1] == "  cli-org:"
+        assert lines[lines.index("agent:") + 1].startswith("    environment_hint: ")
+    else:
+        assert added[:2] == ["", "[mcp_servers.cli-org]"] and written.startswith(text + "\n")
+    # The file changed since (as a harness or the user would): --remove edits, not restores.
+    (home / name).write_text("# later\n" + written)
+    removed = run(harness, remove=True, agent=None)
+    assert "edit" in {c.action for c in removed.changes}
+    assert (home / name).read_text() == "# later\n" + text
+
+
 @pytest.mark.parametrize("harness", ["claude-code", "codex", "hermes"])
 @pytest.mark.parametrize("with_originals", [True, False], ids=["existing-files", "no-files"])
 def test_setup_twice_then_remove_restores_every_byte(home, harness, with_originals):
@@ -357,13 +396,31 @@ def test_cli_creates_a_missing_agent_only_when_confirmed(cli, home, tmp_path):
     assert code == 1 and out == "" and "--yes" in err and err.count("\n") == 1
     assert not (home / ".codex").exists()
     code, out, err = cli("setup", "codex", "--agent", "newbie", "--dry-run")
-    assert code == 0 and "would create" in err and not (home / ".codex").exists()
+    assert code == 0 and "would ask to create it" in err and not (home / ".codex").exists()
     code, out, err = cli("agents", "list", "--json")
     assert "newbie" not in out
     code, out, err = cli("setup", "codex", "--agent", "newbie", "--yes", "--json")
     assert code == 0, err
     assert json.loads(out)["agent_created"] is True
     assert "newbie" in cli("agents", "list", "--json")[1]
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "hermes"])
+def test_a_dry_run_for_an_unknown_agent_says_so_after_the_diff(cli, home, harness):
+    """`setup codex --agent nosuch --dry-run` showed a full diff for an agent that does not
+    exist and said so only above it, and wrongly: a real run asks first (or needs --yes)."""
+    code, out, err = cli("setup", harness, "--agent", "nosuch", "--dry-run")
+    assert code == 0 and "+++ " in out and not any(home.iterdir())
+    assert err == (
+        "warning: agent 'nosuch' does not exist (check the name); "
+        "setup would ask to create it (--yes: without asking)\n"
+    )
+    code, out, err = cli("setup", harness, "--agent", "nosuch", "--dry-run", "--yes", "--json")
+    assert code == 0 and json.loads(out)["agent_missing"] is True and not json.loads(out)["agent_created"]
+    assert err == "warning: agent 'nosuch' does not exist (check the name); setup would create it\n"
+    code, out, err = cli("setup", harness, "--agent", "bot", "--dry-run", "--json")
+    assert code == 0 and err == "" and json.loads(out)["agent_missing"] is False
+    assert "nosuch" not in cli("agents", "list", "--json")[1]
 
 
 def test_cli_refusal_is_one_line(cli, home):

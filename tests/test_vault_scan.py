@@ -249,6 +249,22 @@ def test_cli_scan_summary_and_json(cli, vault):
     assert code == 1 and "does not exist" in err
 
 
+def test_cli_scan_off_a_terminal_prints_plain_progress_lines(cli, vault, monkeypatch):
+    """In a log or a pipe (the test's stderr is no terminal) a long scan or embed is not
+    silent: plain progress lines, at most one per PLAIN_EVERY_SECONDS (here: every call)."""
+    from cli_org.faces.cli import common
+
+    code, _, err = cli("vault", "scan", str(vault))
+    assert code == 0 and err == ""  # work shorter than the interval prints nothing
+    (vault / "new.md").write_text("# New\n\nA note added since.\n")
+    monkeypatch.setattr(common, "PLAIN_EVERY_SECONDS", 0.0)
+    code, out, err = cli("vault", "scan", str(vault))
+    assert code == 0 and "added 1" in out
+    lines = err.splitlines()
+    assert lines and "scan: 6/6" in lines and all(line.startswith("scan: ") for line in lines)
+    assert "\r" not in err and "\033" not in err
+
+
 def test_cli_search_without_embeddings_falls_back(cli, vault):
     cli("vault", "scan", str(vault))
     code, out, err = cli("search", "rollback", "--json")

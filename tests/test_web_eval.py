@@ -198,6 +198,14 @@ def test_compare_refuses_missing_unknown_and_differs_on_k_with_a_warning(two_run
     assert client.get("/evaluation/compare", params={"a": "nope", "b": "after"}).status_code == 404
     html = client.get("/evaluation/compare", params={"a": "before", "b": "k3"}).text
     assert "different --limit (k=8 for boss/before, k=3 for boss/k3)" in html
+    # hit@k fell from 0.6 to 0.2, but at another k: no regression is claimed, no row judged
+    assert '<p class="verdict verdict-not-comparable"><strong>not comparable: hit@k fell' in html
+    verdict = html.split('<p class="verdict', 1)[1].split("</p>", 1)[0]
+    metrics = html.split('<table class="metrics">', 1)[1].split("</table>", 1)[0]
+    assert "regression" not in verdict and "change-worse" not in metrics and "change-better" not in metrics
+    assert metrics.count('<span class="tag change-not-comparable">not comparable</span>') == 4
+    data = client.get("/api/eval/compare", params={"a": "before", "b": "k3"}).json()
+    assert data["verdict"].startswith("not comparable: ") and data["rows"][0]["change"] == "not comparable"
 
 
 def test_hostile_text_in_runs_is_escaped_everywhere(org, web):

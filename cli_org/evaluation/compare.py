@@ -19,6 +19,11 @@ METRICS = [
     ("ms p95", "ms_p95", "ms", False),
 ]
 
+# The metrics whose value depends on the cut-off k: between runs of a different k their
+# change is "not comparable", and so is the verdict.
+_DEPENDS_ON_K = {"hit_rate", "mrr", "chars_median", "chars_p95"}
+NOT_COMPARABLE = "not comparable"
+
 # A change smaller than the precision a metric is shown with is no change: the words of the
 # verdict never contradict the numbers printed beside them.
 _RESOLUTION = {"rate": 0.0005, "chars": 0.5, "ms": 0.5}
@@ -49,7 +54,7 @@ class MetricRow:
     b: float
     delta: float  # b - a
     direction: str  # rose | fell | held
-    change: str  # better | worse | same
+    change: str  # better | worse | same | not comparable (runs of a different k)
 
 
 @dataclass
@@ -108,6 +113,8 @@ def _row(label: str, attr: str, unit: str, higher_is_better: bool, a: SavedRun, 
     delta = vb - va
     moved = direction(unit, delta)
     change = "same" if moved == "held" else ("better" if (moved == "rose") == higher_is_better else "worse")
+    if a.k != b.k and attr in _DEPENDS_ON_K:
+        change = NOT_COMPARABLE
     return MetricRow(label, unit, va, vb, delta, moved, change)
 
 
@@ -124,8 +131,11 @@ def verdict(hit: MetricRow, chars: MetricRow, k: int | None = None) -> str:
     """One line: a judgement, then what hit@k and the median characters actually did.
 
     hit@k comes first: a fall is a regression whatever the length did; a rise that costs
-    characters is a trade-off; with hit@k held, shorter answers win and longer ones lose."""
-    if hit.direction == "fell":
+    characters is a trade-off; with hit@k held, shorter answers win and longer ones lose.
+    Runs of a different k (the rows say "not comparable") get no judgement."""
+    if hit.change == NOT_COMPARABLE:
+        judgement = NOT_COMPARABLE
+    elif hit.direction == "fell":
         judgement = "a regression"
     elif hit.direction == "rose":
         judgement = "a trade-off" if chars.direction == "rose" else "a clear win"

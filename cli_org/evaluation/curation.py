@@ -24,12 +24,8 @@ AUTHORS_SHOWN = 20
 # can be merged (tidy.py), and the count runs the rule on those rows only. A store where more
 # facts than this share scopes is counted on the first ones and says "at least".
 DUPLICATE_CANDIDATES = 5_000
-# The web page counts near-duplicates among the newest current facts only. Measured at 100k
-# synthetic facts (2,321 sharing a scope, 200 pairs), idle 2-core machine: over every fact
-# the candidate query took 300-450 ms and the rule 40-70 ms, more than the page's 300 ms on
-# its own; over the newest 10,000 ~40 ms. Duplicates are written together (an import, a
-# bulk load, --allow-duplicate), so the newest facts are where new ones wait; the CLI
-# (`facts summary`) and /facts/tidy count over every fact.
+# The web page counts near-duplicates among this many newest current facts (where new ones
+# wait); `facts summary` and /facts/tidy count over every fact.
 PAGE_NEWEST = 10_000
 
 

@@ -388,6 +388,13 @@ def json_name_in_list(
 
 
 # --- lines: TOML tables and YAML entries -------------------------------------------------------
+#
+# By hand, not with tomlkit or ruamel.yaml: tried on the files Codex 0.169 and Hermes 0.19
+# write (2026-12-04), each changed lines that are the user's. tomlkit: adding cli-org's table
+# and taking it out again leaves the blank line it put before it (and a final newline the file
+# lacked), and into an inline `mcp_servers = {...}` it writes one long line; ruamel.yaml
+# re-indents a user's four-space block to two and puts a new key after the comment block that
+# trails the mapping's last entry (in Hermes's own file, 40 lines of commented-out examples).
 
 
 def _trim(lines: list[str], first: int, last: int) -> int:

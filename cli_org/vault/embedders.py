@@ -325,10 +325,8 @@ def int8_path(settings: Settings) -> Path:
     return onnx_path(settings).with_name("model.int8.onnx")
 
 
-# Indexing: the int8 model, two batches at once each on one thread (2 cores), 32 texts of
-# similar length per batch. benchmarks/embed_speed.py, 512 TIL chunks: quiet, 80.1 chunks/s
-# against 81.4 for one batch on two threads and 29.4 for sentence-transformers; under
-# other load 53.8 against 40.4 and 13.7 (benchmarks/RESULTS.md, "Embedding speed").
+# Indexing: the int8 model, two batches at once each on one thread, 32 texts of similar
+# length per batch (benchmarks/RESULTS.md, "Embedding speed").
 INDEX_BATCH = 32
 INDEX_THREADS = 1
 INDEX_WORKERS = 2

@@ -15,6 +15,7 @@ import click
 from ...checks.rules import AGENT_NAME, FIELD_RULES, MAX_ID
 from ...config import Settings
 from ...limits import check_words
+from ...text import one_line
 
 if TYPE_CHECKING:
     from ...db import Conn
@@ -162,32 +163,44 @@ def emit_json(data) -> None:
 
 
 class Progress:
-    """A one-line progress counter on stderr, drawn only when stderr is a terminal; once
-    the work has run a few seconds, with the time left at the average rate so far."""
+    """Progress of long work on stderr. On a terminal: one line redrawn in place. Elsewhere (a
+    log, a pipe, CI): a plain line every PLAIN_EVERY_SECONDS, so work that runs for minutes
+    is not silent, and work that ends sooner prints nothing. Once the work has run a few
+    seconds, the line says the time left at the average rate so far."""
 
     def __init__(self, label: str):
         import sys
         import time
 
         self.label = label
-        self.enabled = sys.stderr.isatty()
-        self.last = 0.0
+        self.terminal = sys.stderr.isatty()
         self.started = time.monotonic()
+        self.last = 0.0
 
     def __call__(self, done: int, total: int, detail: str = "") -> None:
         import time
 
         now = time.monotonic()
-        if not self.enabled or (now - self.last < 0.1 and done < total):
+        if self.terminal:
+            if now - self.last < 0.1 and done < total:
+                return
+        elif now - max(self.last, self.started) < PLAIN_EVERY_SECONDS:
             return
         self.last = now
         left = remaining(done, total, now - self.started)
-        click.echo(f"\r\033[K{self.label}: {done}/{total} {detail[:60]}{left}", err=True, nl=False)
+        if self.terminal:
+            click.echo(f"\r\033[K{self.label}: {done}/{total} {detail[:60]}{left}", err=True, nl=False)
+        else:
+            what = f" {one_line(detail[:60])}" if detail else ""
+            click.echo(f"{self.label}: {done}/{total}{what}{left}", err=True)
 
     def done(self) -> None:
-        if self.enabled:
+        if self.terminal:
             click.echo("\r\033[K", err=True, nl=False)
 
+
+# Off a terminal, a progress line this often (a log gets a few lines a minute, not hundreds).
+PLAIN_EVERY_SECONDS = 10.0
 
 # Below this the rate is mostly model loading and the first batch: no estimate yet.
 ESTIMATE_AFTER_SECONDS = 3.0

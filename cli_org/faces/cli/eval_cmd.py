@@ -117,10 +117,13 @@ def compare(a: str, b: str | None, agent: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(result)
         return
-    click.echo(f"{'':14}{one_line(result.a):>14}{one_line(result.b):>14}{'delta':>12}")
+    # Each run's column is as wide as its name and two spaces, so the headers never run together.
+    name_a, name_b = one_line(result.a), one_line(result.b)
+    wa, wb = max(14, len(name_a) + 2), max(14, len(name_b) + 2)
+    click.echo(f"{'':14}{name_a:>{wa}}{name_b:>{wb}}{'delta':>12}")
     for row in result.rows:
         click.echo(
-            f"{row.metric:<14}{format_value(row.unit, row.a):>14}{format_value(row.unit, row.b):>14}"
+            f"{row.metric:<14}{format_value(row.unit, row.a):>{wa}}{format_value(row.unit, row.b):>{wb}}"
             f"{format_delta(row.unit, row.delta):>12}  {row.change}"
         )
     for label, flipped in (("miss -> hit", result.now_hit), ("hit -> miss", result.now_miss)):

@@ -51,14 +51,22 @@ def setup(
     from ...errors import InputError
     from ...setup import setup as run_setup
 
-    created = False
+    created = missing = False
     if not remove:
         if not agent:
             raise InputError("name the agent: --agent NAME (or set ORG_AGENT)")
-        created = _ensure_agent(agent, dry_run=dry_run, yes=yes)
+        created, missing = _ensure_agent(agent, dry_run=dry_run, yes=yes)
     result = run_setup(harness, agent=agent, project_dir=project_dir, remove=remove, dry_run=dry_run)
+    # A dry run for an agent that does not exist says so last, where it is seen after the
+    # diff, and what a real run would do about it.
+    unknown = None
+    if missing:
+        then = "setup would create it" if yes else "setup would ask to create it (--yes: without asking)"
+        unknown = f"warning: agent {agent!r} does not exist (check the name); {then}"
     if as_json:
-        emit_json({**_summary(result), "agent_created": created})
+        emit_json({**_summary(result), "agent_created": created, "agent_missing": missing})
+        if unknown:
+            click.echo(unknown, err=True)
         return
     if created:
         click.echo(f"created agent {agent}")
@@ -77,6 +85,8 @@ def setup(
         click.echo(f"{change.path}: {change.what} {verb}")
     for note in result.notes:
         click.echo(f"note: {note}")
+    if unknown:
+        click.echo(unknown, err=True)
 
 
 def _summary(result) -> dict:
@@ -87,17 +97,17 @@ def _summary(result) -> dict:
     return data
 
 
-def _ensure_agent(name: str, *, dry_run: bool, yes: bool) -> bool:
-    """Create the agent when it is missing, after a confirmation; True when created."""
+def _ensure_agent(name: str, *, dry_run: bool, yes: bool) -> tuple[bool, bool]:
+    """Create the agent when it is missing, after a confirmation: (created, missing and not
+    created, as in a dry run)."""
     from ...errors import InputError
     from ...store.agents import add_agent, find_agent
 
     with connection() as conn:
         if find_agent(conn, name) is not None:
-            return False
+            return False, False
         if dry_run:
-            click.echo(f"note: agent {name!r} does not exist; setup would create it", err=True)
-            return False
+            return False, True
         if not yes:
             if not sys.stdin.isatty():
                 raise InputError(
@@ -106,7 +116,7 @@ def _ensure_agent(name: str, *, dry_run: bool, yes: bool) -> bool:
             if not click.confirm(f"Agent {name!r} does not exist. Create it?", default=False, err=True):
                 raise InputError(f"agent {name!r} not created; nothing was changed")
         add_agent(conn, name)
-        return True
+        return True, False
 
 
 COMMANDS = [setup]

@@ -3,47 +3,20 @@
 A face like the CLI: each tool parses its arguments, calls the one library function the
 matching command calls, and answers with the same text (cli_org/faces/render.py). It never
 imports click. The process starts in front.py, which answers a harness's first messages
-before this module (and the SDK) is imported, then hands every message to `serve`.
+before this module (and the SDK) is imported, then hands every message to `serve`. The
+rules, one line each (what they promise: docs/agents.md, `cli-org mcp`; why the first:
+benchmarks/JOURNAL.md, "Tuning notes that were in the code, second batch"):
 
-- What the model reads: the text, and nothing else. Harnesses hand the model a result's
-  structured content instead of its text when there is some (two of the three tried), and
-  the same data as JSON ran 3.3 to 4.2 times the text's characters (nulls, timestamps,
-  keys); no JSON object is shorter than the line it would replace (`17` against
-  `{"id": 17}`). So no tool sends structured content or declares an output schema; a
-  program that wants JSON runs the command with `--json`.
-- Each tool declares what it does to the store (readOnlyHint, destructiveHint,
-  idempotentHint, from cli_org/session/tools.py, the one source) and that it reaches
-  nothing outside the org (openWorldHint false): a client that cannot tell reads from
-  writes refuses every call.
-- Arguments: each schema declares `additionalProperties: false`; a bad argument is one
-  line in the CLI's words (`invalid value for 'limit': ...`, `missing argument
-  'question'`), and a blank question or query is refused by the check the CLI applies
-  (limits.check_words). A refusal that names a command-line flag names the tool's argument
-  instead (`--source is required` reads `'source' is required`); the CLI keeps its words.
-
-- Identity: the agent named by --as / ORG_AGENT (embedded server) or the login role (a URL),
-  fixed when the process starts. No tool takes an agent; an argument a tool does not declare
-  is refused, so `{"agent": "boss"}` changes nothing. Row-level security applies to every
-  call exactly as on the command line.
-- The process's Org (cli_org/org.py) holds one connection for its life (a pool of one,
-  which replaces the connection if the server drops it) and the query embedder loaded
-  once; calls are served one at a time on that connection (the long-lived-process rule,
-  docs/design.md). Both are closed on exit.
-- Reads and writes: with CLI_ORG_READ_URL set, the Org's second pool of one serves the read
-  tools (org_recall, org_search, org_facts, org_sessions_search, org_context and the
-  context resource) from the replica; writes, the notebook (read your own writes) and every
-  log line go to the primary's pool. A recall (or a context block with `for`) read from the
-  replica has its log line and lazy fact vectors written on the primary after it, by the
-  Org (docs/operations.md, "Read replicas").
-- Refusals (write checks, rights, caps: any OrgError) come back as tool errors whose text is
-  the CLI's one line (in tool terms, above); anything unexpected is a tool error too, its traceback goes to stderr,
-  and the server keeps serving.
-- Every call is logged in tool_calls (face `mcp`, the tool's name, refused or not), so
-  `cli-org usage` counts MCP use under the real tool names; a recall is also logged in
-  recall_events as from the CLI.
-- The `cli-org://context` resource is the block for the project the session-start hook
-  finds from the same folder (session/hooks.py hook_project): the server's working folder.
-- SIGINT and SIGTERM end the server after the call in hand, and its Org is closed (front.py).
+- The model reads the text and nothing else: no structured content, no output schema.
+- Each tool declares its effect (annotations from cli_org/session/tools.py) and openWorldHint false.
+- Arguments: `additionalProperties: false`; a bad one is one line in the CLI's words, naming the argument.
+- Identity: fixed when the process starts (--as / ORG_AGENT, or the login role); no tool takes an agent.
+- One Org for the process's life: a pool of one connection, the query embedder loaded once, one call at a time.
+- With CLI_ORG_READ_URL, the read tools and the context resource read from the replica; the rest, the primary.
+- A refusal is a tool error with the CLI's one line; anything unexpected too, traceback on stderr, serving on.
+- Every call is logged in tool_calls (face `mcp`); a recall in recall_events too.
+- `cli-org://context` is the block for the project of the server's working folder (session/hooks.py hook_project).
+- SIGINT and SIGTERM end the server after the call in hand, and close its Org (front.py).
 """
 
 from __future__ import annotations

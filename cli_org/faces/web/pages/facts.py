@@ -106,11 +106,7 @@ def facts_page(request: Request, query: Annotated[FactQuery, Depends(fact_query)
 # --- tidy from the page: the proposals of `cli-org tidy`, applied as the serving identity ----
 
 TIDY_SHOWN = 100  # proposals listed (and applied) per page; the rest wait for the next round
-# The page proposes over the newest current facts only (`cli-org tidy` judges them all).
-# Measured at 100k synthetic facts, 80% of them project facts whose source file is absent
-# (each a missing-source proposal), on a shared 2-core machine: over every fact the page
-# took 2.8 s median (loading 100k facts, a stat per source); the library's tidy over the
-# newest 10,000 took 0.31 s, over the newest 2,000 0.03 s. A round applies at most 100, and
+# The page proposes over this many newest current facts (`cli-org tidy` judges them all);
 # each round applied moves the window on to older facts.
 TIDY_NEWEST = 2_000
 
