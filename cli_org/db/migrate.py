@@ -7,12 +7,22 @@ pending and the rest apply; once the extension is there, the next `cli-org init`
 without touching what is stored. Nothing after such a migration may depend on it unless it
 says `-- requires:` the same.
 
-Repeatable files (migrations/repeatable/NAME.sql) hold derived objects: functions generated
-from Python source, each statement one that replaces what it defines. They run after the
-numbered migrations, under the same lock, each in its own transaction, and again whenever
-their text changes: `schema_repeatables` keeps the SHA-256 of the text each had when it ran.
-They wait while a numbered migration that could apply has not (a restore migrates only to
-the backup's migration), since they may use what the newest numbered migrations make.
+Repeatable files (migrations/repeatable/NAME.sql) hold every function, trigger, policy and
+function grant, each in one file only (tests/test_one_home.py); the numbered migrations hold
+tables, indexes and data. Each statement of a repeatable file replaces what it defines, so a
+file runs again whenever its text changes: `schema_repeatables` keeps the SHA-256 of the text
+each had when it ran. A file with the line `-- runs before the numbered migrations` (functions
+only: column defaults, generated columns and the migrations' own statements call them) runs
+first, with function bodies unchecked (they may name tables a later migration makes). The
+others (triggers, policies, grants, functions of a row type) run after the numbered
+migrations, in name order, and wait while a numbered migration they may need has not applied:
+one that requires no extension the file does not (a restore migrates only to the backup's
+migration; a file that requires pgvector waits for the migrations that do).
+
+The numbered migrations up to REBASED were rebased when the repeatable files took their
+functions, triggers and policies: their text changed, their effect on a database that ran
+them all did not. A database that ran only some of them (made by a cli-org before the rebase
+and not migrated since) is refused with a one-line error: migrate it with that cli-org first.
 """
 
 from __future__ import annotations
@@ -36,6 +46,9 @@ from .session import owns_transaction
 _FILE = re.compile(r"^(\d{4})_(\w+)\.sql$")
 _REPEATABLE = re.compile(r"^(\w+)\.sql$")
 _REQUIRES = re.compile(r"^-- requires: ([a-z_]+)\s*$", re.M)
+_FIRST = re.compile(r"^-- runs before the numbered migrations\s*$", re.M)
+# The last numbered migration of the rebase (see above).
+REBASED = 39
 # The record of the repeatable files: name and checksum of the text that last ran.
 REPEATABLES = "schema_repeatables"
 
@@ -46,6 +59,11 @@ class Migration:
     name: str
     sql: str
     needs: tuple[str, ...] = ()  # extensions, from its `-- requires: NAME` lines
+
+    @property
+    def first(self) -> bool:
+        """A repeatable file that runs before the numbered migrations."""
+        return self.version is None and bool(_FIRST.search(self.sql))
 
     @property
     def label(self) -> str:
@@ -101,16 +119,25 @@ def migrate(conn: Conn, lock_wait: float = LOCK_WAIT, only: Collection[int] | No
             conn.execute(f"CREATE TABLE IF NOT EXISTS {REPEATABLES} (name text PRIMARY KEY, checksum text NOT NULL)")
             applied = []
             missing: dict[str, str | None] = {}  # extension -> why it cannot be had (None: it is there)
-            complete = True  # every numbered migration that can apply has
-            for mig in _not_applied(conn):  # the table exists now
+            todo = _not_applied(conn)  # the table exists now
+            _refuse_unrebased(conn, todo)
+            stale = _stale(conn)
+            for mig in [m for m in stale if m.first]:
+                if not any(_extension(conn, ext, missing) for ext in mig.needs):
+                    _apply(conn, mig, lock_wait)
+                    applied.append(mig)
+            left = []  # numbered migrations that stay pending
+            for mig in todo:
                 if only is not None and mig.version not in only:
-                    complete = False
-                    continue
-                if any(_extension(conn, ext, missing) for ext in mig.needs):
-                    continue  # stays pending until the extension can be had
-                _apply(conn, mig, lock_wait)
-                applied.append(mig)
-            for mig in _stale(conn) if complete else []:
+                    left.append(mig)
+                elif any(_extension(conn, ext, missing) for ext in mig.needs):
+                    left.append(mig)  # stays pending until the extension can be had
+                else:
+                    _apply(conn, mig, lock_wait)
+                    applied.append(mig)
+            for mig in [m for m in stale if not m.first]:
+                if any(set(waiting.needs) <= set(mig.needs) for waiting in left):
+                    continue  # it may need what that migration makes
                 if not any(_extension(conn, ext, missing) for ext in mig.needs):
                     _apply(conn, mig, lock_wait)
                     applied.append(mig)
@@ -124,6 +151,8 @@ def _apply(conn: Conn, mig: Migration, lock_wait: float) -> None:
     try:
         with conn.transaction():
             conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{round(lock_wait * 1000)}ms",))
+            if mig.first:  # its functions may name tables a numbered migration makes later
+                conn.execute("SELECT set_config('check_function_bodies', 'off', true)")
             conn.execute(mig.sql.encode())
             if mig.version is None:
                 conn.execute(
@@ -139,6 +168,20 @@ def _apply(conn: Conn, mig: Migration, lock_wait: float) -> None:
         raise DatabaseError(
             f"migration {mig.label} waited {lock_wait:g} s (CLI_ORG_LOCK_WAIT) for tables held by {who}"
         ) from None
+
+
+def _refuse_unrebased(conn: Conn, todo: list[Migration]) -> None:
+    """A database that ran some of the migrations up to REBASED but not all that it could
+    (those that wait for an extension aside) was made by a cli-org before the rebase."""
+    done = {row["version"] for row in conn.execute("SELECT version FROM schema_migrations")}
+    if not done:
+        return
+    behind_rebase = [m for m in todo if m.version is not None and m.version <= REBASED and not m.needs]
+    if behind_rebase:
+        raise DatabaseError(
+            f"this database stopped at a migration before {behind_rebase[0].label}, which the functions' move to "
+            f"repeatable files rewrote; migrate it with a cli-org older than that move first (docs/migrations.md)"
+        )
 
 
 def _extension(conn: Conn, name: str, seen: dict[str, str | None]) -> str | None:
