@@ -47,8 +47,9 @@ _FILE = re.compile(r"^(\d{4})_(\w+)\.sql$")
 _REPEATABLE = re.compile(r"^(\w+)\.sql$")
 _REQUIRES = re.compile(r"^-- requires: ([a-z_]+)\s*$", re.M)
 _FIRST = re.compile(r"^-- runs before the numbered migrations\s*$", re.M)
-# The last numbered migration of the rebase (see above).
+# The last numbered migration of the rebase (see above), and a repeatable file it brought.
 REBASED = 39
+REBASE_MARK = "facts"
 # The record of the repeatable files: name and checksum of the text that last ran.
 REPEATABLES = "schema_repeatables"
 
@@ -136,7 +137,7 @@ def migrate(conn: Conn, lock_wait: float = LOCK_WAIT, only: Collection[int] | No
                     _apply(conn, mig, lock_wait)
                     applied.append(mig)
             for mig in [m for m in stale if not m.first]:
-                if any(set(waiting.needs) <= set(mig.needs) for waiting in left):
+                if _follows(mig, left):
                     continue  # it may need what that migration makes
                 if not any(_extension(conn, ext, missing) for ext in mig.needs):
                     _apply(conn, mig, lock_wait)
@@ -172,16 +173,19 @@ def _apply(conn: Conn, mig: Migration, lock_wait: float) -> None:
 
 def _refuse_unrebased(conn: Conn, todo: list[Migration]) -> None:
     """A database that ran some of the migrations up to REBASED but not all that it could
-    (those that wait for an extension aside) was made by a cli-org before the rebase."""
+    (those that wait for an extension aside), with no record of the files the rebase made,
+    was made by a cli-org before the rebase: its functions, triggers and policies are those of
+    some older migration, which the repeatable files do not know how to replace."""
     done = {row["version"] for row in conn.execute("SELECT version FROM schema_migrations")}
-    if not done:
-        return
     behind_rebase = [m for m in todo if m.version is not None and m.version <= REBASED and not m.needs]
-    if behind_rebase:
-        raise DatabaseError(
-            f"this database stopped at a migration before {behind_rebase[0].label}, which the functions' move to "
-            f"repeatable files rewrote; migrate it with a cli-org older than that move first (docs/migrations.md)"
-        )
+    if not done or not behind_rebase:
+        return
+    if first(conn, f"SELECT count(*) AS n FROM {REPEATABLES} WHERE name = %s", (REBASE_MARK,))["n"]:
+        return  # migrated part-way by this runner (a restore's `only`)
+    raise DatabaseError(
+        f"this database stopped before migration {behind_rebase[0].label}, which the move of functions to "
+        "repeatable files rewrote; migrate it with a cli-org from before that move first (docs/migrations.md)"
+    )
 
 
 def _extension(conn: Conn, name: str, seen: dict[str, str | None]) -> str | None:
@@ -214,7 +218,9 @@ def pending(conn: Conn) -> list[Migration] | None:
     ran; None when the database was never migrated."""
     if not first(conn, "SELECT to_regclass('schema_migrations') IS NOT NULL AS found")["found"]:
         return None
-    return _not_applied(conn) + _stale(conn)
+    todo = _not_applied(conn)
+    # A file that waits for an extension with the migrations it follows is said once, by them.
+    return todo + [m for m in _stale(conn) if not (m.needs and _follows(m, [t for t in todo if t.needs]))]
 
 
 @owns_transaction
@@ -224,6 +230,12 @@ def behind(conn: Conn) -> list[str] | None:
     before it serves, so a page never fails on a column an upgrade added."""
     todo = pending(conn)
     return None if todo is None else [m.label for m in todo if not m.needs]
+
+
+def _follows(file: Migration, waiting: list[Migration]) -> bool:
+    """Whether a repeatable file waits for one of these pending numbered migrations: one that
+    requires no extension the file does not (it may use what that migration makes)."""
+    return any(set(m.needs) <= set(file.needs) for m in waiting)
 
 
 def _not_applied(conn: Conn) -> list[Migration]:
