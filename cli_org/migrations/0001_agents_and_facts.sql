@@ -3,7 +3,7 @@
 -- databases on one server never share members.
 
 CREATE TABLE org_agents (
-    name        text PRIMARY KEY CHECK (name ~ '^[a-z][a-z0-9_-]{0,31}$'),
+    name        text PRIMARY KEY,  -- its pattern: repeatable/rule_checks.sql, as for every rule of rules.py
     kind        text NOT NULL DEFAULT 'bot' CHECK (kind IN ('bot', 'person')),
     team_lead   text REFERENCES org_agents (name),
     is_owner    boolean NOT NULL DEFAULT false,
@@ -13,14 +13,13 @@ CREATE TABLE org_agents (
 
 CREATE TABLE memory_facts (
     id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    subject         text NOT NULL CHECK (btrim(subject) <> '' AND length(subject) <= 200),
-    claim           text NOT NULL CHECK (btrim(claim) <> '' AND length(claim) <= 1000),
+    subject         text NOT NULL,
+    claim           text NOT NULL,
     source          text NOT NULL CHECK (btrim(source) <> ''),
     author          text NOT NULL DEFAULT org_me() REFERENCES org_agents (name),
     project         text CHECK (project IS NULL OR btrim(project) <> ''),
     confidence      text NOT NULL DEFAULT 'confirmed' CHECK (confidence IN ('confirmed', 'inferred')),
-    kind            text NOT NULL DEFAULT 'fact' CHECK (kind IN (
-                        'fact', 'decision', 'failure', 'workflow', 'rule', 'preference', 'model_note')),
+    kind            text NOT NULL DEFAULT 'fact',
     via             text,
     valid_from      timestamptz NOT NULL DEFAULT now(),
     valid_to        timestamptz,

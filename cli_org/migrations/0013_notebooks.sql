@@ -12,15 +12,15 @@
 CREATE TABLE public.notebook_entries (
     id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     agent       text NOT NULL DEFAULT public.org_me() REFERENCES public.org_agents (name),
-    store       text NOT NULL CHECK (store IN ('memory', 'user')),
-    body        text NOT NULL CHECK (btrim(body) <> '' AND length(body) <= CASE store WHEN 'memory' THEN 2200 WHEN 'user' THEN 1375 END),
+    store       text NOT NULL,  -- its values and each store's cap: repeatable/rule_checks.sql
+    body        text NOT NULL,
     version     integer NOT NULL DEFAULT 1,
     created_at  timestamptz NOT NULL DEFAULT now(),
     changed_at  timestamptz NOT NULL DEFAULT now(),
     changed_by  text REFERENCES public.org_agents (name),
     removed_at  timestamptz,
     removed_by  text REFERENCES public.org_agents (name),
-    CHECK ((removed_at IS NULL) = (removed_by IS NULL))
+    CONSTRAINT notebook_entries_check1 CHECK ((removed_at IS NULL) = (removed_by IS NULL))  -- named as it was when the body's cap came first
 );
 
 -- One live copy of an entry per agent and store; a concurrent duplicate loses here.

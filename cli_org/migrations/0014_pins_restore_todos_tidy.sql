@@ -43,7 +43,7 @@ ALTER TABLE public.memory_restores FORCE ROW LEVEL SECURITY;
 -- Todos: open items per project (NULL: org-wide), no expiry, never deleted.
 CREATE TABLE public.org_todos (
     id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    text       text NOT NULL CHECK (btrim(text) <> '' AND length(text) <= 500),
+    text       text NOT NULL,  -- its length: repeatable/rule_checks.sql
     project    text CHECK (project IS NULL OR btrim(project) <> ''),
     author     text NOT NULL DEFAULT org_me() REFERENCES public.org_agents (name),
     created_at timestamptz NOT NULL DEFAULT now(),
