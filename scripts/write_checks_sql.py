@@ -8,7 +8,7 @@ It holds org_write_fold() with the client's folding and org_write_problem() with
 character classes (cli_org/checks/write.py), org_write_patterns() with every pattern marked
 `db` in cli_org/checks/patterns.py verbatim with the strings one of which each needs
 (cli_org/checks/needs.py), the scan and the trigger function, and the field rules and pin
-caps of cli_org/checks/rules.py.
+caps of cli_org/checks/rules.py, and each notebook store's cap.
 tests/test_write_scan.py checks that the file is this script's output (docs/migrations.md,
 "Derived database objects").
 """
@@ -279,9 +279,21 @@ LANGUAGE sql IMMUTABLE
 """
 
 
+def notebook_cap_sql() -> str:
+    caps = " ".join(f"WHEN {lit(store)} THEN {cap}" for store, cap in rules.NOTEBOOK_CAPS.items())
+    return f"""-- The cap of a store, in characters (rules.NOTEBOOK_CAPS; the notebook's triggers read it).
+CREATE OR REPLACE FUNCTION public.org_notebook_cap(p_store text) RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+{PIN} AS $function$
+    SELECT CASE p_store {caps} END
+$function$;
+"""
+
+
 def render() -> str:
     """The whole file."""
     parts = [HEADER, fold_sql(), patterns_sql(), scan_sql(), problem_sql(), field_rules_sql(), pin_caps_sql()]
+    parts.append(notebook_cap_sql())
     return "\n".join(parts)
 
 

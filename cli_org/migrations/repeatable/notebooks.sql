@@ -72,17 +72,6 @@ BEGIN
 END $function$;
 REVOKE ALL ON FUNCTION public.org_notebook_before() FROM PUBLIC;
 
--- The cap of a store, in characters (the one SQL copy of rules.NOTEBOOK_CAPS; a test
--- compares them).
-CREATE OR REPLACE FUNCTION public.org_notebook_cap(p_store text)
- RETURNS integer
- LANGUAGE sql
- IMMUTABLE PARALLEL SAFE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
-    SELECT CASE p_store WHEN 'memory' THEN 2200 WHEN 'user' THEN 1375 END
-$function$;
-
 -- Serialise the notebook writes of the calling agent: a row lock on its org_agents row,
 -- held to the end of the transaction. The library takes it before it reads the usage, so
 -- its friendly refusal is computed under the same lock the trigger takes.

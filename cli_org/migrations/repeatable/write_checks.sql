@@ -551,3 +551,10 @@ $$;
 CREATE OR REPLACE FUNCTION public.org_pin_caps(OUT org_cap integer, OUT project_cap integer)
 LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, public, pg_temp AS $$ SELECT 10, 5 $$;
+
+-- The cap of a store, in characters (rules.NOTEBOOK_CAPS; the notebook's triggers read it).
+CREATE OR REPLACE FUNCTION public.org_notebook_cap(p_store text) RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, public, pg_temp AS $function$
+    SELECT CASE p_store WHEN 'memory' THEN 2200 WHEN 'user' THEN 1375 END
+$function$;
