@@ -218,7 +218,8 @@ BEGIN
 END $function$;
 REVOKE ALL ON FUNCTION public.org_erase_scrub(text[]) FROM PUBLIC;
 
--- A fact's vectors, where pgvector made the table (0017 may run after this migration).
+-- A fact's vectors, where pgvector made the table (its delete policy, fact_vectors_erase, comes
+-- with it: vectors.sql).
 CREATE OR REPLACE FUNCTION public.org_erase_vectors(p_id bigint)
  RETURNS bigint
  LANGUAGE plpgsql
@@ -229,11 +230,6 @@ DECLARE
 BEGIN
     IF pg_catalog.to_regclass('public.memory_fact_vectors') IS NULL THEN
         RETURN 0;
-    END IF;
-    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_policy
-                   WHERE polrelid = 'public.memory_fact_vectors'::regclass AND polname = 'fact_vectors_erase') THEN
-        CREATE POLICY fact_vectors_erase ON public.memory_fact_vectors FOR DELETE
-            USING ((SELECT public.org_is_admin()));
     END IF;
     EXECUTE 'DELETE FROM public.memory_fact_vectors WHERE fact_id = $1' USING p_id;
     GET DIAGNOSTICS n = ROW_COUNT;
