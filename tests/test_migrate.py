@@ -223,6 +223,7 @@ def test_a_database_the_migrations_before_the_move_made_ends_as_a_new_one(server
         migrate(conn)
         assert _ran(conn) == upgraded
         assert _schema(new) == _schema(blank_db)
+
     # Nothing was taken away or added, and nothing changed but the policy sync's text (it
     # passes over a policy not made yet: the vectors' file makes theirs after the others').
     def without_sync(dump: str) -> str:

@@ -177,7 +177,9 @@ def test_every_function_trigger_policy_and_view_has_one_home(org):
                     " AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')"
                 )
             ],
-            "trigger": [r["name"] for r in conn.execute("SELECT tgname AS name FROM pg_trigger WHERE NOT tgisinternal")],
+            "trigger": [
+                r["name"] for r in conn.execute("SELECT tgname AS name FROM pg_trigger WHERE NOT tgisinternal")
+            ],
             "policy": [
                 r["name"]
                 for r in conn.execute("SELECT polrelid::regclass::text || '.' || polname AS name FROM pg_policy")

@@ -20,8 +20,9 @@ AGENT_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 # memory_facts.subject and .claim lengths: one fact, stated briefly
 MAX_SUBJECT = 200
 MAX_CLAIM = 1000
-# notebook_entries.store and each store's cap in characters (the CHECK on one entry, org_notebook_cap() for the store's total). Small on purpose: a notebook is
-# put in front of every session, so it must stay short and keep only what matters.
+# notebook_entries.store and each store's cap in characters (the CHECK on one entry,
+# org_notebook_cap() for the store's total). Small on purpose: a notebook is put in front of
+# every session, so it must stay short and keep only what matters.
 NOTEBOOK_CAPS = {"memory": 2200, "user": 1375}
 NOTEBOOK_STORES = tuple(NOTEBOOK_CAPS)
 # Pins (org_pin_caps(), in migrations/repeatable/write_checks.sql): a pinned fact reaches

@@ -101,8 +101,9 @@ def repeatables() -> list[Migration]:
 
 @owns_transaction
 def migrate(conn: Conn, lock_wait: float = LOCK_WAIT, only: Collection[int] | None = None) -> list[Migration]:
-    """Apply what is missing (of `only`, when given: the versions a backup was made at), then
-    the repeatable files whose text changed; returns what this call applied, in that order.
+    """Apply the function files whose text changed, the numbered migrations that are missing
+    (of `only`, when given: the versions a backup was made at), then the other repeatable
+    files whose text changed; returns what this call applied, in that order.
 
     A session advisory lock serialises concurrent runners: the second waits, then finds
     nothing left to do. Waiting (for that lock, or for a table another session holds) is
