@@ -9,12 +9,8 @@
 -- The same rule (0013, 0019: the agent itself, the administrator, an owner, the agent's team
 -- lead) is now computed once per statement: the agents whose notebooks the caller may read,
 -- or NULL for all of them; each row is then an array lookup.
-CREATE OR REPLACE FUNCTION public.org_notebooks_readable()
- RETURNS text[]
- LANGUAGE sql
- STABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_notebooks_readable() RETURNS text[]
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $function$
     SELECT CASE
         WHEN pg_catalog.pg_has_role(current_user,
                                     (SELECT c.relowner FROM pg_catalog.pg_class c
@@ -26,11 +22,8 @@ AS $function$
 $function$;
 REVOKE ALL ON FUNCTION public.org_notebooks_readable() FROM PUBLIC;
 
-CREATE OR REPLACE FUNCTION public.org_stamp_via()
- RETURNS trigger
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_stamp_via() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, public, pg_temp AS $function$
 BEGIN
     IF TG_TABLE_NAME = 'notebook_versions' THEN
         NEW.via := coalesce(NEW.via, public.org_via());
@@ -93,12 +86,8 @@ REVOKE ALL ON FUNCTION public.org_stamp_via() FROM PUBLIC;
 --
 -- 2. Indexes: each source of the feed is read newest first from its own time column, from the
 -- page's cursor back to `since`, and stops after a page (EXPLAIN ANALYZE numbers in the docs).
-CREATE OR REPLACE FUNCTION public.org_via()
- RETURNS text
- LANGUAGE plpgsql
- STABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_via() RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     v text := nullif(current_setting('cli_org.via', true), '');
     problem text := public.org_field_problem('via', 'via', v);

@@ -5,12 +5,8 @@
 
 -- An owner approves a text; returns its hash. Approving a text again keeps the first
 -- approval (who, when, why) and returns the same hash.
-CREATE OR REPLACE FUNCTION public.org_approve_text(p_text text, p_reason text)
- RETURNS text
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_approve_text(p_text text, p_reason text) RETURNS text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     me text := public.org_caller();
     digest text;
@@ -51,11 +47,8 @@ REVOKE ALL ON FUNCTION public.org_approve_text(text,text) FROM PUBLIC;
 -- lift). The bound that holds is the admin's: cancel member statements running longer than
 -- the given seconds. Run by the admin (a superuser, or on a team server the role granted
 -- every agent's role, which may signal their backends); members have no EXECUTE.
-CREATE OR REPLACE FUNCTION public.org_cancel_long_member_queries(p_seconds double precision)
- RETURNS TABLE(pid integer, usename name, seconds double precision, query text)
- LANGUAGE sql
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_cancel_long_member_queries(p_seconds double precision) RETURNS TABLE(pid integer, usename name, seconds double precision, query text)
+LANGUAGE sql SET search_path = pg_catalog, public, pg_temp AS $function$
     -- Chosen first (MATERIALIZED), cancelled after: a WHERE clause may call pg_cancel_backend
     -- before its other conditions have ruled a backend out.
     WITH chosen AS MATERIALIZED (
@@ -75,11 +68,8 @@ $function$;
 REVOKE ALL ON FUNCTION public.org_cancel_long_member_queries(double precision) FROM PUBLIC;
 
 -- Add delta to a scope's counter; the new total.
-CREATE OR REPLACE FUNCTION public.org_cap_add(p_scope text, p_delta integer)
- RETURNS integer
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_cap_add(p_scope text, p_delta integer) RETURNS integer
+LANGUAGE plpgsql SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     total integer;
 BEGIN
@@ -93,12 +83,8 @@ REVOKE ALL ON FUNCTION public.org_cap_add(text,integer) FROM PUBLIC;
 
 -- Refuse a write whose fields break their rules, then run the write scan (0012's
 -- org_write_scan: secrets and injections) over them all at once. Raises; returns nothing.
-CREATE OR REPLACE FUNCTION public.org_check_fields(fields text[], labels text[], texts text[])
- RETURNS void
- LANGUAGE plpgsql
- IMMUTABLE PARALLEL SAFE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_check_fields(fields text[], labels text[], texts text[]) RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     problem text;
     scan_labels text[] := ARRAY[]::text[];
@@ -124,12 +110,8 @@ END $function$;
 -- 9. An eval run's numbers in their ranges: each Figures object (cli_org/evaluation/golden.py)
 -- of the summary, each case, k and the vault's size. A reader still treats a stored row that
 -- predates this as possibly malformed (cli_org/evaluation/runs.py).
-CREATE OR REPLACE FUNCTION public.org_eval_figures_ok(x jsonb)
- RETURNS boolean
- LANGUAGE sql
- IMMUTABLE PARALLEL SAFE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_eval_figures_ok(x jsonb) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, public, pg_temp AS $function$
     SELECT coalesce(jsonb_typeof(x) = 'object'
         AND jsonb_typeof(x -> 'n') = 'number' AND (x ->> 'n')::numeric BETWEEN 0 AND 1000000
         AND jsonb_typeof(x -> 'hit_rate') = 'number' AND (x ->> 'hit_rate')::numeric BETWEEN 0 AND 1
@@ -138,12 +120,8 @@ AS $function$
              FROM unnest(ARRAY['chars_median', 'chars_p95', 'ms_median', 'ms_p95']) k), false)
 $function$;
 
-CREATE OR REPLACE FUNCTION public.org_eval_run_ok(k integer, summary jsonb, cases jsonb)
- RETURNS boolean
- LANGUAGE sql
- IMMUTABLE PARALLEL SAFE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_eval_run_ok(k integer, summary jsonb, cases jsonb) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, public, pg_temp AS $function$
     SELECT coalesce(k BETWEEN 1 AND 1000
         AND public.org_eval_figures_ok(summary -> 'overall')
         AND (jsonb_typeof(summary -> 'by_tag') IS DISTINCT FROM 'object'
@@ -161,11 +139,8 @@ $function$;
 -- issue 21 (7): each table's member-written text, checked when it is written or changed (so
 -- older rows can still be retired, unpinned or restored). Triggers of their own, beside the
 -- write checks of 0009-0012 (which a regenerated write scan replaces).
-CREATE OR REPLACE FUNCTION public.org_field_checks()
- RETURNS trigger
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_field_checks() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     f text[] := ARRAY[]::text[];   -- rule
     l text[] := ARRAY[]::text[];   -- label
@@ -216,12 +191,8 @@ END $function$;
 
 -- What is wrong with one field, or NULL: its shape, its length, then (0009) control and
 -- invisible characters. `field` names the rule; `label` is what the message calls it.
-CREATE OR REPLACE FUNCTION public.org_field_problem(field text, label text, t text)
- RETURNS text
- LANGUAGE plpgsql
- IMMUTABLE PARALLEL SAFE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_field_problem(field text, label text, t text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     r record;
 BEGIN
@@ -246,24 +217,16 @@ END $function$;
 -- of the org's tables (a superuser does too), as 0019 decided for the notebook read rule. No
 -- member passes: no agent role and not the member group is granted the owner's role. A NULL
 -- org_me() (no agent behind current_user, e.g. after `SET ROLE <db>_member`) is nobody.
-CREATE OR REPLACE FUNCTION public.org_is_admin()
- RETURNS boolean
- LANGUAGE sql
- STABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_is_admin() RETURNS boolean
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $function$
     SELECT pg_catalog.pg_has_role(current_user,
                                   (SELECT c.relowner FROM pg_catalog.pg_class c
                                    WHERE c.oid = 'public.org_agents'::pg_catalog.regclass), 'USAGE')
 $function$;
 
 -- issue 21 (5): a store's live entries stay within org_notebook_cap (rules.NOTEBOOK_CAPS).
-CREATE OR REPLACE FUNCTION public.org_notebook_cap_check()
- RETURNS trigger
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_notebook_cap_check() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     delta integer := CASE WHEN NEW.removed_at IS NULL THEN length(NEW.body) ELSE 0 END;
     cap integer := public.org_notebook_cap(NEW.store);
@@ -284,12 +247,8 @@ BEGIN
 END $function$;
 
 -- issue 21 (5): a scope's live pins stay within org_pin_caps (rules.PIN_CAP_ORG, PIN_CAP_PROJECT).
-CREATE OR REPLACE FUNCTION public.org_pin_cap_check()
- RETURNS trigger
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_pin_cap_check() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     total integer;
     cap integer;
@@ -314,32 +273,21 @@ END $function$;
 -- Is this one of the source forms checks.py accepts? Looser than the client on purpose
 -- (no spaces; an http(s) URL, #message, t_card, or a path with a folder or an extension;
 -- no other scheme), so that no source the client allows is refused here.
-CREATE OR REPLACE FUNCTION public.org_source_ok(s text)
- RETURNS boolean
- LANGUAGE sql
- IMMUTABLE PARALLEL SAFE STRICT
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_source_ok(s text) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT SET search_path = pg_catalog, public, pg_temp AS $function$
     SELECT s ~ '^(https?://[^ ]+|#[^ ]+|t_[^ ]+|[^ ]*/[^ ]*|[^ ]*\.[A-Za-z0-9]+(:[^ ]+)?)$'
        AND (s !~ '://' OR s ~ '^https?://')
 $function$;
 
 -- The hash the approvals are keyed by (the client computes the same: hashlib.sha256).
-CREATE OR REPLACE FUNCTION public.org_text_sha256(t text)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE PARALLEL SAFE STRICT
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_text_sha256(t text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT SET search_path = pg_catalog, public, pg_temp AS $function$
     SELECT pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(t, 'UTF8')), 'hex')
 $function$;
 REVOKE ALL ON FUNCTION public.org_text_sha256(text) FROM PUBLIC;
 
-CREATE OR REPLACE FUNCTION public.org_vault_terms_move()
- RETURNS trigger
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_vault_terms_move() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, public, pg_temp AS $function$
 BEGIN
     UPDATE public.vault_terms t SET df = t.df - 1
     FROM public.vault_postings p WHERE p.file_id = NEW.id AND t.term = p.term AND t.private = OLD.private;
@@ -351,12 +299,8 @@ BEGIN
 END $function$;
 
 -- Whether an owner approved exactly this text.
-CREATE OR REPLACE FUNCTION public.org_write_approved(t text)
- RETURNS boolean
- LANGUAGE sql
- STABLE PARALLEL SAFE SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_write_approved(t text) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
     SELECT t IS NOT NULL
        AND EXISTS (SELECT 1 FROM public.org_write_approvals WHERE sha256 = public.org_text_sha256(t))
 $function$;

@@ -2,12 +2,8 @@
 -- Erasing a fact or a message for good (issue 33): who may, and what is scrubbed.
 -- A repeatable file (cli_org/db/migrate.py; docs/migrations.md): each definition here is the only one.
 
-CREATE OR REPLACE FUNCTION public.org_erase_fact(p_id bigint, p_why text, p_also text[] DEFAULT '{}'::text[])
- RETURNS jsonb
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_erase_fact(p_id bigint, p_why text, p_also text[] DEFAULT '{}'::text[]) RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     me text := public.org_erase_owner();
     f memory_facts;
@@ -66,12 +62,8 @@ BEGIN
 END $function$;
 REVOKE ALL ON FUNCTION public.org_erase_fact(bigint,text,text[]) FROM PUBLIC;
 
-CREATE OR REPLACE FUNCTION public.org_erase_message(p_session bigint, p_position bigint, p_why text)
- RETURNS jsonb
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_erase_message(p_session bigint, p_position bigint, p_why text) RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     me text := public.org_erase_owner();
     done memory_erasures;
@@ -115,12 +107,8 @@ BEGIN
 END $function$;
 REVOKE ALL ON FUNCTION public.org_erase_message(bigint,bigint,text) FROM PUBLIC;
 
-CREATE OR REPLACE FUNCTION public.org_erase_owner()
- RETURNS text
- LANGUAGE plpgsql
- STABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_erase_owner() RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     me text := public.org_caller();
 BEGIN
@@ -135,12 +123,8 @@ END $function$;
 REVOKE ALL ON FUNCTION public.org_erase_owner() FROM PUBLIC;
 
 -- The reason is kept and shown: it may not carry what is erased.
-CREATE OR REPLACE FUNCTION public.org_erase_reason(p_why text, needles text[])
- RETURNS text
- LANGUAGE plpgsql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_erase_reason(p_why text, needles text[]) RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, public, pg_temp AS $function$
 BEGIN
     IF btrim(coalesce(p_why, '')) = '' THEN
         RAISE EXCEPTION 'say why it is erased' USING ERRCODE = '22023';
@@ -155,11 +139,8 @@ REVOKE ALL ON FUNCTION public.org_erase_reason(text,text[]) FROM PUBLIC;
 -- Every place outside the fact and message rows that may quote a text: replace each needle
 -- there, and say how many rows of each place changed. Needles are at least 8 characters
 -- (the callers see to it), so a replacement never makes a text longer.
-CREATE OR REPLACE FUNCTION public.org_erase_scrub(needles text[])
- RETURNS jsonb
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_erase_scrub(needles text[]) RETURNS jsonb
+LANGUAGE plpgsql SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     jn text[] := public.org_json_needles(needles);
     counts jsonb := '{}';
@@ -220,11 +201,8 @@ REVOKE ALL ON FUNCTION public.org_erase_scrub(text[]) FROM PUBLIC;
 
 -- A fact's vectors, where pgvector made the table (its delete policy, fact_vectors_erase, comes
 -- with it: vectors.sql).
-CREATE OR REPLACE FUNCTION public.org_erase_vectors(p_id bigint)
- RETURNS bigint
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_erase_vectors(p_id bigint) RETURNS bigint
+LANGUAGE plpgsql SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     n bigint;
 BEGIN
@@ -239,12 +217,8 @@ REVOKE ALL ON FUNCTION public.org_erase_vectors(bigint) FROM PUBLIC;
 
 -- A JSON document with every needle replaced inside its strings; a document the replacement
 -- would break (a needle that spans its structure) is replaced whole.
-CREATE OR REPLACE FUNCTION public.org_erased_json(j jsonb, needles text[])
- RETURNS jsonb
- LANGUAGE plpgsql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_erased_json(j jsonb, needles text[]) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, public, pg_temp AS $function$
 BEGIN
     IF j IS NULL THEN
         RETURN NULL;
@@ -256,12 +230,8 @@ END $function$;
 REVOKE ALL ON FUNCTION public.org_erased_json(jsonb,text[]) FROM PUBLIC;
 
 -- A text with every needle replaced by the marker.
-CREATE OR REPLACE FUNCTION public.org_erased_text(t text, needles text[])
- RETURNS text
- LANGUAGE plpgsql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_erased_text(t text, needles text[]) RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     n text;
 BEGIN
@@ -277,12 +247,8 @@ REVOKE ALL ON FUNCTION public.org_erased_text(text,text[]) FROM PUBLIC;
 
 -- The needles as a JSON document writes them (quotes, backslashes and control characters
 -- escaped), with the plain ones.
-CREATE OR REPLACE FUNCTION public.org_json_needles(needles text[])
- RETURNS text[]
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_json_needles(needles text[]) RETURNS text[]
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, public, pg_temp AS $function$
     SELECT array_agg(DISTINCT x) FROM (
         SELECT n AS x FROM unnest(needles) n
         UNION ALL
@@ -292,23 +258,16 @@ $function$;
 REVOKE ALL ON FUNCTION public.org_json_needles(text[]) FROM PUBLIC;
 
 -- Whether a text holds any needle.
-CREATE OR REPLACE FUNCTION public.org_quotes(t text, needles text[])
- RETURNS boolean
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_quotes(t text, needles text[]) RETURNS boolean
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, public, pg_temp AS $function$
     SELECT t IS NOT NULL AND EXISTS (SELECT 1 FROM unnest(needles) n WHERE pg_catalog.strpos(t, n) > 0)
 $function$;
 REVOKE ALL ON FUNCTION public.org_quotes(text,text[]) FROM PUBLIC;
 
 -- An erased fact never comes back: not by restore (org_restore), nor by any other update
 -- that would make it current or give it text again.
-CREATE OR REPLACE FUNCTION public.org_stay_erased()
- RETURNS trigger
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_stay_erased() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     e memory_erasures;
 BEGIN

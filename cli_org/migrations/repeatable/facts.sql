@@ -18,12 +18,8 @@
 -- Pieces are cut at 60 characters (a tsvector lexeme may not pass 2 kB, and a claim may
 -- hold one 1,000-character word); the queries cut their words the same way. pg_trgm would
 -- do the same job, but the embedded server does not ship it.
-CREATE OR REPLACE FUNCTION public.fact_word_pieces(subject text, claim text)
- RETURNS tsvector
- LANGUAGE sql
- IMMUTABLE PARALLEL SAFE STRICT
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.fact_word_pieces(subject text, claim text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT SET search_path = pg_catalog, public, pg_temp AS $function$
     SELECT array_to_tsvector(array_agg(DISTINCT left(substr(w, i), 60)))
     FROM unnest(regexp_split_to_array(lower(subject || ' ' || claim), '\W+')) AS w,
          generate_series(1, greatest(1, length(w) - 2)) AS i
@@ -33,12 +29,8 @@ $function$;
 -- The agent who called a SECURITY DEFINER function. Inside such a function current_user
 -- is the owner, so read the role the session set (SET ROLE) or logged in as. PostgreSQL
 -- itself refuses SET ROLE to a role the login is not a member of.
-CREATE OR REPLACE FUNCTION public.org_caller()
- RETURNS text
- LANGUAGE sql
- STABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_caller() RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $function$
     SELECT name FROM org_agents
     WHERE role_name = CASE current_setting('role')
                           WHEN 'none' THEN session_user::text
@@ -48,12 +40,8 @@ $function$;
 -- The definer functions that look a fact (or a todo) up by id, as they were (0001, 0014,
 -- 0026, 0032), with one change each: the lookup adds `AND org_project_readable(project)`, so a
 -- row of a project the caller may not read is not found (see the top of this file).
-CREATE OR REPLACE FUNCTION public.org_forget(p_id bigint, p_why text)
- RETURNS bigint
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_forget(p_id bigint, p_why text) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     me text := org_caller();
     f memory_facts;
@@ -75,41 +63,25 @@ BEGIN
 END $function$;
 REVOKE ALL ON FUNCTION public.org_forget(bigint,text) FROM PUBLIC;
 
-CREATE OR REPLACE FUNCTION public.org_may_retire(actor text, fact_author text)
- RETURNS boolean
- LANGUAGE sql
- STABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_may_retire(actor text, fact_author text) RETURNS boolean
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $function$
     SELECT actor = fact_author
         OR EXISTS (SELECT 1 FROM org_agents WHERE name = fact_author AND team_lead = actor)
         OR EXISTS (SELECT 1 FROM org_agents WHERE name = actor AND is_owner)
 $function$;
 
 -- The agent behind the role running the current statement (RLS policies, defaults).
-CREATE OR REPLACE FUNCTION public.org_me()
- RETURNS text
- LANGUAGE sql
- STABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$ SELECT name FROM org_agents WHERE role_name = current_user $function$;
+CREATE OR REPLACE FUNCTION public.org_me() RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $function$ SELECT name FROM org_agents WHERE role_name = current_user $function$;
 
 -- Agents, the shared fact store, and the row-level security that guards it.
 -- Roles are cluster-wide, so the member group is named after the database: two cli-org
 -- databases on one server never share members.
-CREATE OR REPLACE FUNCTION public.org_member_role()
- RETURNS text
- LANGUAGE sql
- STABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$ SELECT current_database() || '_member' $function$;
+CREATE OR REPLACE FUNCTION public.org_member_role() RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $function$ SELECT current_database() || '_member' $function$;
 
-CREATE OR REPLACE FUNCTION public.org_supersede(p_old bigint, p_new bigint)
- RETURNS bigint
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_supersede(p_old bigint, p_new bigint) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     me text := org_caller();
     old_fact memory_facts;

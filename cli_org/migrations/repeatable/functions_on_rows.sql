@@ -2,12 +2,8 @@
 -- run after the numbered migrations (the other functions run before them).
 -- A repeatable file (cli_org/db/migrate.py; docs/migrations.md): each definition here is the only one.
 
-CREATE OR REPLACE FUNCTION public.org_retire_check(me text, f memory_facts)
- RETURNS void
- LANGUAGE plpgsql
- STABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_retire_check(me text, f memory_facts) RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     lead text;
 BEGIN
@@ -27,12 +23,8 @@ END $function$;
 -- The pin a retirement ended: the trigger stamps it with the retirement's time and reason
 -- (org_unpin_retired); `unpin` stamps 'unpinned'. Read by org_restore and, after a restore,
 -- by the client with the retirement that memory_restores recorded (sql/pins.sql).
-CREATE OR REPLACE FUNCTION public.org_retirement_pin(p_fact_id bigint, p_retired_at timestamp with time zone, p_reason text)
- RETURNS SETOF memory_pins
- LANGUAGE sql
- STABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_retirement_pin(p_fact_id bigint, p_retired_at timestamp with time zone, p_reason text) RETURNS SETOF memory_pins
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $function$
     SELECT * FROM memory_pins
     WHERE fact_id = p_fact_id AND unpinned_at = p_retired_at
       AND unpin_reason = format('fact retired: %s', p_reason)

@@ -3,12 +3,8 @@
 -- A repeatable file (cli_org/db/migrate.py; docs/migrations.md): each definition here is the only one.
 
 -- After a write: the new state becomes a version.
-CREATE OR REPLACE FUNCTION public.org_notebook_after()
- RETURNS trigger
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_notebook_after() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 BEGIN
     INSERT INTO public.notebook_versions (entry_id, version, agent, store, action, body, at, by)
     VALUES (NEW.id, NEW.version, NEW.agent, NEW.store,
@@ -20,12 +16,8 @@ REVOKE ALL ON FUNCTION public.org_notebook_after() FROM PUBLIC;
 
 -- 0013's stamping trigger without its own count (a sum over a snapshot, which REPEATABLE READ
 -- could hold stale): the cap is the counter's above.
-CREATE OR REPLACE FUNCTION public.org_notebook_before()
- RETURNS trigger
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_notebook_before() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     me text := public.org_caller();  -- a definer: current_user is the owner here
     problem text;
@@ -75,12 +67,8 @@ REVOKE ALL ON FUNCTION public.org_notebook_before() FROM PUBLIC;
 -- Serialise the notebook writes of the calling agent: a row lock on its org_agents row,
 -- held to the end of the transaction. The library takes it before it reads the usage, so
 -- its friendly refusal is computed under the same lock the trigger takes.
-CREATE OR REPLACE FUNCTION public.org_notebook_lock()
- RETURNS void
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_notebook_lock() RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     me text := public.org_caller();
 BEGIN
@@ -98,12 +86,8 @@ REVOKE ALL ON FUNCTION public.org_notebook_lock() FROM PUBLIC;
 -- function with its own search_path is never inlined) cost 1.3 s to count a fact's 20,000
 -- hits for an owner; read once as a set, 21 ms (benchmarks/web_agents.py, 100k facts, 20k
 -- recalls).
-CREATE OR REPLACE FUNCTION public.org_notebook_readable(p_agent text)
- RETURNS boolean
- LANGUAGE sql
- STABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_notebook_readable(p_agent text) RETURNS boolean
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $function$
     SELECT r IS NULL OR p_agent = ANY (r) FROM (SELECT public.org_notebooks_readable() AS r) x
 $function$;
 REVOKE ALL ON FUNCTION public.org_notebook_readable(text) FROM PUBLIC;

@@ -2,12 +2,8 @@
 -- Pins, todos, restoring a retired fact, and tidying.
 -- A repeatable file (cli_org/db/migrate.py; docs/migrations.md): each definition here is the only one.
 
-CREATE OR REPLACE FUNCTION public.org_pin(p_id bigint, p_project text)
- RETURNS bigint
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_pin(p_id bigint, p_project text) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     me text := org_caller();
     f memory_facts;
@@ -62,24 +58,16 @@ END $function$;
 REVOKE ALL ON FUNCTION public.org_pin(bigint,text) FROM PUBLIC;
 
 -- The current pins of one scope, for messages: "#12 (by bot), #14 (by lead)".
-CREATE OR REPLACE FUNCTION public.org_pins_listed(p_project text)
- RETURNS text
- LANGUAGE sql
- STABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_pins_listed(p_project text) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $function$
     SELECT coalesce(string_agg(format('#%s %s (pinned by %s)', p.fact_id, f.subject, p.pinned_by), ', '
                                ORDER BY p.pinned_at, p.id), 'none')
     FROM memory_pins p JOIN memory_facts f ON f.id = p.fact_id
     WHERE p.unpinned_at IS NULL AND p.project IS NOT DISTINCT FROM p_project
 $function$;
 
-CREATE OR REPLACE FUNCTION public.org_restore(p_id bigint, p_why text)
- RETURNS bigint
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_restore(p_id bigint, p_why text) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     me text := org_caller();
     f memory_facts;
@@ -150,11 +138,8 @@ END $function$;
 REVOKE ALL ON FUNCTION public.org_restore(bigint,text) FROM PUBLIC;
 
 -- The write checks of facts, for a todo's text and project.
-CREATE OR REPLACE FUNCTION public.org_todo_checks()
- RETURNS trigger
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_todo_checks() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     problem text;
 BEGIN
@@ -170,12 +155,8 @@ BEGIN
     RETURN NEW;
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.org_todo_done(p_id bigint)
- RETURNS bigint
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_todo_done(p_id bigint) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     me text := org_caller();
     t org_todos;
@@ -199,12 +180,8 @@ BEGIN
 END $function$;
 REVOKE ALL ON FUNCTION public.org_todo_done(bigint) FROM PUBLIC;
 
-CREATE OR REPLACE FUNCTION public.org_unpin(p_id bigint)
- RETURNS bigint
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_unpin(p_id bigint) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     me text := org_caller();
     f memory_facts;
@@ -232,12 +209,8 @@ REVOKE ALL ON FUNCTION public.org_unpin(bigint) FROM PUBLIC;
 
 -- A retired fact's reason travels into its pin's unpin reason ('fact retired: REASON'):
 -- keep that within the reason limit too.
-CREATE OR REPLACE FUNCTION public.org_unpin_retired()
- RETURNS trigger
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_unpin_retired() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 BEGIN
     UPDATE memory_pins
     SET unpinned_at = now(), unpinned_by = NEW.retired_by,

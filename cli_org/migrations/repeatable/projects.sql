@@ -4,11 +4,8 @@
 
 -- A vector, a restore or a tidy record names a fact: the writer must be able to read it (a
 -- foreign key is checked without row-level security, so it would not say).
-CREATE OR REPLACE FUNCTION public.org_fact_write_guard()
- RETURNS trigger
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_fact_write_guard() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, public, pg_temp AS $function$
 BEGIN
     IF cardinality(org_projects_hidden()) > 0
        AND NOT EXISTS (SELECT 1 FROM memory_facts f WHERE f.id = NEW.fact_id) THEN
@@ -17,12 +14,8 @@ BEGIN
     RETURN NEW;
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.org_project_access_changed()
- RETURNS trigger
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_project_access_changed() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 BEGIN
     PERFORM public.org_project_policies_sync();
     RETURN NULL;
@@ -45,12 +38,8 @@ REVOKE ALL ON FUNCTION public.org_project_access_changed() FROM PUBLIC;
 -- The fact vectors' policy and guard come with pgvector (repeatable/vectors.sql, which waits
 -- for it as 0017 does); until then the sync passes over the policy it does not find. `force` rewrites every
 -- policy even when the facts' is already in the wanted form (0039 uses it).
-CREATE OR REPLACE FUNCTION public.org_project_policies_sync(force boolean DEFAULT false)
- RETURNS boolean
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_project_policies_sync(force boolean DEFAULT false) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     restricted boolean := EXISTS (SELECT 1 FROM public.org_project_access);
     hidden text := '((SELECT public.org_projects_hidden())::text[])';
@@ -99,23 +88,16 @@ END $function$;
 REVOKE ALL ON FUNCTION public.org_project_policies_sync(boolean) FROM PUBLIC;
 
 -- One project, the same rule: for the definer functions' lookups by id.
-CREATE OR REPLACE FUNCTION public.org_project_readable(p_project text)
- RETURNS boolean
- LANGUAGE sql
- STABLE
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_project_readable(p_project text) RETURNS boolean
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $function$
     SELECT p_project IS NULL OR p_project <> ALL (public.org_projects_hidden())
 $function$;
 REVOKE ALL ON FUNCTION public.org_project_readable(text) FROM PUBLIC;
 
 -- Writes: an agent who may not read a project may not write into it either, by any path (a
 -- member's own INSERT, a definer function, the recall log). One line, before any other check.
-CREATE OR REPLACE FUNCTION public.org_project_write_guard()
- RETURNS trigger
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_project_write_guard() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, public, pg_temp AS $function$
 BEGIN
     IF NEW.project IS NOT NULL AND NEW.project = ANY (org_projects_hidden()) THEN
         RAISE EXCEPTION 'project % is restricted: agent % may not read or write it', NEW.project,
@@ -129,12 +111,8 @@ END $function$;
 -- short array. Empty, at the cost of one probe of an empty table, while no project is
 -- restricted, and for the administrator and the owners. A definer function: members read
 -- only their own projects' restrictions (the policy below), and the rule needs all of them.
-CREATE OR REPLACE FUNCTION public.org_projects_hidden()
- RETURNS text[]
- LANGUAGE plpgsql
- STABLE SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_projects_hidden() RETURNS text[]
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     acting text := CASE current_setting('role') WHEN 'none' THEN session_user::text ELSE current_setting('role') END;
     me text;
@@ -158,12 +136,8 @@ REVOKE ALL ON FUNCTION public.org_projects_hidden() FROM PUBLIC;
 -- Restrict a project to the given agents (the list replaces the one before), or lift the
 -- restriction. Owners only (and the administrator): the caller must be an owner by
 -- org_is_owner(), which reads the session's role, so a member's login or SET ROLE is refused.
-CREATE OR REPLACE FUNCTION public.org_restrict_project(p_project text, p_agents text[])
- RETURNS integer
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_restrict_project(p_project text, p_agents text[]) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
 DECLARE
     me text := org_caller();
     acting text := CASE current_setting('role') WHEN 'none' THEN session_user::text ELSE current_setting('role') END;
@@ -202,12 +176,8 @@ BEGIN
 END $function$;
 REVOKE ALL ON FUNCTION public.org_restrict_project(text,text[]) FROM PUBLIC;
 
-CREATE OR REPLACE FUNCTION public.org_sessions_hidden()
- RETURNS bigint[]
- LANGUAGE sql
- STABLE SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-AS $function$
+CREATE OR REPLACE FUNCTION public.org_sessions_hidden() RETURNS bigint[]
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $function$
     SELECT coalesce((SELECT array_agg(s.id ORDER BY s.id) FROM archive_sessions s, org_projects_hidden() h
                      WHERE cardinality(h) > 0 AND s.project = ANY (h)), '{}')
 $function$;
