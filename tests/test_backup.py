@@ -325,7 +325,7 @@ def test_a_restore_keeps_its_own_record_of_the_repeatable_files(org, tmp_path):
     assert code == 0, err
     with connect(org.settings) as conn:
         assert behind(conn) == []
-        ran = conn.execute("SELECT name, checksum FROM schema_repeatables").fetchall()
+        ran = conn.execute("SELECT name, checksum FROM schema_repeatables ORDER BY name").fetchall()
         assert [(r["name"], r["checksum"]) for r in ran] == [(m.name, m.checksum) for m in repeatables()]
 
 

@@ -33,7 +33,7 @@ def test_the_manifest_is_what_the_live_sdk_server_says():
     # The front answers from this file; a tool, a description or an SDK changed without
     # running the script fails here.
     script = _script()
-    assert script.PATH.read_text(encoding="utf-8") == script.render(), "run: python scripts/mcp_manifest.py"
+    assert script.PATH.read_text(encoding="utf-8") == script.render(), "run: python scripts/generate.py"
 
 
 def request(id, method, params=None) -> str:

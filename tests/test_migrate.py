@@ -5,7 +5,9 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 from conftest import fresh_database
 
 from cli_org.checks import rules
@@ -27,20 +29,33 @@ def _possible(server):
     return [m for m in available() if server.vectors or "vector" not in m.needs]
 
 
+def _files(server):
+    """The repeatable files this server can apply (the vectors' waits for pgvector)."""
+    return [m for m in repeatables() if server.vectors or "vector" not in m.needs]
+
+
+def _order(server):
+    """What migrating from empty applies, in order: the function files, the numbered
+    migrations, then the other repeatable files (triggers, policies, grants)."""
+    files = _files(server)
+    return [m for m in files if m.first] + _possible(server) + [m for m in files if not m.first]
+
+
 def test_from_empty_database_then_again(blank_db):
     possible = _possible(blank_db.server)
     with connect(blank_db.settings) as conn:
         assert pending(conn) is None
         conn.commit()
         applied = migrate(conn)
-        # The numbered migrations in order, then the repeatable files.
-        assert [m.label for m in applied] == [m.label for m in possible + repeatables()]
+        # The function files, the numbered migrations in order, then the other repeatable files.
+        assert [m.label for m in applied] == [m.label for m in _order(blank_db.server)]
         assert {"org_agents", "memory_facts", "schema_migrations", "schema_repeatables"} <= set(_tables(conn))
+        # (the vectors' file, when it waits, waits with the migrations it follows)
         assert pending(conn) == [m for m in available() if m not in possible]
         assert migrate(conn) == []
         count = conn.execute("SELECT count(*) AS n FROM schema_migrations").fetchone()["n"]
         assert count == len(possible)
-        assert _ran(conn) == [(m.name, m.checksum) for m in repeatables()]
+        assert _ran(conn) == [(m.name, m.checksum) for m in _files(blank_db.server)]
 
 
 def test_two_processes_at_once(blank_db):
@@ -61,7 +76,7 @@ def test_two_processes_at_once(blank_db):
     applied = sorted(__import__("json").loads(out) for out, _ in outputs)
     # Exactly one process did the work; the other waited on the lock and found nothing to do.
     assert applied[0] == []
-    assert applied[1] == [m.label for m in _possible(blank_db.server) + repeatables()]
+    assert applied[1] == [m.label for m in _order(blank_db.server)]
     with connect(blank_db.settings) as conn:
         count = conn.execute("SELECT count(*) AS n FROM schema_migrations").fetchone()["n"]
         assert count == len(_possible(blank_db.server))
@@ -109,8 +124,9 @@ OLDER_CAPS = (
 
 def test_a_changed_repeatable_file_runs_again_on_init_and_an_unchanged_one_does_not(blank_db):
     url = blank_db.server.url(blank_db.name)
+    files = _files(blank_db.server)
     waiting = [m.label for m in available() if m not in _possible(blank_db.server)]  # for pgvector
-    assert init(blank_db.settings, "boss").applied[-1] == "repeatable/write_checks"
+    assert "repeatable/write_checks" in init(blank_db.settings, "boss").applied
     with connect(blank_db.settings) as conn:
         conn.execute(OLDER_CAPS)
         conn.commit()
@@ -120,16 +136,21 @@ def test_a_changed_repeatable_file_runs_again_on_init_and_an_unchanged_one_does_
     with connect(blank_db.settings) as conn:
         assert _caps(conn) == (1, 1)
         # The file changed since it ran (a test-only edit of the checksum it recorded).
-        conn.execute("UPDATE schema_repeatables SET checksum = 'older'")
+        conn.execute("UPDATE schema_repeatables SET checksum = 'older' WHERE name = 'write_checks'")
         conn.commit()
         assert behind(conn) == ["repeatable/write_checks"]
-    assert state(url)["pending_migrations"] == [*waiting, "repeatable/write_checks"]
+    assert state(url)["pending_migrations"] == sorted([*waiting, "repeatable/write_checks"], key=_pending_order)
     assert init(blank_db.settings).applied == ["repeatable/write_checks"]
     with connect(blank_db.settings) as conn:
         assert _caps(conn) == (rules.PIN_CAP_ORG, rules.PIN_CAP_PROJECT)
-        assert _ran(conn) == [(m.name, m.checksum) for m in repeatables()]
+        assert _ran(conn) == [(m.name, m.checksum) for m in files]
         assert behind(conn) == []
     assert init(blank_db.settings).applied == []
+
+
+def _pending_order(label: str) -> tuple[bool, str]:
+    """pending() lists the numbered migrations, then the repeatable files by name."""
+    return label.startswith("repeatable/"), label
 
 
 def _schema(db) -> str:
@@ -152,40 +173,87 @@ def _steady(dump: str) -> str:
     return re.sub(r"pg_attver=\d+", "pg_attver=N", dump)
 
 
-def test_a_database_of_the_runner_before_repeatable_files_ends_as_a_new_one(server, blank_db, monkeypatch):
-    """Today's databases: every numbered migration, and no record of repeatable files. The
-    next migration runs the file once; schema and records are then a new database's."""
+# The last commit before the functions, triggers and policies moved to repeatable files: its
+# migrations are those every database made until then ran (cli_org/db/migrate.py, REBASED).
+BEFORE_THE_MOVE = "d9cd9c6c634f2b8c0b351d908a0a093e17564933"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _migrations_before_the_move() -> tuple[list, list]:
+    """The numbered migrations and the repeatable file as they were, read from git."""
+    from cli_org.db.migrate import Migration
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True).stdout
+
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: the migrations before the move are in its history")
+    folder = "cli_org/migrations/"
+    numbered, files = [], []
+    for name in git("ls-tree", "--name-only", BEFORE_THE_MOVE, folder, folder + "repeatable/").split():
+        text = git("show", f"{BEFORE_THE_MOVE}:{name}")
+        base = name.rsplit("/", 1)[-1].removesuffix(".sql")
+        needs = tuple(re.findall(r"^-- requires: ([a-z_]+)\s*$", text, re.M))
+        if "/repeatable/" in name:
+            files.append(Migration(None, base, text, needs))
+        elif re.match(r"\d{4}_", base):
+            numbered.append(Migration(int(base[:4]), base[5:], text, needs))
+    return sorted(numbered, key=lambda m: m.version), files
+
+
+def test_a_database_the_migrations_before_the_move_made_ends_as_a_new_one(server, blank_db, monkeypatch):
+    """A database every migration before the move made (the shipped state; on a server
+    without pgvector, with the vectors' migrations pending): the next `init` applies the
+    repeatable files, and schema (functions, triggers, policies, grants) and records are then
+    exactly a new database's."""
     from cli_org.db import migrate as runner
 
+    numbered, files = _migrations_before_the_move()
     with monkeypatch.context() as before:
-        before.setattr(runner, "repeatables", lambda: [])
+        before.setattr(runner, "available", lambda: numbered)
+        before.setattr(runner, "repeatables", lambda: files)
         with connect(blank_db.settings) as conn:
             migrate(conn)
-            conn.execute("DROP TABLE schema_repeatables")
-            conn.commit()
     old = _schema(blank_db)
     with connect(blank_db.settings) as conn:
-        assert behind(conn) == ["repeatable/write_checks"]
-        assert [m.label for m in migrate(conn)] == ["repeatable/write_checks"]
+        assert all(m.label.startswith("repeatable/") for m in migrate(conn))
+        assert migrate(conn) == []
         upgraded = _ran(conn)
     with fresh_database(server) as new, connect(new.settings) as conn:
         migrate(conn)
         assert _ran(conn) == upgraded
         assert _schema(new) == _schema(blank_db)
 
-    # What the file adds besides its record: the pattern list that migration 0028 dropped to
-    # give it its needs, and the needs' two helpers (it also replaces the scan it calls).
-    def names(dump: str) -> set[str]:
-        return set(re.findall(r"\n-- Name: ([^;]+); Type", dump))
+    # Nothing was taken away or added, and nothing changed but two functions' text: the policy
+    # sync passes over a policy not made yet (the vectors' file makes theirs after the others),
+    # and the erasure of a fact's vectors no longer makes their delete policy (that file does).
+    def unchanged(dump: str) -> str:
+        return re.sub(
+            r"(CREATE FUNCTION public\.(org_project_policies_sync|org_erase_vectors)).*?(?=\n--\n)",
+            r"\1",
+            dump,
+            flags=re.S,
+        )
 
-    assert names(_schema(blank_db)) - names(old) == {
-        "schema_repeatables",
-        "schema_repeatables schema_repeatables_pkey",
-        "org_write_patterns()",
-        "org_write_may(boolean, text[], text, text)",
-        "org_write_lowered(text)",
-    }
-    assert names(old) <= names(_schema(blank_db))
+    assert unchanged(old) == unchanged(_schema(blank_db)) != _schema(blank_db)
+
+
+def test_a_database_left_part_way_by_the_migrations_before_the_move_is_refused(blank_db, monkeypatch):
+    """Its functions and policies are some older migration's, which the repeatable files
+    cannot tell how to replace: one line, and nothing is applied."""
+    from cli_org.db import migrate as runner
+    from cli_org.errors import DatabaseError
+
+    numbered, files = _migrations_before_the_move()
+    with monkeypatch.context() as before:
+        before.setattr(runner, "available", lambda: [m for m in numbered if m.version < 30])
+        before.setattr(runner, "repeatables", lambda: [])
+        with connect(blank_db.settings) as conn:
+            migrate(conn)
+    with connect(blank_db.settings) as conn:
+        with pytest.raises(DatabaseError, match="stopped before migration 0030_context_reads.*from before that move"):
+            migrate(conn)
+        assert conn.execute("SELECT max(version) AS v FROM schema_migrations").fetchone()["v"] == 29
 
 
 def _dump(db) -> str:

@@ -218,9 +218,9 @@ def test_the_repeatable_file_is_what_the_script_writes():
     # pattern needs (checks/needs_table.py), worked out once when the patterns are written.
     script = checks_script()
     with open(script.PATH, encoding="utf-8") as f:
-        assert f.read() == script.render(), "run: python scripts/write_checks_sql.py"
+        assert f.read() == script.render(), "run: python scripts/generate.py"
     with open(script.NEEDS_PATH, encoding="utf-8") as f:
-        assert f.read() == script.needs_table(), "run: python scripts/write_checks_sql.py"
+        assert f.read() == script.needs_table(), "run: python scripts/generate.py"
 
 
 def test_database_patterns_are_the_clients(org):

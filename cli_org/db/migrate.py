@@ -7,12 +7,22 @@ pending and the rest apply; once the extension is there, the next `cli-org init`
 without touching what is stored. Nothing after such a migration may depend on it unless it
 says `-- requires:` the same.
 
-Repeatable files (migrations/repeatable/NAME.sql) hold derived objects: functions generated
-from Python source, each statement one that replaces what it defines. They run after the
-numbered migrations, under the same lock, each in its own transaction, and again whenever
-their text changes: `schema_repeatables` keeps the SHA-256 of the text each had when it ran.
-They wait while a numbered migration that could apply has not (a restore migrates only to
-the backup's migration), since they may use what the newest numbered migrations make.
+Repeatable files (migrations/repeatable/NAME.sql) hold every function, trigger, policy and
+function grant, each in one file only (tests/test_one_home.py); the numbered migrations hold
+tables, indexes and data. Each statement of a repeatable file replaces what it defines, so a
+file runs again whenever its text changes: `schema_repeatables` keeps the SHA-256 of the text
+each had when it ran. A file with the line `-- runs before the numbered migrations` (functions
+only: column defaults, generated columns and the migrations' own statements call them) runs
+first, with function bodies unchecked (they may name tables a later migration makes). The
+others (triggers, policies, grants, functions of a row type) run after the numbered
+migrations, in name order, and wait while a numbered migration they may need has not applied:
+one that requires no extension the file does not (a restore migrates only to the backup's
+migration; a file that requires pgvector waits for the migrations that do).
+
+The numbered migrations up to REBASED were rebased when the repeatable files took their
+functions, triggers and policies: their text changed, their effect on a database that ran
+them all did not. A database that ran only some of them (made by a cli-org before the rebase
+and not migrated since) is refused with a one-line error: migrate it with that cli-org first.
 """
 
 from __future__ import annotations
@@ -36,6 +46,10 @@ from .session import owns_transaction
 _FILE = re.compile(r"^(\d{4})_(\w+)\.sql$")
 _REPEATABLE = re.compile(r"^(\w+)\.sql$")
 _REQUIRES = re.compile(r"^-- requires: ([a-z_]+)\s*$", re.M)
+_FIRST = re.compile(r"^-- runs before the numbered migrations\s*$", re.M)
+# The last numbered migration of the rebase (see above), and a repeatable file it brought.
+REBASED = 39
+REBASE_MARK = "facts"
 # The record of the repeatable files: name and checksum of the text that last ran.
 REPEATABLES = "schema_repeatables"
 
@@ -46,6 +60,11 @@ class Migration:
     name: str
     sql: str
     needs: tuple[str, ...] = ()  # extensions, from its `-- requires: NAME` lines
+
+    @property
+    def first(self) -> bool:
+        """A repeatable file that runs before the numbered migrations."""
+        return self.version is None and bool(_FIRST.search(self.sql))
 
     @property
     def label(self) -> str:
@@ -82,8 +101,9 @@ def repeatables() -> list[Migration]:
 
 @owns_transaction
 def migrate(conn: Conn, lock_wait: float = LOCK_WAIT, only: Collection[int] | None = None) -> list[Migration]:
-    """Apply what is missing (of `only`, when given: the versions a backup was made at), then
-    the repeatable files whose text changed; returns what this call applied, in that order.
+    """Apply the function files whose text changed, the numbered migrations that are missing
+    (of `only`, when given: the versions a backup was made at), then the other repeatable
+    files whose text changed; returns what this call applied, in that order.
 
     A session advisory lock serialises concurrent runners: the second waits, then finds
     nothing left to do. Waiting (for that lock, or for a table another session holds) is
@@ -101,16 +121,25 @@ def migrate(conn: Conn, lock_wait: float = LOCK_WAIT, only: Collection[int] | No
             conn.execute(f"CREATE TABLE IF NOT EXISTS {REPEATABLES} (name text PRIMARY KEY, checksum text NOT NULL)")
             applied = []
             missing: dict[str, str | None] = {}  # extension -> why it cannot be had (None: it is there)
-            complete = True  # every numbered migration that can apply has
-            for mig in _not_applied(conn):  # the table exists now
+            todo = _not_applied(conn)  # the table exists now
+            _refuse_unrebased(conn, todo)
+            stale = _stale(conn)
+            for mig in [m for m in stale if m.first]:
+                if not any(_extension(conn, ext, missing) for ext in mig.needs):
+                    _apply(conn, mig, lock_wait)
+                    applied.append(mig)
+            left = []  # numbered migrations that stay pending
+            for mig in todo:
                 if only is not None and mig.version not in only:
-                    complete = False
-                    continue
-                if any(_extension(conn, ext, missing) for ext in mig.needs):
-                    continue  # stays pending until the extension can be had
-                _apply(conn, mig, lock_wait)
-                applied.append(mig)
-            for mig in _stale(conn) if complete else []:
+                    left.append(mig)
+                elif any(_extension(conn, ext, missing) for ext in mig.needs):
+                    left.append(mig)  # stays pending until the extension can be had
+                else:
+                    _apply(conn, mig, lock_wait)
+                    applied.append(mig)
+            for mig in [m for m in stale if not m.first]:
+                if _follows(mig, left):
+                    continue  # it may need what that migration makes
                 if not any(_extension(conn, ext, missing) for ext in mig.needs):
                     _apply(conn, mig, lock_wait)
                     applied.append(mig)
@@ -124,6 +153,8 @@ def _apply(conn: Conn, mig: Migration, lock_wait: float) -> None:
     try:
         with conn.transaction():
             conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{round(lock_wait * 1000)}ms",))
+            if mig.first:  # its functions may name tables a numbered migration makes later
+                conn.execute("SELECT set_config('check_function_bodies', 'off', true)")
             conn.execute(mig.sql.encode())
             if mig.version is None:
                 conn.execute(
@@ -139,6 +170,23 @@ def _apply(conn: Conn, mig: Migration, lock_wait: float) -> None:
         raise DatabaseError(
             f"migration {mig.label} waited {lock_wait:g} s (CLI_ORG_LOCK_WAIT) for tables held by {who}"
         ) from None
+
+
+def _refuse_unrebased(conn: Conn, todo: list[Migration]) -> None:
+    """A database that ran some of the migrations up to REBASED but not all that it could
+    (those that wait for an extension aside), with no record of the files the rebase made,
+    was made by a cli-org before the rebase: its functions, triggers and policies are those of
+    some older migration, which the repeatable files do not know how to replace."""
+    done = {row["version"] for row in conn.execute("SELECT version FROM schema_migrations")}
+    behind_rebase = [m for m in todo if m.version is not None and m.version <= REBASED and not m.needs]
+    if not done or not behind_rebase:
+        return
+    if first(conn, f"SELECT count(*) AS n FROM {REPEATABLES} WHERE name = %s", (REBASE_MARK,))["n"]:
+        return  # migrated part-way by this runner (a restore's `only`)
+    raise DatabaseError(
+        f"this database stopped before migration {behind_rebase[0].label}, which the move of functions to "
+        "repeatable files rewrote; migrate it with a cli-org from before that move first (docs/migrations.md)"
+    )
 
 
 def _extension(conn: Conn, name: str, seen: dict[str, str | None]) -> str | None:
@@ -171,7 +219,9 @@ def pending(conn: Conn) -> list[Migration] | None:
     ran; None when the database was never migrated."""
     if not first(conn, "SELECT to_regclass('schema_migrations') IS NOT NULL AS found")["found"]:
         return None
-    return _not_applied(conn) + _stale(conn)
+    todo = _not_applied(conn)
+    # A file that waits for an extension with the migrations it follows is said once, by them.
+    return todo + [m for m in _stale(conn) if not (m.needs and _follows(m, [t for t in todo if t.needs]))]
 
 
 @owns_transaction
@@ -181,6 +231,12 @@ def behind(conn: Conn) -> list[str] | None:
     before it serves, so a page never fails on a column an upgrade added."""
     todo = pending(conn)
     return None if todo is None else [m.label for m in todo if not m.needs]
+
+
+def _follows(file: Migration, waiting: list[Migration]) -> bool:
+    """Whether a repeatable file waits for one of these pending numbered migrations: one that
+    requires no extension the file does not (it may use what that migration makes)."""
+    return any(set(m.needs) <= set(file.needs) for m in waiting)
 
 
 def _not_applied(conn: Conn) -> list[Migration]:

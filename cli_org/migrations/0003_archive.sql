@@ -4,7 +4,7 @@
 
 CREATE TABLE archive_sessions (
     id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    harness         text NOT NULL CHECK (harness IN ('claude-code', 'hermes', 'codex')),
+    harness         text NOT NULL,  -- its values: repeatable/rule_checks.sql
     external_id     text NOT NULL CHECK (btrim(external_id) <> ''),
     -- A subagent's or a compacted continuation's session points at the one that started it.
     parent_session  bigint REFERENCES archive_sessions (id),
@@ -30,7 +30,7 @@ CREATE TABLE archive_messages (
     source_key      text NOT NULL,
     position        bigint NOT NULL,
     part            integer NOT NULL DEFAULT 0,
-    kind            text NOT NULL CHECK (kind IN ('user', 'assistant', 'tool', 'system')),
+    kind            text NOT NULL,  -- its values: repeatable/rule_checks.sql
     occurred_at     timestamptz,
     text            text,
     tool_name       text,

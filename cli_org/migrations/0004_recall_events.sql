@@ -15,10 +15,6 @@ CREATE INDEX recall_events_created ON recall_events (created_at);
 
 ALTER TABLE recall_events ENABLE ROW LEVEL SECURITY;
 ALTER TABLE recall_events FORCE ROW LEVEL SECURITY;
-CREATE POLICY recall_events_read ON recall_events FOR SELECT USING (true);
--- An agent logs only its own calls; the admin connection (no agent) logs with agent NULL.
-CREATE POLICY recall_events_insert ON recall_events FOR INSERT
-    WITH CHECK (agent IS NOT DISTINCT FROM org_me());
 
 REVOKE ALL ON recall_events FROM PUBLIC;
 DO $$

@@ -46,9 +46,6 @@ ALTER TABLE eval_runs ADD CONSTRAINT eval_runs_shape CHECK (coalesce(
     jsonb_typeof(summary -> 'overall') = 'object' AND jsonb_typeof(cases) = 'array' AND k > 0, false));
 ALTER TABLE eval_runs ENABLE ROW LEVEL SECURITY;
 ALTER TABLE eval_runs FORCE ROW LEVEL SECURITY;
-CREATE POLICY eval_runs_read ON eval_runs FOR SELECT USING (true);
--- The admin connection (no agent) saves with author NULL, as recall_events logs.
-CREATE POLICY eval_runs_insert ON eval_runs FOR INSERT WITH CHECK (author IS NOT DISTINCT FROM org_me());
 DO $$
 BEGIN
     EXECUTE format('REVOKE INSERT ON eval_runs FROM %I', org_member_role());
@@ -64,67 +61,17 @@ CREATE TABLE vault_private_prefixes (
     prefix text PRIMARY KEY CHECK (btrim(prefix) <> '')
 );
 
--- The rule: today's scratch notes, money, anything that looks like an env file, and the
--- prefixes the last scan was given (ORG_RECALL_EXCLUDE).
-CREATE FUNCTION org_vault_private(p_path text) RETURNS boolean
-LANGUAGE sql STABLE AS $$
-    SELECT p_path LIKE 'CURRENT/%' OR p_path LIKE 'Areas/Finance/%'
-        OR p_path ~ '(^|/)\.env|\.env($|[./])'
-        OR EXISTS (SELECT 1 FROM vault_private_prefixes x WHERE starts_with(p_path, x.prefix))
-$$;
-
 ALTER TABLE vault_files ADD COLUMN private boolean NOT NULL DEFAULT false;
 UPDATE vault_files SET private = org_vault_private(path);
-
-CREATE FUNCTION org_is_owner() RETURNS boolean
-LANGUAGE sql STABLE SECURITY DEFINER AS $$
-    SELECT coalesce((SELECT is_owner FROM org_agents WHERE name = org_caller()), false)
-$$;
-
--- The private notes the caller may not see: none for owners, every one for other members.
--- A definer function, because the member's own view of vault_files already hides them.
-CREATE FUNCTION org_hidden_files() RETURNS bigint[]
-LANGUAGE sql STABLE SECURITY DEFINER AS $$
-    SELECT CASE WHEN org_is_owner() THEN '{}'::bigint[]
-                ELSE coalesce((SELECT array_agg(id) FROM vault_files WHERE private), '{}') END
-$$;
 
 ALTER TABLE vault_files ENABLE ROW LEVEL SECURITY;
 ALTER TABLE vault_chunks ENABLE ROW LEVEL SECURITY;
 ALTER TABLE vault_postings ENABLE ROW LEVEL SECURITY;
 ALTER TABLE vault_links ENABLE ROW LEVEL SECURITY;
 ALTER TABLE vault_tags ENABLE ROW LEVEL SECURITY;
--- The (SELECT ...) makes each an init plan: evaluated once per query, not once per row.
-CREATE POLICY vault_files_visible ON vault_files FOR SELECT USING (NOT private OR (SELECT org_is_owner()));
-CREATE POLICY vault_chunks_visible ON vault_chunks FOR SELECT USING (file_id <> ALL ((SELECT org_hidden_files())::bigint[]));
-CREATE POLICY vault_postings_visible ON vault_postings FOR SELECT
-    USING (file_id <> ALL ((SELECT org_hidden_files())::bigint[]));
-CREATE POLICY vault_links_visible ON vault_links FOR SELECT USING (file_id <> ALL ((SELECT org_hidden_files())::bigint[]));
-CREATE POLICY vault_tags_visible ON vault_tags FOR SELECT USING (file_id <> ALL ((SELECT org_hidden_files())::bigint[]));
 
 REVOKE ALL ON vault_private_prefixes FROM PUBLIC;
-REVOKE EXECUTE ON FUNCTION org_is_owner(), org_hidden_files() FROM PUBLIC;
 DO $$
 BEGIN
     EXECUTE format('GRANT SELECT ON vault_private_prefixes TO %I', org_member_role());
-    EXECUTE format('GRANT EXECUTE ON FUNCTION org_is_owner(), org_hidden_files() TO %I', org_member_role());
-END $$;
-
--- 1. Shadowing (last, so that it covers the functions above too). A function body is
--- parsed with the caller's search_path, and PostgreSQL looks in the session's temporary
--- schema first: a member's TEMP TABLE org_agents made org_me() name whoever the member
--- liked. Every function of this schema now fixes its search_path, pg_temp last; later
--- migrations must do the same
--- (tests/test_hostile.py::test_every_function_pins_its_search_path checks them all).
-DO $$
-DECLARE
-    fn regprocedure;
-BEGIN
-    FOR fn IN
-        SELECT p.oid::regprocedure FROM pg_proc p
-        WHERE p.pronamespace = current_schema()::regnamespace
-          AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')
-    LOOP
-        EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, %I, pg_temp', fn, current_schema());
-    END LOOP;
 END $$;

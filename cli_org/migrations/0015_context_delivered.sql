@@ -12,8 +12,6 @@ CREATE TABLE public.context_delivered (
 
 ALTER TABLE public.context_delivered ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.context_delivered FORCE ROW LEVEL SECURITY;
-CREATE POLICY context_delivered_read_own ON public.context_delivered FOR SELECT USING (agent = org_me());
-CREATE POLICY context_delivered_insert_own ON public.context_delivered FOR INSERT WITH CHECK (agent = org_me());
 
 REVOKE ALL ON public.context_delivered FROM PUBLIC;
 DO $$

@@ -18,10 +18,6 @@ CREATE INDEX tool_calls_created ON public.tool_calls (created_at);
 
 ALTER TABLE public.tool_calls ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.tool_calls FORCE ROW LEVEL SECURITY;
-CREATE POLICY tool_calls_read ON public.tool_calls FOR SELECT USING (true);
--- An agent logs only its own calls; the admin connection (no agent) logs with agent NULL.
-CREATE POLICY tool_calls_insert_own ON public.tool_calls FOR INSERT
-    WITH CHECK (agent IS NOT DISTINCT FROM org_me());
 
 REVOKE ALL ON public.tool_calls FROM PUBLIC;
 DO $$

@@ -23,9 +23,6 @@ CREATE TABLE public.memory_fact_vectors (
 
 ALTER TABLE public.memory_fact_vectors ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.memory_fact_vectors FORCE ROW LEVEL SECURITY;
-CREATE POLICY fact_vectors_read ON public.memory_fact_vectors FOR SELECT USING (true);
-CREATE POLICY fact_vectors_insert_as_self ON public.memory_fact_vectors FOR INSERT
-    WITH CHECK (computed_by = org_me());
 
 REVOKE ALL ON public.memory_fact_vectors FROM PUBLIC;
 DO $$

@@ -14,21 +14,6 @@
 -- Pieces are cut at 60 characters (a tsvector lexeme may not pass 2 kB, and a claim may
 -- hold one 1,000-character word); the queries cut their words the same way. pg_trgm would
 -- do the same job, but the embedded server does not ship it.
-CREATE FUNCTION public.fact_word_pieces(subject text, claim text) RETURNS tsvector
-LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
-SET search_path = pg_catalog, public, pg_temp AS $$
-    SELECT array_to_tsvector(array_agg(DISTINCT left(substr(w, i), 60)))
-    FROM unnest(regexp_split_to_array(lower(subject || ' ' || claim), '\W+')) AS w,
-         generate_series(1, greatest(1, length(w) - 2)) AS i
-    WHERE w <> ''
-$$;
-
--- Index builds and inserts call it as whoever writes the fact: members need it, and it
--- reads nothing but its arguments.
-DO $$
-BEGIN
-    EXECUTE format('GRANT EXECUTE ON FUNCTION public.fact_word_pieces(text, text) TO %I', public.org_member_role());
-END $$;
 
 -- Only current facts: every lexical pass asks for `valid_to IS NULL`.
 CREATE INDEX memory_facts_pieces ON public.memory_facts USING gin (public.fact_word_pieces(subject, claim))

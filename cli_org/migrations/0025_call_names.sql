@@ -8,22 +8,6 @@
 -- are added again so that every archived message is judged by the new rule.
 ALTER TABLE public.archive_messages DROP COLUMN recall_call, DROP COLUMN remember_call;
 
-CREATE OR REPLACE FUNCTION public.org_is_recall_call(p_command text, p_tool_name text) RETURNS boolean
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, public, pg_temp AS $$
-    SELECT p_tool_name IS NOT NULL
-       AND (coalesce(p_command ~ '(^|[^[:alnum:]_.-])(cli-)?org[[:space:]]+recall([^[:alnum:]_-]|$)', false)
-            OR p_tool_name ~ '^mcp__?cli[-_]org__?org_recall$')
-$$;
-
-CREATE OR REPLACE FUNCTION public.org_is_remember_call(p_command text, p_tool_name text) RETURNS boolean
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, public, pg_temp AS $$
-    SELECT p_tool_name IS NOT NULL
-       AND (coalesce(p_command ~ '(^|[^[:alnum:]_.-])(cli-)?org[[:space:]]+remember([^[:alnum:]_-]|$)', false)
-            OR p_tool_name ~ '^mcp__?cli[-_]org__?org_remember$')
-$$;
-
 ALTER TABLE public.archive_messages
     ADD COLUMN recall_call boolean NOT NULL
         GENERATED ALWAYS AS (kind = 'assistant' AND org_is_recall_call(command, tool_name)) STORED,

@@ -3,5 +3,4 @@
 -- (cli_org/checks/needs.py). A new session compiled every group before reading any text, 1.2
 -- to 1.4 s (benchmarks/RESULTS.md, "Cold writes"). The pattern list gains two columns, so it
 -- is dropped here and made again, with the new scan, by repeatable/write_checks.sql.
-DROP FUNCTION public.org_write_groups();
-DROP FUNCTION public.org_write_patterns();
+-- (Its functions, triggers and policies are in cli_org/migrations/repeatable/ now.)

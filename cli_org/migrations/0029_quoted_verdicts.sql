@@ -62,15 +62,6 @@ ALTER TABLE public.quoted_recalls ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.quoted_recalls FORCE ROW LEVEL SECURITY;
 ALTER TABLE public.quoted_hits ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.quoted_hits FORCE ROW LEVEL SECURITY;
-CREATE POLICY quoted_sessions_read ON public.quoted_sessions FOR SELECT USING (true);
-CREATE POLICY quoted_recalls_read ON public.quoted_recalls FOR SELECT USING (true);
-CREATE POLICY quoted_hits_read ON public.quoted_hits FOR SELECT USING (true);
-CREATE POLICY quoted_sessions_admin ON public.quoted_sessions FOR ALL
-    USING ((SELECT public.org_is_admin())) WITH CHECK ((SELECT public.org_is_admin()));
-CREATE POLICY quoted_recalls_admin ON public.quoted_recalls FOR ALL
-    USING ((SELECT public.org_is_admin())) WITH CHECK ((SELECT public.org_is_admin()));
-CREATE POLICY quoted_hits_admin ON public.quoted_hits FOR ALL
-    USING ((SELECT public.org_is_admin())) WITH CHECK ((SELECT public.org_is_admin()));
 
 DO $$
 BEGIN

@@ -24,11 +24,6 @@
 -- function with its own search_path is never inlined) cost 1.3 s to count a fact's 20,000
 -- hits for an owner; read once as a set, 21 ms (benchmarks/web_agents.py, 100k facts, 20k
 -- recalls).
-CREATE OR REPLACE FUNCTION public.org_notebook_readable(p_agent text) RETURNS boolean
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, public, pg_temp AS $$
-    SELECT r IS NULL OR p_agent = ANY (r) FROM (SELECT public.org_notebooks_readable() AS r) x
-$$;
 
 -- The referenced key of the (event_id, agent) foreign key.
 ALTER TABLE public.recall_events ADD CONSTRAINT recall_events_id_agent UNIQUE (id, agent);
@@ -60,11 +55,6 @@ CREATE INDEX quoted_hits_fact ON public.quoted_hits (key) WHERE arm = 'fact';
 
 ALTER TABLE public.recall_hits ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.recall_hits FORCE ROW LEVEL SECURITY;
-CREATE POLICY recall_hits_read ON public.recall_hits FOR SELECT
-    USING ((SELECT public.org_notebooks_readable()) IS NULL
-           OR agent = ANY ((SELECT public.org_notebooks_readable())::text[]));
-CREATE POLICY recall_hits_insert_own ON public.recall_hits FOR INSERT
-    WITH CHECK (agent = public.org_me() OR (agent IS NULL AND public.org_is_admin()));
 
 REVOKE ALL ON public.recall_hits FROM PUBLIC;
 DO $$

@@ -5,6 +5,4 @@
 -- may read, and read only with it. 0035 could not say so where the vectors table does not
 -- exist yet (a team server that gets pgvector later), so it is said here, after 0017 in
 -- either order; the read policy takes the form that org_project_access calls for.
-CREATE TRIGGER memory_fact_vectors_fact_guard BEFORE INSERT ON public.memory_fact_vectors
-    FOR EACH ROW EXECUTE FUNCTION public.org_fact_write_guard();
-SELECT public.org_project_policies_sync(true);
+-- (Its functions, triggers and policies are in cli_org/migrations/repeatable/ now.)
