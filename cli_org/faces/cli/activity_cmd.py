@@ -46,7 +46,7 @@ def activity(since, who, via, kinds, limit, before, agent, as_json) -> None:
 
     moment = parse_since(since)
     chosen = parse_kinds(kinds)  # refuse a bad kind before touching the database
-    with connection(agent, read=True) as conn:
+    with connection(agent) as conn:
         result = feed(conn, since=moment, agent=who, via=via, kinds=chosen, before=before, limit=limit)
     if as_json:
         emit_json(result)

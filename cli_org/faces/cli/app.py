@@ -11,9 +11,10 @@ from contextlib import contextmanager
 import click
 
 from ... import __version__
-from ...config import load_dotenv
+from ...config import dotenv_settings, load_dotenv
 from ...errors import OrgError
 from ...text import is_utf8, one_line, shown
+from .common import Invocation
 
 
 class OrgGroup(click.Group):
@@ -28,9 +29,16 @@ class OrgGroup(click.Group):
 
     def main(self, args=None, *rest, **kwargs):
         args = list(sys.argv[1:] if args is None else args)
+        # The warm helper's request (common.Invocation) brings its environment, .env merged.
+        invocation = kwargs.get("obj")
+        env = invocation.env if isinstance(invocation, Invocation) else os.environ
         # click reads ORG_AGENT (--as) and ORG_VIA (--via) from the environment while it
         # parses the command line, so .env has to be in the environment before that.
-        for warning in load_dotenv():
+        if isinstance(invocation, Invocation):
+            warnings = dotenv_settings(os.path.join(invocation.cwd, ".env"))[1]
+        else:
+            warnings = load_dotenv()
+        for warning in warnings:
             click.echo(f"cli-org: warning: {warning}", err=True)
         # psycopg logs a second error when a pipeline ends on a dead connection ("error
         # ignored terminating Pipeline"); the one line below already says what happened
@@ -40,7 +48,7 @@ class OrgGroup(click.Group):
         OrgGroup.json_errors = "--json" in (args[: args.index("--")] if "--" in args else args)
         # Arguments and ORG_*/CLI_ORG_* values that are not UTF-8 cannot reach the database
         # (Python holds the stray bytes as lone surrogates); refuse them here, for every command.
-        problem = not_utf8(args, os.environ)
+        problem = not_utf8(args, env)
         if problem:
             report(problem)
             sys.exit(0 if _is_hook(args) else 2)  # a hook fails open, never exits 2 (below)

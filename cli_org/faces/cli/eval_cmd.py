@@ -18,6 +18,7 @@ from .common import (
     org,
     project_option,
     settings,
+    this_operation,
 )
 
 _FILE = OsPath(exists=True, dir_okay=False, path_type=Path)
@@ -61,11 +62,16 @@ def golden(
     from ...evaluation import load_golden, require_hit_rate, run_golden, save_run
 
     cases = load_golden(file)  # a malformed file is refused before anything runs
-    cfg = settings()
     progress = Progress("golden")
-    with org(agent, cfg=cfg, embed=True) as opened, opened.connection() as conn:
+    with org(agent, embed=True) as opened, opened.serving(this_operation()) as conn:
         run = run_golden(
-            conn, cases, settings=cfg, limit=limit, project=project, embedder=opened.embedder, progress=progress
+            conn,
+            cases,
+            settings=opened.settings,
+            limit=limit,
+            project=project,
+            embedder=opened.embedder,
+            progress=progress,
         )
         progress.done()
         if save_as:
@@ -210,9 +216,8 @@ def noise(file: Path, limit: int, agent: str | None, as_json: bool) -> None:
     from ...evaluation import load_queries, require_quiet, run_noise
 
     queries = load_queries(file)
-    cfg = settings()
-    with org(agent, cfg=cfg, embed=True) as opened, opened.connection() as conn:
-        run = run_noise(conn, queries, settings=cfg, limit=limit, embedder=opened.embedder)
+    with org(agent, embed=True) as opened, opened.serving(this_operation()) as conn:
+        run = run_noise(conn, queries, settings=opened.settings, limit=limit, embedder=opened.embedder)
     if as_json:
         emit_json(run)
     else:
@@ -245,10 +250,9 @@ def hook(
     from ...evaluation import load_hook_cases, require_hook_rates, run_hook
 
     cases = [c for f in files for c in load_hook_cases(f)]  # a malformed file is refused before anything runs
-    cfg = settings()
     progress = Progress("hook")
-    with org(agent, cfg=cfg, embed=True) as opened, opened.connection() as conn:
-        run = run_hook(conn, cases, settings=cfg, embedder=opened.embedder, progress=progress)
+    with org(agent, embed=True) as opened, opened.serving(this_operation()) as conn:
+        run = run_hook(conn, cases, settings=opened.settings, embedder=opened.embedder, progress=progress)
         progress.done()
     if as_json:
         emit_json(run)

@@ -8,7 +8,7 @@ import click
 
 from ...checks.rules import NOTEBOOK_STORES
 from ..render import change_line, notebook_text
-from .common import OsPath, as_option, connection, emit_json, json_option, settings
+from .common import OsPath, as_option, connection, emit_json, json_option, org, this_operation
 
 target_option = click.option(
     "--target", type=click.Choice(NOTEBOOK_STORES), required=True, help="Which store: memory or user."
@@ -48,8 +48,8 @@ def add(target, text, agent) -> None:
     from ...store import notebook as nb
 
     nb.check_entry(text, target)  # refuse bad input before starting or touching the database
-    with connection(agent) as conn:
-        click.echo(change_line(nb.add(conn, target, text, via=settings().via)))
+    with org(agent) as opened, opened.serving(this_operation()) as conn:
+        click.echo(change_line(nb.add(conn, target, text, via=opened.settings.via)))
 
 
 @notebook.command("replace")
@@ -62,8 +62,8 @@ def replace(target, old, new, agent) -> None:
     from ...store import notebook as nb
 
     nb.check_entry(new, target)
-    with connection(agent) as conn:
-        click.echo(change_line(nb.replace(conn, target, old, new, via=settings().via)))
+    with org(agent) as opened, opened.serving(this_operation()) as conn:
+        click.echo(change_line(nb.replace(conn, target, old, new, via=opened.settings.via)))
 
 
 @notebook.command("remove")
@@ -74,8 +74,8 @@ def remove(target, substring, agent) -> None:
     """Remove the one entry containing SUBSTRING (kept in the history, marked removed)."""
     from ...store import notebook as nb
 
-    with connection(agent) as conn:
-        click.echo(change_line(nb.remove(conn, target, substring, via=settings().via)))
+    with org(agent) as opened, opened.serving(this_operation()) as conn:
+        click.echo(change_line(nb.remove(conn, target, substring, via=opened.settings.via)))
 
 
 @notebook.command("history")

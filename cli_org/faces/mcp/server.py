@@ -12,7 +12,7 @@ before this module (and the SDK) is imported, then hands every message to `serve
   `{"id": 17}`). So no tool sends structured content or declares an output schema; a
   program that wants JSON runs the command with `--json`.
 - Each tool declares what it does to the store (readOnlyHint, destructiveHint,
-  idempotentHint, from cli_org/session/tools.py, the one source) and that it reaches
+  idempotentHint, from cli_org/org/registry.py, the one source) and that it reaches
   nothing outside the org (openWorldHint false): a client that cannot tell reads from
   writes refuses every call.
 - Arguments: each schema declares `additionalProperties: false`; a bad argument is one
@@ -72,9 +72,9 @@ from ... import __version__
 from ...checks.rules import HARNESSES, KINDS, MAX_ID, NOTEBOOK_STORES
 from ...errors import InputError, OrgError
 from ...limits import RECALL_HITS, SESSION_HITS, check_words
+from ...org.registry import tool_effect
 from ...session.context import DEFAULT_BUDGET, MIN_BUDGET, build_context
 from ...session.hooks import HookInput, hook_project
-from ...session.tools import TOOLS
 from ...store import notebook as nb
 from ...store.facts import forget, list_facts, remember
 from ..render import (
@@ -125,15 +125,16 @@ class Session:
     org: Org
     lock: anyio.Lock = field(default_factory=anyio.Lock)
 
-    async def run(self, fn: Callable[[Conn], R], *, read: bool = False) -> R:
-        """Run fn(conn) on the one connection (the replica's for a read, when there is one),
-        in a worker thread, one call at a time."""
+    async def run(self, operation: str, fn: Callable[[Conn], R]) -> R:
+        """Run fn(conn) on the connection the registered `operation` runs on (the replica's
+        for a read that may be stale, when there is one: org/registry.py), in a worker
+        thread, one call at a time."""
         async with self.lock:
-            return await anyio.to_thread.run_sync(lambda: self.org.run(fn, read=read))
+            return await anyio.to_thread.run_sync(lambda: self.org.call(operation, fn))
 
-    async def answer(self, body: Callable[[Conn], CallToolResult], *, read: bool = False) -> CallToolResult:
-        """A tool's body and its log line, in one trip to the connection (the log line goes
-        to the primary when the body read from the replica)."""
+    async def answer(self, operation: str, body: Callable[[Conn], CallToolResult]) -> CallToolResult:
+        """A tool's body, as the registered `operation`, and its log line, in one trip to the
+        connection (the log line goes to the primary when the body read from the replica)."""
         call = _CALL.get()
 
         def served(conn: Conn) -> CallToolResult:
@@ -144,7 +145,7 @@ class Session:
             return result
 
         try:
-            return await self.run(served, read=read)
+            return await self.run(operation, served)
         except OrgError as exc:  # no connection to run it on (the database down): its one line
             return _refusal(str(exc))
 
@@ -372,7 +373,7 @@ class Tools:
             )
             return _answer(remembered_line(result))
 
-        return await self.session.answer(body)
+        return await self.session.answer("facts.remember", body)
 
     async def org_forget(
         self,
@@ -386,7 +387,7 @@ class Tools:
             forget(conn, id, why, via=via)
             return _answer(f"retired {id}")
 
-        return await self.session.answer(body)
+        return await self.session.answer("facts.forget", body)
 
     async def org_facts(
         self,
@@ -406,7 +407,7 @@ class Tools:
             )
             return _answer(facts_text(found))
 
-        return await self.session.answer(body, read=True)
+        return await self.session.answer("facts.list", body)
 
     async def org_search(
         self,
@@ -427,7 +428,7 @@ class Tools:
                 lines.insert(0, f"notice: {result.notice}")
             return _answer("\n".join(lines))
 
-        return await self.session.answer(body, read=True)
+        return await self.session.answer("vault.search", body)
 
     async def org_sessions_search(
         self,
@@ -450,7 +451,7 @@ class Tools:
             text = "\n".join(message_hit_line(h) for h in hits) or "no matching messages"
             return _answer(text)
 
-        return await self.session.answer(body, read=True)
+        return await self.session.answer("sessions.search", body)
 
     async def org_notebook(
         self,
@@ -486,7 +487,7 @@ class Tools:
                 change = nb.remove(conn, target, old_text or "", via=via)
             return _answer(change_line(change))
 
-        return await self.session.answer(body)
+        return await self.session.answer(f"notebook.{action}", body)
 
     async def org_context(
         self,
@@ -508,9 +509,9 @@ class Tools:
 
         return await self.session.ask(body)
 
-    async def _read(self, fn: Callable[[Conn], str], read: bool = False) -> str:
+    async def _read(self, operation: str, fn: Callable[[Conn], str]) -> str:
         try:
-            return await self.session.run(fn, read=read)
+            return await self.session.run(operation, fn)
         except OrgError as exc:
             raise ResourceError(str(exc)) from None
 
@@ -520,15 +521,15 @@ class Tools:
         settings = self.session.org.settings
         if root is not None and settings.root is None:
             settings = replace(settings, root=str(root))  # the memory arm reads this project's files
-        return await self._read(lambda conn: build_context(conn, settings=settings, project=project).text, read=True)
+        return await self._read("context", lambda conn: build_context(conn, settings=settings, project=project).text)
 
     async def notebook_resource(self) -> str:
-        return await self._read(lambda conn: notebook_text(nb.show(conn), nb.SEPARATOR))
+        return await self._read("notebook.show", lambda conn: notebook_text(nb.show(conn), nb.SEPARATOR))
 
 
 def build_server(session: Session) -> OrgServer:
     """The server: the tools (Tools' `org_*` methods, in the order they are defined), each
-    with its effect (session/tools.py TOOLS) and a schema that takes no other argument, and
+    with its effect (the registry's: org/registry.py tool_effect) and a schema that takes no other argument, and
     the two resources. Listing needs no Org: scripts/mcp_manifest.py lists a server built
     on a session that has none."""
     server = OrgServer(session)
@@ -536,7 +537,7 @@ def build_server(session: Session) -> OrgServer:
     for name in vars(Tools):
         if name.startswith("org_"):
             fn = getattr(tools, name)
-            effect = TOOLS[name]
+            effect = tool_effect(name)
             hints = ToolAnnotations(
                 read_only_hint=effect.read_only,
                 destructive_hint=effect.destructive,

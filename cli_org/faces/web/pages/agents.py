@@ -30,7 +30,7 @@ Project = Annotated[str | None, Query(max_length=200, description="the block for
 
 
 def _overview(request: Request) -> list[agents_lib.AgentSummary]:
-    return web_of(request).read(agents_lib.agents_overview)
+    return web_of(request).call(agents_lib.agents_overview)
 
 
 @dataclass
@@ -52,7 +52,7 @@ def _detail(request: Request, name: str, project: str | None) -> AgentView:
         block = build_context(conn, settings=settings, project=project or None, agent=name)
         return AgentView(**vars(detail), context=block)
 
-    return web.read(both)
+    return web.call(both)
 
 
 Refusals: dict[int | str, dict[str, Any]] = {

@@ -24,7 +24,7 @@ Page = Annotated[int, Query(ge=1, le=100_000)]
 
 
 def _page(request: Request, state: str, agent: str | None, project: str | None, page: int) -> tuple[list, bool]:
-    found = web_of(request).read(
+    found = web_of(request).call(
         lambda conn: todos_lib.list_todos(
             conn,
             state=state,
