@@ -219,7 +219,10 @@ class Org:
             )
             return block, on_replica(conn)
 
-        block, replica = self.run(build, read=kwargs.get("session") is None)
+        if kwargs.get("session") is None:
+            block, replica = self.call("context", build)
+        else:  # it records what it delivered to the session: a write, on the primary
+            block, replica = self.run(build)
         if replica:
             for result in recalled:
                 self._record(result)

@@ -136,23 +136,6 @@ OPERATIONS: tuple[Operation, ...] = (
     _op("todos.add", WRITE, MEMBER, P, cli=("todo add",)),
     _op("todos.done", DESTRUCTIVE, AUTHOR, P, cli=("todo done",)),
     _op("todos.list", READ, MEMBER, R, cli=("todo list",), web=("GET /todos", "GET /api/todos")),
-    # notebooks
-    _op(
-        "notebook.show",
-        READ,
-        SELF,
-        R,
-        cli=("notebook show",),
-        mcp=("org_notebook",),
-        web=("GET /agents/{name}/notebook", "GET /api/agents/{name}/notebook"),
-    ),
-    _op("notebook.add", WRITE, SELF, P, cli=("notebook add",), mcp=("org_notebook",)),
-    _op("notebook.replace", DESTRUCTIVE, SELF, P, cli=("notebook replace",), mcp=("org_notebook",)),
-    _op("notebook.remove", DESTRUCTIVE, SELF, P, cli=("notebook remove",), mcp=("org_notebook",)),
-    _op("notebook.history", READ, SELF, P, cli=("notebook history",)),
-    _op("notebook.import", WRITE, SELF, P, cli=("notebook import",)),
-    # recall, context, search: what a session asks
-    _op("recall.past", READ, MEMBER, R, web=("GET /recall/{event_id}", "GET /api/recall/{event_id}")),
     _op("hook", WRITE, MEMBER, P, cli=("hook",)),
     _op("vault.search", READ, MEMBER, R, cli=("search",), mcp=("org_search",), web=("GET /search", "GET /api/search")),
     _op(
@@ -183,6 +166,23 @@ OPERATIONS: tuple[Operation, ...] = (
         mcp=("org_sessions_search",),
         web=("GET /api/sessions/search",),
     ),
+    # notebooks
+    _op(
+        "notebook.show",
+        READ,
+        SELF,
+        R,
+        cli=("notebook show",),
+        mcp=("org_notebook",),
+        web=("GET /agents/{name}/notebook", "GET /api/agents/{name}/notebook"),
+    ),
+    _op("notebook.add", WRITE, SELF, P, cli=("notebook add",), mcp=("org_notebook",)),
+    _op("notebook.replace", DESTRUCTIVE, SELF, P, cli=("notebook replace",), mcp=("org_notebook",)),
+    _op("notebook.remove", DESTRUCTIVE, SELF, P, cli=("notebook remove",), mcp=("org_notebook",)),
+    _op("notebook.history", READ, SELF, P, cli=("notebook history",)),
+    _op("notebook.import", WRITE, SELF, P, cli=("notebook import",)),
+    # recall, context, search: what a session asks
+    _op("recall.past", READ, MEMBER, R, web=("GET /recall/{event_id}", "GET /api/recall/{event_id}")),
     # A context block that records what it delivered to a session is a write: the Org sends it
     # to the primary (Org.context); one for the asking is a read.
     _op("context", READ, MEMBER, R, cli=("context",), mcp=("org_context",)),
