@@ -167,11 +167,12 @@ OPERATIONS: tuple[Operation, ...] = (
         web=("GET /api/sessions/search",),
     ),
     # notebooks
+    # The notebook stays on the primary, reads included: an agent sees the entry it just wrote.
     _op(
         "notebook.show",
         READ,
         SELF,
-        R,
+        P,
         cli=("notebook show",),
         mcp=("org_notebook",),
         web=("GET /agents/{name}/notebook", "GET /api/agents/{name}/notebook"),

@@ -25,7 +25,7 @@ before this module (and the SDK) is imported, then hands every message to `serve
   fixed when the process starts. No tool takes an agent; an argument a tool does not declare
   is refused, so `{"agent": "boss"}` changes nothing. Row-level security applies to every
   call exactly as on the command line.
-- The process's Org (cli_org/org.py) holds one connection for its life (a pool of one,
+- The process's Org (cli_org/org) holds one connection for its life (a pool of one,
   which replaces the connection if the server drops it) and the query embedder loaded
   once; calls are served one at a time on that connection (the long-lived-process rule,
   docs/design.md). Both are closed on exit.
@@ -119,7 +119,7 @@ _CALL: ContextVar[Call | None] = ContextVar("cli_org_mcp_call", default=None)
 
 @dataclass
 class Session:
-    """The process's Org (connections, replica routing, model, call log: cli_org/org.py)
+    """The process's Org (connections, replica routing, model, call log: cli_org/org)
     and the lock that serves calls one at a time on its connection."""
 
     org: Org

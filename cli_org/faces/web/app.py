@@ -7,7 +7,7 @@ same data as JSON under /api/...). It never imports click and holds no rule of i
 - Identity: the agent (usually a person) named by --as / ORG_AGENT on the embedded server,
   or the login role of CLI_ORG_DATABASE_URL, fixed when the server starts. Every query runs
   on a connection acting as it, so row-level security applies to every page and every write.
-- Connections: the process's Org (cli_org/org.py) holds a pool of four for its life (the
+- Connections: the process's Org (cli_org/org) holds a pool of four for its life (the
   long-lived-process rule, docs/design.md), a second for reads when CLI_ORG_READ_URL is
   set, and the query model, closed on exit. Routes are plain functions, served in worker
   threads, each asking the Org, or taking one of its connections for one library call.

@@ -21,7 +21,7 @@ R = TypeVar("R")
 @dataclass
 class Web:
     """What the process holds for its life: the Org (who it acts as, the pools, the model:
-    cli_org/org.py) and the guard's secrets."""
+    cli_org/org) and the guard's secrets."""
 
     org: Org
     token: str = field(default_factory=guard.new_token)  # every request carries it (guard.py)
