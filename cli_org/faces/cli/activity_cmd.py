@@ -32,7 +32,16 @@ KINDS_HELP = (
 @click.option("--before", metavar="CURSOR", help="The next page: the cursor the previous page ended with.")
 @as_option
 @json_option
-def activity(since, who, via, kinds, limit, before, agent, as_json) -> None:
+def activity(
+    since: str,
+    who: str | None,
+    via: str | None,
+    kinds: tuple[str, ...],
+    limit: int,
+    before: str | None,
+    agent: str | None,
+    as_json: bool,
+) -> None:
     """What changed, newest first: facts written, superseded, retired and restored, pins,
     notebook edits and todos, each with who did it and the harness it came through (where
     recorded). What you may not read (another agent's notebook) does not show.

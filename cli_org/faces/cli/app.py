@@ -6,7 +6,9 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import IO, Any
 
 import click
 
@@ -27,7 +29,7 @@ class OrgGroup(click.Group):
 
     json_errors = False  # set per run by main()
 
-    def main(self, args=None, *rest, **kwargs):
+    def main(self, args: Sequence[str] | None = None, *rest: Any, **kwargs: Any) -> Any:
         args = list(sys.argv[1:] if args is None else args)
         # The warm helper's request (common.Invocation) brings its environment, .env merged.
         invocation = kwargs.get("obj")
@@ -61,11 +63,13 @@ class OrgGroup(click.Group):
                 sys.exit(0)
             raise
 
-    def make_context(self, info_name, args, parent=None, **extra):
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
         with _one_line_usage():
             return super().make_context(info_name, args, parent=parent, **extra)
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             with _one_line_usage():
                 return super().invoke(ctx)
@@ -79,7 +83,7 @@ def _is_hook(args: list[str]) -> bool:
     return next((a for a in args if not a.startswith("-")), None) == "hook"
 
 
-def report(message: str, fields: dict | None = None) -> None:
+def report(message: str, fields: dict[str, Any] | None = None) -> None:
     """One line on stderr: JSON under --json (with the error's fields, OrgError.fields), else
     prefixed with the program's name."""
     message = one_line(message)  # every failure is one line: a name with a newline must not make a second
@@ -94,12 +98,12 @@ class _UsageLine(click.ClickException):
 
     exit_code = 2
 
-    def show(self, file=None) -> None:
+    def show(self, file: IO[Any] | None = None) -> None:
         report(self.message)
 
 
 @contextmanager
-def _one_line_usage():
+def _one_line_usage() -> Iterator[None]:
     try:
         yield
     except (_UsageLine, click.exceptions.NoArgsIsHelpError):
@@ -120,7 +124,7 @@ def cli() -> None:
     """
 
 
-def not_utf8(args: list[str], env) -> str | None:
+def not_utf8(args: list[str], env: Mapping[str, str]) -> str | None:
     """A usage error naming the first argument or environment value that is not UTF-8."""
     for n, arg in enumerate(args, start=1):
         if not is_utf8(arg):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -12,7 +13,7 @@ from ..render import counted, usage_text
 from .common import OsPath, as_option, connection, emit_json, json_option, org, query_argument, this_operation
 
 
-def _progress():
+def _progress() -> Callable[[str, int, int], None] | None:
     """A one-line progress display on stderr, only when stderr is a terminal."""
     if not sys.stderr.isatty():
         return None

@@ -6,16 +6,18 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from ...checks.rules import AGENT_NAME, FIELD_RULES, MAX_ID
 from ...config import Settings
 from ...limits import check_words
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
     from ...db import Conn
@@ -25,26 +27,26 @@ if TYPE_CHECKING:
 # command (tests/test_fuzz.py): each rule's source is named where it is read.
 
 
-class AgentName(click.ParamType):
+class AgentName(click.ParamType[str, str]):
     """An agent's name (rules.AGENT_NAME), checked while the command line is parsed."""
 
     name = "name"
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: str, param: click.Parameter | None, ctx: click.Context | None) -> str:
         if not AGENT_NAME.match(value):
             rule = "lowercase letters, digits, '_' or '-', starting with a letter"
             self.fail(f"{value[:40]!r} is not an agent name: {rule}", param, ctx)
         return value
 
 
-class ProjectName(click.ParamType):
+class ProjectName(click.ParamType[str, str]):
     """A project's name (rules.FIELD_RULES["project"], the database's rule too), checked while
     the command line is parsed: a usage error, exit 2 (a name with a line break once ran
     `tidy` and exited 0). The empty name passes: where a command takes it, it means none."""
 
     name = "project"
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: str, param: click.Parameter | None, ctx: click.Context | None) -> str:
         shape, longest = FIELD_RULES["project"]
         if value and (len(value) > longest or not re.fullmatch(shape or ".*", value)):
             rule = "letters, digits, '.', '_' or '-' (at most 64)"
@@ -55,7 +57,7 @@ class ProjectName(click.ParamType):
 class Finite(click.FloatRange):
     """A FloatRange that also refuses nan, which passes every comparison of a range."""
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)
         if math.isnan(number):
             self.fail("nan is not a number", param, ctx)
@@ -66,7 +68,7 @@ class OsPath(click.Path):
     """A click.Path the operating system can take: not empty, no NUL, no name longer than
     NAME_MAX bytes, not longer than PATH_MAX (a 10 KB name was an OSError traceback)."""
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         raw = os.fsencode(value)
         if not raw:
             self.fail("is empty; name a file or folder", param, ctx)
@@ -84,7 +86,7 @@ AGENT = AgentName()
 PROJECT = ProjectName()
 
 
-def project_option(help: str):  # noqa: A002 (click's own name)
+def project_option(help: str) -> Callable[[F], F]:  # noqa: A002 (click's own name)
     return click.option("--project", metavar="P", type=PROJECT, help=help)
 
 
@@ -150,11 +152,11 @@ as_option = click.option(
 )
 
 
-def usage_error(check):
+def usage_error(check: Callable[[Any], Any]) -> Callable[[click.Context, click.Parameter, Any], Any]:
     """A click callback that runs a library check (raising InputError) on an option's value
     and turns its refusal into a usage error: the rule stays in the library, in one place."""
 
-    def callback(ctx, param, value):
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         from ...errors import InputError
 
         try:
@@ -165,7 +167,7 @@ def usage_error(check):
     return callback
 
 
-def query_argument(name: str):
+def query_argument(name: str) -> Callable[[F], F]:
     """A required text argument that may not be empty or only whitespace: a usage error
     (exit 2) before anything starts, the same for recall, search and sessions search; the
     rule is the library's (limits.check_words), which the MCP tools apply too."""
@@ -225,7 +227,7 @@ def warm_up() -> None:
         start()
 
 
-def emit_json(data) -> None:
+def emit_json(data: object) -> None:
     from ..render import plain
 
     click.echo(json.dumps(plain(data), ensure_ascii=False, indent=2))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,6 +22,10 @@ from .common import (
     this_operation,
 )
 
+if TYPE_CHECKING:
+    from ...evaluation.golden import Figures
+    from ...evaluation.hook import HookResult
+
 _FILE = OsPath(exists=True, dir_okay=False, path_type=Path)
 
 
@@ -29,7 +34,7 @@ def eval_group() -> None:
     """Measure recall: golden sets, saved runs, noise, the prompt hook, context cost and stale memory."""
 
 
-def _fmt(figures, k: int) -> str:
+def _fmt(figures: Figures, k: int) -> str:
     return (
         f"hit@{k} {figures.hit_rate:.3f}  MRR {figures.mrr:.3f}  chars median {figures.chars_median:,.0f} "
         f"p95 {figures.chars_p95:,.0f}  ms median {figures.ms_median:.0f} p95 {figures.ms_p95:.0f}  "
@@ -177,7 +182,7 @@ def history(png: Path | None, agent: str | None, as_json: bool) -> None:
         click.echo(f"chart written to {png}")
 
 
-def _plot(runs: list, png: Path) -> None:
+def _plot(runs: list[Any], png: Path) -> None:
     import io
 
     from ...errors import ConfigError
@@ -280,7 +285,7 @@ def hook(
     require_hook_rates(run, min_quiet, min_needed)
 
 
-def _hook_mark(result) -> str:
+def _hook_mark(result: HookResult) -> str:
     if result.expected is None:
         return "ADDED" if result.injected else "QUIET"
     return "FOUND" if result.found else "MISS"

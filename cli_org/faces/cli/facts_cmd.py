@@ -38,7 +38,19 @@ from .common import (
 )
 @as_option
 @json_option
-def remember(subject, claim, source, project, inferred, kind, supersedes, via, allow_duplicate, agent, as_json) -> None:
+def remember(
+    subject: str,
+    claim: str,
+    source: str,
+    project: str | None,
+    inferred: bool,
+    kind: str,
+    supersedes: int | None,
+    via: str | None,
+    allow_duplicate: bool,
+    agent: str | None,
+    as_json: bool,
+) -> None:
     """Store one sourced claim as the acting agent; prints the new id.
 
     A claim that `cli-org tidy` would merge with one of your current facts of the same
@@ -100,7 +112,16 @@ def forget(fact_id: int, why: str, agent: str | None, as_json: bool) -> None:
 @as_option
 @json_option
 @click.pass_context
-def facts(ctx, include_retired, subject, project, author, kind, agent, as_json) -> None:
+def facts(
+    ctx: click.Context,
+    include_retired: bool,
+    subject: str | None,
+    project: str | None,
+    author: str | None,
+    kind: str | None,
+    agent: str | None,
+    as_json: bool,
+) -> None:
     """List current facts (with --all, retired ones too, with when, who and why).
 
     `cli-org facts show ID` shows one fact whole."""

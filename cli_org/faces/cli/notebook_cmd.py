@@ -27,7 +27,7 @@ def notebook() -> None:
 @any_target_option
 @as_option
 @json_option
-def show(target, agent, as_json) -> None:
+def show(target: str, agent: str | None, as_json: bool) -> None:
     """Print the notebook, each store with its usage (N% used, x/cap chars)."""
     from ...store import notebook as nb
 
@@ -43,7 +43,7 @@ def show(target, agent, as_json) -> None:
 @target_option
 @click.argument("text")
 @as_option
-def add(target, text, agent) -> None:
+def add(target: str, text: str, agent: str | None) -> None:
     """Add an entry; an identical entry is a no-op, a write past the cap is refused."""
     from ...store import notebook as nb
 
@@ -57,7 +57,7 @@ def add(target, text, agent) -> None:
 @click.argument("old")
 @click.argument("new")
 @as_option
-def replace(target, old, new, agent) -> None:
+def replace(target: str, old: str, new: str, agent: str | None) -> None:
     """Replace the one entry containing OLD with NEW."""
     from ...store import notebook as nb
 
@@ -70,7 +70,7 @@ def replace(target, old, new, agent) -> None:
 @target_option
 @click.argument("substring")
 @as_option
-def remove(target, substring, agent) -> None:
+def remove(target: str, substring: str, agent: str | None) -> None:
     """Remove the one entry containing SUBSTRING (kept in the history, marked removed)."""
     from ...store import notebook as nb
 
@@ -82,7 +82,7 @@ def remove(target, substring, agent) -> None:
 @any_target_option
 @as_option
 @json_option
-def history(target, agent, as_json) -> None:
+def history(target: str, agent: str | None, as_json: bool) -> None:
     """Every version of every entry, oldest first: added, replaced, removed, by whom and when."""
     from ...store import notebook as nb
     from ...text import one_line
@@ -103,7 +103,7 @@ def history(target, agent, as_json) -> None:
 @target_option
 @click.argument("file", type=OsPath(dir_okay=False, path_type=Path))
 @as_option
-def import_(target, file, agent) -> None:
+def import_(target: str, file: Path, agent: str | None) -> None:
     """Import a notebook file (entries separated by lines holding §): every entry, or nothing."""
     from ...store import notebook as nb
 

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from .common import OsPath, Progress, as_option, emit_json, json_option, org, query_argument, this_operation
+
+if TYPE_CHECKING:
+    from ...config import Settings
+    from ...db import Conn
+    from ...vault.embed import EmbedSummary
 
 
 @click.group()
@@ -82,7 +88,7 @@ def embed(reset: bool, batch: int, as_json: bool) -> None:
     click.echo(f"embed: {summary.line()}")
 
 
-def _embed(conn, cfg, *, reset: bool, batch: int = 64):
+def _embed(conn: Conn, cfg: Settings, *, reset: bool, batch: int = 64) -> EmbedSummary:
     from ...errors import InputError
     from ...store.vectors import embed_missing
     from ...vault.embed import embed_pending, require_vectors

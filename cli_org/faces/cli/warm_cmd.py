@@ -6,7 +6,7 @@ import io
 import os
 import sys
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -100,7 +100,9 @@ def _warm_up(held: Lender, cfg: Settings) -> None:
         pass
 
 
-def _run_command(held: Lender, kind: str, args: list[str], env: dict[str, str], cwd: str, stdin: str = "") -> dict:
+def _run_command(
+    held: Lender, kind: str, args: list[str], env: dict[str, str], cwd: str, stdin: str = ""
+) -> dict[str, Any]:
     """Run `cli-org <kind> <args>` here as a cold process would in `env` and `cwd` with
     `stdin` as its input, and return its exit code and output. The command gets the request
     (its environment, folder and input, and `held`'s model and connection) as click's

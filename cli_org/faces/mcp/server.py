@@ -65,7 +65,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.stdio import stdio_server
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import AfterValidator, Field, ValidationError
 
 from ... import __version__
@@ -226,7 +226,9 @@ class OrgServer(MCPServer):
         super().__init__(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
         self.session = session
 
-    async def call_tool(self, name, arguments, context=None):
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Any = None
+    ) -> CallToolResult | InputRequiredResult:
         tool = self._tool_manager.get_tool(name)
         if tool is None:
             raise ToolError(f"unknown tool {name!r}; the tools are {', '.join(sorted(self._tool_names()))}")
@@ -357,7 +359,7 @@ class Tools:
         with its #id: replace it with supersedes, or keep both with allow_duplicate."""
         via = _via()
 
-        def body(conn):
+        def body(conn: Conn) -> CallToolResult:
             result = remember(
                 conn,
                 subject,
@@ -383,7 +385,7 @@ class Tools:
         """Retire a fact (it is never deleted). Its author, their team lead or an owner may."""
         via = _via()
 
-        def body(conn):
+        def body(conn: Conn) -> CallToolResult:
             forget(conn, id, why, via=via)
             return _answer(f"retired {id}")
 
@@ -401,7 +403,7 @@ class Tools:
     ) -> CallToolResult:
         """List current shared facts, filtered, one line each with source, author and age."""
 
-        def body(conn):
+        def body(conn: Conn) -> CallToolResult:
             found = list_facts(
                 conn, include_retired=include_retired, subject=subject, project=project, author=author, kind=kind
             )
@@ -421,7 +423,7 @@ class Tools:
         """Search the markdown vault: one hit per note (its best chunk), with its score."""
         from ...vault.search import search
 
-        def body(conn):
+        def body(conn: Conn) -> CallToolResult:
             result = search(conn, query, mode=mode, limit=limit, embedder=self.session.org.embedder)
             lines = [note_hit_lines(h) for h in result.hits] or ["no matches"]
             if result.notice:
@@ -446,7 +448,7 @@ class Tools:
         """Full-text search over archived agent sessions, newest matching message first."""
         from ...archive.sessions import search_messages
 
-        def body(conn):
+        def body(conn: Conn) -> CallToolResult:
             hits = search_messages(conn, query, limit=limit, harness=harness)
             text = "\n".join(message_hit_line(h) for h in hits) or "no matching messages"
             return _answer(text)
@@ -475,7 +477,7 @@ class Tools:
             return _refusal(f"{action} needs {' and '.join(missing)}")
         via = _via()
 
-        def body(conn):
+        def body(conn: Conn) -> CallToolResult:
             if action == "show":
                 found = nb.show(conn, target)
                 return _answer(notebook_text(found, nb.SEPARATOR))
@@ -604,7 +606,7 @@ async def serve_lines(server: OrgServer, lines: AsyncIterator[str] | _Lines, sen
         await lowlevel.run(read, write, lowlevel.create_initialization_options())
 
 
-def _warm_up_writes(org) -> None:
+def _warm_up_writes(org: Org) -> None:
     from ...store.facts import warm_up_writes
 
     with suppress(Exception):  # a refusal or a lost database shows at the first real call

@@ -58,4 +58,5 @@ def operation_of(request: Request) -> str:
 
 def web_of(request: Request) -> Web:
     """The server's Web, bound to the operation of the route serving `request`."""
-    return replace(request.app.state.web, operation=operation_of(request))
+    web: Web = request.app.state.web
+    return replace(web, operation=operation_of(request))

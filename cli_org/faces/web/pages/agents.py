@@ -8,7 +8,7 @@ to what that recall returned (/recall/ID: shown, not asked again)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse
@@ -20,6 +20,9 @@ from ....store import agents as agents_lib
 from ...render import plain
 from ..state import web_of
 from ..view import render
+
+if TYPE_CHECKING:
+    from ....db import Conn
 
 router = APIRouter()
 
@@ -47,7 +50,7 @@ def _detail(request: Request, name: str, project: str | None) -> AgentView:
     settings = web.org.settings
     root = project_root(settings.root)  # where the [memory] arm reads the bots' files
 
-    def both(conn) -> AgentView:  # two library calls on one connection
+    def both(conn: Conn) -> AgentView:  # two library calls on one connection
         detail = agents_lib.agent_detail(conn, name, root=root)
         block = build_context(conn, settings=settings, project=project or None, agent=name)
         return AgentView(**vars(detail), context=block)

@@ -47,7 +47,7 @@ Page = Annotated[int, Query(ge=1, le=100_000)]
 Show = Literal["all", "miss", "hit"]
 
 
-def _history(request: Request, page: int) -> tuple[list, bool]:
+def _history(request: Request, page: int) -> tuple[list[Any], bool]:
     """One page of saved runs (the newest first page), oldest first, and whether older ones exist."""
     found = web_of(request).call(
         lambda conn: run_history(conn, limit=HISTORY_PAGE + 1, offset=(page - 1) * HISTORY_PAGE)

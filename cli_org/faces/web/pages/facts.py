@@ -4,8 +4,9 @@ person makes from the page (forget, restore, pin, unpin)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -24,6 +25,9 @@ from ..guard import check_form
 from ..state import web_of
 from ..view import render
 
+if TYPE_CHECKING:
+    from ....db import Conn
+
 router = APIRouter()
 
 PAGE_SIZE = 100  # facts per page: the list stays one screenful of queries at 10,000 facts
@@ -35,7 +39,7 @@ FactId = Annotated[int, Path(ge=1, le=MAX_ID, description="the fact's id")]
 class FactQuery:
     """The list's query: the filters (as `list_facts` takes them), retired too, the page."""
 
-    filters: dict
+    filters: dict[str, Any]
     all: bool
     page: int
 
@@ -54,7 +58,7 @@ def fact_query(
     return FactQuery({k: v or None for k, v in filters.items()}, all, page)
 
 
-def _page_of(request: Request, query: FactQuery) -> tuple[list, bool]:
+def _page_of(request: Request, query: FactQuery) -> tuple[list[Any], bool]:
     """One page of facts, newest first, and whether another page follows."""
     found = web_of(request).call(
         lambda conn: facts_lib.list_facts(
@@ -69,8 +73,8 @@ def _page_of(request: Request, query: FactQuery) -> tuple[list, bool]:
     return found[:PAGE_SIZE], len(found) > PAGE_SIZE
 
 
-def _pins_by_fact(request: Request) -> dict[int, list]:
-    pinned: dict[int, list] = {}
+def _pins_by_fact(request: Request) -> dict[int, list[Pin]]:
+    pinned: dict[int, list[Pin]] = {}
     for p in web_of(request).call(lambda conn: pins_lib.list_pins(conn, include_unpinned=True)):
         pinned.setdefault(p.fact_id, []).append(p)
     return pinned
@@ -166,7 +170,7 @@ def fact_page(request: Request, fact_id: FactId) -> str:
     return render("fact.html", request, record=record, fact=record.fact, pins=pins, recalls=recalls)
 
 
-async def _form_then(request: Request, fact_id: FactId, act) -> RedirectResponse:
+async def _form_then(request: Request, fact_id: FactId, act: Callable[[Conn, Any, str], object]) -> RedirectResponse:
     """Check the form's CSRF token, run the write as the serving identity (act(conn, fields,
     via)), go back to the fact."""
     from starlette.concurrency import run_in_threadpool
@@ -304,7 +308,7 @@ def fact_api(request: Request, fact_id: FactId) -> Any:
 
 
 @router.post("/api/facts/{fact_id}/forget", responses=WriteRefusals, tags=["facts"])
-def forget_api(request: Request, fact_id: FactId, body: Why) -> dict:
+def forget_api(request: Request, fact_id: FactId, body: Why) -> dict[str, Any]:
     """Retire a fact (its author, the author's team lead or an owner may)."""
     web_of(request).call(lambda conn: facts_lib.forget(conn, fact_id, body.why, via=web_of(request).via))
     return {"forgotten": fact_id}

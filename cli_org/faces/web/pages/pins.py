@@ -23,7 +23,7 @@ Project = Annotated[str | None, Query(max_length=64, description="the org-wide p
 Page = Annotated[int, Query(ge=1, le=100_000)]
 
 
-def _past(request: Request, project: str | None, page: int) -> tuple[list, bool]:
+def _past(request: Request, project: str | None, page: int) -> tuple[list[Any], bool]:
     found = web_of(request).call(
         lambda conn: pins_lib.list_pins(
             conn, project=project or None, past=True, limit=PAGE_SIZE + 1, offset=(page - 1) * PAGE_SIZE

@@ -29,7 +29,7 @@ Page = Annotated[int, Query(ge=1, le=100_000)]
 SessionId = Annotated[str, Path(min_length=1, max_length=500, description="the session's id")]
 
 
-def _list(request: Request, harness: str | None, project: str | None, page: int) -> tuple[list, bool]:
+def _list(request: Request, harness: str | None, project: str | None, page: int) -> tuple[list[Any], bool]:
     found = web_of(request).call(
         lambda conn: sessions_lib.list_sessions(
             conn, harness=harness, project=project or None, limit=PAGE_SIZE + 1, offset=(page - 1) * PAGE_SIZE

@@ -26,7 +26,7 @@ NoteName = Annotated[
 ]
 
 
-def _list(request: Request, q: str | None, tag: str | None, private: bool, page: int) -> tuple[list, bool]:
+def _list(request: Request, q: str | None, tag: str | None, private: bool, page: int) -> tuple[list[Any], bool]:
     found = web_of(request).call(
         lambda conn: notes_lib.list_notes(
             conn,
