@@ -286,3 +286,61 @@ def test_facts_and_sessions_search_read_where_mcp_reads():
     for name in ("facts.list", "sessions.search", "vault.search", "recall", "context"):
         assert operation(name).route is Route.REPLICA, name
     assert CLI["facts"] == MCP["org_facts"] and CLI["sessions search"] == MCP["org_sessions_search"]
+
+
+# --- what a face hands the Org, and nothing around it -----------------------------------------
+
+
+def test_the_hook_bounds_its_connection_through_the_org_not_the_environment(org, cli, monkeypatch, tmp_path):
+    """The hook's connect timeout goes on its connection (Settings.connect_timeout); the
+    process's environment is not changed for it (PGCONNECT_TIMEOUT once was)."""
+    import os
+
+    from cli_org.db import connect as connect_module
+    from cli_org.session.hooks import CONNECT_SECONDS
+
+    code, _, err = cli("remember", "deploys", "Deploys go out on Tuesdays", "--source", "d.md", agent="bot")
+    assert code == 0, err
+    monkeypatch.delenv("PGCONNECT_TIMEOUT", raising=False)
+    opened: list[tuple[str, str | None]] = []
+    real = connect_module.open_conn
+
+    def spy(where, options, **kwargs):
+        opened.append((where, os.environ.get("PGCONNECT_TIMEOUT")))
+        return real(where, options, **kwargs)
+
+    monkeypatch.setattr(connect_module, "open_conn", spy)
+    payload = json.dumps({"hook_event_name": "SessionStart", "session_id": "s-1", "cwd": str(tmp_path)})
+    code, out, err = cli("hook", "claude-code", "session-start", "--as", "bot", input=payload)
+    assert code == 0 and "Org context for bot" in out, err
+    assert opened, "the hook opened no connection"
+    for where, environment in opened:
+        assert f"connect_timeout={CONNECT_SECONDS}" in where, where
+        assert environment is None  # nothing set in the environment while it connects
+
+
+def test_the_warm_helper_hands_a_command_its_request_not_its_own_environment(org, tmp_path, monkeypatch):
+    """The helper runs `recall` for a request with another agent, another folder and another
+    ORG_ROOT: the command reads them from click's context object, while the helper's own
+    environment and working folder stay as they were."""
+    import os
+
+    from cli_org.db.connect import connect
+    from cli_org.faces.cli.warm_cmd import _run_command
+    from cli_org.faces.warm.resident import Resident
+    from cli_org.store import facts
+
+    with connect(org.settings, "bot") as conn:
+        facts.remember(conn, "night job", "The staging database restarts every night", source="n.md")
+    memory = tmp_path / "proj" / ".agents" / "org" / "memory"
+    memory.mkdir(parents=True)
+    (memory / "ops.md").write_text("- the staging cache is emptied every Friday\n")
+    monkeypatch.setenv("ORG_AGENT", "other")  # the helper's own: never the request's identity
+    before = (dict(os.environ), os.getcwd())
+    request = {**org.env, "ORG_AGENT": "bot", "CLI_ORG_WARM": "0"}
+    with Resident() as held:
+        answer = _run_command(held, "recall", ["when does staging restart"], request, str(tmp_path / "proj"))
+    assert (dict(os.environ), os.getcwd()) == before
+    assert answer["exit_code"] == 0, answer
+    assert "staging database restarts" in answer["stdout"]  # as bot
+    assert "staging cache is emptied" in answer["stdout"]  # the request's folder's memory files
