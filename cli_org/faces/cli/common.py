@@ -190,9 +190,12 @@ def this_operation() -> str:
     connection. A command that offers two (`tidy`) names the one it does instead."""
     from ...org.registry import CLI, only
 
-    ctx = click.get_current_context()
-    path = ctx.command_path.split(" ", 1)[1] if " " in ctx.command_path else ctx.command_path
-    return only(CLI, path).name
+    names: list[str] = []
+    ctx: click.Context | None = click.get_current_context()
+    while ctx is not None and ctx.parent is not None:  # up to the group, whatever its program name
+        names.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    return only(CLI, " ".join(names)).name
 
 
 @contextmanager
