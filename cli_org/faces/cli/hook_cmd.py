@@ -55,14 +55,14 @@ def _hook_work(event: str, agent: str | None, project: str | None, connect_secon
     hook_input = parse_hook_input(stdin_text())
     if not agent:
         raise InputError("no agent named; the hook command carries --as NAME")
+    # A connection attempt gives up within connect_seconds, unless the user set a bound.
+    cfg = replace(settings(), connect_timeout=connect_seconds)
     wanted = bool(event == "prompt" and hook_input.prompt)
     if wanted:
         from ...vault.embedders import build_in_background, onnx_path
 
         # A first prompt on a fresh install answers by words while the model is built beside it.
-        wanted = not build_in_background(onnx_path(settings()))
-    # A connection attempt gives up within connect_seconds, unless the user set a bound.
-    cfg = replace(settings(), connect_timeout=connect_seconds)
+        wanted = not build_in_background(onnx_path(cfg))
     with org(agent, cfg=cfg, embed=wanted) as opened, opened.serving(this_operation()) as conn:
         return claude_code_hook(
             conn, event, hook_input, settings=opened.settings, project=project, embedder=opened.embedder
