@@ -30,7 +30,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from cli_org.db.connect import admin_conninfo, connect
-from cli_org.session.tools import TOOLS
+from cli_org.org.registry import MCP as TOOLS
 from cli_org.store import facts
 from cli_org.store.agents import add_agent
 from tests.standin import standing

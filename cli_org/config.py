@@ -74,6 +74,9 @@ class Settings:
     hook_shaping: HookShaping = HOOK_SHAPING  # the prompt hook's own bar
     statement_timeout: float = STATEMENT_TIMEOUT  # seconds; see limits.py
     lock_wait: float = LOCK_WAIT  # seconds
+    # Seconds a connection attempt may take (libpq's connect_timeout) where the user set none
+    # (in the URL or PGCONNECT_TIMEOUT); None: libpq's own. The hook bounds its own (hooks.py).
+    connect_timeout: int | None = None
     # `cli-org serve`: the token every request must carry; required to serve on a
     # non-loopback address (cli_org/faces/web/guard.py).
     web_token: str | None = field(default=None, repr=False)

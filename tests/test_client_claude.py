@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from cli_org.session.tools import TOOLS
+from cli_org.org.registry import MCP as TOOLS
 from cli_org.store import facts
 from tests.clients import client, query_model, trust_folder
 from tests.standin import StandIn, standing

@@ -25,7 +25,7 @@ from typing import Any
 
 from cli_org.archive.importer import import_sessions
 from cli_org.archive.usage import usage
-from cli_org.session.tools import TOOLS
+from cli_org.org.registry import MCP as TOOLS
 from cli_org.store import facts
 from tests import standin_responses as api
 from tests.clients import client, query_model

@@ -22,8 +22,9 @@ LAYERS = [
     {"db"},
     {"vault"},  # the query model and the vault's search
     {"checks"},  # the write checks (the injection classifier runs the query model)
-    {"store", "recall", "session", "archive", "evaluation", "setup"},  # features
-    {"org"},  # the one object every face opens
+    {"store", "recall", "session", "archive", "evaluation"},  # features
+    {"org"},  # the one object every face opens, and the registry of what each face offers
+    {"setup"},  # wires a harness to the faces: approves the tools the registry calls reads
     {"faces", "faces.render", "faces.cli", "faces.mcp", "faces.web", "faces.warm", "__main__"},  # faces
 ]
 MAX_TOP_MODULES = 8

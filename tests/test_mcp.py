@@ -323,19 +323,19 @@ def test_a_dropped_connection_is_replaced_and_the_server_keeps_serving(org):
 
 
 def test_every_tool_declares_its_effect_and_takes_no_other_argument(org):
-    """Annotations from session/tools.py (the one source), for exactly the tools served; no
+    """Annotations from the registry (org/registry.py, the one source), for exactly the tools served; no
     docstring indentation in what a model reads; no argument outside the schema."""
     import inspect
 
-    from cli_org.session.tools import TOOLS as EFFECTS
+    from cli_org.org.registry import MCP, tool_effect
 
     async def script(s):
         return (await s.list_tools()).tools
 
     tools = serve(org, script)
-    assert [t.name for t in tools] == list(EFFECTS)
+    assert [t.name for t in tools] == list(MCP)
     for tool in tools:
-        effect = EFFECTS[tool.name]
+        effect = tool_effect(tool.name)
         hints = tool.annotations
         assert hints is not None, tool.name
         assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint) == (

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from cli_org.errors import ConfigError, InputError
-from cli_org.session.tools import READ_TOOLS
+from cli_org.org.registry import READ_TOOLS
 from cli_org.setup import setup, via
 
 BACKUP_SUFFIX = ".cli-org-backup"  # what older versions left beside a file; never again

@@ -177,8 +177,9 @@ def test_hooks_are_answered_by_the_helper_with_the_cold_bytes(org, warm_env):
 
 
 def test_a_cold_hook_starts_the_helper_the_next_hook_asks(org, warm_env):
-    """The hook bounds its connection with PGCONNECT_TIMEOUT, a PG* variable and so part of a
-    helper's key: the helper it launches must be the one the next hook (without it) reaches."""
+    """The hook bounds its connection itself (Settings.connect_timeout), never through
+    PGCONNECT_TIMEOUT in the environment, a PG* variable and so part of a helper's key: the
+    helper it launches must be the one the next hook reaches."""
     _dress(org)
     env = {**warm_env, "CLI_ORG_WARM_IDLE": "20"}
     env.pop("PGCONNECT_TIMEOUT", None)

@@ -153,8 +153,9 @@ def connect(
     """
     replica = uses_replica(settings, read)
     where = conninfo_for(settings, read) if start else _running_conninfo(settings, read)
-    if not start and not _sets_connect_timeout(where):
-        where = psycopg.conninfo.make_conninfo(where, connect_timeout=REACH_SECONDS)
+    wait = settings.connect_timeout if start else REACH_SECONDS
+    if wait is not None and not _sets_connect_timeout(where):
+        where = psycopg.conninfo.make_conninfo(where, connect_timeout=wait)
     try:
         conn = open_conn(
             where,

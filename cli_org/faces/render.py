@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..vault.search import NoteHit
 
 
-def _record(value) -> bool:
+def _record(value: object) -> bool:
     """A dataclass instance (is_dataclass() is true of the class as well)."""
     return dataclasses.is_dataclass(value) and not isinstance(value, type)
 
@@ -49,7 +49,7 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
-def recall_data(result: RecallResult) -> dict:
+def recall_data(result: RecallResult) -> dict[str, Any]:
     """What `recall --json` prints."""
     return {
         "query": result.query,
@@ -161,7 +161,7 @@ def message_hit_line(h: MessageHit) -> str:
     return f"{when}  {h.harness}  {one_line(h.session)}  {role}  {one_line(h.snippet)}"
 
 
-def table(rows: list[dict], headers: list[str]) -> str:
+def table(rows: list[dict[str, Any]], headers: list[str]) -> str:
     """Rows as plain columns under their headers, no rules: every table the CLI prints."""
     from tabulate import tabulate
 
@@ -275,7 +275,7 @@ def usage_text(found: UsageDetail, detail: bool) -> str:
     return "\n".join(lines)
 
 
-def _titled(title: str, rows: list[dict], headers: list[str]) -> list[str]:
+def _titled(title: str, rows: list[dict[str, Any]], headers: list[str]) -> list[str]:
     return [title, table(rows, headers) if rows else "  none"]
 
 

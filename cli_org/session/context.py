@@ -412,7 +412,7 @@ def build_context(
                 log=log,
                 arms=arms or ARMS,
             )
-            if recalled is not None:  # the caller records a recall the replica served (org.py)
+            if recalled is not None:  # the caller records a recall the replica served (cli_org/org)
                 recalled(result)
             # The notebook is in the block already, first; its entries are not hits again.
             picked = admit(result.hits) if admit is not None else result.hits

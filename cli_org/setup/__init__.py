@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, InputError
+from ..org.registry import READ_TOOLS
 from ..session.hooks import HARNESS_TIMEOUT
-from ..session.tools import READ_TOOLS
 from . import files
 from .edits import (
     SERVER,
@@ -211,7 +211,7 @@ def edits_for(
     if harness == "codex":
         home = _home(env, "CODEX_HOME", ".codex")
         # Codex waits for a required server before the first turn; the read tools are
-        # approved (session/tools.py), writes are left to the user's approval policy.
+        # approved (org/registry.py), writes are left to the user's approval policy.
         entry = {
             "command": exe[0],
             "args": args,

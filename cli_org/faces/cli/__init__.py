@@ -43,7 +43,7 @@ def needs_model(argv: list[str]) -> bool:
     return argv[0] == "context" and any(a == "--for" or a.startswith("--for=") for a in argv)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     if name == "cli":  # every command registered
         from .app import group
 

@@ -32,7 +32,16 @@ KINDS_HELP = (
 @click.option("--before", metavar="CURSOR", help="The next page: the cursor the previous page ended with.")
 @as_option
 @json_option
-def activity(since, who, via, kinds, limit, before, agent, as_json) -> None:
+def activity(
+    since: str,
+    who: str | None,
+    via: str | None,
+    kinds: tuple[str, ...],
+    limit: int,
+    before: str | None,
+    agent: str | None,
+    as_json: bool,
+) -> None:
     """What changed, newest first: facts written, superseded, retired and restored, pins,
     notebook edits and todos, each with who did it and the harness it came through (where
     recorded). What you may not read (another agent's notebook) does not show.
@@ -46,7 +55,7 @@ def activity(since, who, via, kinds, limit, before, agent, as_json) -> None:
 
     moment = parse_since(since)
     chosen = parse_kinds(kinds)  # refuse a bad kind before touching the database
-    with connection(agent, read=True) as conn:
+    with connection(agent) as conn:
         result = feed(conn, since=moment, agent=who, via=via, kinds=chosen, before=before, limit=limit)
     if as_json:
         emit_json(result)

@@ -6,14 +6,17 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import IO, Any
 
 import click
 
 from ... import __version__
-from ...config import load_dotenv
+from ...config import dotenv_settings, load_dotenv
 from ...errors import OrgError
 from ...text import is_utf8, one_line, shown
+from .common import Invocation
 
 
 class OrgGroup(click.Group):
@@ -26,11 +29,18 @@ class OrgGroup(click.Group):
 
     json_errors = False  # set per run by main()
 
-    def main(self, args=None, *rest, **kwargs):
+    def main(self, args: Sequence[str] | None = None, *rest: Any, **kwargs: Any) -> Any:
         args = list(sys.argv[1:] if args is None else args)
+        # The warm helper's request (common.Invocation) brings its environment, .env merged.
+        invocation = kwargs.get("obj")
+        env = invocation.env if isinstance(invocation, Invocation) else os.environ
         # click reads ORG_AGENT (--as) and ORG_VIA (--via) from the environment while it
         # parses the command line, so .env has to be in the environment before that.
-        for warning in load_dotenv():
+        if isinstance(invocation, Invocation):
+            warnings = dotenv_settings(os.path.join(invocation.cwd, ".env"))[1]
+        else:
+            warnings = load_dotenv()
+        for warning in warnings:
             click.echo(f"cli-org: warning: {warning}", err=True)
         # psycopg logs a second error when a pipeline ends on a dead connection ("error
         # ignored terminating Pipeline"); the one line below already says what happened
@@ -40,7 +50,7 @@ class OrgGroup(click.Group):
         OrgGroup.json_errors = "--json" in (args[: args.index("--")] if "--" in args else args)
         # Arguments and ORG_*/CLI_ORG_* values that are not UTF-8 cannot reach the database
         # (Python holds the stray bytes as lone surrogates); refuse them here, for every command.
-        problem = not_utf8(args, os.environ)
+        problem = not_utf8(args, env)
         if problem:
             report(problem)
             sys.exit(0 if _is_hook(args) else 2)  # a hook fails open, never exits 2 (below)
@@ -53,11 +63,13 @@ class OrgGroup(click.Group):
                 sys.exit(0)
             raise
 
-    def make_context(self, info_name, args, parent=None, **extra):
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
         with _one_line_usage():
             return super().make_context(info_name, args, parent=parent, **extra)
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             with _one_line_usage():
                 return super().invoke(ctx)
@@ -71,7 +83,7 @@ def _is_hook(args: list[str]) -> bool:
     return next((a for a in args if not a.startswith("-")), None) == "hook"
 
 
-def report(message: str, fields: dict | None = None) -> None:
+def report(message: str, fields: dict[str, Any] | None = None) -> None:
     """One line on stderr: JSON under --json (with the error's fields, OrgError.fields), else
     prefixed with the program's name."""
     message = one_line(message)  # every failure is one line: a name with a newline must not make a second
@@ -86,12 +98,12 @@ class _UsageLine(click.ClickException):
 
     exit_code = 2
 
-    def show(self, file=None) -> None:
+    def show(self, file: IO[Any] | None = None) -> None:
         report(self.message)
 
 
 @contextmanager
-def _one_line_usage():
+def _one_line_usage() -> Iterator[None]:
     try:
         yield
     except (_UsageLine, click.exceptions.NoArgsIsHelpError):
@@ -112,7 +124,7 @@ def cli() -> None:
     """
 
 
-def not_utf8(args: list[str], env) -> str | None:
+def not_utf8(args: list[str], env: Mapping[str, str]) -> str | None:
     """A usage error naming the first argument or environment value that is not UTF-8."""
     for n, arg in enumerate(args, start=1):
         if not is_utf8(arg):

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from ...checks.rules import HARNESSES
 from ..render import counted, usage_text
-from .common import OsPath, as_option, connection, emit_json, json_option, query_argument, settings
+from .common import OsPath, as_option, connection, emit_json, json_option, org, query_argument, this_operation
 
 
-def _progress():
+def _progress() -> Callable[[str, int, int], None] | None:
     """A one-line progress display on stderr, only when stderr is a terminal."""
     if not sys.stderr.isatty():
         return None
@@ -57,9 +58,8 @@ def import_cmd(claude: Path | None, hermes: Path | None, codex: Path | None, as_
             err=True,
         )
         return
-    cfg = settings()
-    with connection(cfg=cfg, bounded=False) as conn:
-        summaries = import_sessions(conn, stores, progress=_progress(), lock_wait=cfg.lock_wait)
+    with org(None) as opened, opened.serving(this_operation()) as conn:
+        summaries = import_sessions(conn, stores, progress=_progress(), lock_wait=opened.settings.lock_wait)
     failed = [(s.harness, entry) for s in summaries for entry in s.failed]
     if as_json:
         emit_json(summaries)
@@ -91,9 +91,8 @@ def judge_cmd(as_json: bool) -> None:
     """
     from ...archive.verdicts import judge_stale
 
-    cfg = settings()
-    with connection(cfg=cfg, bounded=False) as conn:
-        found = judge_stale(conn, lock_wait=cfg.lock_wait)
+    with org(None) as opened, opened.serving(this_operation()) as conn:
+        found = judge_stale(conn, lock_wait=opened.settings.lock_wait)
     if as_json:
         emit_json(found)
         return
@@ -116,15 +115,15 @@ def memory_cmd(paths: tuple[Path, ...], as_json: bool) -> None:
     from ...local.project import project_root
     from ...text import one_line
 
-    cfg = settings()
-    targets = list(paths) or memory_files(project_root(cfg.root))
-    if not targets:
-        if as_json:
-            emit_json({"files": [], "ignored": []})
-        click.echo("no memory files found; pass files or folders", err=True)
-        return
-    with connection(cfg=cfg, bounded=False) as conn:
-        result = capture(conn, targets)
+    with org(None) as opened:
+        targets = list(paths) or memory_files(project_root(opened.settings.root))
+        if not targets:
+            if as_json:
+                emit_json({"files": [], "ignored": []})
+            click.echo("no memory files found; pass files or folders", err=True)
+            return
+        with opened.serving(this_operation()) as conn:
+            result = capture(conn, targets)
     if as_json:
         emit_json(result)
         if result.refused:
@@ -192,8 +191,8 @@ def erase_cmd(
     from ...store.erase import erase_message
     from ..render import erased_line
 
-    with connection(agent) as conn:
-        done = erase_message(conn, session_id, position, reason, harness=harness, via=settings().via)
+    with org(agent) as opened, opened.serving(this_operation()) as conn:
+        done = erase_message(conn, session_id, position, reason, harness=harness, via=opened.settings.via)
     if as_json:
         emit_json({"session": session_id, "position": position, "erased": True, **vars(done)})
         return

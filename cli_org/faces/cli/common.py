@@ -6,9 +6,10 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -17,34 +18,36 @@ from ...config import Settings
 from ...limits import check_words
 from ...text import one_line
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 if TYPE_CHECKING:
     from ...db import Conn
-    from ...org import Org
+    from ...org import Lender, Org
 
 # Usage errors (exit 2) for values a parameter's type cannot hold, found by the fuzz of every
 # command (tests/test_fuzz.py): each rule's source is named where it is read.
 
 
-class AgentName(click.ParamType):
+class AgentName(click.ParamType[str, str]):
     """An agent's name (rules.AGENT_NAME), checked while the command line is parsed."""
 
     name = "name"
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: str, param: click.Parameter | None, ctx: click.Context | None) -> str:
         if not AGENT_NAME.match(value):
             rule = "lowercase letters, digits, '_' or '-', starting with a letter"
             self.fail(f"{value[:40]!r} is not an agent name: {rule}", param, ctx)
         return value
 
 
-class ProjectName(click.ParamType):
+class ProjectName(click.ParamType[str, str]):
     """A project's name (rules.FIELD_RULES["project"], the database's rule too), checked while
     the command line is parsed: a usage error, exit 2 (a name with a line break once ran
     `tidy` and exited 0). The empty name passes: where a command takes it, it means none."""
 
     name = "project"
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: str, param: click.Parameter | None, ctx: click.Context | None) -> str:
         shape, longest = FIELD_RULES["project"]
         if value and (len(value) > longest or not re.fullmatch(shape or ".*", value)):
             rule = "letters, digits, '.', '_' or '-' (at most 64)"
@@ -55,7 +58,7 @@ class ProjectName(click.ParamType):
 class Finite(click.FloatRange):
     """A FloatRange that also refuses nan, which passes every comparison of a range."""
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)
         if math.isnan(number):
             self.fail("nan is not a number", param, ctx)
@@ -66,7 +69,7 @@ class OsPath(click.Path):
     """A click.Path the operating system can take: not empty, no NUL, no name longer than
     NAME_MAX bytes, not longer than PATH_MAX (a 10 KB name was an OSError traceback)."""
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         raw = os.fsencode(value)
         if not raw:
             self.fail("is empty; name a file or folder", param, ctx)
@@ -84,22 +87,77 @@ AGENT = AgentName()
 PROJECT = ProjectName()
 
 
-def project_option(help: str):  # noqa: A002 (click's own name)
+def project_option(help: str) -> Callable[[F], F]:  # noqa: A002 (click's own name)
     return click.option("--project", metavar="P", type=PROJECT, help=help)
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """What the warm helper hands a command it runs in its own process, as click's context
+    object (`cli.main(..., obj=Invocation(...))`): the request's environment (its .env
+    merged in by the caller), working folder and input, and the model and connection the
+    helper lends (org.Lender). The helper's own environment, folder and stdin stay as they are."""
+
+    env: dict[str, str]
+    cwd: str
+    stdin: str
+    lender: Lender
+
+    def settings(self) -> Settings:
+        """Settings.from_env of the request; the project root found from its folder (as a
+        cold run finds it from the current one) when ORG_ROOT does not name it."""
+        from dataclasses import replace
+        from pathlib import Path
+
+        from ...local.project import project_root
+
+        found = Settings.from_env(self.env)
+        return found if found.root else replace(found, root=str(project_root(cwd=Path(self.cwd))))
+
+
+def invoked() -> Invocation | None:
+    """The warm helper's request this command runs for; None in a cold process."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.find_object(Invocation) if ctx is not None else None
+
+
+def stdin_text() -> str:
+    """The command's input: the request's in the warm helper, else this process's stdin."""
+    import sys
+
+    invocation = invoked()
+    return invocation.stdin if invocation is not None else sys.stdin.read()
+
+
+class EnvOption(click.Option):
+    """An option with a default from the environment (`envvar`): the request's environment
+    when the warm helper runs the command (Invocation.env), else this process's."""
+
+    def resolve_envvar_value(self, ctx: click.Context) -> str | None:
+        invocation = ctx.find_object(Invocation)
+        if invocation is None or not isinstance(self.envvar, str):
+            return super().resolve_envvar_value(ctx)
+        return invocation.env.get(self.envvar) or None
 
 
 ID = click.IntRange(1, MAX_ID)  # a fact's, todo's or pin's id: a bigint (rules.MAX_ID)
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 as_option = click.option(
-    "--as", "agent", type=AGENT, metavar="NAME", envvar="ORG_AGENT", help="Act as this agent (default: $ORG_AGENT)."
+    "--as",
+    "agent",
+    cls=EnvOption,
+    type=AGENT,
+    metavar="NAME",
+    envvar="ORG_AGENT",
+    help="Act as this agent (default: $ORG_AGENT).",
 )
 
 
-def usage_error(check):
+def usage_error(check: Callable[[Any], Any]) -> Callable[[click.Context, click.Parameter, Any], Any]:
     """A click callback that runs a library check (raising InputError) on an option's value
     and turns its refusal into a usage error: the rule stays in the library, in one place."""
 
-    def callback(ctx, param, value):
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         from ...errors import InputError
 
         try:
@@ -110,7 +168,7 @@ def usage_error(check):
     return callback
 
 
-def query_argument(name: str):
+def query_argument(name: str) -> Callable[[F], F]:
     """A required text argument that may not be empty or only whitespace: a usage error
     (exit 2) before anything starts, the same for recall, search and sessions search; the
     rule is the library's (limits.check_words), which the MCP tools apply too."""
@@ -118,45 +176,62 @@ def query_argument(name: str):
 
 
 def settings() -> Settings:
-    return Settings.from_env()
+    """The command's settings: the environment's, or those of the request the warm helper
+    runs (Invocation.settings)."""
+    invocation = invoked()
+    return invocation.settings() if invocation is not None else Settings.from_env()
 
 
 def _notice(message: str) -> None:
     click.echo(f"notice: {message}", err=True)
 
 
+def this_operation() -> str:
+    """The registered operation of the command being run (org/registry.py): what routes its
+    connection. A command that offers two (`tidy`) names the one it does instead."""
+    from ...org.registry import CLI, only
+
+    names: list[str] = []
+    ctx: click.Context | None = click.get_current_context()
+    while ctx is not None and ctx.parent is not None:  # up to the group, whatever its program name
+        names.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    return only(CLI, " ".join(names)).name
+
+
 @contextmanager
 def org(agent: str | None, *, cfg: Settings | None = None, embed: bool = False) -> Iterator[Org]:
-    """The Org of one command (cli_org/org.py): its connections act as `agent`, the query
+    """The Org of one command (cli_org/org): its connections act as `agent`, the query
     model is loaded when `embed`, notices go to stderr; lent by the warm helper that runs
     the command, if one does."""
     from ...org import Org
 
-    with Org.open(cfg or settings(), agent, face="cli", embed=embed, notify=_notice) as opened:
+    invocation = invoked()
+    lender = invocation.lender if invocation is not None else None
+    with Org.open(cfg or settings(), agent, face="cli", embed=embed, notify=_notice, lender=lender) as opened:
         yield opened
 
 
 @contextmanager
 def connection(
-    agent: str | None = None, *, cfg: Settings | None = None, read: bool = False, bounded: bool = True
+    agent: str | None = None, *, cfg: Settings | None = None, operation: str | None = None
 ) -> Iterator[Conn]:
-    """One connection acting as `agent` (None: the login role) for a command: its Org's."""
-    with org(agent, cfg=cfg) as opened, opened.connection(read=read, bounded=bounded) as conn:
+    """One connection acting as `agent` (None: the login role) for a command: its Org's, where
+    the command's registered operation runs (or `operation`'s, when named)."""
+    with org(agent, cfg=cfg) as opened, opened.serving(operation or this_operation()) as conn:
         yield conn
 
 
 def warm_up() -> None:
     """After a cold answer, start the warm helper in the background for the next call (never
     from inside the helper). Costs the caller one fork; the answer is out already."""
-    from ...org import lent
-
-    if not lent():
+    if invoked() is None:
         from ..warm.client import start
 
         start()
 
 
-def emit_json(data) -> None:
+def emit_json(data: object) -> None:
     from ..render import plain
 
     click.echo(json.dumps(plain(data), ensure_ascii=False, indent=2))

@@ -5,10 +5,15 @@ from __future__ import annotations
 import getpass
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from .common import AGENT, OsPath, Progress, connection, emit_json, json_option, settings
+
+if TYPE_CHECKING:
+    from ...config import Settings
+    from ...db.access import Access
 
 
 def _default_owner() -> str:
@@ -105,12 +110,14 @@ def status(as_json: bool) -> None:
         click.echo(f"database: {info.get('error') or 'not initialised'}; run `cli-org init`")
 
 
-def _access(agent: str | None, show_password: bool):
+def _access(agent: str | None, show_password: bool) -> tuple[Settings, Access]:
     from ...db.access import admin_access, member_access
 
     cfg = settings()
     if not agent:
-        return cfg, admin_access(cfg, show_password=show_password)
+        found = admin_access(cfg, show_password=show_password)  # started if needed: never None
+        assert found is not None
+        return cfg, found
     with connection(cfg=cfg) as conn:
         return cfg, member_access(conn, cfg, agent)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,7 +19,12 @@ from .common import (
     org,
     project_option,
     settings,
+    this_operation,
 )
+
+if TYPE_CHECKING:
+    from ...evaluation.golden import Figures
+    from ...evaluation.hook import HookResult
 
 _FILE = OsPath(exists=True, dir_okay=False, path_type=Path)
 
@@ -28,7 +34,7 @@ def eval_group() -> None:
     """Measure recall: golden sets, saved runs, noise, the prompt hook, context cost and stale memory."""
 
 
-def _fmt(figures, k: int) -> str:
+def _fmt(figures: Figures, k: int) -> str:
     return (
         f"hit@{k} {figures.hit_rate:.3f}  MRR {figures.mrr:.3f}  chars median {figures.chars_median:,.0f} "
         f"p95 {figures.chars_p95:,.0f}  ms median {figures.ms_median:.0f} p95 {figures.ms_p95:.0f}  "
@@ -61,11 +67,16 @@ def golden(
     from ...evaluation import load_golden, require_hit_rate, run_golden, save_run
 
     cases = load_golden(file)  # a malformed file is refused before anything runs
-    cfg = settings()
     progress = Progress("golden")
-    with org(agent, cfg=cfg, embed=True) as opened, opened.connection() as conn:
+    with org(agent, embed=True) as opened, opened.serving(this_operation()) as conn:
         run = run_golden(
-            conn, cases, settings=cfg, limit=limit, project=project, embedder=opened.embedder, progress=progress
+            conn,
+            cases,
+            settings=opened.settings,
+            limit=limit,
+            project=project,
+            embedder=opened.embedder,
+            progress=progress,
         )
         progress.done()
         if save_as:
@@ -174,7 +185,7 @@ def history(png: Path | None, agent: str | None, as_json: bool) -> None:
         click.echo(f"chart written to {png}")
 
 
-def _plot(runs: list, png: Path) -> None:
+def _plot(runs: list[Any], png: Path) -> None:
     import io
 
     from ...errors import ConfigError
@@ -213,9 +224,8 @@ def noise(file: Path, limit: int, agent: str | None, as_json: bool) -> None:
     from ...evaluation import load_queries, require_quiet, run_noise
 
     queries = load_queries(file)
-    cfg = settings()
-    with org(agent, cfg=cfg, embed=True) as opened, opened.connection() as conn:
-        run = run_noise(conn, queries, settings=cfg, limit=limit, embedder=opened.embedder)
+    with org(agent, embed=True) as opened, opened.serving(this_operation()) as conn:
+        run = run_noise(conn, queries, settings=opened.settings, limit=limit, embedder=opened.embedder)
     if as_json:
         emit_json(run)
     else:
@@ -248,10 +258,9 @@ def hook(
     from ...evaluation import load_hook_cases, require_hook_rates, run_hook
 
     cases = [c for f in files for c in load_hook_cases(f)]  # a malformed file is refused before anything runs
-    cfg = settings()
     progress = Progress("hook")
-    with org(agent, cfg=cfg, embed=True) as opened, opened.connection() as conn:
-        run = run_hook(conn, cases, settings=cfg, embedder=opened.embedder, progress=progress)
+    with org(agent, embed=True) as opened, opened.serving(this_operation()) as conn:
+        run = run_hook(conn, cases, settings=opened.settings, embedder=opened.embedder, progress=progress)
         progress.done()
     if as_json:
         emit_json(run)
@@ -279,7 +288,7 @@ def hook(
     require_hook_rates(run, min_quiet, min_needed)
 
 
-def _hook_mark(result) -> str:
+def _hook_mark(result: HookResult) -> str:
     if result.expected is None:
         return "ADDED" if result.injected else "QUIET"
     return "FOUND" if result.found else "MISS"

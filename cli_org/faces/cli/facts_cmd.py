@@ -8,7 +8,18 @@ from pathlib import Path
 import click
 
 from ...checks.rules import KINDS
-from .common import ID, OsPath, Progress, as_option, connection, emit_json, json_option, org, project_option, settings
+from .common import (
+    ID,
+    OsPath,
+    Progress,
+    as_option,
+    connection,
+    emit_json,
+    json_option,
+    org,
+    project_option,
+    this_operation,
+)
 
 
 @click.command()
@@ -27,7 +38,19 @@ from .common import ID, OsPath, Progress, as_option, connection, emit_json, json
 )
 @as_option
 @json_option
-def remember(subject, claim, source, project, inferred, kind, supersedes, via, allow_duplicate, agent, as_json) -> None:
+def remember(
+    subject: str,
+    claim: str,
+    source: str,
+    project: str | None,
+    inferred: bool,
+    kind: str,
+    supersedes: int | None,
+    via: str | None,
+    allow_duplicate: bool,
+    agent: str | None,
+    as_json: bool,
+) -> None:
     """Store one sourced claim as the acting agent; prints the new id.
 
     A claim that `cli-org tidy` would merge with one of your current facts of the same
@@ -41,7 +64,7 @@ def remember(subject, claim, source, project, inferred, kind, supersedes, via, a
     # may be one an owner approved, which the library asks the database about.
     with contextlib.suppress(ScanRefused):
         check_fact(subject, claim, source, project, via)
-    with org(agent, embed=True) as opened, opened.connection() as conn:
+    with org(agent, embed=True) as opened, opened.serving(this_operation()) as conn:
         result = do_remember(
             conn,
             subject,
@@ -72,8 +95,8 @@ def forget(fact_id: int, why: str, agent: str | None, as_json: bool) -> None:
     """Retire a fact (never deleted): its author, their team lead or an owner may."""
     from ...store.facts import forget as do_forget
 
-    with connection(agent) as conn:
-        do_forget(conn, fact_id, why, via=settings().via)
+    with org(agent) as opened, opened.serving(this_operation()) as conn:
+        do_forget(conn, fact_id, why, via=opened.settings.via)
     if as_json:
         emit_json({"id": fact_id, "retired": True, "why": why.strip()})
     else:
@@ -89,7 +112,16 @@ def forget(fact_id: int, why: str, agent: str | None, as_json: bool) -> None:
 @as_option
 @json_option
 @click.pass_context
-def facts(ctx, include_retired, subject, project, author, kind, agent, as_json) -> None:
+def facts(
+    ctx: click.Context,
+    include_retired: bool,
+    subject: str | None,
+    project: str | None,
+    author: str | None,
+    kind: str | None,
+    agent: str | None,
+    as_json: bool,
+) -> None:
     """List current facts (with --all, retired ones too, with when, who and why).
 
     `cli-org facts show ID` shows one fact whole."""
@@ -122,7 +154,7 @@ def embed(agent: str | None, as_json: bool) -> None:
     from ...vault.embed import require_vectors
 
     progress = Progress("facts embed")
-    with org(agent, embed=True) as opened, opened.connection(bounded=False) as conn:
+    with org(agent, embed=True) as opened, opened.serving(this_operation()) as conn:
         require_vectors(conn)  # the cause a user can fix first, before the model's
         if opened.embedder is None:
             from ...vault.embedders import missing_reason
@@ -153,8 +185,8 @@ def summary(root: Path | None, no_stale: bool, agent: str | None, as_json: bool)
     from ...local.project import project_root
     from ..render import curation_text
 
-    stale_root = None if no_stale else (root or project_root(settings().root))
-    with connection(agent) as conn:
+    with org(agent) as opened, opened.serving(this_operation()) as conn:
+        stale_root = None if no_stale else (root or project_root(opened.settings.root))
         found = curation_summary(conn, stale_root=stale_root)
     if as_json:
         emit_json(found)
@@ -232,8 +264,8 @@ def erase(fact_id: int, reason: str, also: tuple[str, ...], agent: str | None, a
     before, the WAL and replicas still hold the text (docs/security.md)."""
     from ...store.erase import erase_fact
 
-    with connection(agent) as conn:
-        done = erase_fact(conn, fact_id, reason, also=also, via=settings().via)
+    with org(agent) as opened, opened.serving(this_operation()) as conn:
+        done = erase_fact(conn, fact_id, reason, also=also, via=opened.settings.via)
     if as_json:
         emit_json({"id": fact_id, "erased": True, "reason": reason.strip(), **vars(done)})
         return

@@ -7,14 +7,16 @@ import sys
 
 import click
 
-from .common import org, settings, warm_up
+from .common import EnvOption, invoked, org, settings, stdin_text, this_operation, warm_up
 
 
 @click.command()
 @click.argument("harness", type=click.Choice(["claude-code"]), metavar="HARNESS")
 @click.argument("event", type=click.Choice(["session-start", "prompt"]), metavar="EVENT")
 # Not as_option: a hook fails open; a usage error exits 0 too (OrgGroup.main in app.py).
-@click.option("--as", "agent", metavar="NAME", envvar="ORG_AGENT", help="Act as this agent (default: $ORG_AGENT).")
+@click.option(
+    "--as", "agent", cls=EnvOption, metavar="NAME", envvar="ORG_AGENT", help="Act as this agent (default: $ORG_AGENT)."
+)
 @click.option("--project", metavar="P", help="The project (default: the name of the working folder's project root).")
 def hook(harness: str, event: str, agent: str | None, project: str | None) -> None:
     """Read the harness's hook JSON on stdin and print what it should add to the session:
@@ -24,39 +26,44 @@ def hook(harness: str, event: str, agent: str | None, project: str | None) -> No
     """
     from ...session.hooks import CONNECT_SECONDS, fail_open
 
-    ours = "PGCONNECT_TIMEOUT" not in os.environ
-    os.environ.setdefault("PGCONNECT_TIMEOUT", str(CONNECT_SECONDS))
-    outcome = fail_open(lambda: _hook_work(event, agent, project))
+    invocation = invoked()
+    ctx = click.get_current_context()
+
+    def work() -> str:
+        with ctx:  # the command's context, in the thread that does the work
+            return _hook_work(event, agent, project, CONNECT_SECONDS)
+
+    outcome = fail_open(work)
     if outcome.text:
         click.echo(outcome.text)
     if outcome.problem:
         click.echo(f"cli-org hook: nothing added ({outcome.problem})", err=True)
     sys.stdout.flush()
     sys.stderr.flush()
-    from ...org import lent
-
-    if not outcome.finished and not lent():
+    if not outcome.finished and invocation is None:
         os._exit(0)  # the work is stuck (a connection, a lock): leave it behind
     if outcome.finished and not outcome.problem:
-        if ours:  # PG* variables are part of a helper's key: launch the one the next hook asks
-            del os.environ["PGCONNECT_TIMEOUT"]
         warm_up()
 
 
-def _hook_work(event: str, agent: str | None, project: str | None) -> str:
+def _hook_work(event: str, agent: str | None, project: str | None, connect_seconds: int) -> str:
+    from dataclasses import replace
+
     from ...errors import InputError
     from ...session.hooks import claude_code_hook, parse_hook_input
 
-    hook_input = parse_hook_input(sys.stdin.read())
+    hook_input = parse_hook_input(stdin_text())
     if not agent:
         raise InputError("no agent named; the hook command carries --as NAME")
+    # A connection attempt gives up within connect_seconds, unless the user set a bound.
+    cfg = replace(settings(), connect_timeout=connect_seconds)
     wanted = bool(event == "prompt" and hook_input.prompt)
     if wanted:
         from ...vault.embedders import build_in_background, onnx_path
 
         # A first prompt on a fresh install answers by words while the model is built beside it.
-        wanted = not build_in_background(onnx_path(settings()))
-    with org(agent, embed=wanted) as opened, opened.connection() as conn:
+        wanted = not build_in_background(onnx_path(cfg))
+    with org(agent, cfg=cfg, embed=wanted) as opened, opened.serving(this_operation()) as conn:
         return claude_code_hook(
             conn, event, hook_input, settings=opened.settings, project=project, embedder=opened.embedder
         )

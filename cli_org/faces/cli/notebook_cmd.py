@@ -8,7 +8,7 @@ import click
 
 from ...checks.rules import NOTEBOOK_STORES
 from ..render import change_line, notebook_text
-from .common import OsPath, as_option, connection, emit_json, json_option, settings
+from .common import OsPath, as_option, connection, emit_json, json_option, org, this_operation
 
 target_option = click.option(
     "--target", type=click.Choice(NOTEBOOK_STORES), required=True, help="Which store: memory or user."
@@ -27,7 +27,7 @@ def notebook() -> None:
 @any_target_option
 @as_option
 @json_option
-def show(target, agent, as_json) -> None:
+def show(target: str, agent: str | None, as_json: bool) -> None:
     """Print the notebook, each store with its usage (N% used, x/cap chars)."""
     from ...store import notebook as nb
 
@@ -43,13 +43,13 @@ def show(target, agent, as_json) -> None:
 @target_option
 @click.argument("text")
 @as_option
-def add(target, text, agent) -> None:
+def add(target: str, text: str, agent: str | None) -> None:
     """Add an entry; an identical entry is a no-op, a write past the cap is refused."""
     from ...store import notebook as nb
 
     nb.check_entry(text, target)  # refuse bad input before starting or touching the database
-    with connection(agent) as conn:
-        click.echo(change_line(nb.add(conn, target, text, via=settings().via)))
+    with org(agent) as opened, opened.serving(this_operation()) as conn:
+        click.echo(change_line(nb.add(conn, target, text, via=opened.settings.via)))
 
 
 @notebook.command("replace")
@@ -57,32 +57,32 @@ def add(target, text, agent) -> None:
 @click.argument("old")
 @click.argument("new")
 @as_option
-def replace(target, old, new, agent) -> None:
+def replace(target: str, old: str, new: str, agent: str | None) -> None:
     """Replace the one entry containing OLD with NEW."""
     from ...store import notebook as nb
 
     nb.check_entry(new, target)
-    with connection(agent) as conn:
-        click.echo(change_line(nb.replace(conn, target, old, new, via=settings().via)))
+    with org(agent) as opened, opened.serving(this_operation()) as conn:
+        click.echo(change_line(nb.replace(conn, target, old, new, via=opened.settings.via)))
 
 
 @notebook.command("remove")
 @target_option
 @click.argument("substring")
 @as_option
-def remove(target, substring, agent) -> None:
+def remove(target: str, substring: str, agent: str | None) -> None:
     """Remove the one entry containing SUBSTRING (kept in the history, marked removed)."""
     from ...store import notebook as nb
 
-    with connection(agent) as conn:
-        click.echo(change_line(nb.remove(conn, target, substring, via=settings().via)))
+    with org(agent) as opened, opened.serving(this_operation()) as conn:
+        click.echo(change_line(nb.remove(conn, target, substring, via=opened.settings.via)))
 
 
 @notebook.command("history")
 @any_target_option
 @as_option
 @json_option
-def history(target, agent, as_json) -> None:
+def history(target: str, agent: str | None, as_json: bool) -> None:
     """Every version of every entry, oldest first: added, replaced, removed, by whom and when."""
     from ...store import notebook as nb
     from ...text import one_line
@@ -103,7 +103,7 @@ def history(target, agent, as_json) -> None:
 @target_option
 @click.argument("file", type=OsPath(dir_okay=False, path_type=Path))
 @as_option
-def import_(target, file, agent) -> None:
+def import_(target: str, file: Path, agent: str | None) -> None:
     """Import a notebook file (entries separated by lines holding §): every entry, or nothing."""
     from ...store import notebook as nb
 

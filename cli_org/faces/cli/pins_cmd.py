@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import ID, as_option, connection, emit_json, json_option, org, project_option, settings
+from .common import ID, as_option, connection, emit_json, json_option, org, project_option, this_operation
 
 
 def _scope(project: str | None) -> str:
@@ -20,8 +20,8 @@ def pin(fact_id: int, project: str | None, agent: str | None, as_json: bool) -> 
     """Pin a current fact so that every session gets it (10 org-wide, 5 per project)."""
     from ...store.pins import pin as do_pin
 
-    with connection(agent) as conn:
-        result = do_pin(conn, fact_id, project, via=settings().via)
+    with org(agent) as opened, opened.serving(this_operation()) as conn:
+        result = do_pin(conn, fact_id, project, via=opened.settings.via)
     if as_json:
         emit_json(result)
     else:
@@ -36,8 +36,8 @@ def unpin(fact_id: int, agent: str | None, as_json: bool) -> None:
     """Unpin a fact; the pin stays in the history with who unpinned it and when."""
     from ...store.pins import unpin as do_unpin
 
-    with connection(agent) as conn:
-        result = do_unpin(conn, fact_id, via=settings().via)
+    with org(agent) as opened, opened.serving(this_operation()) as conn:
+        result = do_unpin(conn, fact_id, via=opened.settings.via)
     if as_json:
         emit_json(result)
     else:
@@ -80,8 +80,8 @@ def restore(fact_id: int, why: str, agent: str | None, as_json: bool) -> None:
     whoever pinned it, unless that scope has since filled to its cap (then it says so)."""
     from ...store.facts import restore as do_restore
 
-    with org(agent, embed=True) as opened, opened.connection() as conn:
-        fact = do_restore(conn, fact_id, why, embedder=opened.embedder, via=settings().via)
+    with org(agent, embed=True) as opened, opened.serving(this_operation()) as conn:
+        fact = do_restore(conn, fact_id, why, embedder=opened.embedder, via=opened.settings.via)
     if as_json:
         emit_json({"id": fact.id, "restored": True, "why": why.strip(), "pin": fact.pin})
         return
@@ -107,8 +107,8 @@ def todo_add(text: str, project: str | None, agent: str | None, as_json: bool) -
     from ...store.todos import add_todo, check_todo
 
     check_todo(text, project)  # refuse bad input before touching the database
-    with connection(agent) as conn:
-        item = add_todo(conn, text, project, via=settings().via)
+    with org(agent) as opened, opened.serving(this_operation()) as conn:
+        item = add_todo(conn, text, project, via=opened.settings.via)
     if as_json:
         emit_json(item)
     else:
@@ -123,8 +123,8 @@ def todo_done(todo_id: int, agent: str | None, as_json: bool) -> None:
     """Mark an item done (kept, with who and when): its author, their team lead or an owner may."""
     from ...store.todos import done_todo
 
-    with connection(agent) as conn:
-        item = done_todo(conn, todo_id, via=settings().via)
+    with org(agent) as opened, opened.serving(this_operation()) as conn:
+        item = done_todo(conn, todo_id, via=opened.settings.via)
     if as_json:
         emit_json(item)
     else:

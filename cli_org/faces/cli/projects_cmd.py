@@ -11,7 +11,7 @@ from .common import as_option, connection, emit_json, json_option
 @as_option
 @json_option
 @click.pass_context
-def projects(ctx, agent: str | None, as_json: bool) -> None:
+def projects(ctx: click.Context, agent: str | None, as_json: bool) -> None:
     """List the projects you may read: current facts, open todos, archived sessions, and
     whom each is restricted to.
 

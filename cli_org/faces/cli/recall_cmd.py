@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from ...limits import RECALL_HITS
 from .common import as_option, emit_json, json_option, org, project_option, query_argument, usage_error, warm_up
+
+if TYPE_CHECKING:
+    from ...recall.answer import RecallResult
 
 
 def _arms(spec: str | None) -> tuple[str, ...]:
@@ -43,7 +48,7 @@ def recall(
     """
     from ..render import recall_data
 
-    def show(result) -> None:  # the answer is out before its log line goes to the primary
+    def show(result: RecallResult) -> None:  # the answer is out before its log line goes to the primary
         if as_json:
             emit_json(recall_data(result))
         else:

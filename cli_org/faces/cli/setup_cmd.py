@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ...checks.rules import HARNESSES
 from .common import AGENT, OsPath, connection, emit_json, json_option
+
+if TYPE_CHECKING:
+    from ...setup import SetupResult
 
 SETUP_HARNESSES = ("claude-code", "codex", "hermes")
 assert set(SETUP_HARNESSES) <= set(HARNESSES)
@@ -89,7 +93,7 @@ def setup(
         click.echo(unknown, err=True)
 
 
-def _summary(result) -> dict:
+def _summary(result: SetupResult) -> dict[str, Any]:
     from dataclasses import asdict
 
     data = asdict(result)

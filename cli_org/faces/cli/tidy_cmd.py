@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import as_option, connection, emit_json, json_option, project_option, settings
+from .common import as_option, emit_json, json_option, org, project_option
 
 
 @click.command()
@@ -19,9 +19,9 @@ def tidy(project: str | None, do_apply: bool, agent: str | None, as_json: bool) 
     from ...store.tidy import tidy_roots
     from ...text import one_line
 
-    s = settings()
-    roots = tidy_roots(s.root, s.vault)
-    with connection(agent, cfg=s) as conn:
+    with org(agent) as opened, opened.serving("facts.tidy" if do_apply else "facts.tidy.propose") as conn:
+        s = opened.settings
+        roots = tidy_roots(s.root, s.vault)
         report = do_tidy(conn, project=project, roots=roots, apply=do_apply, via=s.via)
     if as_json:
         emit_json(report)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .common import OsPath, connection, emit_json, json_option, org
+from .common import OsPath, connection, emit_json, json_option, org, this_operation
 
 
 @click.command("export")
@@ -45,7 +45,7 @@ def import_cmd(file: str, dry_run: bool, as_json: bool) -> None:
         lines = data.decode("utf-8").splitlines()
     except UnicodeDecodeError as exc:
         raise InputError(f"{file} is not UTF-8 ({exc.reason} at byte {exc.start}); nothing was imported") from None
-    with org(None, embed=True) as opened, opened.connection() as conn:
+    with org(None, embed=True) as opened, opened.serving(this_operation()) as conn:
         result = import_lines(conn, lines, dry_run=dry_run, embedder=opened.embedder)
     if as_json:
         emit_json(result)

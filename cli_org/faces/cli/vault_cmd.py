@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from .common import OsPath, Progress, as_option, connection, emit_json, json_option, org, query_argument, settings
+from .common import OsPath, Progress, as_option, emit_json, json_option, org, query_argument, this_operation
+
+if TYPE_CHECKING:
+    from ...config import Settings
+    from ...db import Conn
+    from ...vault.embed import EmbedSummary
 
 
 @click.group()
@@ -33,10 +39,10 @@ def scan(path: Path | None, then_embed: bool, replace: bool, make_public: bool, 
     """
     from ...vault.scan import scan as run_scan
 
-    cfg = settings()
-    root = path or cfg.vault or Path.cwd()
     progress = Progress("scan")
-    with connection(cfg=cfg, bounded=False) as conn:
+    with org(None) as opened, opened.serving(this_operation()) as conn:
+        cfg = opened.settings
+        root = path or cfg.vault or Path.cwd()
         summary = run_scan(
             conn,
             root,
@@ -72,9 +78,8 @@ def embed(reset: bool, batch: int, as_json: bool) -> None:
     their author's vector, as `facts embed` does: as the database admin, every author's;
     logged in as an agent, its own."""
 
-    cfg = settings()
-    with connection(cfg=cfg, bounded=False) as conn:
-        summary = _embed(conn, cfg, reset=reset, batch=batch)
+    with org(None) as opened, opened.serving(this_operation()) as conn:
+        summary = _embed(conn, opened.settings, reset=reset, batch=batch)
     if as_json:
         emit_json(summary)
         return
@@ -83,7 +88,7 @@ def embed(reset: bool, batch: int, as_json: bool) -> None:
     click.echo(f"embed: {summary.line()}")
 
 
-def _embed(conn, cfg, *, reset: bool, batch: int = 64):
+def _embed(conn: Conn, cfg: Settings, *, reset: bool, batch: int = 64) -> EmbedSummary:
     from ...errors import InputError
     from ...store.vectors import embed_missing
     from ...vault.embed import embed_pending, require_vectors
@@ -123,7 +128,7 @@ def search(query: str, mode: str, limit: int, private: bool, agent: str | None, 
     from ..render import note_hit_lines
 
     # The model starts loading now, beside the connection.
-    with org(agent, embed=mode != "keyword") as opened, opened.connection(read=True) as conn:
+    with org(agent, embed=mode != "keyword") as opened, opened.serving(this_operation()) as conn:
         result = run_search(conn, query, mode=mode, limit=limit, embedder=opened.embedder, private=private)
     if result.notice:
         click.echo(f"notice: {result.notice}", err=True)

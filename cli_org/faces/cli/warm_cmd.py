@@ -6,10 +6,15 @@ import io
 import os
 import sys
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from .common import Finite, emit_json, json_option, settings
+from .common import Finite, Invocation, emit_json, json_option, settings
+
+if TYPE_CHECKING:
+    from ...config import Settings
+    from ...org import Lender
 
 
 @click.group()
@@ -66,9 +71,9 @@ def serve(idle: float | None) -> None:
     recall and context start it in the background by themselves after a cold answer; this
     is for running it by hand. A second helper for the same database exits at once.
     """
+    from functools import partial
     from importlib import import_module
 
-    from ...org import lending
     from ..warm.resident import Resident
     from ..warm.server import serve as run
 
@@ -76,12 +81,12 @@ def serve(idle: float | None) -> None:
         import_module(module)  # loaded now, not in the first request
 
     cfg = settings()
-    with Resident() as held, lending(held):
-        why = run(dict(os.environ), _run_command, idle=idle, prepare=lambda: _warm_up(held, cfg))
+    with Resident() as held:
+        why = run(dict(os.environ), partial(_run_command, held), idle=idle, prepare=lambda: _warm_up(held, cfg))
     click.echo(f"warm helper: {why}", err=True)
 
 
-def _warm_up(held, cfg) -> None:
+def _warm_up(held: Lender, cfg: Settings) -> None:
     """Load the model, open the connection and run one recall whose answer is thrown away
     (as the login role, logging nothing): the first request then finds the server's caches
     and the model's first run done. Any failure is left for a request to meet and report
@@ -95,30 +100,28 @@ def _warm_up(held, cfg) -> None:
         pass
 
 
-def _run_command(kind: str, args: list[str], env: dict[str, str], cwd: str, stdin: str = "") -> dict:
+def _run_command(
+    held: Lender, kind: str, args: list[str], env: dict[str, str], cwd: str, stdin: str = ""
+) -> dict[str, Any]:
     """Run `cli-org <kind> <args>` here as a cold process would in `env` and `cwd` with
-    `stdin` as its input, and return its exit code and output."""
+    `stdin` as its input, and return its exit code and output. The command gets the request
+    (its environment, folder and input, and `held`'s model and connection) as click's
+    context object; only its output streams are this call's own."""
     from .app import group
 
     cli = group()
-    saved_env, saved_cwd = dict(os.environ), os.getcwd()
-    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    saved_streams = sys.stdout, sys.stderr
     out, err = _capture(), _capture()
-    os.environ.clear()
-    os.environ.update(env)
+    invocation = Invocation(env=env, cwd=cwd, stdin=stdin, lender=held)
     try:
-        os.chdir(cwd)
-        sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin), out, err
+        sys.stdout, sys.stderr = out, err
         try:
-            cli.main(args=[kind, *args], prog_name="cli-org", standalone_mode=True)
+            cli.main(args=[kind, *args], prog_name="cli-org", standalone_mode=True, obj=invocation)
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:
-        sys.stdin, sys.stdout, sys.stderr = saved_streams
-        os.environ.clear()
-        os.environ.update(saved_env)
-        os.chdir(saved_cwd)
+        sys.stdout, sys.stderr = saved_streams
     return {"exit_code": code, "stdout": _text(out), "stderr": _text(err)}
 
 

@@ -8,11 +8,11 @@ rules, one line each (what they promise: docs/agents.md, `cli-org mcp`; why the 
 benchmarks/JOURNAL.md, "Tuning notes that were in the code, second batch"):
 
 - The model reads the text and nothing else: no structured content, no output schema.
-- Each tool declares its effect (annotations from cli_org/session/tools.py) and openWorldHint false.
+- Each tool declares its effect (annotations from cli_org/org/registry.py) and openWorldHint false.
 - Arguments: `additionalProperties: false`; a bad one is one line in the CLI's words, naming the argument.
 - Identity: fixed when the process starts (--as / ORG_AGENT, or the login role); no tool takes an agent.
 - One Org for the process's life: a pool of one connection, the query embedder loaded once, one call at a time.
-- With CLI_ORG_READ_URL, the read tools and the context resource read from the replica; the rest, the primary.
+- With CLI_ORG_READ_URL, each tool reads where the registry routes it (cli_org/org/registry.py); writes and log lines, the primary.
 - A refusal is a tool error with the CLI's one line; anything unexpected too, traceback on stderr, serving on.
 - Every call is logged in tool_calls (face `mcp`); a recall in recall_events too.
 - `cli-org://context` is the block for the project of the server's working folder (session/hooks.py hook_project).
@@ -38,16 +38,16 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.stdio import stdio_server
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import AfterValidator, Field, ValidationError
 
 from ... import __version__
 from ...checks.rules import HARNESSES, KINDS, MAX_ID, NOTEBOOK_STORES
 from ...errors import InputError, OrgError
 from ...limits import RECALL_HITS, SESSION_HITS, check_words
+from ...org.registry import tool_effect
 from ...session.context import DEFAULT_BUDGET, MIN_BUDGET, build_context
 from ...session.hooks import HookInput, hook_project
-from ...session.tools import TOOLS
 from ...store import notebook as nb
 from ...store.facts import forget, list_facts, remember
 from ..render import (
@@ -92,21 +92,22 @@ _CALL: ContextVar[Call | None] = ContextVar("cli_org_mcp_call", default=None)
 
 @dataclass
 class Session:
-    """The process's Org (connections, replica routing, model, call log: cli_org/org.py)
+    """The process's Org (connections, replica routing, model, call log: cli_org/org)
     and the lock that serves calls one at a time on its connection."""
 
     org: Org
     lock: anyio.Lock = field(default_factory=anyio.Lock)
 
-    async def run(self, fn: Callable[[Conn], R], *, read: bool = False) -> R:
-        """Run fn(conn) on the one connection (the replica's for a read, when there is one),
-        in a worker thread, one call at a time."""
+    async def run(self, operation: str, fn: Callable[[Conn], R]) -> R:
+        """Run fn(conn) on the connection the registered `operation` runs on (the replica's
+        for a read that may be stale, when there is one: org/registry.py), in a worker
+        thread, one call at a time."""
         async with self.lock:
-            return await anyio.to_thread.run_sync(lambda: self.org.run(fn, read=read))
+            return await anyio.to_thread.run_sync(lambda: self.org.call(operation, fn))
 
-    async def answer(self, body: Callable[[Conn], CallToolResult], *, read: bool = False) -> CallToolResult:
-        """A tool's body and its log line, in one trip to the connection (the log line goes
-        to the primary when the body read from the replica)."""
+    async def answer(self, operation: str, body: Callable[[Conn], CallToolResult]) -> CallToolResult:
+        """A tool's body, as the registered `operation`, and its log line, in one trip to the
+        connection (the log line goes to the primary when the body read from the replica)."""
         call = _CALL.get()
 
         def served(conn: Conn) -> CallToolResult:
@@ -117,7 +118,7 @@ class Session:
             return result
 
         try:
-            return await self.run(served, read=read)
+            return await self.run(operation, served)
         except OrgError as exc:  # no connection to run it on (the database down): its one line
             return _refusal(str(exc))
 
@@ -198,7 +199,9 @@ class OrgServer(MCPServer):
         super().__init__(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
         self.session = session
 
-    async def call_tool(self, name, arguments, context=None):
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Any = None
+    ) -> CallToolResult | InputRequiredResult:
         tool = self._tool_manager.get_tool(name)
         if tool is None:
             raise ToolError(f"unknown tool {name!r}; the tools are {', '.join(sorted(self._tool_names()))}")
@@ -329,7 +332,7 @@ class Tools:
         with its #id: replace it with supersedes, or keep both with allow_duplicate."""
         via = _via()
 
-        def body(conn):
+        def body(conn: Conn) -> CallToolResult:
             result = remember(
                 conn,
                 subject,
@@ -345,7 +348,7 @@ class Tools:
             )
             return _answer(remembered_line(result))
 
-        return await self.session.answer(body)
+        return await self.session.answer("facts.remember", body)
 
     async def org_forget(
         self,
@@ -355,11 +358,11 @@ class Tools:
         """Retire a fact (it is never deleted). Its author, their team lead or an owner may."""
         via = _via()
 
-        def body(conn):
+        def body(conn: Conn) -> CallToolResult:
             forget(conn, id, why, via=via)
             return _answer(f"retired {id}")
 
-        return await self.session.answer(body)
+        return await self.session.answer("facts.forget", body)
 
     async def org_facts(
         self,
@@ -373,13 +376,13 @@ class Tools:
     ) -> CallToolResult:
         """List current shared facts, filtered, one line each with source, author and age."""
 
-        def body(conn):
+        def body(conn: Conn) -> CallToolResult:
             found = list_facts(
                 conn, include_retired=include_retired, subject=subject, project=project, author=author, kind=kind
             )
             return _answer(facts_text(found))
 
-        return await self.session.answer(body, read=True)
+        return await self.session.answer("facts.list", body)
 
     async def org_search(
         self,
@@ -393,14 +396,14 @@ class Tools:
         """Search the markdown vault: one hit per note (its best chunk), with its score."""
         from ...vault.search import search
 
-        def body(conn):
+        def body(conn: Conn) -> CallToolResult:
             result = search(conn, query, mode=mode, limit=limit, embedder=self.session.org.embedder)
             lines = [note_hit_lines(h) for h in result.hits] or ["no matches"]
             if result.notice:
                 lines.insert(0, f"notice: {result.notice}")
             return _answer("\n".join(lines))
 
-        return await self.session.answer(body, read=True)
+        return await self.session.answer("vault.search", body)
 
     async def org_sessions_search(
         self,
@@ -418,12 +421,12 @@ class Tools:
         """Full-text search over archived agent sessions, newest matching message first."""
         from ...archive.sessions import search_messages
 
-        def body(conn):
+        def body(conn: Conn) -> CallToolResult:
             hits = search_messages(conn, query, limit=limit, harness=harness)
             text = "\n".join(message_hit_line(h) for h in hits) or "no matching messages"
             return _answer(text)
 
-        return await self.session.answer(body, read=True)
+        return await self.session.answer("sessions.search", body)
 
     async def org_notebook(
         self,
@@ -447,7 +450,7 @@ class Tools:
             return _refusal(f"{action} needs {' and '.join(missing)}")
         via = _via()
 
-        def body(conn):
+        def body(conn: Conn) -> CallToolResult:
             if action == "show":
                 found = nb.show(conn, target)
                 return _answer(notebook_text(found, nb.SEPARATOR))
@@ -459,7 +462,7 @@ class Tools:
                 change = nb.remove(conn, target, old_text or "", via=via)
             return _answer(change_line(change))
 
-        return await self.session.answer(body)
+        return await self.session.answer(f"notebook.{action}", body)
 
     async def org_context(
         self,
@@ -481,9 +484,9 @@ class Tools:
 
         return await self.session.ask(body)
 
-    async def _read(self, fn: Callable[[Conn], str], read: bool = False) -> str:
+    async def _read(self, operation: str, fn: Callable[[Conn], str]) -> str:
         try:
-            return await self.session.run(fn, read=read)
+            return await self.session.run(operation, fn)
         except OrgError as exc:
             raise ResourceError(str(exc)) from None
 
@@ -493,15 +496,15 @@ class Tools:
         settings = self.session.org.settings
         if root is not None and settings.root is None:
             settings = replace(settings, root=str(root))  # the memory arm reads this project's files
-        return await self._read(lambda conn: build_context(conn, settings=settings, project=project).text, read=True)
+        return await self._read("context", lambda conn: build_context(conn, settings=settings, project=project).text)
 
     async def notebook_resource(self) -> str:
-        return await self._read(lambda conn: notebook_text(nb.show(conn), nb.SEPARATOR))
+        return await self._read("notebook.show", lambda conn: notebook_text(nb.show(conn), nb.SEPARATOR))
 
 
 def build_server(session: Session) -> OrgServer:
     """The server: the tools (Tools' `org_*` methods, in the order they are defined), each
-    with its effect (session/tools.py TOOLS) and a schema that takes no other argument, and
+    with its effect (the registry's: org/registry.py tool_effect) and a schema that takes no other argument, and
     the two resources. Listing needs no Org: scripts/mcp_manifest.py lists a server built
     on a session that has none."""
     server = OrgServer(session)
@@ -509,7 +512,7 @@ def build_server(session: Session) -> OrgServer:
     for name in vars(Tools):
         if name.startswith("org_"):
             fn = getattr(tools, name)
-            effect = TOOLS[name]
+            effect = tool_effect(name)
             hints = ToolAnnotations(
                 read_only_hint=effect.read_only,
                 destructive_hint=effect.destructive,
@@ -576,7 +579,7 @@ async def serve_lines(server: OrgServer, lines: AsyncIterator[str] | _Lines, sen
         await lowlevel.run(read, write, lowlevel.create_initialization_options())
 
 
-def _warm_up_writes(org) -> None:
+def _warm_up_writes(org: Org) -> None:
     from ...store.facts import warm_up_writes
 
     with suppress(Exception):  # a refusal or a lost database shows at the first real call

@@ -14,7 +14,7 @@ import struct
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ... import __version__
 from ...local.places import data_dir_from
@@ -74,7 +74,7 @@ def target(env: Mapping[str, str]) -> tuple[str, str]:
     url = env.get("CLI_ORG_DATABASE_URL") or ""
     libpq = sorted((k, v) for k, v in env.items() if k.startswith("PG"))
     if url:
-        material: list = ["url", url]
+        material: list[object] = ["url", url]
         shown = "the server of CLI_ORG_DATABASE_URL"
     else:
         data_dir = os.path.realpath(data_dir_from(env))
@@ -101,12 +101,12 @@ def socket_path(env: Mapping[str, str]) -> Path:
     return folder(env) / f"{target(env)[0]}.sock"
 
 
-def send(sock: socket.socket, message: dict) -> None:
+def send(sock: socket.socket, message: dict[str, Any]) -> None:
     data = json.dumps(message, ensure_ascii=False).encode("utf-8")
     sock.sendall(_HEADER.pack(len(data)) + data)
 
 
-def receive(sock: socket.socket) -> dict:
+def receive(sock: socket.socket) -> dict[str, Any]:
     """One length-prefixed JSON object; ConnectionError if the other side went away."""
     (size,) = _HEADER.unpack(_exactly(sock, _HEADER.size))
     if size > MAX_MESSAGE:
@@ -134,7 +134,7 @@ def peer_uid(sock: socket.socket) -> int | None:
     if option is None:
         return None
     _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
-    return uid
+    return int(uid)
 
 
 def _connect(env: Mapping[str, str]) -> socket.socket | None:
@@ -159,7 +159,7 @@ def _connect(env: Mapping[str, str]) -> socket.socket | None:
     return sock
 
 
-def request(env: Mapping[str, str], message: dict, timeout: float = REPLY_TIMEOUT) -> dict | None:
+def request(env: Mapping[str, str], message: dict[str, Any], timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
     """Send one message to this database's helper and return its answer; None on any failure."""
     sock = _connect(env)
     if sock is None:
@@ -173,7 +173,7 @@ def request(env: Mapping[str, str], message: dict, timeout: float = REPLY_TIMEOU
         return None
 
 
-def _sendable(values) -> bool:
+def _sendable(values: list[str]) -> bool:
     """Text that is not UTF-8 (lone surrogates) cannot travel; the cold path refuses it in one line."""
     try:
         for value in values:

@@ -62,7 +62,7 @@ class Resident:
     @contextmanager
     def connection(self, settings: Settings, agent: str | None) -> Iterator[Conn]:
         """A connection acting as `agent` for one request, as a cold run makes it (the Lender
-        of cli_org/org.py)."""
+        of cli_org/org)."""
         key = (admin_conninfo(settings), server_options(settings, True))
         if self._conn is not None and not alive(self._conn):
             self._drop_connection()

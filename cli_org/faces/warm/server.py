@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ...errors import ConfigError
 from ...local.private import private_folder
@@ -86,7 +87,7 @@ def stop(env: Mapping[str, str]) -> bool:
     return bool(answer and answer.get("stopping"))
 
 
-Handler = Callable[[str, list[str], dict[str, str], str, str], dict]
+Handler = Callable[[str, list[str], dict[str, str], str, str], dict[str, Any]]
 
 
 def serve(
@@ -120,7 +121,7 @@ class Stopped(BaseException):
     """SIGTERM or SIGINT: unwinds the request in hand (its caller answers cold) and the loop."""
 
 
-def _stop_on_signal(signum, frame) -> None:
+def _stop_on_signal(signum: int, frame: object) -> None:
     raise Stopped(signum)
 
 
@@ -160,7 +161,7 @@ def _loop(path: Path, key: str, handle: Handler, idle: float) -> str:
             path.unlink()
 
 
-def _one(conn: socket.socket, key: str, handle: Handler, info: dict) -> str:
+def _one(conn: socket.socket, key: str, handle: Handler, info: dict[str, Any]) -> str:
     """Answer one connection; returns "served", "stop", "version" or "refused"."""
     conn.settimeout(10)
     try:
@@ -199,7 +200,7 @@ def _one(conn: socket.socket, key: str, handle: Handler, info: dict) -> str:
     return _reply(conn, answer, "served")
 
 
-def _reply(conn: socket.socket, message: dict, outcome: str) -> str:
+def _reply(conn: socket.socket, message: dict[str, Any], outcome: str) -> str:
     with contextlib.suppress(OSError, TypeError, ValueError):
         send(conn, message)
     return outcome

@@ -7,7 +7,7 @@ same data as JSON under /api/...). It never imports click and holds no rule of i
 - Identity: the agent (usually a person) named by --as / ORG_AGENT on the embedded server,
   or the login role of CLI_ORG_DATABASE_URL, fixed when the server starts. Every query runs
   on a connection acting as it, so row-level security applies to every page and every write.
-- Connections: the process's Org (cli_org/org.py) holds a pool of four for its life (the
+- Connections: the process's Org (cli_org/org) holds a pool of four for its life (the
   long-lived-process rule, docs/design.md), a second for reads when CLI_ORG_READ_URL is
   set, and the query model, closed on exit. Routes are plain functions, served in worker
   threads, each asking the Org, or taking one of its connections for one library call.
@@ -20,9 +20,9 @@ same data as JSON under /api/...). It never imports click and holds no rule of i
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
 from fastapi import FastAPI, Request
@@ -123,7 +123,7 @@ def create_app(web: Web) -> FastAPI:
     return app
 
 
-def _problem(error: dict) -> str:
+def _problem(error: dict[str, Any]) -> str:
     """One line for one invalid parameter: `q: Field required`."""
     where = ".".join(str(part) for part in error.get("loc", ())[1:]) or "request"
     return f"{where}: {error.get('msg', 'invalid')}"
@@ -178,7 +178,7 @@ def serve(settings: Settings, agent: str | None, host: str, port: int, *, log: C
         app = create_app(web)
 
         @asynccontextmanager
-        async def announce(_app: FastAPI):
+        async def announce(_app: FastAPI) -> AsyncIterator[None]:
             who = agent or "the login role"
             ready = time.perf_counter() - started
             # The address logs the browser in once; a token the user set is not printed.

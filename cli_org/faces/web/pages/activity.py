@@ -46,7 +46,7 @@ def activity_query(
 def _feed(request: Request, q: ActivityQuery) -> activity_lib.Activity:
     moment = activity_lib.parse_since(q.since)
     kinds = activity_lib.parse_kinds([q.kind] if q.kind else None)
-    return web_of(request).read(
+    return web_of(request).call(
         lambda conn: activity_lib.feed(
             conn, since=moment, agent=q.agent, via=q.via, kinds=kinds, before=q.before, limit=PAGE_SIZE
         )

@@ -8,7 +8,7 @@ to what that recall returned (/recall/ID: shown, not asked again)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse
@@ -21,6 +21,9 @@ from ...render import plain
 from ..state import web_of
 from ..view import render
 
+if TYPE_CHECKING:
+    from ....db import Conn
+
 router = APIRouter()
 
 # An agent's name as the path gives it: bounded, so no request reaches the database with a
@@ -30,7 +33,7 @@ Project = Annotated[str | None, Query(max_length=200, description="the block for
 
 
 def _overview(request: Request) -> list[agents_lib.AgentSummary]:
-    return web_of(request).read(agents_lib.agents_overview)
+    return web_of(request).call(agents_lib.agents_overview)
 
 
 @dataclass
@@ -47,12 +50,12 @@ def _detail(request: Request, name: str, project: str | None) -> AgentView:
     settings = web.org.settings
     root = project_root(settings.root)  # where the [memory] arm reads the bots' files
 
-    def both(conn) -> AgentView:  # two library calls on one connection
+    def both(conn: Conn) -> AgentView:  # two library calls on one connection
         detail = agents_lib.agent_detail(conn, name, root=root)
         block = build_context(conn, settings=settings, project=project or None, agent=name)
         return AgentView(**vars(detail), context=block)
 
-    return web.read(both)
+    return web.call(both)
 
 
 Refusals: dict[int | str, dict[str, Any]] = {

@@ -47,9 +47,9 @@ Page = Annotated[int, Query(ge=1, le=100_000)]
 Show = Literal["all", "miss", "hit"]
 
 
-def _history(request: Request, page: int) -> tuple[list, bool]:
+def _history(request: Request, page: int) -> tuple[list[Any], bool]:
     """One page of saved runs (the newest first page), oldest first, and whether older ones exist."""
-    found = web_of(request).read(
+    found = web_of(request).call(
         lambda conn: run_history(conn, limit=HISTORY_PAGE + 1, offset=(page - 1) * HISTORY_PAGE)
     )
     more = len(found) > HISTORY_PAGE
@@ -119,7 +119,7 @@ def _run_page(request: Request, name: str, show: Show) -> str:
     def both(conn: Any) -> tuple[SavedRun, VersusPrevious]:
         return load_run(conn, name), compare_with_previous(conn, name)
 
-    run, versus = web_of(request).read(both)
+    run, versus = web_of(request).call(both)
     misses = sum(1 for c in run.cases if not c.position)
     return render(
         "eval_run.html",
@@ -145,7 +145,7 @@ def authors_run_page(request: Request, author: Author, name: RunName, show: Show
 
 
 def _compared(request: Request, a: str, b: str) -> Any:
-    return web_of(request).read(lambda conn: compare(load_run(conn, a), load_run(conn, b)))
+    return web_of(request).call(lambda conn: compare(load_run(conn, a), load_run(conn, b)))
 
 
 @router.get("/evaluation/compare", response_class=HTMLResponse, include_in_schema=False)
@@ -181,20 +181,20 @@ def runs_api(request: Request, page: Page = 1) -> Any:
 @router.get("/api/eval/runs/{name}", response_model=SavedRun, responses=Refusals, tags=["evaluation"])
 def run_api(request: Request, name: RunName) -> Any:
     """One saved run with every case: yours of that name, else the only run so named."""
-    return plain(web_of(request).read(lambda conn: load_run(conn, name)))
+    return plain(web_of(request).call(lambda conn: load_run(conn, name)))
 
 
 @router.get("/api/eval/runs/{author}/{name}", response_model=SavedRun, responses=Refusals, tags=["evaluation"])
 def authors_run_api(request: Request, author: Author, name: RunName) -> Any:
     """One saved run with every case, named by the agent who saved it and its name."""
-    return plain(web_of(request).read(lambda conn: load_run(conn, f"{author}/{name}")))
+    return plain(web_of(request).call(lambda conn: load_run(conn, f"{author}/{name}")))
 
 
 @router.get("/api/eval/previous", response_model=VersusPrevious, responses=Refusals, tags=["evaluation"])
 def previous_api(request: Request, run: RunParam) -> Any:
     """A run compared with the run of the same golden file and k saved just before it:
     per-metric deltas and the cases that changed (`comparison` is null for a set's first run)."""
-    return plain(web_of(request).read(lambda conn: compare_with_previous(conn, run)))
+    return plain(web_of(request).call(lambda conn: compare_with_previous(conn, run)))
 
 
 @router.get("/api/eval/compare", response_model=Comparison, responses=Refusals, tags=["evaluation"])

@@ -4,8 +4,9 @@ person makes from the page (forget, restore, pin, unpin)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -24,6 +25,9 @@ from ..guard import check_form
 from ..state import web_of
 from ..view import render
 
+if TYPE_CHECKING:
+    from ....db import Conn
+
 router = APIRouter()
 
 PAGE_SIZE = 100  # facts per page: the list stays one screenful of queries at 10,000 facts
@@ -35,7 +39,7 @@ FactId = Annotated[int, Path(ge=1, le=MAX_ID, description="the fact's id")]
 class FactQuery:
     """The list's query: the filters (as `list_facts` takes them), retired too, the page."""
 
-    filters: dict
+    filters: dict[str, Any]
     all: bool
     page: int
 
@@ -54,9 +58,9 @@ def fact_query(
     return FactQuery({k: v or None for k, v in filters.items()}, all, page)
 
 
-def _page_of(request: Request, query: FactQuery) -> tuple[list, bool]:
+def _page_of(request: Request, query: FactQuery) -> tuple[list[Any], bool]:
     """One page of facts, newest first, and whether another page follows."""
-    found = web_of(request).read(
+    found = web_of(request).call(
         lambda conn: facts_lib.list_facts(
             conn,
             include_retired=query.all,
@@ -69,9 +73,9 @@ def _page_of(request: Request, query: FactQuery) -> tuple[list, bool]:
     return found[:PAGE_SIZE], len(found) > PAGE_SIZE
 
 
-def _pins_by_fact(request: Request) -> dict[int, list]:
-    pinned: dict[int, list] = {}
-    for p in web_of(request).read(lambda conn: pins_lib.list_pins(conn, include_unpinned=True)):
+def _pins_by_fact(request: Request) -> dict[int, list[Pin]]:
+    pinned: dict[int, list[Pin]] = {}
+    for p in web_of(request).call(lambda conn: pins_lib.list_pins(conn, include_unpinned=True)):
         pinned.setdefault(p.fact_id, []).append(p)
     return pinned
 
@@ -81,7 +85,7 @@ def _summary(request: Request) -> CurationSummary:
     file (`eval stale`): over the 300 ms a page may take at 100k facts with path sources, so
     the panel names the command instead; near-duplicates among the newest PAGE_NEWEST facts
     (the measurement is in evaluation/curation.py)."""
-    return web_of(request).read(lambda conn: curation_summary(conn, duplicates_newest=PAGE_NEWEST))
+    return web_of(request).call(lambda conn: curation_summary(conn, duplicates_newest=PAGE_NEWEST))
 
 
 @router.get("/facts", response_class=HTMLResponse, include_in_schema=False)
@@ -115,8 +119,8 @@ def _tidy(request: Request, only: set[int] | None = None) -> TidyReport:
     web = web_of(request)
     roots = tidy_roots(web.org.settings.root, web.org.settings.vault)
     if only is None:
-        return web.read(lambda conn: tidy(conn, roots=roots, newest=TIDY_NEWEST))
-    return web.write(lambda conn: tidy(conn, roots=roots, apply=True, only=only, newest=TIDY_NEWEST, via=web.via))
+        return web.call(lambda conn: tidy(conn, roots=roots, newest=TIDY_NEWEST))
+    return web.call(lambda conn: tidy(conn, roots=roots, apply=True, only=only, newest=TIDY_NEWEST, via=web.via))
 
 
 def _ids(raw: list[str]) -> set[int]:
@@ -152,7 +156,7 @@ async def tidy_form(request: Request) -> str:
 
 def _record(request: Request, fact_id: int) -> tuple[facts_lib.FactRecord, FactRecalls]:
     """The fact's history and its recall counts, on one connection (two library calls)."""
-    return web_of(request).read(lambda conn: (facts_lib.show_fact(conn, fact_id), fact_recalls(conn, fact_id)))
+    return web_of(request).call(lambda conn: (facts_lib.show_fact(conn, fact_id), fact_recalls(conn, fact_id)))
 
 
 @router.get("/facts/{fact_id}", response_class=HTMLResponse, include_in_schema=False)
@@ -162,14 +166,14 @@ def fact_page(request: Request, fact_id: FactId) -> str:
     return render("fact.html", request, record=record, fact=record.fact, pins=pins, recalls=recalls)
 
 
-async def _form_then(request: Request, fact_id: FactId, act) -> RedirectResponse:
+async def _form_then(request: Request, fact_id: FactId, act: Callable[[Conn, Any, str], object]) -> RedirectResponse:
     """Check the form's CSRF token, run the write as the serving identity (act(conn, fields,
     via)), go back to the fact."""
     from starlette.concurrency import run_in_threadpool
 
     web = web_of(request)
     fields = await check_form(request, web)
-    await run_in_threadpool(web.write, lambda conn: act(conn, fields, web.via))
+    await run_in_threadpool(web.call, lambda conn: act(conn, fields, web.via))
     return RedirectResponse(f"/facts/{fact_id}", status_code=303)
 
 
@@ -300,9 +304,9 @@ def fact_api(request: Request, fact_id: FactId) -> Any:
 
 
 @router.post("/api/facts/{fact_id}/forget", responses=WriteRefusals, tags=["facts"])
-def forget_api(request: Request, fact_id: FactId, body: Why) -> dict:
+def forget_api(request: Request, fact_id: FactId, body: Why) -> dict[str, Any]:
     """Retire a fact (its author, the author's team lead or an owner may)."""
-    web_of(request).write(lambda conn: facts_lib.forget(conn, fact_id, body.why, via=web_of(request).via))
+    web_of(request).call(lambda conn: facts_lib.forget(conn, fact_id, body.why, via=web_of(request).via))
     return {"forgotten": fact_id}
 
 
@@ -310,7 +314,7 @@ def forget_api(request: Request, fact_id: FactId, body: Why) -> dict:
 def restore_api(request: Request, fact_id: FactId, body: Why) -> Any:
     """Make a retired fact current again."""
     web = web_of(request)
-    return plain(web.write(lambda conn: facts_lib.restore(conn, fact_id, body.why, via=web.via)))
+    return plain(web.call(lambda conn: facts_lib.restore(conn, fact_id, body.why, via=web.via)))
 
 
 @router.post("/api/facts/{fact_id}/pin", response_model=Pin, responses=WriteRefusals, tags=["pins"])
@@ -318,16 +322,16 @@ def pin_api(request: Request, fact_id: FactId, body: Annotated[PinIn | None, Bod
     """Pin a fact org-wide or within a project (caps: 10 org-wide, 5 per project)."""
     project = body.project if body else None
     web = web_of(request)
-    return plain(web.write(lambda conn: pins_lib.pin(conn, fact_id, project or None, via=web.via)))
+    return plain(web.call(lambda conn: pins_lib.pin(conn, fact_id, project or None, via=web.via)))
 
 
 @router.post("/api/facts/{fact_id}/unpin", response_model=Pin, responses=WriteRefusals, tags=["pins"])
 def unpin_api(request: Request, fact_id: FactId) -> Any:
     """Unpin a fact."""
-    return plain(web_of(request).write(lambda conn: pins_lib.unpin(conn, fact_id, via=web_of(request).via)))
+    return plain(web_of(request).call(lambda conn: pins_lib.unpin(conn, fact_id, via=web_of(request).via)))
 
 
 @router.get("/api/pins", response_model=list[Pin], responses={400: Refusals[400]}, tags=["pins"])
 def pins_api(request: Request, project: Text = None, all: bool = False) -> Any:
     """Pins in force (or every pin ever, with `all`)."""
-    return plain(web_of(request).read(lambda conn: pins_lib.list_pins(conn, project=project, include_unpinned=all)))
+    return plain(web_of(request).call(lambda conn: pins_lib.list_pins(conn, project=project, include_unpinned=all)))

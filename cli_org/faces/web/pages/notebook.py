@@ -24,7 +24,7 @@ Page = Annotated[int, Query(ge=1, le=100_000)]
 
 
 def _history(request: Request, name: str, target: str | None, page: int) -> nb.NotebookHistory:
-    return web_of(request).read(lambda conn: nb.history_page(conn, name, target, page=page))
+    return web_of(request).call(lambda conn: nb.history_page(conn, name, target, page=page))
 
 
 @router.get("/agents/{name}/notebook", response_class=HTMLResponse, include_in_schema=False)

@@ -23,7 +23,7 @@ EventId = Annotated[int, Path(ge=1, le=MAX_ID, description="the recall's id (rec
 
 
 def _read(request: Request, event_id: int) -> PastRecall:
-    return web_of(request).read(lambda conn: past_recall(conn, event_id))
+    return web_of(request).call(lambda conn: past_recall(conn, event_id))
 
 
 @router.get("/recall/{event_id}", response_class=HTMLResponse, include_in_schema=False)

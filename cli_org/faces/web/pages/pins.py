@@ -23,8 +23,8 @@ Project = Annotated[str | None, Query(max_length=64, description="the org-wide p
 Page = Annotated[int, Query(ge=1, le=100_000)]
 
 
-def _past(request: Request, project: str | None, page: int) -> tuple[list, bool]:
-    found = web_of(request).read(
+def _past(request: Request, project: str | None, page: int) -> tuple[list[Any], bool]:
+    found = web_of(request).call(
         lambda conn: pins_lib.list_pins(
             conn, project=project or None, past=True, limit=PAGE_SIZE + 1, offset=(page - 1) * PAGE_SIZE
         )
@@ -34,7 +34,7 @@ def _past(request: Request, project: str | None, page: int) -> tuple[list, bool]
 
 @router.get("/pins", response_class=HTMLResponse, include_in_schema=False)
 def pins_page(request: Request, project: Project = None, page: Page = 1) -> str:
-    live = web_of(request).read(lambda conn: pins_lib.list_pins(conn, project=project or None))
+    live = web_of(request).call(lambda conn: pins_lib.list_pins(conn, project=project or None))
     past, more = _past(request, project, page)
     return render(
         "pins.html",

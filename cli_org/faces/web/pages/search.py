@@ -25,7 +25,7 @@ Limit = Annotated[int, Query(ge=1, le=100, description="notes to return")]  # on
 
 def find(request: Request, query: str, mode: str, limit: int, private: bool) -> SearchResult:
     web = web_of(request)
-    return web.read(
+    return web.call(
         lambda conn: run_search(conn, query, mode=mode, limit=limit, embedder=web.org.embedder, private=private)
     )
 

@@ -29,8 +29,8 @@ Page = Annotated[int, Query(ge=1, le=100_000)]
 SessionId = Annotated[str, Path(min_length=1, max_length=500, description="the session's id")]
 
 
-def _list(request: Request, harness: str | None, project: str | None, page: int) -> tuple[list, bool]:
-    found = web_of(request).read(
+def _list(request: Request, harness: str | None, project: str | None, page: int) -> tuple[list[Any], bool]:
+    found = web_of(request).call(
         lambda conn: sessions_lib.list_sessions(
             conn, harness=harness, project=project or None, limit=PAGE_SIZE + 1, offset=(page - 1) * PAGE_SIZE
         )
@@ -39,13 +39,13 @@ def _list(request: Request, harness: str | None, project: str | None, page: int)
 
 
 def _search(request: Request, q: str, harness: str | None) -> list[sessions_lib.MessageHit]:
-    return web_of(request).read(
+    return web_of(request).call(
         lambda conn: sessions_lib.search_messages(conn, q, limit=sessions_lib.MAX_LIMIT, harness=harness)
     )
 
 
 def _show(request: Request, session_id: str, harness: str | None, page: int) -> sessions_lib.Session:
-    return web_of(request).read(
+    return web_of(request).call(
         lambda conn: sessions_lib.show_session(
             conn, session_id, harness=harness, offset=(page - 1) * MESSAGES, limit=MESSAGES, text_chars=TEXT_CHARS
         )

@@ -23,8 +23,8 @@ Project = Annotated[str | None, Query(max_length=64, description="this project's
 Page = Annotated[int, Query(ge=1, le=100_000)]
 
 
-def _page(request: Request, state: str, agent: str | None, project: str | None, page: int) -> tuple[list, bool]:
-    found = web_of(request).read(
+def _page(request: Request, state: str, agent: str | None, project: str | None, page: int) -> tuple[list[Any], bool]:
+    found = web_of(request).call(
         lambda conn: todos_lib.list_todos(
             conn,
             state=state,

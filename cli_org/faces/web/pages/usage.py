@@ -26,7 +26,7 @@ AGENT_SERIES = 6  # agents drawn in the chart (the most active); the table lists
 
 
 def _detail(request: Request, days: int, by: str) -> UsageDetail:
-    return web_of(request).read(lambda conn: usage_detail(conn, days, by))
+    return web_of(request).call(lambda conn: usage_detail(conn, days, by))
 
 
 def _periods(found: UsageDetail, by: str) -> list[date]:

@@ -26,8 +26,8 @@ NoteName = Annotated[
 ]
 
 
-def _list(request: Request, q: str | None, tag: str | None, private: bool, page: int) -> tuple[list, bool]:
-    found = web_of(request).read(
+def _list(request: Request, q: str | None, tag: str | None, private: bool, page: int) -> tuple[list[Any], bool]:
+    found = web_of(request).call(
         lambda conn: notes_lib.list_notes(
             conn,
             text=q or None,
@@ -41,7 +41,7 @@ def _list(request: Request, q: str | None, tag: str | None, private: bool, page:
 
 
 def _note(request: Request, name: str, private: bool) -> notes_lib.Note:
-    return web_of(request).read(lambda conn: notes_lib.show_note(conn, name, private=private))
+    return web_of(request).call(lambda conn: notes_lib.show_note(conn, name, private=private))
 
 
 @router.get("/vault", response_class=HTMLResponse, include_in_schema=False)

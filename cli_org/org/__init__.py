@@ -3,8 +3,9 @@
 It owns what the CLI, the MCP server, the web page and the warm helper each used to hold
 their own way: the settings and the acting agent, the connections and which server each
 call goes to (the primary, or the read replica of CLI_ORG_READ_URL for a read), the query
-model, the bounds of a call (limits.py) and the call log. A face opens one, asks it, and
-renders what comes back:
+model, the bounds of a call (limits.py) and the call log. Every operation a face offers is registered
+once in registry.py with its effect, its rights and its route; the Org routes a call by it
+(`serving`, `call`). A face opens one, asks it, and renders what comes back:
 
     with Org.open(Settings.from_env(), "mara", face="cli", embed=True) as org:
         print(org.recall("why did the payments job fail?").result.text)
@@ -12,7 +13,7 @@ renders what comes back:
 How connections are had depends on the face's life (the long-lived-process rule,
 docs/design.md):
 - `pool=None` (a command): a connection opened per call and closed after it, or the one the
-  warm helper lends while it runs the command (`lending`);
+  warm helper lends while it runs the command (`lender`);
 - `pool=N` (a server): a pool of N to the primary, and one of N to the replica when there
   is one, kept until the Org is closed. Calls wait for a free connection.
 
@@ -31,16 +32,18 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import psycopg
 
-from .config import Settings
-from .errors import OrgError
-from .limits import RECALL_HITS
+from ..config import Settings
+from ..errors import OrgError
+from ..limits import RECALL_HITS
+from . import registry
+from .registry import Route
 
 if TYPE_CHECKING:
-    from .db import Conn
-    from .db.pool import Pool
-    from .recall.answer import RecallResult
-    from .session.context import Context
-    from .vault.embedders import Embedder
+    from ..db import Conn
+    from ..db.pool import Pool
+    from ..recall.answer import RecallResult
+    from ..session.context import Context
+    from ..vault.embedders import Embedder
 
 R = TypeVar("R")
 
@@ -51,26 +54,6 @@ class Lender(Protocol):
     def embedder(self, settings: Settings) -> Embedder | None: ...
 
     def connection(self, settings: Settings, agent: str | None) -> AbstractContextManager[Conn]: ...
-
-
-# The warm helper's lender while it runs a command in its own process; None in a cold one.
-_lender: Lender | None = None
-
-
-@contextmanager
-def lending(lender: Lender) -> Iterator[None]:
-    """Orgs opened inside this borrow `lender`'s model and connection instead of their own."""
-    global _lender
-    _lender = lender
-    try:
-        yield
-    finally:
-        _lender = None
-
-
-def lent() -> bool:
-    """Whether this process is the warm helper running a command (which must never exit)."""
-    return _lender is not None
 
 
 def _stderr(message: str) -> None:
@@ -111,21 +94,23 @@ class Org:
         embed: bool = False,
         pool: int | None = None,
         notify: Callable[[str], None] = _stderr,
+        lender: Lender | None = None,
     ) -> Iterator[Org]:
         """The Org of one command (`pool=None`) or of a server's life (`pool=N`): the query
         model when `embed` (it starts loading now, beside the first connection; None when
-        no model has been exported yet), and connections acting as `agent`."""
-        from .vault.embedders import opened, query_embedder
+        no model has been exported yet), and connections acting as `agent`; with `lender`
+        (the warm helper running a command), its model and connection instead."""
+        from ..vault.embedders import opened, query_embedder
 
         with ExitStack() as stack:
-            if pool is None and _lender is not None:
-                model = _lender.embedder(settings) if embed else None
-                yield cls(settings, agent, face, model, notify, lender=_lender)
+            if pool is None and lender is not None:
+                model = lender.embedder(settings) if embed else None
+                yield cls(settings, agent, face, model, notify, lender=lender)
                 return
             model = stack.enter_context(opened(query_embedder(settings)[0] if embed else None))
             primary = reads = None
             if pool is not None:
-                from .db.pool import open_pool
+                from ..db.pool import open_pool
 
                 primary = stack.enter_context(open_pool(settings, agent, max_size=pool))
                 if settings.read_url:
@@ -147,10 +132,26 @@ class Org:
             with self.lender.connection(self.settings, self.agent) as conn:
                 yield conn
         else:
-            from .db.connect import connect
+            from ..db.connect import connect
 
             with connect(self.settings, self.agent, read=read, bounded=bounded) as conn:
                 yield conn
+
+    @contextmanager
+    def serving(self, operation: str) -> Iterator[Conn]:
+        """The connection registered `operation` runs on (registry.py's route): the replica's
+        for a read that may be stale when there is one, the primary's otherwise, unbounded
+        for long admin work."""
+        route = registry.operation(operation).route
+        if route is Route.NONE:
+            raise ValueError(f"{operation} runs on no connection of the Org's")
+        with self.connection(read=route is Route.REPLICA, bounded=route is not Route.LONG) as conn:
+            yield conn
+
+    def call(self, operation: str, fn: Callable[[Conn], R]) -> R:
+        """fn(conn) on the connection registered `operation` runs on (see `serving`)."""
+        with self.serving(operation) as conn:
+            return fn(conn)
 
     def run(self, fn: Callable[[Conn], R], *, read: bool = False) -> R:
         """fn(conn) on one connection (see `connection`)."""
@@ -183,8 +184,8 @@ class Org:
         """Recall on a read connection; a recall the replica served is recorded on the
         primary after `shown` (a face's printing) has the answer, so a slow primary never
         delays it."""
-        from .db.connect import on_replica
-        from .recall.answer import ARMS, recall
+        from ..db.connect import on_replica
+        from ..recall.answer import ARMS, recall
 
         def ask(conn: Conn) -> tuple[RecallResult, bool]:
             found = recall(
@@ -198,7 +199,7 @@ class Org:
             )
             return found, on_replica(conn)
 
-        result, replica = self.run(ask, read=True)
+        result, replica = self.call("recall", ask)
         if shown is not None:
             shown(result)
         return Recalled(result, self._record(result) if replica else None)
@@ -207,8 +208,8 @@ class Org:
         """The session context block (session/context.py build_context's arguments). With
         `session` it records what it delivered, a write, so it runs on the primary; a block
         with `for_text` read from the replica has its recall recorded on the primary."""
-        from .db.connect import on_replica
-        from .session.context import build_context
+        from ..db.connect import on_replica
+        from ..session.context import build_context
 
         recalled: list[RecallResult] = []
 
@@ -218,14 +219,17 @@ class Org:
             )
             return block, on_replica(conn)
 
-        block, replica = self.run(build, read=kwargs.get("session") is None)
+        if kwargs.get("session") is None:
+            block, replica = self.call("context", build)
+        else:  # it records what it delivered to the session: a write, on the primary
+            block, replica = self.run(build)
         if replica:
             for result in recalled:
                 self._record(result)
         return block
 
     def _record(self, result: RecallResult) -> str | None:
-        from .recall.answer import record_recall
+        from ..recall.answer import record_recall
 
         return self.on_primary(lambda conn: record_recall(conn, result))
 
@@ -235,8 +239,8 @@ class Org:
         """One line in tool_calls for a call this face served (on `conn` when it is the
         primary's and still open, else on a primary connection of its own). A log line that
         cannot be written costs a notice; the call's answer stands."""
-        from .archive.usage import log_call
-        from .db.connect import on_replica
+        from ..archive.usage import log_call
+        from ..db.connect import on_replica
 
         def write(c: Conn) -> None:
             log_call(c, face=self.face, tool=tool, ok=ok, ms=(time.perf_counter() - started) * 1000)
