@@ -14,16 +14,18 @@ os.environ["CLI_ORG_CHECK_CONNECTIONS"] = "1"
 # No warm helper unless a test starts one (tests/test_warm.py): every other CLI process the
 # suite runs answers cold, and none leaves a helper behind.
 os.environ["CLI_ORG_WARM"] = "0"
-# The test session's own data folder, for in-process code that reads the data folder from
-# os.environ (the write checks look for the query model there): never the user's own, where
-# a `vault embed` of theirs once switched the injection classifier on inside the suite. The
-# embedded test server lives in it too (`server`), and the session builds the query model
-# there once (`_query_model`), so every test sees what a user sees: the model there, the
-# injection classifier on. Not under pytest's temporary root (see `server`).
-from tests.session_data import FOLDER  # noqa: E402 (once per process: see there)
+# Sealed from the user's own data: every test runs against folders it made, whatever the user
+# has done before (issue 34: after the README's demo, whose `vault embed` fills the user's
+# data folder with the query model, in-process write checks found the model there, and a
+# shell that kept the demo's exports pointed tests at its database). The run's own data
+# folder (the embedded test server lives in it, and the session builds the query model there
+# once, `_query_model`, so every test sees what a user sees: the model there, the injection
+# classifier on), its own home and XDG folders, and none of the user's cli-org settings.
+# Set before cli_org loads, and inherited by every process a test starts (the harnesses' own
+# tests set HOME again for theirs). Not under pytest's temporary root (see `server`).
+from tests.session_data import OWNER  # noqa: E402 (seals os.environ, once per run: see there)
 
-os.environ["CLI_ORG_DATA_DIR"] = FOLDER
-
+# isort: split
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -87,12 +89,19 @@ def server() -> Server:
     # A folder of its own, not under pytest's temporary root: every new pytest run by the same
     # user re-secures that root (mode 0700), which cut the server's user off from its data and
     # killed the suite's server when one test file ran beside it (issue 25; docs/design.md).
+    # One server for the run: the workers of `-n` share it (started once, under its lock),
+    # and the process that made the run's folder stops it at the end (pytest_sessionfinish).
     data_dir = SESSION_DATA
-    try:
-        info = embedded.ensure_running(data_dir)
-        yield Server(info.conninfo("postgres"), data_dir, "127.0.0.1", info.port)
-    finally:
-        embedded.stop(data_dir)
+    info = embedded.ensure_running(data_dir)
+    admin_url = info.conninfo("postgres")
+    # A server thrown away at the end needs no durability: without fsync a test's database
+    # is made and dropped in tens of milliseconds, not seconds (measured in
+    # docs/testing.md). The suite's server only, never one of a user's.
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+            conn.execute(pgsql.SQL("ALTER SYSTEM SET {} = off").format(pgsql.Identifier(setting)))
+        conn.execute("SELECT pg_reload_conf()")
+    yield Server(admin_url, data_dir, "127.0.0.1", info.port)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -109,7 +118,13 @@ def _query_model():
 
 
 def pytest_sessionfinish(session, exitstatus):
-    shutil.rmtree(SESSION_DATA, ignore_errors=True)
+    """The run's folder goes with its server, once, when the process that made it ends (the
+    workers of `-n` end first and leave both to it)."""
+    if not OWNER:
+        return
+    if embedded.pgdata_path(SESSION_DATA).exists():
+        embedded.stop(SESSION_DATA)
+    shutil.rmtree(SESSION_DATA.parent, ignore_errors=True)
 
 
 def _can_have_vectors(admin_url: str) -> bool:
