@@ -23,6 +23,8 @@ from cli_org.session.context import build_context
 from cli_org.store import notebook as nb
 from cli_org.store import pins, todos
 
+pytestmark = pytest.mark.slow
+
 SECRET = "The bot's notebook says the staging password rotates on Fridays."
 
 

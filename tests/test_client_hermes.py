@@ -35,6 +35,8 @@ from tests.clients import client, query_model
 from tests.standin import standing
 from tests.standin_chat import CONTEXT_LENGTH, MODEL, Call, Chat, Step, Turn
 
+pytestmark = [pytest.mark.clients, pytest.mark.slow, pytest.mark.xdist_group("clients")]
+
 WORKTREE = Path(__file__).resolve().parents[1]
 HERMES = "hermes-0.19.0"
 SERVER = "cli-org"

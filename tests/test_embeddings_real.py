@@ -162,6 +162,8 @@ def test_real_semantic_search_and_cold_process_without_torch(indexer, model_sett
 # imported, as on a machine that never installed them.
 NO_TORCH = """
 import sys
+
+pytestmark = pytest.mark.slow
 class NoTorch:
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0] in {"torch", "transformers", "sentence_transformers"}:

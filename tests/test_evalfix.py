@@ -21,6 +21,8 @@ from test_web_eval import _run, _save
 from cli_org.db.connect import connect
 from cli_org.evaluation import compare_with_previous, run_history, trends
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -34,6 +34,8 @@ from cli_org.evaluation import load_golden, load_queries, parse_golden, parse_qu
 from cli_org.text import is_utf8
 from cli_org.vault.markdown import parse_note
 
+pytestmark = pytest.mark.slow
+
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Every code point, lone surrogates and NUL included.

@@ -66,6 +66,7 @@ def cli_line(cli, *args, agent="bot") -> str:
     return err.removeprefix("cli-org: ").strip()
 
 
+@pytest.mark.slow
 def test_lists_its_tools_with_schemas_and_descriptions(org):
     async def script(s):
         return (await s.list_tools()).tools, (await s.list_resources()).resources
@@ -85,6 +86,7 @@ def test_lists_its_tools_with_schemas_and_descriptions(org):
     assert {str(r.uri) for r in resources} == {"cli-org://context", "cli-org://notebook"}
 
 
+@pytest.mark.slow
 def test_each_tool_answers_with_the_cli_text_alone(org, cli):
     async def script(s):
         out = {}
@@ -140,6 +142,7 @@ def test_each_tool_answers_with_the_cli_text_alone(org, cli):
     assert code2 == 0 and "(empty)" in shown
 
 
+@pytest.mark.slow
 def test_refusals_are_tool_errors_with_the_cli_line_and_the_server_keeps_serving(org, cli):
     with org.as_agent("other") as conn:
         from cli_org.store.facts import remember
@@ -173,6 +176,7 @@ def test_refusals_are_tool_errors_with_the_cli_line_and_the_server_keeps_serving
     assert facts == [{"id": theirs, "valid_to": None}]  # the refused write left nothing behind
 
 
+@pytest.mark.slow
 def test_identity_cannot_be_changed_from_a_tool_argument(org, cli):
     with org.as_agent("boss") as conn:
         from cli_org.store.facts import remember
@@ -204,12 +208,14 @@ def test_identity_cannot_be_changed_from_a_tool_argument(org, cli):
     ]
 
 
+@pytest.mark.slow
 def test_an_unknown_agent_or_no_database_stops_with_one_line(org, cli):
     code, out, err = cli("mcp", "--as", "nobody")
     assert code == 1 and out == ""
     assert err.startswith("cli-org: unknown agent 'nobody'") and err.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_every_call_is_logged_and_usage_counts_it_by_tool(org, cli):
     async def script(s):
         await s.call_tool("org_recall", {"question": "anything about deploys"})
@@ -232,6 +238,7 @@ def test_every_call_is_logged_and_usage_counts_it_by_tool(org, cli):
     assert "org_recall" in out and "mcp" in out
 
 
+@pytest.mark.slow
 def test_two_hundred_calls_keep_one_connection_and_flat_memory(org):
     """200 calls in a row: one backend for the server the whole time, and its resident memory
     grows by less than a few megabytes after warm-up (no per-call leak)."""
@@ -304,6 +311,7 @@ def test_help_does_not_import_the_sdk():
     assert "mcp" in done.stdout  # the command is listed
 
 
+@pytest.mark.slow
 def test_a_dropped_connection_is_replaced_and_the_server_keeps_serving(org):
     """The database ends the server's session (a restart, an admin's pg_terminate_backend):
     the next call is answered on a new connection, as the same agent."""
@@ -322,6 +330,7 @@ def test_a_dropped_connection_is_replaced_and_the_server_keeps_serving(org):
     assert "Before the drop" in text(answers[0]) and "MEMORY (bot)" in text(answers[0])
 
 
+@pytest.mark.slow
 def test_every_tool_declares_its_effect_and_takes_no_other_argument(org):
     """Annotations from session/tools.py (the one source), for exactly the tools served; no
     docstring indentation in what a model reads; no argument outside the schema."""
@@ -350,6 +359,7 @@ def test_every_tool_declares_its_effect_and_takes_no_other_argument(org):
         assert not any(line.startswith(" ") for line in tool.description.splitlines()), tool.name
 
 
+@pytest.mark.slow
 def test_argument_errors_are_one_line_in_the_clis_words(org, cli):
     async def script(s):
         calls = {
@@ -389,6 +399,7 @@ def test_argument_errors_are_one_line_in_the_clis_words(org, cli):
     ]
 
 
+@pytest.mark.slow
 def test_a_refusal_that_names_a_flag_names_the_argument(org, cli):
     """The library says `--source`; an MCP caller reads the tool's argument, `'source'`."""
 
@@ -406,6 +417,7 @@ def test_a_refusal_that_names_a_flag_names_the_argument(org, cli):
     assert turn.is_error and text(turn) == "'for' is empty; say what the turn is about"
 
 
+@pytest.mark.slow
 def test_the_context_resource_has_the_project_the_hook_finds_in_the_same_folder(org, tmp_path):
     from cli_org.session.hooks import HookInput, hook_project
 

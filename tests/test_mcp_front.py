@@ -195,6 +195,7 @@ def _ended(proc: subprocess.Popen, sig: signal.Signals) -> None:
     assert "Traceback" not in proc.stderr.read().decode()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_ends_the_server_cleanly_and_closes_its_connection(org, sig, tmp_path):
     """...at once: after the Org is closed the process skips the interpreter's teardown
@@ -215,6 +216,7 @@ def test_a_signal_ends_the_server_cleanly_and_closes_its_connection(org, sig, tm
     assert _backends(org, app) == 0
 
 
+@pytest.mark.slow
 def test_a_signal_while_starting_ends_the_server_at_once(org, tmp_path):
     proc = _spawn(org, "cli-org-mcp-starting", site=tmp_path)
     assert "result" in _ask(proc, request(1, "initialize", HELLO))  # the front is up; the SDK is loading

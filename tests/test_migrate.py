@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 from conftest import fresh_database
 
 from cli_org.checks import rules
@@ -13,6 +14,8 @@ from cli_org.db import embedded
 from cli_org.db.connect import connect
 from cli_org.db.migrate import available, behind, migrate, pending, repeatables
 from cli_org.store.bootstrap import init, state
+
+pytestmark = pytest.mark.slow
 
 
 def _tables(conn):

@@ -346,6 +346,7 @@ def _arms(q):
     return {a.arm: (a.recalls, a.hits, a.quoted, a.share) for a in q.arms}
 
 
+@pytest.mark.slow
 def test_the_rule_over_the_archive(archived):
     with archived.admin() as conn:
         q = hits_later_quoted(conn, 30)
@@ -356,6 +357,7 @@ def test_the_rule_over_the_archive(archived):
         assert hits_later_quoted(conn, 30) == q
 
 
+@pytest.mark.slow
 def test_a_session_is_judged_again_when_the_import_adds_to_it(archived, tmp_path):
     """The verdicts are stored as the session is imported, and again when an import adds to it."""
     with archived.admin() as conn:
@@ -371,6 +373,7 @@ def test_a_session_is_judged_again_when_the_import_adds_to_it(archived, tmp_path
     assert sum(a.quoted for a in after.arms) > sum(a.quoted for a in before.arms)
 
 
+@pytest.mark.slow
 def test_verdicts_missing_or_of_an_older_rule_are_said_and_judged_on_demand(archived, tmp_path, cli):
     """An archive imported before verdicts were stored, or judged by an older rule: the usage
     figures count its sessions as not judged, and `archive judge` (or the next import) judges them."""
@@ -403,6 +406,7 @@ def test_verdicts_missing_or_of_an_older_rule_are_said_and_judged_on_demand(arch
         assert hits_later_quoted(conn, 30) == full
 
 
+@pytest.mark.slow
 def test_a_call_repeated_in_a_continuation_is_tied_in_the_session_that_started_first(org, tmp_path):
     """Rule 1 goes by when the sessions started, not by the order they were imported in."""
     root = tmp_path / "claude"
@@ -421,6 +425,7 @@ def test_a_call_repeated_in_a_continuation_is_tied_in_the_session_that_started_f
     assert {s.session: (s.recall_calls, s.tied, s.quoted) for s in d.sessions} == {"S1": (3, 2, 3), "S3": (1, 0, 0)}
 
 
+@pytest.mark.slow
 def test_the_usage_page_data(archived):
     with archived.admin() as conn:
         d = usage_detail(conn, 30, "day")
@@ -444,6 +449,7 @@ def test_the_usage_page_data(archived):
         usage_detail(conn, 30, "month")
 
 
+@pytest.mark.slow
 def test_a_member_sees_the_archive_and_the_log_a_stranger_is_refused(archived):
     """The archive's rules: every member reads every archived session and every agent's
     recall log (migrations 0003, 0004), so a bot's figures equal the admin's; a login that
@@ -465,6 +471,7 @@ def test_a_member_sees_the_archive_and_the_log_a_stranger_is_refused(archived):
         usage_detail(conn, 30)
 
 
+@pytest.mark.slow
 def test_cli_usage_shows_the_quoted_shares_and_the_detail(cli, archived):
     code, out, _ = cli("usage")
     assert code == 0

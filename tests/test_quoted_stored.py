@@ -17,6 +17,8 @@ from cli_org.archive.quoted import MIN_CONTENT_WORDS, PHRASE_WORDS, SessionMessa
 from cli_org.archive.usage import Quoted, hits_later_quoted, usage_detail
 from cli_org.errors import AccessDenied
 
+pytestmark = pytest.mark.slow
+
 NOW = datetime.now(UTC)
 WINDOWS = (1, 10, 30, 3650)
 ANSWER = "\n".join(

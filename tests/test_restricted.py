@@ -16,6 +16,8 @@ from psycopg import sql as pgsql
 from cli_org.store import erase, facts, pins, todos
 from cli_org.store import projects as projects_lib
 
+pytestmark = pytest.mark.slow
+
 SECRET = "Acme deploys on Fridays only"
 SECRET_WORD = "Fridays"
 

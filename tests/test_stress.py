@@ -12,6 +12,8 @@ from cli_org.vault.search import search
 from stress import fuzz, isolation, races
 from tests.fakes import HashEmbedder
 
+pytestmark = pytest.mark.slow
+
 
 def _login(org):
     passwords = {"bot": "bot-pw", "other": "other-pw"}

@@ -19,6 +19,8 @@ from cli_org.config import Settings
 from cli_org.store import facts, notebook
 from tests.test_mcp import serve, text
 
+pytestmark = pytest.mark.slow
+
 
 def _run(env: dict[str, str], *args: str, agent: str | None = None):
     from cli_org.faces.cli import cli as group

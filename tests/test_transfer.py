@@ -18,6 +18,8 @@ from cli_org.store import facts, notebook, pins, todos
 from cli_org.store.agents import add_agent
 from cli_org.store.transfer import FORMAT, export_lines, import_lines
 
+pytestmark = pytest.mark.slow
+
 # Texts the write checks refuse: none may be stored, so none may be exported.
 SECRETS = [
     "STRIPE_WEBHOOK_KEY=4f9a8c7d6e5b4a39281706f5e4d3c2b1",

@@ -119,6 +119,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 def test_warm_answers_are_the_cold_answers(org, warm_env):
     _dress(org)
     with helper(warm_env):
@@ -148,6 +149,7 @@ def _hook(env, event, payload, *, cold_run=False):
     )
 
 
+@pytest.mark.slow
 def test_hooks_are_answered_by_the_helper_with_the_cold_bytes(org, warm_env):
     """The hook's stdin travels with the request; the session's delivery record is the same
     one a cold hook would use, so a repeated prompt adds nothing, warm or cold."""
@@ -176,6 +178,7 @@ def test_hooks_are_answered_by_the_helper_with_the_cold_bytes(org, warm_env):
         assert served(warm_env) == before + 4
 
 
+@pytest.mark.slow
 def test_a_cold_hook_starts_the_helper_the_next_hook_asks(org, warm_env):
     """The hook bounds its connection with PGCONNECT_TIMEOUT, a PG* variable and so part of a
     helper's key: the helper it launches must be the one the next hook (without it) reaches."""
@@ -195,6 +198,7 @@ def test_a_cold_hook_starts_the_helper_the_next_hook_asks(org, warm_env):
         assert run(env, "warm", "stop").stdout == "stopped\n"
 
 
+@pytest.mark.slow
 def test_the_caller_environment_and_folder_decide_the_answer(org, warm_env, tmp_path):
     """ORG_ROOT, ORG_AGENT and the working folder travel with each request."""
     memory = tmp_path / "proj" / ".agents" / "org" / "memory"
@@ -212,6 +216,7 @@ def test_the_caller_environment_and_folder_decide_the_answer(org, warm_env, tmp_
         assert served(env) == 3
 
 
+@pytest.mark.slow
 def test_an_agent_cannot_read_another_agents_notebook_through_the_helper(org, warm_env):
     _dress(org)
     with helper(warm_env):
@@ -228,6 +233,7 @@ def test_an_agent_cannot_read_another_agents_notebook_through_the_helper(org, wa
         assert "kv/other" not in run(warm_env, "context", "--as", "bot").stdout
 
 
+@pytest.mark.slow
 def test_on_a_shared_server_the_login_decides_not_the_helper(org, warm_env):
     """With a URL the helper connects as that URL's login; `--as` another agent is refused
     exactly as it is cold, and another login's URL reaches another helper."""
@@ -263,6 +269,7 @@ def second_db(org):
         conn.execute(pgsql.SQL("DROP DATABASE {} WITH (FORCE)").format(pgsql.Identifier(name)))
 
 
+@pytest.mark.slow
 def test_a_helper_serves_only_its_own_database(org, warm_env, second_db):
     if org.server.data_dir is None:
         pytest.skip("needs the embedded server: the database is chosen by CLI_ORG_DATABASE there")
@@ -292,6 +299,7 @@ def test_a_helper_serves_only_its_own_database(org, warm_env, second_db):
         assert answer.returncode == 1 and "cli-org init" in answer.stderr
 
 
+@pytest.mark.slow
 def test_socket_and_folder_are_private(org, warm_env):
     with helper(warm_env):
         path = client.socket_path(warm_env)
@@ -308,6 +316,7 @@ def test_socket_and_folder_are_private(org, warm_env):
             path.parent.chmod(0o700)
 
 
+@pytest.mark.slow
 def test_a_folder_that_is_not_private_is_refused(warm_env):
     where = Path(warm_env["CLI_ORG_WARM_DIR"])
     where.mkdir(mode=0o755)
@@ -322,6 +331,7 @@ def test_a_folder_that_is_not_private_is_refused(warm_env):
         assert list(where.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_the_helper_exits_when_idle_and_removes_its_socket(org, warm_env):
     with helper(warm_env, idle="1") as proc:
         assert proc.wait(timeout=30) == 0
@@ -330,6 +340,7 @@ def test_the_helper_exits_when_idle_and_removes_its_socket(org, warm_env):
     assert not status(warm_env).running
 
 
+@pytest.mark.slow
 def test_a_killed_helper_means_a_cold_answer(org, warm_env):
     _dress(org)
     expected = cold(warm_env, "recall", "when do deploys go out", "--as", "bot")
@@ -348,6 +359,7 @@ def test_a_killed_helper_means_a_cold_answer(org, warm_env):
     assert again.stdout == expected.stdout and served(warm_env) == 1
 
 
+@pytest.mark.slow
 def test_a_helper_that_dies_mid_request_means_a_cold_answer(org, warm_env):
     """A listener that accepts and hangs up before answering, as a helper killed mid-way."""
     path = client.socket_path(warm_env)
@@ -375,6 +387,7 @@ def test_a_helper_that_dies_mid_request_means_a_cold_answer(org, warm_env):
         path.unlink()
 
 
+@pytest.mark.slow
 def test_off_means_cold_and_nothing_started(org, warm_env):
     off = {**warm_env, "CLI_ORG_WARM": "0"}
     assert run(off, "recall", "deploys", "--as", "bot").returncode == 0
@@ -384,6 +397,7 @@ def test_off_means_cold_and_nothing_started(org, warm_env):
     assert not client.start(off)
 
 
+@pytest.mark.slow
 def test_a_cold_answer_starts_the_helper_and_the_next_is_warm(org, warm_env):
     _dress(org)
     env = {**warm_env, "CLI_ORG_WARM_IDLE": "20"}
@@ -415,6 +429,7 @@ def test_a_cold_answer_starts_the_helper_and_the_next_is_warm(org, warm_env):
     assert not status(env).running
 
 
+@pytest.mark.slow
 def test_a_helper_of_another_version_sends_the_caller_cold_and_exits(org, warm_env):
     with helper(warm_env) as proc:
         answer = client.request(warm_env, {"kind": "status", "version": "0.0.0 elsewhere"})
@@ -422,6 +437,7 @@ def test_a_helper_of_another_version_sends_the_caller_cold_and_exits(org, warm_e
         assert proc.wait(timeout=30) == 0
 
 
+@pytest.mark.slow
 def test_status_and_stop_commands(org, warm_env):
     out = json.loads(run(warm_env, "warm", "status", "--json").stdout)
     assert out["running"] is False and out["socket"].endswith(".sock") and org.name in out["target"]
@@ -436,6 +452,7 @@ def test_status_and_stop_commands(org, warm_env):
     assert "secret" not in shown and "not running" in shown
 
 
+@pytest.mark.slow
 def test_one_helper_per_database(org, warm_env):
     with helper(warm_env):
         second = run(warm_env, "warm", "serve", "--idle", "5")

@@ -22,6 +22,8 @@ from cli_org.store import notebook as nb
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
 
+pytestmark = pytest.mark.slow
+
 ATTACK = "<script>alert('x')</script><img src=x onerror=alert(1)>"
 
 VAULT = {

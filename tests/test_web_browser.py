@@ -30,6 +30,8 @@ from conftest import fresh_database, with_team
 
 from cli_org.faces.web.view import PAGES
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("CLI_ORG_CHROMIUM", "/usr/bin/chromium")
 # The flags for a sandboxed CI machine with no network: no GPU, no QUIC, nothing phoned home.

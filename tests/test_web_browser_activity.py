@@ -4,10 +4,13 @@ agents, a filter narrows them, hostile text stays text; a screenshot is saved.""
 
 from __future__ import annotations
 
+import pytest
 from test_web_browser import HOSTILE, browser, site, tab  # noqa: F401 (its fixtures: server, browser, tab)
 
 from cli_org.store import notebook as nb
 from cli_org.store import todos
+
+pytestmark = pytest.mark.slow
 
 VIA = "claude-code@box1"
 

@@ -6,7 +6,10 @@ the same folder."""
 
 from __future__ import annotations
 
+import pytest
 from test_web_browser import ANSWER, QUESTION, browser, site, tab  # noqa: F401  (fixtures, used by name)
+
+pytestmark = pytest.mark.slow
 
 
 def _recall_rows(org) -> int:

@@ -9,10 +9,13 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from test_web_browser import browser, site, tab  # noqa: F401  (fixtures)
 
 from cli_org.evaluation import CaseResult, GoldenRun, figures, save_run
 from cli_org.store.facts import remember
+
+pytestmark = pytest.mark.slow
 
 
 def _save(org, name: str, golden: str, positions: list, days_ago: float) -> None:

@@ -19,6 +19,8 @@ from test_web_browser import HOSTILE, ROOT, Watched, _free_port, _wait_until_up
 from cli_org.store import notebook as nb
 from cli_org.store import pins, todos
 
+pytestmark = pytest.mark.slow
+
 # test_web_browser.py's fixtures: its `cli-org serve --as boss` over a database with data on
 # every page, the browser, and a logged-in tab.
 site, browser, tab = test_web_browser.site, test_web_browser.browser, test_web_browser.tab

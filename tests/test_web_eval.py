@@ -11,6 +11,8 @@ import pytest
 from cli_org.errors import InputError
 from cli_org.evaluation import CaseResult, GoldenRun, figures, save_run
 
+pytestmark = pytest.mark.slow
+
 HOSTILE = "<script>alert('q')</script> & more"
 
 

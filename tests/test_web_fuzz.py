@@ -16,6 +16,8 @@ import os
 import pytest
 from conftest import fresh_database, with_team
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES = int(os.environ.get("CLI_ORG_FUZZ_EXAMPLES", "15"))
 HOST = "127.0.0.1:8765"  # the loopback address the app is made for (the Host guard stays on)
 TOKEN = "a-token-for-the-fuzzer-" + "x" * 16  # every request carries it, as an API client does

@@ -23,6 +23,8 @@ from cli_org.store import facts, pins, todos
 from cli_org.store import notebook as nb
 from cli_org.vault.scan import scan
 
+pytestmark = pytest.mark.slow
+
 site = test_web_agents.site  # the fixture: a client of the page serving as an agent, over a small vault
 
 # --- Todos --------------------------------------------------------------------------------

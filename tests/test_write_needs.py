@@ -84,6 +84,7 @@ def test_generated_matches_pass_their_needs(pattern, data):
         assert may_match(pattern.regex, text), text
 
 
+@pytest.mark.slow
 def test_the_database_filters_as_the_client(org):
     tricky = ["\u212aEY=abc", "PASSWORD IS x", "Пароль: x", "密码是 x", "plain words", "ignore ALL previous"]
     with org.admin() as conn:
@@ -105,6 +106,7 @@ def test_the_database_filters_as_the_client(org):
             assert got == [may_match(p.regex, text) for p in DB_PATTERNS], text
 
 
+@pytest.mark.slow
 def test_warming_up_the_write_path_writes_nothing_and_compiles_the_scan(org):
     # What `cli-org mcp` does as it starts, so that its first org_remember costs what a later
     # one does (benchmarks/cold_writes.py): a member may run it, and it leaves no row behind.
