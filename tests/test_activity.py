@@ -21,7 +21,7 @@ from cli_org.errors import InputError
 from cli_org.store import facts, pins, todos
 from cli_org.store import notebook as nb
 from cli_org.store.activity import feed, parse_kinds, parse_since
-from tests.test_mcp import params
+from tests.helpers import params
 
 CLAUDE = "claude-code@box1"
 CODEX = "codex@box2"

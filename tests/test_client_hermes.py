@@ -169,7 +169,7 @@ class Ran:
 
 @pytest.fixture(scope="module")
 def ran(server, template, tmp_path_factory) -> Iterator[Ran]:
-    from conftest import fresh_database, with_team  # here: benchmarks/client_hermes.py imports this module
+    from tests.databases import fresh_database, with_team  # here: benchmarks/client_hermes.py imports this module
 
     client(HERMES)  # installed (once) before anything is timed
     with fresh_database(server, template) as blank:

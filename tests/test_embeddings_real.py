@@ -24,6 +24,8 @@ from cli_org.vault.embedders import (
 from cli_org.vault.scan import scan
 from cli_org.vault.search import search
 
+pytestmark = pytest.mark.slow
+
 # Looked up, not imported: torch loads when a test here runs, not when any run collects it.
 if importlib.util.find_spec("sentence_transformers") is None:
     pytest.skip("sentence_transformers (the reference) is not installed", allow_module_level=True)
@@ -162,8 +164,6 @@ def test_real_semantic_search_and_cold_process_without_torch(indexer, model_sett
 # imported, as on a machine that never installed them.
 NO_TORCH = """
 import sys
-
-pytestmark = pytest.mark.slow
 class NoTorch:
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0] in {"torch", "transformers", "sentence_transformers"}:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import os
 import sys
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT, connected, params, serve, text  # noqa: F401
+
 TOOLS = {
     "org_recall",
     "org_remember",
@@ -23,40 +23,6 @@ TOOLS = {
     "org_notebook",
     "org_context",
 }
-
-
-def params(org, agent: str | None, **extra: str) -> StdioServerParameters:
-    env = {**org.env, "CLI_ORG_CHECK_CONNECTIONS": "1", "HF_HUB_OFFLINE": "1", **extra}
-    env.pop("ORG_AGENT", None)
-    args = ["-m", "cli_org", "mcp"] + (["--as", agent] if agent else [])
-    return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(ROOT))
-
-
-@asynccontextmanager
-async def connected(org, agent: str | None = "bot", **extra: str):
-    with open(os.devnull, "w") as quiet:
-        async with (
-            stdio_client(params(org, agent, **extra), errlog=quiet) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            yield session
-
-
-def text(result) -> str:
-    return "\n".join(c.text for c in result.content if c.type == "text")
-
-
-def serve(org, script, agent: str | None = "bot", **extra: str):
-    """Run `script(session)` against a fresh server process; returns what it returns."""
-    out = {}
-
-    async def main():
-        async with connected(org, agent, **extra) as session:
-            out["value"] = await script(session)
-
-    anyio.run(main)
-    return out["value"]
 
 
 def cli_line(cli, *args, agent="bot") -> str:

@@ -17,7 +17,7 @@ import pytest
 
 from cli_org.faces.mcp import front
 from cli_org.faces.mcp.manifest import MANIFEST
-from tests.test_mcp import ROOT
+from tests.helpers import ROOT
 
 HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}
 

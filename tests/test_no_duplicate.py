@@ -11,7 +11,7 @@ import pytest
 from cli_org.errors import NearDuplicate
 from cli_org.store import facts, tidy
 from cli_org.store.duplicates import near_duplicate
-from tests.test_mcp import serve, text
+from tests.helpers import serve, text
 
 pytestmark = pytest.mark.slow
 

@@ -142,7 +142,7 @@ def _stored(conn, session_id: int, dropped: list[str]):
 def archive(org, tmp_path, corpora):
     """The real transcripts of all three harnesses, 40 generated sessions that recall (the
     benchmark's), the chain of continuations, and test_quoted's constructed sessions."""
-    from tests.test_quoted import _continuation, _transcript
+    from tests.helpers import _continuation, _transcript
 
     generated = tmp_path / "generated"
     write_generated(generated, 40, random.Random(7))

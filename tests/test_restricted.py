@@ -345,7 +345,7 @@ def test_the_web_page_served_as_another_agent_leaves_the_project_out(org, web):
 
 @pytest.mark.attack("mcp")
 def test_the_mcp_tools_of_another_agent_leave_the_project_out(org):
-    from test_mcp import serve, text
+    from tests.helpers import serve, text
 
     ids = _seed(org)
 

@@ -11,7 +11,6 @@ import stat
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ import pytest
 from cli_org.faces.warm import ask, client
 from cli_org.faces.warm.server import status
 from cli_org.store import facts, notebook
+from tests.helpers import _hook, helper, served  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "eval" / "sample"
@@ -53,39 +53,6 @@ def run(env, *args, cwd=ROOT):
 
 def cold(env, *args, cwd=ROOT):
     return run({**env, "CLI_ORG_WARM": "0"}, *args, cwd=cwd)
-
-
-@contextmanager
-def helper(env, idle="60"):
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cli_org", "warm", "serve", "--idle", idle],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not status(env).running:
-            assert proc.poll() is None, f"the helper exited: {proc.stderr.read() if proc.stderr else ''}"
-            assert time.monotonic() < deadline, "the helper did not start in 60 s"
-            time.sleep(0.05)
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        if proc.stderr:
-            proc.stderr.close()
-
-
-def served(env) -> int:
-    return status(env).requests or 0
 
 
 def _dress(org):
@@ -134,19 +101,6 @@ def test_warm_answers_are_the_cold_answers(org, warm_env):
             else:
                 assert warm.stdout == expected.stdout, args
         assert "Tuesdays" in run(warm_env, "recall", "when do deploys go out", "--as", "bot").stdout
-
-
-def _hook(env, event, payload, *, cold_run=False):
-    env = {**env, "CLI_ORG_WARM": "0"} if cold_run else env
-    return subprocess.run(
-        [sys.executable, "-m", "cli_org", "hook", "claude-code", event, "--as", "bot"],
-        env=env,
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
 
 
 @pytest.mark.slow

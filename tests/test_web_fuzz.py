@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import fresh_database, with_team
+
+from tests.databases import fresh_database, with_team
 
 pytestmark = pytest.mark.slow
 
