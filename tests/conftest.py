@@ -200,6 +200,8 @@ def web(org):
 # The adversarial tally (issue 21): every test marked `@pytest.mark.attack("surface")` is one
 # attack; it passes when the attack is refused. `python -m pytest -m attack` ends with a table
 # of tried / refused / through per surface (and writes it as JSON to CLI_ORG_ATTACK_REPORT).
+# The surface rides on each test's report (user_properties), which pytest-xdist's workers send
+# back to the process that prints the table.
 _ATTACK_SURFACE: dict[str, str] = {}
 
 
@@ -209,7 +211,13 @@ def pytest_collection_modifyitems(config, items):
         # attack(None) on a test in a module of attacks: a guard that also passed before its
         # fix (or a unit test), which is not counted as an attack refused
         if marker is not None and (not marker.args or marker.args[0] is not None):
-            _ATTACK_SURFACE[item.nodeid] = marker.args[0] if marker.args else "other"
+            item.user_properties.append(("attack", marker.args[0] if marker.args else "other"))
+
+
+def pytest_runtest_logreport(report):
+    surface = dict(getattr(report, "user_properties", ())).get("attack")
+    if surface:
+        _ATTACK_SURFACE[report.nodeid] = surface
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -231,3 +231,13 @@ def _iso(minutes: int) -> str:
 
 
 NOW = datetime.now(UTC)
+
+
+def free_port() -> int:
+    """A TCP port on loopback that the OS picked as free just now (never a fixed one: the
+    user's own `cli-org serve` may hold 8765)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

@@ -57,4 +57,5 @@ def sealed(env: "os._Environ[str] | dict[str, str]") -> None:
     env["CLI_ORG_WARM_DIR"] = os.path.join(FOLDER, "warm")
 
 
+USER_ENV = dict(os.environ)  # what the run started with: the user's own (tests/test_sealed.py)
 sealed(os.environ)  # before cli_org loads, and inherited by every process a test starts

@@ -23,6 +23,8 @@ from cli_org.store import facts
 from cli_org.store.agents import add_agent
 from cli_org.store.bootstrap import init
 
+pytestmark = pytest.mark.xdist_group("test_blip")
+
 ROOT = Path(__file__).resolve().parents[1]
 CLAIM = "Deploys go out from the release branch on Tuesdays"
 # Far above the fast answer, far below the 30 s a page used to wait: catches the hang only.

@@ -16,6 +16,8 @@ from cli_org.config import Settings
 from cli_org.errors import InputError
 from cli_org.vault import embedders
 
+pytestmark = pytest.mark.xdist_group("test_detect")
+
 KEY = "4eC39HqLyjWDarjtT1zdp7dc"  # 24 letters and digits, not a real key
 
 

@@ -24,7 +24,7 @@ from cli_org.vault.embedders import (
 from cli_org.vault.scan import scan
 from cli_org.vault.search import search
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_embeddings_real")]
 
 # Looked up, not imported: torch loads when a test here runs, not when any run collects it.
 if importlib.util.find_spec("sentence_transformers") is None:

@@ -17,6 +17,8 @@ from cli_org.checks import write as checks
 from cli_org.errors import InputError, ScanRefused
 from cli_org.store import approvals, facts
 
+pytestmark = pytest.mark.xdist_group("test_scan_refusals")
+
 INSERT = "INSERT INTO memory_facts (subject, claim, source, author) VALUES ('s', %s, 'a.md', 'bot')"
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 AWS = "AKIA" + "2E0A8F3B244C9E71"

@@ -9,6 +9,7 @@ import pytest
 
 from cli_org.errors import ConfigError
 from cli_org.faces.web.guard import check_bind, csrf_token
+from tests.helpers import free_port
 
 
 def _remember(org, agent: str, subject: str, claim: str, **kw) -> int:
@@ -229,7 +230,8 @@ def test_a_port_in_use_is_one_line_before_anything_starts(cli):
 
 @pytest.mark.slow
 def test_the_embedded_server_needs_someone_to_act_as(cli):
-    code, _, err = cli("serve")
+    # a port the OS picked: the default 8765 may be the user's own `cli-org serve`
+    code, _, err = cli("serve", "--port", str(free_port()))
     assert code == 1 and "--as NAME" in err
 
 

@@ -16,7 +16,7 @@ from cli_org.vault.scan import scan
 from tests import web_site
 from tests.web_site import MEMORY, VAULT, remember  # noqa: F401
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_web_agents")]
 
 site = web_site.site  # the fixture (tests/web_site.py)
 

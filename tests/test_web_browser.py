@@ -36,7 +36,7 @@ from tests.browsing import (  # noqa: F401
     served_paths,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 browser, site, tab = browsing.browser, browsing.site, browsing.tab  # the fixtures (tests/browsing.py)
 

@@ -13,7 +13,7 @@ from tests.browsing import HOSTILE
 
 browser, site, tab = browsing.browser, browsing.site, browsing.tab  # the fixtures (tests/browsing.py)
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 VIA = "claude-code@box1"
 

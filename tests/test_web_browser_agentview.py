@@ -14,7 +14,7 @@ from tests.browsing import ANSWER, QUESTION
 browser, site, tab = browsing.browser, browsing.site, browsing.tab  # the fixtures (tests/browsing.py)
 
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 
 def _recall_rows(org) -> int:

@@ -17,7 +17,7 @@ from tests import browsing
 
 browser, site, tab = browsing.browser, browsing.site, browsing.tab  # the fixtures (tests/browsing.py)
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 
 def _save(org, name: str, golden: str, positions: list, days_ago: float) -> None:

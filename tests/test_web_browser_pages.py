@@ -19,7 +19,7 @@ from cli_org.store import pins, todos
 from tests import browsing
 from tests.browsing import HOSTILE, ROOT, Watched, _free_port, _wait_until_up
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 # browsing.py's fixtures: its `cli-org serve --as boss` over a database with data on
 # every page, the browser, and a logged-in tab.

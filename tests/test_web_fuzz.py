@@ -17,7 +17,7 @@ import pytest
 
 from tests.databases import fresh_database, with_team
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_web_fuzz")]
 
 EXAMPLES = int(os.environ.get("CLI_ORG_FUZZ_EXAMPLES", "15"))
 HOST = "127.0.0.1:8765"  # the loopback address the app is made for (the Host guard stays on)
