@@ -8,6 +8,7 @@ shares one data folder (`FOLDER`: one embedded server, one query model built onc
 lock) and one home (`HOME`). Only that first process (`OWNER`) removes the folder at the
 end. A worker started with no run folder (never by pytest-xdist) makes its own."""
 
+import json
 import os
 import tempfile
 
@@ -57,5 +58,13 @@ def sealed(env: "os._Environ[str] | dict[str, str]") -> None:
     env["CLI_ORG_WARM_DIR"] = os.path.join(FOLDER, "warm")
 
 
-USER_ENV = dict(os.environ)  # what the run started with: the user's own (tests/test_sealed.py)
+# Where the user's own data folder is (tests/test_sealed.py): kept in the run's folder by the
+# process that made it, since a worker starts from an environment already sealed.
+if OWNER:
+    USER_ENV = {name: os.environ[name] for name in ("HOME", "XDG_DATA_HOME", "CLI_ORG_DATA_DIR") if name in os.environ}
+    with open(os.path.join(ROOT, "user-env.json"), "w") as kept:
+        json.dump(USER_ENV, kept)
+else:
+    with open(os.path.join(ROOT, "user-env.json")) as kept:
+        USER_ENV = json.load(kept)
 sealed(os.environ)  # before cli_org loads, and inherited by every process a test starts

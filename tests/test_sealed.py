@@ -69,11 +69,7 @@ def test_the_suite_passes_after_the_demo_with_8765_held(tmp_path):
     home = tmp_path / "home"
     users = _demo_home(home, Path(os.environ["CLI_ORG_DATA_DIR"]))
     before = _listing(home)
-    env = {
-        name: value
-        for name, value in USER_ENV.items()
-        if not name.startswith(("PYTEST_", "CLI_ORG_", "XDG_")) and name not in ("HOME", "CLI_ORG_TEST_RUN_DIR")
-    }
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("PYTEST_", "CLI_ORG_", "XDG_"))}
     env.update(DEMO_EXPORTS, HOME=str(home), PYTHONPATH=str(REPO))
     if "CLI_ORG_TEST_DATABASE_URL" in os.environ:
         env["CLI_ORG_TEST_DATABASE_URL"] = os.environ["CLI_ORG_TEST_DATABASE_URL"]
