@@ -425,6 +425,7 @@ def test_create_database_race_has_no_loser(server):
         assert sorted(results, key=str) == [False, False, True], f"attempt {attempt}: {results}"
 
 
+@pytest.mark.slow
 def test_two_inits_at_once_on_a_fresh_data_folder(tmp_path):
     data = tmp_path / "data"
     env = {**os.environ, "CLI_ORG_DATA_DIR": str(data), "CLI_ORG_DATABASE_URL": "", "CLI_ORG_DATABASE": "org"}

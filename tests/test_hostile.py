@@ -467,6 +467,7 @@ def test_a_member_asking_for_private_search_is_refused(bot, private_vault):
 # --- 4. the embedded server's socket --------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_long_data_folder_socket_is_private(tmp_path):
     from cli_org.db import embedded
 
@@ -485,6 +486,7 @@ def test_long_data_folder_socket_is_private(tmp_path):
         embedded.stop(data)
 
 
+@pytest.mark.slow
 def test_a_socket_folder_someone_else_prepared_is_refused(tmp_path):
     from cli_org.db import embedded
 

@@ -129,6 +129,7 @@ def test_a_client_without_a_handshake_is_answered_from_the_manifest_too():
     assert queued == [4, 6, 5] and f.hand_off() == []  # nothing to replay without a handshake
 
 
+@pytest.mark.slow
 def test_the_front_answers_before_the_database_and_the_sdk(tmp_path):
     """With no database to reach, `initialize` and `tools/list` are answered all the same
     (from the manifest), then the server stops with one line, exit 1."""

@@ -418,6 +418,7 @@ def test_a_member_cannot_silence_the_notice_or_edit_its_list(org):
         assert bot.execute("SELECT org_facts_unembedded(10) AS ids").fetchone()["ids"] == [fact]
 
 
+@pytest.mark.slow
 def test_two_processes_needing_the_model_at_once_build_it_once(tmp_path):
     # A fresh data folder and two commands at once (an agent's hook and its MCP server, say):
     # one builds, the other waits for its copy; both go on with a whole model.

@@ -6,6 +6,7 @@ checkout's memory files that instruct the agent are left out of recall."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import psycopg
@@ -144,12 +145,13 @@ def test_a_classifier_refusal_names_its_score_threshold_and_sentence(model_dir, 
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory) -> Path:
+def model_dir() -> Path:
     from cli_org.config import Settings
     from cli_org.vault.embedders import model_files
 
     pytest.importorskip("onnx")
-    data_dir = tmp_path_factory.mktemp("scan-model")
+    # the run's data folder, where the session built the query model once (tests/conftest.py)
+    data_dir = Path(os.environ["CLI_ORG_DATA_DIR"])
     model_files(Settings(data_dir=data_dir))
     return data_dir
 

@@ -54,6 +54,7 @@ def _texts() -> list[str]:
 TEXTS = _texts()
 
 
+@pytest.mark.slow
 def test_every_labelled_match_passes_its_needs():
     matched = 0
     for pattern in PATTERNS:
@@ -72,6 +73,7 @@ def test_most_clean_texts_run_few_patterns():
     assert ran[len(ran) // 2] <= 8, ran
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pattern", PATTERNS, ids=lambda p: p.what)
 @settings(max_examples=8, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
