@@ -79,7 +79,8 @@ def server() -> Server:
     # is made and dropped in tens of milliseconds, not seconds (measured in
     # docs/testing.md). The suite's server only, never one of a user's.
     with psycopg.connect(admin_url, autocommit=True) as conn:
-        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+        # (synchronous_commit stays on: tests/test_connection_rule.py sets it on a session)
+        for setting in ("fsync", "full_page_writes"):
             conn.execute(pgsql.SQL("ALTER SYSTEM SET {} = off").format(pgsql.Identifier(setting)))
         conn.execute("SELECT pg_reload_conf()")
     yield Server(admin_url, data_dir, "127.0.0.1", info.port)

@@ -23,7 +23,7 @@ from cli_org.store import facts
 from cli_org.store.agents import add_agent
 from cli_org.store.bootstrap import init
 
-pytestmark = pytest.mark.xdist_group("test_blip")
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_blip")]
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIM = "Deploys go out from the release branch on Tuesdays"
