@@ -21,7 +21,7 @@ from cli_org.errors import InputError
 from cli_org.store import facts, pins, todos
 from cli_org.store import notebook as nb
 from cli_org.store.activity import feed, parse_kinds, parse_since
-from tests.test_mcp import params
+from tests.helpers import params
 
 CLAUDE = "claude-code@box1"
 CODEX = "codex@box2"
@@ -50,6 +50,7 @@ def _kinds(result) -> list[tuple[str, str | None, str | None]]:
     return [(e.kind, e.who, e.via) for e in result.events]
 
 
+@pytest.mark.slow
 def test_the_feed_says_what_two_agents_did_newest_first_with_their_harness(org):
     ids = _story(org)
     with org.as_agent("boss") as conn:
@@ -77,6 +78,7 @@ def test_the_feed_says_what_two_agents_did_newest_first_with_their_harness(org):
     assert result.next is None and result.kinds == list(parse_kinds(None))
 
 
+@pytest.mark.slow
 def test_filters_by_agent_harness_kind_and_time(org):
     _story(org)
     with org.as_agent("boss") as conn:
@@ -90,6 +92,7 @@ def test_filters_by_agent_harness_kind_and_time(org):
         assert len(feed(conn, since=parse_since("1h")).events) == 11
 
 
+@pytest.mark.slow
 def test_reads_show_only_when_asked_for(org, cli):
     _story(org)
     assert cli("recall", "when does the deploy run", agent="bot")[0] == 0
@@ -99,6 +102,7 @@ def test_reads_show_only_when_asked_for(org, cli):
     assert [(e.kind, e.who, e.detail) for e in reads] == [("recall", "bot", "when does the deploy run")]
 
 
+@pytest.mark.slow
 def test_pages_follow_the_cursor_without_gaps_or_repeats(org):
     _story(org)
     with org.as_agent("boss") as conn:
@@ -127,6 +131,7 @@ def test_bad_input_is_one_clear_line(call, message):
         call()
 
 
+@pytest.mark.slow
 def test_bad_input_reaches_no_database(org):
     with org.as_agent("boss") as conn:
         for kwargs, message in (
@@ -139,6 +144,7 @@ def test_bad_input_reaches_no_database(org):
                 feed(conn, **kwargs)
 
 
+@pytest.mark.slow
 def test_the_cli_prints_the_feed_and_refuses_bad_input(org, cli):
     _story(org)
     code, out, _ = cli("activity", "--via", "codex", agent="boss")
@@ -158,6 +164,7 @@ def test_the_cli_prints_the_feed_and_refuses_bad_input(org, cli):
 # --- what a member may not see or forge --------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.attack("activity")
 def test_a_member_never_sees_a_notebook_it_may_not_read(org):
     _story(org)  # bot's notebook: bot, its lead (lead) and the owner (boss) may read it
@@ -175,6 +182,7 @@ def test_a_member_never_sees_a_notebook_it_may_not_read(org):
         assert other.execute("SELECT count(*) AS n FROM notebook_versions").fetchone()["n"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.attack("activity")
 def test_a_member_cannot_forge_the_harness_or_author_of_a_write(org):
     _story(org)
@@ -215,6 +223,7 @@ def test_a_member_cannot_forge_the_harness_or_author_of_a_write(org):
         assert {e.via for e in feed(conn, agent="bot").events} == {CLAUDE}
 
 
+@pytest.mark.slow
 def test_an_import_keeps_the_via_it_carries_but_a_member_insert_is_stamped(org):
     with org.admin() as admin:  # as an import writes rows (store/transfer.py): forced security lifted inside
         admin.execute("ALTER TABLE org_todos NO FORCE ROW LEVEL SECURITY")  # a team server's admin is no superuser
@@ -254,6 +263,7 @@ def _host() -> str:
     return via("x").split("@", 1)[1]
 
 
+@pytest.mark.slow
 def test_the_mcp_server_records_the_harness_the_client_names_itself(org):
     _mcp_writes(org, Implementation(name="Test Harness/2", version="2.0"))
     expected = f"Test-Harness-2@{_host()}"
@@ -261,12 +271,14 @@ def test_the_mcp_server_records_the_harness_the_client_names_itself(org):
         assert {(e.kind, e.via) for e in feed(conn).events} == {("written", expected), ("notebook", expected)}
 
 
+@pytest.mark.slow
 def test_the_sdk_clients_default_name_is_recorded_as_it_is(org):
     _mcp_writes(org, None)  # ClientSession's default clientInfo: name "mcp"
     with org.as_agent("boss") as conn:
         assert {e.via for e in feed(conn).events} == {f"mcp@{_host()}"}
 
 
+@pytest.mark.slow
 def test_org_via_set_by_setup_wins_over_the_clients_name(org):
     _mcp_writes(org, Implementation(name="claude-code", version="1"), ORG_VIA="hermes@box3")
     with org.as_agent("boss") as conn:
@@ -276,6 +288,7 @@ def test_org_via_set_by_setup_wins_over_the_clients_name(org):
 # --- the page and the API ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_page_and_the_api_show_the_same_feed_with_links_and_filters(org, web):
     ids = _story(org)
     client = web("boss")
@@ -295,6 +308,7 @@ def test_the_page_and_the_api_show_the_same_feed_with_links_and_filters(org, web
     assert re.findall(r'<a href="(/[a-z]+)"', page)[:2] == ["/activity", "/facts"]
 
 
+@pytest.mark.slow
 def test_the_page_refuses_bad_input_in_one_line(org, web):
     client = web("boss")
     refused = client.get("/activity", params={"since": "banana"})
@@ -304,6 +318,7 @@ def test_the_page_refuses_bad_input_in_one_line(org, web):
     assert client.get("/api/activity", params={"before": "x"}).status_code == 400
 
 
+@pytest.mark.slow
 @pytest.mark.attack("activity")
 def test_the_page_served_as_a_member_hides_the_notebook_it_may_not_read(org, web):
     _story(org)
@@ -312,6 +327,7 @@ def test_the_page_served_as_a_member_hides_the_notebook_it_may_not_read(org, web
     assert "bot/memory" in web("lead").get("/activity").text
 
 
+@pytest.mark.slow
 def test_a_client_without_a_handshake_is_named_by_each_requests_envelope(org):
     """The 2026-07-28 protocol has no initialize: each request names its client in `_meta`
     (tests/test_mcp_front.py holds what Claude Code 2.1.332 sends); the write records it."""
@@ -348,6 +364,7 @@ def test_a_client_without_a_handshake_is_named_by_each_requests_envelope(org):
         assert [e.via for e in feed(conn).events] == [f"envelope-client@{_host()}"]
 
 
+@pytest.mark.slow
 def test_the_pages_own_writes_record_it_as_their_harness(org, web):
     """A pin, unpin, forget and restore made from the page are a person's, through the page:
     `web@HOST` unless the server was started with ORG_VIA."""

@@ -12,7 +12,6 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
-from test_web_agents import remember, site  # noqa: F401  (site: the fixture, used by name)
 
 from cli_org.archive.verdicts import fact_recalls
 from cli_org.db.connect import connect
@@ -22,6 +21,12 @@ from cli_org.recall.past import past_recall
 from cli_org.session.context import build_context
 from cli_org.store import notebook as nb
 from cli_org.store import pins, todos
+from tests import web_site
+from tests.web_site import remember
+
+site = web_site.site  # the fixtures (tests/web_site.py)
+
+pytestmark = pytest.mark.slow
 
 SECRET = "The bot's notebook says the staging password rotates on Fridays."
 

@@ -110,6 +110,7 @@ def shaped(org, tmp_path):
     return settings, embedder
 
 
+@pytest.mark.slow
 def test_the_hits_of_a_smaller_limit_are_the_first_hits_of_a_larger_one(shaped):
     settings, embedder = shaped
     lengths = []
@@ -166,6 +167,7 @@ def sent(conn, call) -> list[str]:
 WARM_RECALL_STATEMENTS = 14
 
 
+@pytest.mark.slow
 def test_a_warm_recall_sends_few_statements(shaped, monkeypatch):
     # Every arm, with the query model, facts found by words and by meaning, notes by both:
     # a team server pays one round trip per statement.
@@ -182,6 +184,7 @@ def test_a_warm_recall_sends_few_statements(shaped, monkeypatch):
     assert not any("SAVEPOINT" in s or "vector parts" in s or "INSERT INTO memory_fact_vectors" in s for s in work)
 
 
+@pytest.mark.slow
 def test_a_hit_whose_chunk_is_all_boilerplate_shows_the_notes_other_chunk(org, tmp_path):
     from cli_org.vault.search import search
 

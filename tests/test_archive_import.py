@@ -11,6 +11,8 @@ import pytest
 from cli_org.archive.importer import import_sessions
 from cli_org.errors import NotFound
 
+pytestmark = pytest.mark.slow
+
 MAIN = "4d5611e5-241a-462a-8d15-5122611a9569"
 
 

@@ -22,6 +22,7 @@ def _history(org, name):
         return file_history(conn, name)
 
 
+@pytest.mark.slow
 def test_three_edits_make_three_versions_and_unchanged_none(org, tmp_path):
     memory = tmp_path / ".claude" / "projects" / "-w-app" / "memory" / "MEMORY.md"
     memory.parent.mkdir(parents=True)
@@ -40,6 +41,7 @@ def test_three_edits_make_three_versions_and_unchanged_none(org, tmp_path):
     assert [v.size for v in found.versions] == [len(t) for t in texts]
 
 
+@pytest.mark.slow
 def test_reverting_is_a_change_too(org, tmp_path):
     note = tmp_path / "USER.md"
     for text in ("a\n", "b\n", "a\n"):
@@ -69,6 +71,7 @@ def test_sources_by_place(tmp_path):
     assert source_of(Path("/w/notes.md")) == "file"
 
 
+@pytest.mark.slow
 def test_history_errors(org, tmp_path):
     with pytest.raises(NotFound, match="no archived versions"):
         _history(org, "MEMORY.md")
@@ -83,6 +86,7 @@ def test_history_errors(org, tmp_path):
         _capture(org, tmp_path / "missing.md")
 
 
+@pytest.mark.slow
 def test_cli_memory_and_history_on_hermes_files(cli, tmp_path, corpora):
     transcripts = corpora("transcripts")
     memories = transcripts / "hermes" / "memories"
@@ -95,6 +99,7 @@ def test_cli_memory_and_history_on_hermes_files(cli, tmp_path, corpora):
     assert found["versions"][0]["size"] == (memories / "USER.md").stat().st_size
 
 
+@pytest.mark.slow
 def test_cli_history_text_and_default_paths(cli, tmp_path, monkeypatch):
     bots = tmp_path / ".agents" / "org" / "memory"
     bots.mkdir(parents=True)
@@ -122,6 +127,7 @@ def test_cli_history_text_and_default_paths(cli, tmp_path, monkeypatch):
 # --- one project root for recall and `archive memory` (issue 10, bug 3) ----------------
 
 
+@pytest.mark.slow
 def test_archive_memory_from_a_subfolder_captures_what_recall_reads(cli, tmp_path, monkeypatch):
     project = tmp_path / "app"
     (project / ".git").mkdir(parents=True)
@@ -145,6 +151,7 @@ def test_archive_memory_from_a_subfolder_captures_what_recall_reads(cli, tmp_pat
 # --- versions stored under a root and a relative path (issue 10, bug 4) -----------------
 
 
+@pytest.mark.slow
 def test_the_specifications_query_finds_memory_md(org, tmp_path):
     claude = tmp_path / ".claude" / "projects" / "-w-app" / "memory"
     (claude / "topic").mkdir(parents=True)
@@ -179,6 +186,7 @@ def test_the_specifications_query_finds_memory_md(org, tmp_path):
     assert _history(org, ".agents/org/memory/bot.md").source == "org-memory"
 
 
+@pytest.mark.slow
 def test_migration_0011_backfills_root_and_relative_path(blank_db):
     from cli_org.archive.memory_versions import locate
     from cli_org.db.migrate import available, migrate, repeatables

@@ -52,6 +52,7 @@ def _run(env: dict[str, str], *args: str):
 # --- the kept port ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_restart_keeps_the_port(data_dir):
     env = {"CLI_ORG_DATA_DIR": str(data_dir), "CLI_ORG_DATABASE_URL": ""}
     first = embedded.ensure_running(data_dir)
@@ -64,6 +65,7 @@ def test_a_restart_keeps_the_port(data_dir):
     assert second is not None and second.port == first.port and second.pid != first.pid
 
 
+@pytest.mark.slow
 def test_a_taken_port_is_one_clear_line_and_can_be_moved(data_dir):
     env = {"CLI_ORG_DATA_DIR": str(data_dir), "CLI_ORG_DATABASE_URL": ""}
     with socket.socket() as squatter:
@@ -94,6 +96,7 @@ def test_a_taken_port_is_one_clear_line_and_can_be_moved(data_dir):
     assert _run(env, "db", "start", "--port", "80")[0] == 2  # below 1024: a usage error
 
 
+@pytest.mark.slow
 def test_a_port_in_use_asked_for_is_never_kept(data_dir):
     """`db start --port N` with N taken: one line naming N and what to do; the kept port is
     unchanged, so the next command (and agents' saved URLs) still work."""
@@ -113,6 +116,7 @@ def test_a_port_in_use_asked_for_is_never_kept(data_dir):
     assert code == 0 and f"port {kept}," in out
 
 
+@pytest.mark.slow
 def test_a_corrupt_port_file_is_refused(data_dir):
     data_dir.mkdir(parents=True)
     embedded.port_file(data_dir).write_text("nonsense\n")
@@ -221,6 +225,7 @@ def security(conninfo: str) -> dict[str, list]:
         }
 
 
+@pytest.mark.slow
 def test_round_trip_into_a_fresh_data_folder_is_identical(org, tmp_path, data_dir):
     _fill(org, tmp_path)
     dump = tmp_path / "org.dump"
@@ -279,6 +284,7 @@ def _all_facts(settings):
         return facts.list_facts(conn, include_retired=True)
 
 
+@pytest.mark.slow
 def test_restore_refuses_a_database_that_is_not_empty(org, tmp_path):
     dump = tmp_path / "org.dump"
     backup(org.settings, dump)
@@ -291,6 +297,7 @@ def test_restore_refuses_a_database_that_is_not_empty(org, tmp_path):
     assert content_hashes(org.server.url(org.name)) == before
 
 
+@pytest.mark.slow
 def test_force_replaces_and_keeps_the_old_database(org, tmp_path):
     dump = tmp_path / "org.dump"
     backup(org.settings, dump)
@@ -310,6 +317,7 @@ def test_force_replaces_and_keeps_the_old_database(org, tmp_path):
             conn.execute(pgsql.SQL("DROP DATABASE {}").format(pgsql.Identifier(kept)))
 
 
+@pytest.mark.slow
 def test_a_restore_keeps_its_own_record_of_the_repeatable_files(org, tmp_path):
     """The file's record says the write checks ran with other text (as in a backup made by
     another cli-org). The functions come from the migrations, never from the file, so the
@@ -329,6 +337,7 @@ def test_a_restore_keeps_its_own_record_of_the_repeatable_files(org, tmp_path):
         assert [(r["name"], r["checksum"]) for r in ran] == [(m.name, m.checksum) for m in repeatables()]
 
 
+@pytest.mark.slow
 def test_a_failed_restore_leaves_the_database_as_it_was(org, tmp_path):
     """A backup whose load fails at its very end (here: a fact by an author the file's
     org_agents lacks, which only the foreign keys made again after the rows are in can
@@ -360,6 +369,7 @@ def test_a_failed_restore_leaves_the_database_as_it_was(org, tmp_path):
     assert left == []
 
 
+@pytest.mark.slow
 def test_other_sessions_on_the_database_are_ended(org, tmp_path):
     """Another session (an MCP or web server) on the database: it is ended, and the swap
     goes ahead; the next session opens on the restored database."""
@@ -374,6 +384,7 @@ def test_other_sessions_on_the_database_are_ended(org, tmp_path):
     assert [f.subject for f in _all_facts(org.settings)] == []
 
 
+@pytest.mark.slow
 def test_bad_files_are_one_line(org, tmp_path):
     missing = tmp_path / "nope.dump"
     with pytest.raises(NotFound, match="does not exist"):
@@ -398,6 +409,7 @@ def test_bad_files_are_one_line(org, tmp_path):
         backup(org.settings, tmp_path / "no" / "such" / "x.dump")
 
 
+@pytest.mark.slow
 def test_a_dump_of_another_database_is_refused(blank_db, tmp_path):
     """A PostgreSQL dump that is not of a cli-org database, and a backup of another
     cli-org database than the configured one."""
@@ -415,6 +427,7 @@ def test_a_dump_of_another_database_is_refused(blank_db, tmp_path):
         backup(blank_db.settings, tmp_path / "x.dump")
 
 
+@pytest.mark.slow
 def test_a_backup_of_another_database_is_refused(org, tmp_path):
     dump = tmp_path / "org.dump"
     backup(org.settings, dump)
@@ -432,6 +445,7 @@ def _url_env(org, path: str) -> dict[str, str]:
     return {"CLI_ORG_DATABASE_URL": org.server.url(org.name), "PATH": path}
 
 
+@pytest.mark.slow
 def test_with_a_url_the_tools_come_from_path(org, tmp_path, monkeypatch):
     """The server's own pg_dump/pg_restore, found on PATH (here: the wheel's folder, which
     is what a team server's client package puts there): a round trip over the same database."""
@@ -450,6 +464,7 @@ def test_with_a_url_the_tools_come_from_path(org, tmp_path, monkeypatch):
     assert content_hashes(org.server.url(org.name)) == before
 
 
+@pytest.mark.slow
 def test_a_missing_or_older_tool_on_path_is_one_line(org, tmp_path):
     empty = tmp_path / "bin"
     empty.mkdir()
@@ -463,6 +478,7 @@ def test_a_missing_or_older_tool_on_path_is_one_line(org, tmp_path):
     assert not (tmp_path / "x.dump").exists()
 
 
+@pytest.mark.slow
 def test_one_restore_at_a_time_and_progress(org, tmp_path):
     from cli_org.db import locks
 
@@ -536,6 +552,7 @@ def _roles(org) -> dict[str, bool]:
         return {r[0]: r[1] for r in rows}
 
 
+@pytest.mark.slow
 @pytest.mark.attack("restore")
 def test_a_backup_with_a_function_the_migrations_do_not_make_is_refused(org, tmp_path, marker):
     """A CHECK on memory_facts calling a function that runs a program: refused before
@@ -553,6 +570,7 @@ def test_a_backup_with_a_function_the_migrations_do_not_make_is_refused(org, tmp
     assert _databases(org) == [org.name] and _roles(org) == roles
 
 
+@pytest.mark.slow
 @pytest.mark.attack("restore")
 def test_a_known_function_redefined_in_a_backup_never_runs(org, tmp_path, marker):
     """The program in the body of a function the migrations do make, called by a CHECK
@@ -592,6 +610,7 @@ def _restore_process(org, dump: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.attack("restore")
 @pytest.mark.parametrize("in_transaction", [False, True])
 def test_a_members_idle_connection_does_not_hold_up_a_restore(org, tmp_path, in_transaction):
@@ -611,6 +630,7 @@ def test_a_members_idle_connection_does_not_hold_up_a_restore(org, tmp_path, in_
         assert bot.execute("SELECT org_me() AS me").fetchone()["me"] == "bot"
 
 
+@pytest.mark.slow
 @pytest.mark.attack("restore")
 def test_the_kept_database_refuses_a_members_login(org, tmp_path):
     dump = tmp_path / "org.dump"
@@ -627,6 +647,7 @@ def test_the_kept_database_refuses_a_members_login(org, tmp_path):
         assert conn.execute("SELECT count(*) FROM org_agents").fetchone()[0] == 4
 
 
+@pytest.mark.slow
 @pytest.mark.attack("restore")
 def test_an_agent_made_after_the_backup_cannot_log_in_after_the_restore(org, tmp_path):
     """`ghost` joins after the backup; the restored org has no such agent, so her role
@@ -656,6 +677,7 @@ def test_an_agent_made_after_the_backup_cannot_log_in_after_the_restore(org, tmp
         assert other.execute("SELECT org_me() AS me").fetchone()["me"] == "other"
 
 
+@pytest.mark.slow
 def test_a_backup_whose_data_breaks_the_schema_fails_whole(org, tmp_path):
     """A file whose own schema lacks a CHECK and a foreign key (so pg_dump wrote rows the
     migrations' schema refuses): the restore fails on them, and nothing is half-restored."""

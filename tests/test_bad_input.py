@@ -59,6 +59,7 @@ BAD_CLAUDE_LINES = {
 }
 
 
+@pytest.mark.slow
 def test_bad_claude_lines_are_skipped_and_counted_and_later_files_import(org, tmp_path):
     root = tmp_path / "projects"
     folder = root / "-w"
@@ -86,6 +87,7 @@ def test_bad_claude_lines_are_skipped_and_counted_and_later_files_import(org, tm
     assert raw["toolUseResult"] == {"n": None}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(BAD_CLAUDE_LINES))
 def test_each_bad_line_alone_leaves_the_next_file_imported(org, tmp_path, name):
     folder = tmp_path / "projects" / "-w"
@@ -96,6 +98,7 @@ def test_each_bad_line_alone_leaves_the_next_file_imported(org, tmp_path, name):
     assert summary.failed == [] and "next file" in _texts(org)
 
 
+@pytest.mark.slow
 def test_bad_codex_lines_are_skipped(org, tmp_path):
     root = tmp_path / "sessions"
     root.mkdir()
@@ -115,6 +118,7 @@ def test_bad_codex_lines_are_skipped(org, tmp_path):
     assert _texts(org) == ["one", "two"]
 
 
+@pytest.mark.slow
 def test_bad_hermes_rows_are_skipped(org, tmp_path):
     path = tmp_path / "state.db"
     db = sqlite3.connect(path)
@@ -134,6 +138,7 @@ def test_bad_hermes_rows_are_skipped(org, tmp_path):
     assert "fine" in texts and "last" in texts and "calls" in texts and "a\ufffdb" in texts
 
 
+@pytest.mark.slow
 def test_bad_file_is_named_and_the_import_goes_on(org, tmp_path):
     root = tmp_path / "projects" / "-w"
     root.mkdir(parents=True)
@@ -148,6 +153,7 @@ def test_bad_file_is_named_and_the_import_goes_on(org, tmp_path):
     assert summaries["hermes"].failed and str(hermes) in summaries["hermes"].failed[0]
 
 
+@pytest.mark.slow
 def test_cli_import_reports_skipped_lines_and_failed_files(cli, tmp_path):
     root = tmp_path / "projects" / "-w"
     root.mkdir(parents=True)
@@ -190,6 +196,7 @@ def _warning(summary, start: str) -> str:
     return found[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "front, expect",
     [
@@ -219,6 +226,7 @@ def test_bad_front_matter_is_dropped_with_a_named_warning(org, tmp_path, front, 
         assert row["title"] == "bad \ufffd escape" and row["frontmatter"]["nul"] == "ab"
 
 
+@pytest.mark.slow
 def test_invalid_utf8_file_name_is_skipped_and_named(org, tmp_path):
     root = tmp_path / "vault"
     _good_notes(root)
@@ -234,6 +242,7 @@ def test_invalid_utf8_file_name_is_skipped_and_named(org, tmp_path):
     assert summary.skipped == 2
 
 
+@pytest.mark.slow
 def test_outside_symlink_big_file_and_device_are_skipped(org, tmp_path):
     root = tmp_path / "vault"
     _good_notes(root)
@@ -268,6 +277,7 @@ def _scan_process(org, root: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "billion-laughs"])
 def test_hostile_files_neither_hang_nor_exhaust_the_scan(org, tmp_path, kind):
     root = tmp_path / "vault"
@@ -305,6 +315,7 @@ def _cli_process(org, *args, env=None) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args, named",
     [
@@ -322,12 +333,14 @@ def test_argument_that_is_not_utf8_is_a_usage_error(org, args, named):
     assert done.stderr.startswith(b"cli-org: ") and named in done.stderr and b"not valid UTF-8" in done.stderr
 
 
+@pytest.mark.slow
 def test_environment_value_that_is_not_utf8_is_a_usage_error(org):
     done = _cli_process(org, "facts", env={"ORG_AGENT": os.fsdecode(b"bo\xfft")})
     assert done.returncode == 2 and done.stderr.count(b"\n") == 1, done.stderr
     assert b"ORG_AGENT" in done.stderr and b"not valid UTF-8" in done.stderr
 
 
+@pytest.mark.slow
 def test_in_process_surrogate_argument(cli):
     code, out, err = cli("recall", "deploy \udcff freeze", agent="bot")
     assert code == 2 and err.count("\n") == 1 and "argument 2" in err
@@ -341,6 +354,7 @@ def test_settings_refuse_an_environment_value_that_is_not_utf8():
 # --- golden and noise files ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_noise_file_not_utf8_is_one_line_naming_file_and_line(cli, tmp_path):
     noise = tmp_path / "noise.txt"
     noise.write_bytes(b"# header\nqqzx vvwy\nbad \xff query\n")
@@ -349,6 +363,7 @@ def test_noise_file_not_utf8_is_one_line_naming_file_and_line(cli, tmp_path):
     assert str(noise) in err and "line 3" in err and "UTF-8" in err
 
 
+@pytest.mark.slow
 def test_noise_file_with_nul_is_refused_naming_the_line(cli, tmp_path):
     noise = tmp_path / "noise.txt"
     noise.write_text("qqzx vvwy\nnul \x00 here\n")
@@ -357,6 +372,7 @@ def test_noise_file_with_nul_is_refused_naming_the_line(cli, tmp_path):
     assert str(noise) in err and "line 2" in err and "NUL" in err
 
 
+@pytest.mark.slow
 def test_golden_nul_and_bad_utf8_name_the_line_and_nothing_runs(cli, org, tmp_path):
     golden = tmp_path / "g.txt"
     golden.write_text("fine question|fine.md\nque\x00stion|x.md\n")
@@ -380,6 +396,7 @@ def test_golden_parser_names_a_lone_surrogate_line():
 # --- two `cli-org init` at once on a fresh data folder ---------------------------------------
 
 
+@pytest.mark.slow
 def test_create_database_race_has_no_loser(server):
     if server.data_dir is None:
         pytest.skip("CLI_ORG_TEST_DATABASE_URL is set: cli-org creates no database there")
@@ -408,6 +425,7 @@ def test_create_database_race_has_no_loser(server):
         assert sorted(results, key=str) == [False, False, True], f"attempt {attempt}: {results}"
 
 
+@pytest.mark.slow
 def test_two_inits_at_once_on_a_fresh_data_folder(tmp_path):
     data = tmp_path / "data"
     env = {**os.environ, "CLI_ORG_DATA_DIR": str(data), "CLI_ORG_DATABASE_URL": "", "CLI_ORG_DATABASE": "org"}

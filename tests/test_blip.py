@@ -23,6 +23,8 @@ from cli_org.store import facts
 from cli_org.store.agents import add_agent
 from cli_org.store.bootstrap import init
 
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_blip")]
+
 ROOT = Path(__file__).resolve().parents[1]
 CLAIM = "Deploys go out from the release branch on Tuesdays"
 # Far above the fast answer, far below the 30 s a page used to wait: catches the hang only.
@@ -111,7 +113,7 @@ def test_a_page_with_the_database_down_names_the_fix_and_the_next_after_start_wo
 
 
 def test_an_mcp_tool_call_with_the_database_down_names_the_fix_and_after_start_works(running):
-    from tests.test_mcp import serve, text
+    from tests.helpers import serve, text
 
     async def script(s):
         first = await s.call_tool("org_facts", {})
@@ -136,7 +138,7 @@ def test_an_mcp_tool_call_with_the_database_down_names_the_fix_and_after_start_w
 def test_the_first_hook_after_a_restart_delivers_from_the_warm_helper(running):
     """The helper's one connection dies with the server; the first hook after `db start`
     still gets the context block, answered by the helper (not cold), every time."""
-    from tests.test_warm import _hook, helper, served
+    from tests.helpers import _hook, helper, served
 
     where = Path(tempfile.mkdtemp(prefix="cw"))  # a socket path holds about 100 bytes
     env = {**os.environ, **running.env, "CLI_ORG_WARM": "1", "CLI_ORG_WARM_DIR": str(where / "w")}

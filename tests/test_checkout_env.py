@@ -34,6 +34,7 @@ def _checkout(tmp_path: Path, dotenv: str) -> Path:
     return folder
 
 
+@pytest.mark.slow
 @pytest.mark.attack("config")
 def test_a_checkouts_dotenv_cannot_choose_the_database(org, tmp_path):
     # The attacker's database: another one on the same server (any server would do).
@@ -47,6 +48,7 @@ def test_a_checkouts_dotenv_cannot_choose_the_database(org, tmp_path):
     assert any("CLI_ORG_DATABASE_URL" in line for line in warned) and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.attack("config")
 def test_a_checkouts_dotenv_cannot_choose_who_you_are(org, tmp_path):
     checkout = _checkout(tmp_path, "ORG_AGENT=boss\nORG_VIA=claude@laptop-3\n")
@@ -60,6 +62,7 @@ def test_a_checkouts_dotenv_cannot_choose_who_you_are(org, tmp_path):
     assert done.stderr.count("\n") == 1 and "ORG_AGENT in .env is ignored" in done.stderr
 
 
+@pytest.mark.slow
 def test_the_environment_wins_over_a_harmless_dotenv_setting(org, tmp_path):
     checkout = _checkout(tmp_path, "ORG_VIA=from-dotenv@x\nAPP_SECRET=not-ours\n")
     done = _run(

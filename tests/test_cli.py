@@ -20,6 +20,7 @@ def test_every_command_has_help():
         assert command.help or command.short_help, f"cli-org {' '.join(path)} lacks help text"
 
 
+@pytest.mark.slow
 def test_remember_facts_forget_round_trip(cli):
     code, out, err = cli(
         "remember",
@@ -54,6 +55,7 @@ def test_remember_facts_forget_round_trip(cli):
     assert retired["retired_by"] == "bot" and retired["retired_reason"] == "moved to 03:00"
 
 
+@pytest.mark.slow
 def test_remember_inferred_and_supersedes_and_duplicate(cli):
     first = int(cli("remember", "ci", "CI has 2 cores", "--source", "#4711", "--inferred", agent="bot")[1])
     code, out, _ = cli("remember", "ci", "CI has 2 cores", "--source", "#4711", agent="bot")
@@ -67,6 +69,7 @@ def test_remember_inferred_and_supersedes_and_duplicate(cli):
     assert facts[first]["confidence"] == "inferred" and facts[first]["superseded_by"] == result["id"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args,message",
     [
@@ -85,6 +88,7 @@ def test_bad_input_one_line_exit_1_nothing_written(cli, args, message):
     assert cli("facts", "--all", "--json")[1].strip() == "[]"
 
 
+@pytest.mark.slow
 def test_unknown_agent_and_no_agent(cli):
     code, _, err = cli("remember", "s", "c", "--source", "a.md", agent="ghost")
     assert code == 1 and "unknown agent 'ghost'" in err
@@ -92,12 +96,14 @@ def test_unknown_agent_and_no_agent(cli):
     assert code == 1 and "not a cli-org agent" in err
 
 
+@pytest.mark.slow
 def test_usage_errors_exit_2(cli):
     assert cli("remember", "only-subject")[0] == 2
     assert cli("forget", "not-a-number", "why")[0] == 2
     assert cli("remember", "s", "c", "--source", "a.md", "--kind", "gossip", agent="bot")[0] == 2
 
 
+@pytest.mark.slow
 def test_agents_add_and_list(cli):
     code, out, _ = cli("agents", "add", "helper", "--lead", "lead", "--json")
     added = json.loads(out)
@@ -115,6 +121,7 @@ def test_agents_add_and_list(cli):
     assert code == 0 and "added person pat" in out and "pw1" not in out
 
 
+@pytest.mark.slow
 def test_init_is_idempotent(cli):
     code, out, _ = cli("init", "--json")
     result = json.loads(out)
@@ -138,6 +145,7 @@ def test_help_imports_nothing_heavy():
     assert not imported & (heavy | {"fastapi", "uvicorn", "jinja2", "starlette"})  # the web page's stack too
 
 
+@pytest.mark.slow
 def test_via_from_the_environment(cli, monkeypatch):
     monkeypatch.setenv("ORG_VIA", "codex@laptop-7")
     fact_id = int(cli("remember", "ci", "Runners are ephemeral", "--source", "#ops-9", agent="bot")[1])

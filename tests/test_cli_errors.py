@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 WORKTREE = Path(__file__).resolve().parents[1]
 
 

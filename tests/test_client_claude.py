@@ -43,6 +43,8 @@ from tests.standin_anthropic import (
     tool_use,
 )
 
+pytestmark = [pytest.mark.clients, pytest.mark.slow, pytest.mark.xdist_group("clients")]
+
 WORKTREE = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 VERSIONS = ("claude-code-2.1.197", "claude-code-2.1.332")

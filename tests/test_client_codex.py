@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cli_org.archive.importer import import_sessions
 from cli_org.archive.usage import usage
 from cli_org.org.registry import MCP as TOOLS
@@ -30,6 +32,8 @@ from cli_org.store import facts
 from tests import standin_responses as api
 from tests.clients import client, query_model
 from tests.standin import StandIn, standing
+
+pytestmark = [pytest.mark.clients, pytest.mark.slow, pytest.mark.xdist_group("clients")]
 
 ROOT = Path(__file__).resolve().parents[1]
 CODEX = "codex-0.169.0"

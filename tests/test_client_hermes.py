@@ -35,6 +35,8 @@ from tests.clients import client, query_model
 from tests.standin import standing
 from tests.standin_chat import CONTEXT_LENGTH, MODEL, Call, Chat, Step, Turn
 
+pytestmark = [pytest.mark.clients, pytest.mark.slow, pytest.mark.xdist_group("clients")]
+
 WORKTREE = Path(__file__).resolve().parents[1]
 HERMES = "hermes-0.19.0"
 SERVER = "cli-org"
@@ -167,7 +169,7 @@ class Ran:
 
 @pytest.fixture(scope="module")
 def ran(server, template, tmp_path_factory) -> Iterator[Ran]:
-    from conftest import fresh_database, with_team  # here: benchmarks/client_hermes.py imports this module
+    from tests.databases import fresh_database, with_team  # here: benchmarks/client_hermes.py imports this module
 
     client(HERMES)  # installed (once) before anything is timed
     with fresh_database(server, template) as blank:

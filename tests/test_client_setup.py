@@ -22,6 +22,8 @@ from cli_org.setup import setup
 from cli_org.setup.edits import HEADING
 from tests.clients import client, trust_folder
 
+pytestmark = [pytest.mark.clients, pytest.mark.slow, pytest.mark.xdist_group("clients")]
+
 QUIET = {
     "DISABLE_AUTOUPDATER": "1",
     "DISABLE_TELEMETRY": "1",

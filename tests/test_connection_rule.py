@@ -65,6 +65,7 @@ def test_every_public_function_that_takes_a_connection_owns_its_transaction():
     assert missing == []
 
 
+@pytest.mark.slow
 def test_a_call_on_a_busy_connection_is_refused(org):
     from cli_org.store.facts import list_facts
 
@@ -74,6 +75,7 @@ def test_a_call_on_a_busy_connection_is_refused(org):
             list_facts(conn)
 
 
+@pytest.mark.slow
 def test_a_failing_call_rolls_back_and_a_finished_one_commits(org):
     from cli_org.store.facts import list_facts
 
@@ -93,6 +95,7 @@ def test_a_failing_call_rolls_back_and_a_finished_one_commits(org):
         assert [f.claim for f in list_facts(conn)] == ["kept or not"]
 
 
+@pytest.mark.slow
 def test_a_call_that_changes_the_session_is_caught(org):
     @owns_transaction
     def leaks(conn):

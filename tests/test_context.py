@@ -13,6 +13,8 @@ from cli_org.session.context import DEFAULT_BUDGET, KIND_ORDER, SHORTEST_FACT_EN
 from cli_org.store import facts, notebook, pins, todos
 from tests.filler import filler
 
+pytestmark = pytest.mark.slow
+
 
 def _build(org, agent="bot", **kw):
     with org.as_agent(agent) as conn:

@@ -10,6 +10,8 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
+pytestmark = pytest.mark.slow
+
 WORKTREE = Path(__file__).resolve().parents[1]
 
 

@@ -6,6 +6,7 @@ passing means it was refused, or, for the look-alikes, that legitimate text stil
 from __future__ import annotations
 
 import base64
+import os
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from cli_org.checks import write as checks
 from cli_org.config import Settings
 from cli_org.errors import InputError
 from cli_org.vault import embedders
+
+pytestmark = pytest.mark.xdist_group("test_detect")
 
 KEY = "4eC39HqLyjWDarjtT1zdp7dc"  # 24 letters and digits, not a real key
 
@@ -74,11 +77,12 @@ def test_a_long_text_is_refused_before_any_scan(filler):
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory) -> Path:
+def model_dir() -> Path:
     from cli_org.vault.embedders import model_files
 
     pytest.importorskip("onnx")
-    data_dir = tmp_path_factory.mktemp("detect-model")
+    # the run's data folder, where the session built the query model once (tests/conftest.py)
+    data_dir = Path(os.environ["CLI_ORG_DATA_DIR"])
     model_files(Settings(data_dir=data_dir))
     return data_dir
 
@@ -136,6 +140,7 @@ def test_without_the_model_the_patterns_decide(tmp_path, monkeypatch):
     assert not (tmp_path / "models").exists()
 
 
+@pytest.mark.slow
 def test_the_classifier_runs_on_a_fresh_install_with_no_vault(tmp_path, monkeypatch, capfd):
     # Issue 33: the classifier ran only after `vault embed` had made the model, so a fresh
     # install caught fewer injections. Now the first write that wants it builds the model.

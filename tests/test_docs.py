@@ -8,10 +8,10 @@ from pathlib import Path
 
 import click
 import pytest
-from test_readme import resolve
 
 from cli_org.config import Settings
 from cli_org.faces.cli import cli as group
+from tests.helpers import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

@@ -30,6 +30,7 @@ def data_dir(tmp_path, server):
     embedded.stop(tmp_path)
 
 
+@pytest.mark.slow
 def test_start_reuse_status_stop(data_dir):
     runner = CliRunner(env={"CLI_ORG_DATA_DIR": str(data_dir), "CLI_ORG_DATABASE_URL": ""})
     assert "not running" in runner.invoke(group, ["db", "status"]).stdout
@@ -64,6 +65,7 @@ def test_start_reuse_status_stop(data_dir):
     assert listed.exit_code == 0 and "ada" in listed.stdout
 
 
+@pytest.mark.slow
 def test_missing_database_says_run_init(data_dir):
     runner = CliRunner(env={"CLI_ORG_DATA_DIR": str(data_dir), "CLI_ORG_DATABASE_URL": "", "CLI_ORG_DATABASE": "nope"})
     result = runner.invoke(group, ["facts"])
@@ -113,6 +115,7 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.attack("local")
 @pytest.mark.skipif(os.geteuid() != 0, reason="the server runs as another user only when cli-org runs as root")
 def test_root_init_widens_no_folder_above_the_data_folder(tmp_path, server):
@@ -154,6 +157,7 @@ def test_root_init_widens_no_folder_above_the_data_folder(tmp_path, server):
         embedded.stop(data)
 
 
+@pytest.mark.slow
 @pytest.mark.attack("local")
 @pytest.mark.skipif(os.geteuid() != 0, reason="the server runs as another user only when cli-org runs as root")
 def test_root_server_programs_under_a_closed_home_are_copied_not_opened(tmp_path, server):

@@ -34,6 +34,8 @@ from cli_org.vault.embedders import (
 from cli_org.vault.scan import scan
 from cli_org.vault.search import search
 
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_embeddings_real")]
+
 if not installed():
     pytest.skip("the model's weights are not installed (README, Set-up)", allow_module_level=True)
 

@@ -21,6 +21,8 @@ from cli_org.errors import AccessDenied, InputError
 from cli_org.recall.answer import recall
 from cli_org.store import facts, notebook
 
+pytestmark = pytest.mark.slow
+
 # Unique, and nothing the write scan refuses: a bucket's name, as a leaked one would be.
 MARKER = "quokka-lantern-7731"
 CLAIM = f"The nightly export job reads the storage bucket {MARKER} before it starts"

@@ -15,11 +15,15 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from test_web_agents import site  # noqa: F401  (the fixture: a scanned, embedded vault)
-from test_web_eval import _run, _save
 
 from cli_org.db.connect import connect
 from cli_org.evaluation import compare_with_previous, run_history, trends
+from tests import web_site
+from tests.helpers import _run, _save
+
+site = web_site.site  # the fixtures (tests/web_site.py)
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 

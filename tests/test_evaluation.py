@@ -66,6 +66,7 @@ def sample(org, tmp_path):
 GOLDEN = "kilo lima|kilo-many.md|first\nkilo lima|kilo-once.md|second\nzulu yankee|zulu.md|first\nkilo|absent.md|miss\n"
 
 
+@pytest.mark.slow
 def test_scoring_positions_are_exact(sample):
     settings, _ = sample
     with connect(settings) as conn:
@@ -84,6 +85,7 @@ def _run(positions, chars):
     return GoldenRun(8, figures(cases), {}, cases)
 
 
+@pytest.mark.slow
 def test_compare_two_hand_made_runs(org):
     with connect(org.settings) as conn:
         save_run(conn, "before", _run([1, None, 2, 1], [2000, 2100, 1900, 2000]), golden_file="g", project=None)
@@ -102,6 +104,7 @@ def test_compare_two_hand_made_runs(org):
     assert compare(c, a).verdict.startswith("a regression: hit@8 fell from 1.000 to 0.750 (-0.250)")
 
 
+@pytest.mark.slow
 def test_cli_golden_save_compare_history(cli, sample, tmp_path, monkeypatch):
     settings, root = sample
     monkeypatch.setenv("ORG_ROOT", str(root))
@@ -126,6 +129,7 @@ def test_cli_golden_save_compare_history(cli, sample, tmp_path, monkeypatch):
     assert code == 1 and "line 2" in err and out == ""
 
 
+@pytest.mark.slow
 def test_history_png(cli, sample, tmp_path):
     pytest.importorskip("matplotlib")
     golden = tmp_path / "g.txt"
@@ -136,6 +140,7 @@ def test_history_png(cli, sample, tmp_path):
     assert code == 0 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_noise_fails_and_passes(cli, sample, tmp_path, monkeypatch):
     monkeypatch.setenv("ORG_ROOT", str(sample[1]))
     quiet = tmp_path / "quiet.txt"
@@ -241,6 +246,7 @@ def test_cost_reads_no_symlink_or_special_file_as_the_harness_memory_index(tmp_p
     assert index() == ["mem/MEMORY.md"]
 
 
+@pytest.mark.slow
 def test_stale_paths_and_fact_sources(org, tmp_path):
     _tree(tmp_path)
     with org.as_agent("bot") as conn:
@@ -293,6 +299,7 @@ def test_stale_reports_a_gone_extensionless_script_and_dockerfile(tmp_path):
     }
 
 
+@pytest.mark.slow
 def test_cli_cost_and_stale(cli, tmp_path):
     _tree(tmp_path)
     code, out, _ = cli("eval", "cost", "--root", str(tmp_path))
@@ -370,6 +377,7 @@ def test_compare_held_means_held_at_the_precision_shown():
     assert result.chars == "held" and result.rows[2].change == "same" and "held at 1,000" in result.verdict
 
 
+@pytest.mark.slow
 def test_cli_compare_formats_per_metric_and_warns_on_different_k(org, cli):
     slow = _run([1, None, 2, 1], [2000, 2171, 1900, 2000])
     fast = _run([1, 1, None, 1], [1500, 1500, 1329, 1500])
@@ -396,6 +404,7 @@ def test_cli_compare_formats_per_metric_and_warns_on_different_k(org, cli):
     assert code == 0 and err == ""
 
 
+@pytest.mark.slow
 def test_golden_table_has_a_header_and_noise_says_characters(cli, sample, tmp_path, monkeypatch):
     monkeypatch.setenv("ORG_ROOT", str(sample[1]))
     golden = tmp_path / "g.txt"
@@ -410,6 +419,7 @@ def test_golden_table_has_a_header_and_noise_says_characters(cli, sample, tmp_pa
     assert "bytes" not in cli("eval", "noise", "--help")[1]
 
 
+@pytest.mark.slow
 def test_threshold_failures_are_an_error_type(cli, sample, tmp_path, monkeypatch):
     from cli_org.errors import OrgError, ThresholdNotMet
     from cli_org.evaluation import require_hit_rate, require_quiet, run_noise
@@ -466,6 +476,7 @@ def flaky_fact(org):
     return org
 
 
+@pytest.mark.slow
 def test_hook_run_scores_quiet_and_needed_cases(flaky_fact):
     org = flaky_fact
     cases = parse_hook_cases(
@@ -492,6 +503,7 @@ def test_hook_run_scores_quiet_and_needed_cases(flaky_fact):
         require_hook_rates(run, 0.6, 0.75)
 
 
+@pytest.mark.slow
 def test_cli_hook_reports_gates_and_refuses_bad_input(flaky_fact, cli, tmp_path):
     quiet, needed = tmp_path / "quiet.txt", tmp_path / "needed.txt"
     quiet.write_text(f"# must add nothing\nzebra quasar nebula\n{FLAKY}\n")
@@ -524,6 +536,7 @@ def test_cli_hook_reports_gates_and_refuses_bad_input(flaky_fact, cli, tmp_path)
     assert code == 2 and out == "" and len(err.splitlines()) == 1 and "missing.txt" in err
 
 
+@pytest.mark.slow
 @pytest.mark.attack("files")
 def test_stale_looks_at_nothing_outside_the_checkout(org, tmp_path):
     """A fact's source up `..` or through a symlink out of the root is not judged: stale

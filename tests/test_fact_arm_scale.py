@@ -15,6 +15,8 @@ from cli_org.shaping import FACT_SHAPING
 from cli_org.store import facts
 from cli_org.vault.embedders import vector_literal
 
+pytestmark = pytest.mark.slow
+
 # The passes as they were before the index (a full read): the oracle.
 OLD_STRICT = """
 SELECT id FROM memory_facts

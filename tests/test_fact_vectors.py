@@ -68,6 +68,7 @@ def fact_hits(result):
     return [h for h in result.hits if h.arm == "fact"]
 
 
+@pytest.mark.slow
 def test_a_paraphrase_finds_the_fact_by_meaning_and_says_why(team):
     # The specification's lexical passes find nothing for it...
     with connect(team.settings, "lead") as conn:
@@ -82,17 +83,20 @@ def test_a_paraphrase_finds_the_fact_by_meaning_and_says_why(team):
         assert recall(conn, PARAPHRASE, settings=team.settings, arms=("fact",)).text == NOTHING
 
 
+@pytest.mark.slow
 def test_lexical_hits_come_first_and_are_not_repeated(team):
     hits = fact_hits(team.run("backend port sidecar", arms=("fact",)))
     assert hits[0].data["id"] == team.port and hits[0].data["match"] == "strict"
     assert [h.data["id"] for h in hits].count(team.port) == 1
 
 
+@pytest.mark.slow
 def test_noise_finds_no_fact(team):
     for query in ("zzqx vlorp quenk", "chocolate cake recipe", "knitting a purl stitch"):
         assert fact_hits(team.run(query, arms=("fact",))) == [], query
 
 
+@pytest.mark.slow
 def test_remember_stores_the_authors_vector_and_recall_writes_none(org, team):
     stored = vectors(org)
     assert len(stored) == len(BACKGROUND) + 1 and {r["computed_by"] for r in stored} == {"bot"}
@@ -106,6 +110,7 @@ def test_remember_stores_the_authors_vector_and_recall_writes_none(org, team):
     assert plain not in {r["fact_id"] for r in vectors(org)}
 
 
+@pytest.mark.slow
 def test_facts_embed_fills_in_an_agents_own_facts(org, team):
     own = remember(org, "lead", "standup", "Standup is at 9:30 in the small room.", embedder=None)
     theirs = remember(org, "bot", "lunch", "Lunch is ordered at 11:45 on Fridays.", embedder=None)
@@ -116,6 +121,7 @@ def test_facts_embed_fills_in_an_agents_own_facts(org, team):
     assert got[own] == "lead" and theirs not in got
 
 
+@pytest.mark.slow
 def test_a_restore_by_the_author_stores_the_vector_the_fact_never_had(org, team):
     plain = remember(org, "bot", "standup", "Standup is at 9:30 in the small room.", embedder=None)
     facts.forget(org.writer("bot"), plain, "moved")
@@ -123,6 +129,7 @@ def test_a_restore_by_the_author_stores_the_vector_the_fact_never_had(org, team)
     assert {r["fact_id"]: r["computed_by"] for r in vectors(org)}[plain] == "bot"
 
 
+@pytest.mark.slow
 def test_the_admin_embeds_every_authors_facts_as_the_author(org, team):
     theirs = remember(org, "bot", "lunch", "Lunch is ordered at 11:45 on Fridays.", embedder=None)
     other = remember(org, "other", "standup", "Standup is at 9:30 in the small room.", embedder=None)
@@ -139,6 +146,7 @@ def test_the_admin_embeds_every_authors_facts_as_the_author(org, team):
         assert embed_missing(hostile, HashEmbedder()) == 0
 
 
+@pytest.mark.slow
 def test_vector_only_facts_fill_at_most_half_the_limit(org, team):
     # Four more facts all about the same thing, none sharing a word with the question.
     for i in range(4):
@@ -156,6 +164,7 @@ def test_vector_only_facts_fill_at_most_half_the_limit(org, team):
 # --- a hostile member ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_forged_vector_reaches_nobody_else(org, team):
     """`other` stores a "magnet" vector for bot's fact: the embedding of a nonsense question.
     Recall trusts only the author's or the caller's own vectors, so lead never sees it."""
@@ -172,6 +181,7 @@ def test_a_forged_vector_reaches_nobody_else(org, team):
     assert fact_hits(team.run("zzqx vlorp quenk", agent="other", embedder=HashEmbedder(), arms=("fact",))) == []
 
 
+@pytest.mark.slow
 def test_a_member_cannot_write_as_another_or_change_a_vector(org, team):
     vector = vector_literal(HashEmbedder().embed([fact_text(*PORT_FACT)])[0])
     team.run(PARAPHRASE, agent="bot", arms=("fact",))  # bot's own vectors now exist
@@ -217,6 +227,7 @@ def test_a_word_the_memory_lacks_raises_the_vault_floors():
     assert shape([hit(0.45)], limit=8, shaping=SHAPING, unknown=True)[0].support == "keyword"
 
 
+@pytest.mark.slow
 def test_recall_raises_the_floors_only_for_a_word_nobody_holds(org, team):
     # With no vault, the memory's words are the facts' words; this fact makes the
     # paraphrase's words known, except "proxy".
@@ -245,6 +256,7 @@ class _Vocab:
         return 1 if word in self.words else None
 
 
+@pytest.mark.slow
 def test_a_word_of_the_models_vocabulary_is_no_foreign_subject(team):
     """The unknown-word floors apply to words the memory lacks and the query model does not
     know whole either (product names), not to ordinary words the memory happens to lack."""

@@ -65,6 +65,7 @@ def _checkout(tmp_path: Path, how: str) -> Path:
     return root
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["file-link", "folder-link"])
 def test_a_symlinked_memory_file_reaches_neither_archive_nor_recall_nor_hook_nor_page(
     org, cli, bot, homes, tmp_path, monkeypatch, how
@@ -91,6 +92,7 @@ def test_a_symlinked_memory_file_reaches_neither_archive_nor_recall_nor_hook_nor
     assert agent_detail(bot, "bot", root=root).memory_file is None
 
 
+@pytest.mark.slow
 def test_a_symlink_in_a_session_folder_is_not_followed(org, cli, bot, homes, tmp_path):
     outside = tmp_path / "shadow"
     line = {
@@ -139,6 +141,7 @@ COMMANDS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("special", ["fifo", "dev-zero"])
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_a_fifo_or_device_gives_one_line_and_exit_1_not_a_hang(org, tmp_path, command, special):
@@ -151,11 +154,13 @@ def test_a_fifo_or_device_gives_one_line_and_exit_1_not_a_hang(org, tmp_path, co
     assert str(path) in err and "not a regular file" in err, err
 
 
+@pytest.mark.slow
 def test_import_of_a_proc_file_is_one_line(org):
     err = _one_clear_line(_run(org, "import", "/proc/self/mem"))
     assert "/proc/self/mem" in err and "not a regular file" in err, err
 
 
+@pytest.mark.slow
 def test_vault_scan_of_a_symlink_loop_is_one_line(org, tmp_path):
     (tmp_path / "a").symlink_to(tmp_path / "b")
     (tmp_path / "b").symlink_to(tmp_path / "a")
@@ -163,6 +168,7 @@ def test_vault_scan_of_a_symlink_loop_is_one_line(org, tmp_path):
     assert "symlink loop" in err, err
 
 
+@pytest.mark.slow
 @pytest.mark.attack(None)  # passed on main too: a guard, not counted
 def test_a_symlink_loop_inside_the_vault_is_a_warning(org, tmp_path):
     vault = tmp_path / "vault"
@@ -190,6 +196,7 @@ def stranger():
         subprocess.run(["userdel", name], check=False)
 
 
+@pytest.mark.slow
 def test_another_local_user_cannot_read_an_export(org, stranger):
     shared = Path(tempfile.mkdtemp(prefix="cli-org-export-"))
     try:
@@ -207,6 +214,7 @@ def test_another_local_user_cannot_read_an_export(org, stranger):
         shared.rmdir()
 
 
+@pytest.mark.slow
 def test_export_never_writes_through_a_symlink(org, tmp_path):
     victim = tmp_path / "bashrc"
     victim.write_text("# the user's own file\n")
@@ -216,6 +224,7 @@ def test_export_never_writes_through_a_symlink(org, tmp_path):
     assert "symlink" in err and victim.read_text() == "# the user's own file\n"
 
 
+@pytest.mark.slow
 def test_export_into_a_missing_folder_is_one_line(org, tmp_path):
     err = _one_clear_line(_run(org, "export", "--out", str(tmp_path / "nowhere" / "org.jsonl")))
     assert "does not exist" in err and not (tmp_path / "nowhere").exists()

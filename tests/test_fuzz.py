@@ -34,6 +34,8 @@ from cli_org.evaluation import load_golden, load_queries, parse_golden, parse_qu
 from cli_org.text import is_utf8
 from cli_org.vault.markdown import parse_note
 
+pytestmark = pytest.mark.slow
+
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Every code point, lone surrogates and NUL included.
@@ -550,7 +552,7 @@ def test_every_mcp_tool_with_hostile_arguments(org, tmp_path):
     import anyio
     from mcp import ClientSession, stdio_client
 
-    from tests.test_mcp import params, text
+    from tests.helpers import params, text
 
     errlog = tmp_path / "server.err"
     problems: list[str] = []
@@ -638,7 +640,7 @@ def test_the_issues_examples_are_one_clear_line(org, monkeypatch, tmp_path, case
 
 def test_mcp_ids_past_bigint_are_refused_by_the_schema(org):
     """The tools' schemas carry the bound a model reads (rules.MAX_ID), and the refusal is clean."""
-    from tests.test_mcp import serve, text
+    from tests.helpers import serve, text
 
     async def script(s):
         tools = {t.name: t for t in (await s.list_tools()).tools}

@@ -57,6 +57,7 @@ def project(tmp_path):
     return folder
 
 
+@pytest.mark.slow
 def test_session_start_then_prompts_deliver_only_what_is_new(org, project):
     with org.as_agent("bot") as conn:
         facts.remember(conn, "deploys", "Deploys run at night from the release branch", source="docs/deploy.md")
@@ -82,6 +83,7 @@ def test_session_start_then_prompts_deliver_only_what_is_new(org, project):
     assert "payments e2e test is flaky" in context_of(hook(org, "prompt", other), "UserPromptSubmit")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", ["compact", "clear", "resume"])
 def test_a_compacted_cleared_or_resumed_session_gets_the_block_again(org, project, source):
     """The conversation no longer holds what the session start delivered: a SessionStart
@@ -98,6 +100,7 @@ def test_a_compacted_cleared_or_resumed_session_gets_the_block_again(org, projec
     assert "Deploys run at night" not in hook(org, "prompt", prompt).stdout
 
 
+@pytest.mark.slow
 def test_a_memory_line_holding_every_word_of_the_prompt_is_not_added(org, project):
     """The prompt hook's bar passes facts only (HookShaping): a bot's note that holds both
     words of "run the tests" spoke on that everyday instruction before the bar."""
@@ -108,6 +111,7 @@ def test_a_memory_line_holding_every_word_of_the_prompt_is_not_added(org, projec
     assert hook(org, "prompt", prompt).stdout == ""
 
 
+@pytest.mark.slow
 def test_nothing_applies_prints_nothing(org, project):
     assert hook(org, "session-start", recorded("session_start", cwd=str(project))).stdout == ""
     done = hook(org, "prompt", recorded("prompt", cwd=str(project), prompt="zebra quasar nebula"))
@@ -116,6 +120,7 @@ def test_nothing_applies_prints_nothing(org, project):
     assert done.stdout == ""
 
 
+@pytest.mark.slow
 def test_a_long_prompt_is_cut_to_a_question(org, project):
     with org.as_agent("bot") as conn:
         facts.remember(conn, "deploys", "Deploys run at night", source="docs/deploy.md")
@@ -124,6 +129,7 @@ def test_a_long_prompt_is_cut_to_a_question(org, project):
     assert "Deploys run at night" in context_of(done, "UserPromptSubmit") and done.stderr == ""
 
 
+@pytest.mark.slow
 def test_each_agent_sees_only_its_own_notebook(org, project):
     with org.as_agent("bot") as conn:
         notebook.add(conn, "memory", "The staging password rotates on Mondays")
@@ -131,6 +137,7 @@ def test_each_agent_sees_only_its_own_notebook(org, project):
     assert "staging password" not in done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "stdin",
     ["not json at all", "[1, 2]", "", '{"session_id": 5, "prompt": ["x"]}'],
@@ -140,6 +147,7 @@ def test_bad_hook_input_prints_nothing_and_exits_0(org, stdin):
     assert hook(org, "prompt", stdin).stdout == ""
 
 
+@pytest.mark.slow
 def test_an_unknown_agent_prints_nothing_and_exits_0(org, project):
     done = hook(org, "session-start", recorded("session_start", cwd=str(project)), agent="ghost")
     assert done.stdout == "" and "ghost" in done.stderr
@@ -151,6 +159,7 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_database_down_exits_0_with_nothing(org, project):
     down = {"CLI_ORG_DATABASE_URL": f"postgresql://bot@127.0.0.1:{_closed_port()}/org"}
     for event, name in (("session-start", "session_start"), ("prompt", "prompt")):
@@ -158,6 +167,7 @@ def test_database_down_exits_0_with_nothing(org, project):
         assert done.stdout == "" and "cannot connect" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_server_that_never_answers_is_given_up_on(org, project):
     """A port that accepts connections and then says nothing: the hook's own bound ends it."""
     listener = socket.socket()

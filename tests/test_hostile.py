@@ -45,6 +45,7 @@ def _fact_by(org, agent, claim="The build takes four minutes", subject="build"):
 # --- 1. search-path and temp-schema shadowing ------------------------------------------
 
 
+@pytest.mark.slow
 def test_temp_table_cannot_forge_the_author(org, bot):
     bot.execute(FORGE)
     assert bot.execute("SELECT org_me() AS me").fetchone()["me"] == "bot"
@@ -58,6 +59,7 @@ def test_temp_table_cannot_forge_the_author(org, bot):
         )
 
 
+@pytest.mark.slow
 def test_temp_tables_cannot_shadow_any_function(org, bot):
     """Shadow every table of the schema in pg_temp with rows that would make the caller an
     owner and the author of everything, then call every function: nothing changes."""
@@ -87,6 +89,7 @@ def test_temp_tables_cannot_shadow_any_function(org, bot):
         )
 
 
+@pytest.mark.slow
 def test_every_function_pins_its_search_path(org):
     """The class, not the case: every function cli-org defines fixes search_path with pg_temp last."""
     with org.admin() as admin:
@@ -103,6 +106,7 @@ def test_every_function_pins_its_search_path(org):
         assert paths[0].replace(" ", "").endswith(",pg_temp"), f"{row['fn']}: {paths[0]}"
 
 
+@pytest.mark.slow
 def test_members_may_not_create_objects_in_the_schema(blank_db):
     """Before PostgreSQL 15 every role could create in `public`; set that up, then init:
     migration 0008 takes the right away, so a member cannot plant an overload."""
@@ -123,6 +127,7 @@ def test_members_may_not_create_objects_in_the_schema(blank_db):
 # --- 3. bounded queries -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_long_negated_query_is_refused_with_a_clear_line(org):
     from cli_org.archive import sessions
     from cli_org.db.connect import connect
@@ -137,6 +142,7 @@ def test_a_long_negated_query_is_refused_with_a_clear_line(org):
             sessions.search_messages(conn, attack)
 
 
+@pytest.mark.slow
 def test_a_query_of_exclusions_only_asks_for_nothing(org):
     from cli_org.archive import sessions
     from cli_org.db.connect import connect
@@ -153,6 +159,7 @@ def test_a_query_of_exclusions_only_asks_for_nothing(org):
             sessions.search_messages(conn, only_not)
 
 
+@pytest.mark.slow
 def test_every_statement_of_a_member_connection_is_bounded(org):
     from cli_org.db.connect import connect
 
@@ -165,6 +172,7 @@ def test_every_statement_of_a_member_connection_is_bounded(org):
         assert time.monotonic() - started < 20
 
 
+@pytest.mark.slow
 def test_statement_timeout_is_one_clear_line(org):
     from cli_org.db.connect import connect
     from cli_org.db.errors import translated
@@ -182,6 +190,7 @@ def test_statement_timeout_setting_is_checked(bad):
         Settings.from_env({"CLI_ORG_STATEMENT_TIMEOUT": bad})
 
 
+@pytest.mark.slow
 def test_a_killed_client_does_not_leave_its_query_running(org):
     """kill -9 of the client: the server notices the socket is gone and stops the query."""
     cfg_url = _member_settings(org).database_url
@@ -215,6 +224,7 @@ def test_a_killed_client_does_not_leave_its_query_running(org):
 # --- 5. advisory locks -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_members_may_not_take_advisory_locks(bot):
     from cli_org.db.locks import MIGRATIONS as _LOCK_KEY
 
@@ -231,6 +241,7 @@ def test_members_may_not_take_advisory_locks(bot):
         bot.rollback()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("job", ["init", "scan", "import"])
 def test_admin_work_waits_with_a_bound_and_names_the_holder(org, tmp_path, job):
     from cli_org.archive.importer import import_sessions
@@ -265,6 +276,7 @@ def test_admin_work_waits_with_a_bound_and_names_the_holder(org, tmp_path, job):
     assert what in msg and "stuck-admin-job" in msg and "pid" in msg and "1 s" in msg
 
 
+@pytest.mark.slow
 def test_a_member_holding_a_table_cannot_hang_a_migration(org, bot, monkeypatch):
     """A member's open transaction holds its table; a migration that alters it waits
     CLI_ORG_LOCK_WAIT, then names the member's session instead of hanging."""
@@ -288,6 +300,7 @@ def test_a_member_holding_a_table_cannot_hang_a_migration(org, bot, monkeypatch)
 # --- 6. evaluation runs ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_member_cannot_forge_or_squat_an_eval_run(org, bot):
     from cli_org.evaluation import CaseResult, GoldenRun, figures, load_run, run_history, save_run
 
@@ -327,6 +340,7 @@ def test_a_member_cannot_forge_or_squat_an_eval_run(org, bot):
         bot.rollback()
 
 
+@pytest.mark.slow
 def test_a_malformed_saved_run_never_crashes_history_or_compare(org, cli):
     with org.admin() as admin:
         # Written before the check existed (or by hand as the admin): it must not crash readers.
@@ -346,6 +360,7 @@ def test_a_malformed_saved_run_never_crashes_history_or_compare(org, cli):
 # --- 8. claim squatting ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_another_agent_cannot_make_my_write_disappear(org):
     claim = "The staging database is rebuilt every Sunday"
     squat = _fact_by(org, "other", claim, subject="staging")
@@ -360,6 +375,7 @@ def test_another_agent_cannot_make_my_write_disappear(org):
         assert again.duplicate and again.id == mine
 
 
+@pytest.mark.slow
 def test_recall_shows_a_claim_once_with_every_author(org):
     from cli_org.recall.answer import recall
 
@@ -375,6 +391,7 @@ def test_recall_shows_a_claim_once_with_every_author(org):
 # --- 7. terminal safety of what recall prints ---------------------------------------------
 
 
+@pytest.mark.slow
 def test_untrusted_text_renders_on_one_line_without_escapes(org, tmp_path):
     from cli_org.recall.answer import recall
 
@@ -407,6 +424,7 @@ def private_vault(org, tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_private_notes_never_reach_members(org, bot, private_vault):
     from cli_org.vault.search import search
 
@@ -422,6 +440,7 @@ def test_private_notes_never_reach_members(org, bot, private_vault):
     assert "400k" not in chunks and "cuts" not in chunks and "noon" not in chunks
 
 
+@pytest.mark.slow
 def test_owners_may_read_private_notes_but_recall_never_shows_them(org, private_vault):
     from cli_org.recall.answer import recall
     from cli_org.vault.search import search
@@ -437,6 +456,7 @@ def test_owners_may_read_private_notes_but_recall_never_shows_them(org, private_
         assert "Finance" not in result.text and "CURRENT" not in result.text and "secret-plans" not in result.text
 
 
+@pytest.mark.slow
 def test_a_member_asking_for_private_search_is_refused(bot, private_vault):
     from cli_org.vault.search import search
 
@@ -447,6 +467,7 @@ def test_a_member_asking_for_private_search_is_refused(bot, private_vault):
 # --- 4. the embedded server's socket --------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_long_data_folder_socket_is_private(tmp_path):
     from cli_org.db import embedded
 
@@ -465,6 +486,7 @@ def test_long_data_folder_socket_is_private(tmp_path):
         embedded.stop(data)
 
 
+@pytest.mark.slow
 def test_a_socket_folder_someone_else_prepared_is_refused(tmp_path):
     from cli_org.db import embedded
 

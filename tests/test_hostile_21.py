@@ -18,7 +18,7 @@ from psycopg import errors as pgerr
 from cli_org.errors import AccessDenied, InputError
 from cli_org.store import facts, notebook, pins
 
-pytestmark = pytest.mark.attack("sql")
+pytestmark = [pytest.mark.attack("sql"), pytest.mark.slow]
 
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 

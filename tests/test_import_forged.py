@@ -56,6 +56,7 @@ def exported(org):
     return _lines(org)
 
 
+@pytest.mark.slow
 def test_a_retired_via_with_a_newline_is_refused_and_activity_prints_no_forged_line(org, exported, cli):
     fact = _record(exported, "fact")
     fact.update(id=900, retired_via="evil\n2026-01-01 boss forgot fact 1 via root@box")
@@ -65,6 +66,7 @@ def test_a_retired_via_with_a_newline_is_refused_and_activity_prints_no_forged_l
     assert code == 0 and "evil" not in out and "root@box" not in out, (out, err)
 
 
+@pytest.mark.slow
 def test_a_done_via_that_is_no_harness_is_refused(org, exported):
     todo = _record(exported, "todo")
     todo.update(id=901, done_via="<script>@x")
@@ -72,6 +74,7 @@ def test_a_done_via_that_is_no_harness_is_refused(org, exported):
     assert _count(org, "org_todos", 901) == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("field", ["pinned_via", "unpinned_via"])
 def test_a_pin_harness_that_is_no_harness_is_refused(org, exported, field):
     pin = _record(exported, "pin")
@@ -82,6 +85,7 @@ def test_a_pin_harness_that_is_no_harness_is_refused(org, exported, field):
     _refused(org, exported, pin, "line 2: pin 902 was refused: .*runtime@host")
 
 
+@pytest.mark.slow
 def test_a_pin_by_an_agent_who_may_not_pin_is_refused(org, exported):
     pin = _record(exported, "pin")
     with org.admin() as conn:
@@ -92,6 +96,7 @@ def test_a_pin_by_an_agent_who_may_not_pin_is_refused(org, exported):
     assert _count(org, "memory_pins", 903) == 0
 
 
+@pytest.mark.slow
 def test_an_unpin_by_an_agent_who_may_not_unpin_is_refused(org, exported):
     pin = _record(exported, "pin")
     with org.admin() as conn:
@@ -101,6 +106,7 @@ def test_an_unpin_by_an_agent_who_may_not_unpin_is_refused(org, exported):
     _refused(org, exported, pin, "line 2: pin 904 was refused: .*other may not unpin")
 
 
+@pytest.mark.slow
 def test_a_todo_done_by_an_agent_who_may_not_finish_it_is_refused(org, exported):
     todo = _record(exported, "todo")
     todo.update(id=905, done_by="other")
@@ -108,6 +114,7 @@ def test_a_todo_done_by_an_agent_who_may_not_finish_it_is_refused(org, exported)
     assert _count(org, "org_todos", 905) == 0
 
 
+@pytest.mark.slow
 @pytest.mark.attack(None)  # the control: the same records by who may are imported
 def test_the_lead_and_an_owner_may(org, exported):
     pin = _record(exported, "pin")
@@ -122,6 +129,7 @@ def test_the_lead_and_an_owner_may(org, exported):
     assert _count(org, "memory_pins", 906) == 1 and _count(org, "org_todos", 907) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["fact", "todo", "pin"])
 def test_an_id_below_one_is_refused(org, exported, kind):
     record = _record(exported, kind)
@@ -129,6 +137,7 @@ def test_an_id_below_one_is_refused(org, exported, kind):
     _refused(org, exported, record, "line 2: .*id")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("field", ["created_at", "valid_from"])
 def test_a_time_in_the_far_future_is_refused(org, exported, field):
     fact = _record(exported, "fact")
@@ -137,12 +146,14 @@ def test_a_time_in_the_far_future_is_refused(org, exported, field):
     assert _count(org, "memory_facts", 908) == 0
 
 
+@pytest.mark.slow
 def test_a_time_that_is_infinity_is_refused(org, exported):
     todo = _record(exported, "todo")
     todo.update(id=909, created_at="infinity")
     _refused(org, exported, todo, "line 2: .*created_at")
 
 
+@pytest.mark.slow
 def test_a_line_of_ten_megabytes_is_refused_at_once(org, exported, tmp_path):
     fact = _record(exported, "fact")
     fact.update(id=910, claim="word " * (2 << 20))

@@ -505,6 +505,7 @@ def test_every_json_command_is_documented_here():
     assert set(walked) == set(FIELDS) == set(ARGS), "write down the fields and arguments of each --json command"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", json_commands())
 def test_json_output_carries_the_documented_fields(run_json, command):
     code, out, err = run_json(command, full=True)
@@ -512,6 +513,7 @@ def test_json_output_carries_the_documented_fields(run_json, command):
     check(json.loads(out), FIELDS[command], command)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", json_commands())
 def test_json_output_on_an_empty_database_is_json_or_nothing(run_json, command):
     """With nothing stored, a command prints JSON, or fails with stdout left empty: never

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import os
 import sys
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT, connected, params, serve, text  # noqa: F401
+
 TOOLS = {
     "org_recall",
     "org_remember",
@@ -25,40 +25,6 @@ TOOLS = {
 }
 
 
-def params(org, agent: str | None, **extra: str) -> StdioServerParameters:
-    env = {**org.env, "CLI_ORG_CHECK_CONNECTIONS": "1", "HF_HUB_OFFLINE": "1", **extra}
-    env.pop("ORG_AGENT", None)
-    args = ["-m", "cli_org", "mcp"] + (["--as", agent] if agent else [])
-    return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(ROOT))
-
-
-@asynccontextmanager
-async def connected(org, agent: str | None = "bot", **extra: str):
-    with open(os.devnull, "w") as quiet:
-        async with (
-            stdio_client(params(org, agent, **extra), errlog=quiet) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            yield session
-
-
-def text(result) -> str:
-    return "\n".join(c.text for c in result.content if c.type == "text")
-
-
-def serve(org, script, agent: str | None = "bot", **extra: str):
-    """Run `script(session)` against a fresh server process; returns what it returns."""
-    out = {}
-
-    async def main():
-        async with connected(org, agent, **extra) as session:
-            out["value"] = await script(session)
-
-    anyio.run(main)
-    return out["value"]
-
-
 def cli_line(cli, *args, agent="bot") -> str:
     code, _, err = cli(*args, agent=agent)
     assert code == 1, err
@@ -66,6 +32,7 @@ def cli_line(cli, *args, agent="bot") -> str:
     return err.removeprefix("cli-org: ").strip()
 
 
+@pytest.mark.slow
 def test_lists_its_tools_with_schemas_and_descriptions(org):
     async def script(s):
         return (await s.list_tools()).tools, (await s.list_resources()).resources
@@ -85,6 +52,7 @@ def test_lists_its_tools_with_schemas_and_descriptions(org):
     assert {str(r.uri) for r in resources} == {"cli-org://context", "cli-org://notebook"}
 
 
+@pytest.mark.slow
 def test_each_tool_answers_with_the_cli_text_alone(org, cli):
     async def script(s):
         out = {}
@@ -140,6 +108,7 @@ def test_each_tool_answers_with_the_cli_text_alone(org, cli):
     assert code2 == 0 and "(empty)" in shown
 
 
+@pytest.mark.slow
 def test_refusals_are_tool_errors_with_the_cli_line_and_the_server_keeps_serving(org, cli):
     with org.as_agent("other") as conn:
         from cli_org.store.facts import remember
@@ -173,6 +142,7 @@ def test_refusals_are_tool_errors_with_the_cli_line_and_the_server_keeps_serving
     assert facts == [{"id": theirs, "valid_to": None}]  # the refused write left nothing behind
 
 
+@pytest.mark.slow
 def test_identity_cannot_be_changed_from_a_tool_argument(org, cli):
     with org.as_agent("boss") as conn:
         from cli_org.store.facts import remember
@@ -204,12 +174,14 @@ def test_identity_cannot_be_changed_from_a_tool_argument(org, cli):
     ]
 
 
+@pytest.mark.slow
 def test_an_unknown_agent_or_no_database_stops_with_one_line(org, cli):
     code, out, err = cli("mcp", "--as", "nobody")
     assert code == 1 and out == ""
     assert err.startswith("cli-org: unknown agent 'nobody'") and err.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_every_call_is_logged_and_usage_counts_it_by_tool(org, cli):
     async def script(s):
         await s.call_tool("org_recall", {"question": "anything about deploys"})
@@ -232,6 +204,7 @@ def test_every_call_is_logged_and_usage_counts_it_by_tool(org, cli):
     assert "org_recall" in out and "mcp" in out
 
 
+@pytest.mark.slow
 def test_two_hundred_calls_keep_one_connection_and_flat_memory(org):
     """200 calls in a row: one backend for the server the whole time, and its resident memory
     grows by less than a few megabytes after warm-up (no per-call leak)."""
@@ -304,6 +277,7 @@ def test_help_does_not_import_the_sdk():
     assert "mcp" in done.stdout  # the command is listed
 
 
+@pytest.mark.slow
 def test_a_dropped_connection_is_replaced_and_the_server_keeps_serving(org):
     """The database ends the server's session (a restart, an admin's pg_terminate_backend):
     the next call is answered on a new connection, as the same agent."""
@@ -322,6 +296,7 @@ def test_a_dropped_connection_is_replaced_and_the_server_keeps_serving(org):
     assert "Before the drop" in text(answers[0]) and "MEMORY (bot)" in text(answers[0])
 
 
+@pytest.mark.slow
 def test_every_tool_declares_its_effect_and_takes_no_other_argument(org):
     """Annotations from the registry (org/registry.py, the one source), for exactly the tools served; no
     docstring indentation in what a model reads; no argument outside the schema."""
@@ -350,6 +325,7 @@ def test_every_tool_declares_its_effect_and_takes_no_other_argument(org):
         assert not any(line.startswith(" ") for line in tool.description.splitlines()), tool.name
 
 
+@pytest.mark.slow
 def test_argument_errors_are_one_line_in_the_clis_words(org, cli):
     async def script(s):
         calls = {
@@ -389,6 +365,7 @@ def test_argument_errors_are_one_line_in_the_clis_words(org, cli):
     ]
 
 
+@pytest.mark.slow
 def test_a_refusal_that_names_a_flag_names_the_argument(org, cli):
     """The library says `--source`; an MCP caller reads the tool's argument, `'source'`."""
 
@@ -406,6 +383,7 @@ def test_a_refusal_that_names_a_flag_names_the_argument(org, cli):
     assert turn.is_error and text(turn) == "'for' is empty; say what the turn is about"
 
 
+@pytest.mark.slow
 def test_the_context_resource_has_the_project_the_hook_finds_in_the_same_folder(org, tmp_path):
     from cli_org.session.hooks import HookInput, hook_project
 

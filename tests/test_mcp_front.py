@@ -17,7 +17,7 @@ import pytest
 
 from cli_org.faces.mcp import front
 from cli_org.faces.mcp.manifest import MANIFEST
-from tests.test_mcp import ROOT
+from tests.helpers import ROOT
 
 HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}
 
@@ -129,6 +129,7 @@ def test_a_client_without_a_handshake_is_answered_from_the_manifest_too():
     assert queued == [4, 6, 5] and f.hand_off() == []  # nothing to replay without a handshake
 
 
+@pytest.mark.slow
 def test_the_front_answers_before_the_database_and_the_sdk(tmp_path):
     """With no database to reach, `initialize` and `tools/list` are answered all the same
     (from the manifest), then the server stops with one line, exit 1."""
@@ -195,6 +196,7 @@ def _ended(proc: subprocess.Popen, sig: signal.Signals) -> None:
     assert "Traceback" not in proc.stderr.read().decode()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_ends_the_server_cleanly_and_closes_its_connection(org, sig, tmp_path):
     """...at once: after the Org is closed the process skips the interpreter's teardown
@@ -215,6 +217,7 @@ def test_a_signal_ends_the_server_cleanly_and_closes_its_connection(org, sig, tm
     assert _backends(org, app) == 0
 
 
+@pytest.mark.slow
 def test_a_signal_while_starting_ends_the_server_at_once(org, tmp_path):
     proc = _spawn(org, "cli-org-mcp-starting", site=tmp_path)
     assert "result" in _ask(proc, request(1, "initialize", HELLO))  # the front is up; the SDK is loading

@@ -8,13 +8,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import fresh_database
 
 from cli_org.checks import rules
 from cli_org.db import embedded
 from cli_org.db.connect import connect
 from cli_org.db.migrate import available, behind, migrate, pending, repeatables
 from cli_org.store.bootstrap import init, state
+from tests.databases import fresh_database
+
+pytestmark = pytest.mark.slow
 
 
 def _tables(conn):
@@ -287,7 +289,7 @@ def _dump(db) -> str:
 def test_a_copy_of_the_template_is_what_migrating_makes(server, template, blank_db):
     """Every test's `org` is a copy of one database migrated for the session, given its own
     member group (tests/conftest.py): it must be what migrating from empty makes."""
-    from conftest import fresh_database
+    from tests.databases import fresh_database
 
     with connect(blank_db.settings, bounded=False) as conn:
         migrate(conn)

@@ -331,6 +331,7 @@ def _hooked(conn, settings, model, ids, session: str) -> tuple[int, int]:
     return delivered, quiet
 
 
+@pytest.mark.slow
 def test_a_new_teams_facts_are_found_by_meaning_once_the_vault_is_embedded(org, cli, tmp_path, capsys):
     ids = {}
     for agent, subject, claim, source in FACTS:  # written as before the fix: no query model
@@ -369,6 +370,7 @@ def test_a_new_teams_facts_are_found_by_meaning_once_the_vault_is_embedded(org, 
     assert hook_after[1] >= len(EVERYDAY) - 1
 
 
+@pytest.mark.slow
 def test_a_fact_remembered_on_a_fresh_install_has_its_vector_at_once(org, cli):
     # After the fix the first remember builds the model (the session built it once, as a user's
     # first command would), so a fact written before any vault has its vector and recall says
@@ -386,6 +388,7 @@ def test_a_fact_remembered_on_a_fresh_install_has_its_vector_at_once(org, cli):
     assert code == 0 and "no vector" not in (json.loads(out)["notice"] or "")
 
 
+@pytest.mark.slow
 @pytest.mark.attack("sql")
 def test_a_member_cannot_silence_the_notice_or_edit_its_list(org):
     # Through its own login: a vector it computes for another agent's fact does not count
@@ -415,6 +418,7 @@ def test_a_member_cannot_silence_the_notice_or_edit_its_list(org):
         assert bot.execute("SELECT org_facts_unembedded(10) AS ids").fetchone()["ids"] == [fact]
 
 
+@pytest.mark.slow
 def test_two_processes_needing_the_model_at_once_build_it_once(tmp_path):
     # A fresh data folder and two commands at once (an agent's hook and its MCP server, say):
     # one builds, the other waits for its copy; both go on with a whole model.

@@ -11,7 +11,9 @@ import pytest
 from cli_org.errors import NearDuplicate
 from cli_org.store import facts, tidy
 from cli_org.store.duplicates import near_duplicate
-from tests.test_mcp import serve, text
+from tests.helpers import serve, text
+
+pytestmark = pytest.mark.slow
 
 FIRST = "Deploys run from the main branch at night"
 COPY = "Deploys run from the main branch at night only"  # 8 of 9 words: tidy would merge them

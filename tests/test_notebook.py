@@ -218,6 +218,7 @@ def test_import_that_does_not_fit_changes_nothing(org, bot, tmp_path):
     assert notebook.import_file(bot, "user", path).used == USER_CAP
 
 
+@pytest.mark.slow
 def test_import_the_real_hermes_notebook(org, bot, corpora):
     real = corpora("transcripts") / "hermes" / "memories" / "MEMORY.md"
     entries = notebook.parse_entries(real.read_text("utf-8"))

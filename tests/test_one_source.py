@@ -33,6 +33,7 @@ def _quoted(definition: str) -> tuple[str, ...]:
     return tuple(re.findall(r"'([^']*)'::text", definition))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "table,column,values",
     [
@@ -45,15 +46,18 @@ def test_allowed_values_match_the_database(org, table, column, values):
     assert _quoted(_check(org, table, column)) == values
 
 
+@pytest.mark.slow
 def test_agent_name_rule_matches_the_database(org):
     assert _quoted(_check(org, "org_agents", "name")) == (rules.AGENT_NAME.pattern,)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("column,limit", [("subject", rules.MAX_SUBJECT), ("claim", rules.MAX_CLAIM)])
 def test_length_limits_match_the_database(org, column, limit):
     assert f"length({column}) <= {limit}" in _check(org, "memory_facts", column)
 
 
+@pytest.mark.slow
 def test_notebook_caps_match_the_database(org):
     """Each store's cap: the CHECK on one entry, org_notebook_cap() used by the trigger that
     holds the store's total, and the allowed stores (migration 0013)."""
@@ -116,6 +120,7 @@ def test_no_benchmark_patches_a_module():
     assert offenders == []
 
 
+@pytest.mark.slow
 def test_the_fact_column_list_is_the_fact_dataclass(org):
     from dataclasses import fields
 

@@ -10,6 +10,8 @@ from cli_org.errors import AccessDenied, NotFound
 from cli_org.recall.answer import recall
 from cli_org.store import facts
 
+pytestmark = pytest.mark.slow
+
 
 def test_pool_connections_act_as_the_agent_call_after_call(org):
     with open_pool(org.settings, "bot", max_size=2) as pool:

@@ -35,7 +35,10 @@ PGBOUNCER = "/usr/sbin/pgbouncer"
 # others, and the two a pooled admin job needs (its lock's transaction, and its work).
 POOL_SIZE = 2
 
-pytestmark = pytest.mark.skipif(not os.access(PGBOUNCER, os.X_OK), reason="pgbouncer is not installed")
+pytestmark = [
+    pytest.mark.skipif(not os.access(PGBOUNCER, os.X_OK), reason="pgbouncer is not installed"),
+    pytest.mark.slow,
+]
 
 
 @dataclass

@@ -2,7 +2,7 @@
 importer into a real database; the Usage page's data; who may read it; the CLI."""
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import psycopg
 import pytest
@@ -20,38 +20,15 @@ from cli_org.archive.quoted import (
 from cli_org.archive.usage import hits_later_quoted, usage_detail
 from cli_org.errors import AccessDenied, InputError
 from cli_org.store import facts
-
-NOW = datetime.now(UTC)
-
-QUESTION = "How do we deploy billing? The deploy window is Friday night"
-FIRST_ANSWER = "\n".join(
-    [
-        "[fact #12] billing deploy: Billing deploys go through the blue green switch at 02:00 UTC"
-        " (docs/deploy.md; ops; 3 days ago)",
-        "[vault] ops/billing-runbook.md # Rollback: Rollback needs the previous image tag from the release ledger",
-        "[memory] .agents/org/memory/bot.md:4 Staging database resets every Monday morning before the standup",
-        "[vault] notes/canary.md: The canary fleet keeps seven hosts warm across three zones",
-        "[fact #13] deploy window: The deploy window is Friday night (wiki/deploys; ops; 1 day ago)",
-    ]
-)
-SECOND_ANSWER = json.dumps(
-    {
-        "query": "cache",
-        "hits": [
-            {
-                "arm": "vault",
-                "path": "notes/canary.md",
-                "heading": None,
-                "snippet": "The canary fleet keeps seven hosts warm across three zones",
-            },
-            {
-                "arm": "fact",
-                "id": 15,
-                "subject": "cache",
-                "claim": "The session cache expires after ninety minutes of idle time",
-            },
-        ],
-    }
+from tests.helpers import (  # noqa: F401  # noqa: F401
+    FIRST_ANSWER,
+    NOW,  # noqa: F401
+    QUESTION,
+    SECOND_ANSWER,
+    _continuation,
+    _iso,  # noqa: F401
+    _line,
+    _transcript,
 )
 
 
@@ -262,69 +239,6 @@ def test_phrases_need_five_words_with_three_content_words():
 # --- through the real importer, in a real database ----------------------------------------
 
 
-def _iso(minutes: int) -> str:
-    return (NOW - timedelta(hours=2) + timedelta(minutes=minutes)).isoformat().replace("+00:00", "Z")
-
-
-def _line(n: int, kind: str, content, session: str = "S1") -> str:
-    role = "assistant" if kind == "assistant" else "user"
-    return (
-        json.dumps(
-            {
-                "type": role,
-                "sessionId": session,
-                "uuid": f"{session}-u{n}",
-                "timestamp": _iso(n),
-                "cwd": "/w/billing",
-                "message": {"role": role, "model": "m", "content": content},
-            }
-        )
-        + "\n"
-    )
-
-
-def _transcript(root):
-    """The constructed session as Claude Code writes it, plus a session that never recalls."""
-    folder = root / "-w-billing"
-    folder.mkdir(parents=True, exist_ok=True)
-    use = lambda i, name, inp: [{"type": "tool_use", "id": i, "name": name, "input": inp}]  # noqa: E731
-    result = lambda i, text: [{"type": "tool_result", "tool_use_id": i, "content": [{"type": "text", "text": text}]}]  # noqa: E731
-    say = lambda text: [{"type": "text", "text": text}]  # noqa: E731
-    lines = [
-        _line(1, "user", f"{QUESTION}? Check the org memory first."),
-        _line(2, "assistant", use("t1", "Bash", {"command": f'cli-org recall "{QUESTION}"'})),
-        _line(3, "user", result("t1", FIRST_ANSWER)),
-        _line(4, "assistant", say("Per fact #12 the switch does it; reading the runbook.")),
-        _line(5, "assistant", use("t2", "Bash", {"command": "sed -n 1,40p vault/ops/billing-runbook.md"})),
-        _line(6, "user", result("t2", "# Rollback\n...")),
-        _line(7, "assistant", say("The staging DB gets wiped on Mondays, so not then.")),
-        _line(8, "assistant", say("Remember: the deploy window is Friday night.")),
-        _line(9, "assistant", use("t3", "mcp__cli-org__org_recall", {"question": "session cache expiry"})),
-        _line(10, "user", result("t3", SECOND_ANSWER)),
-        _line(11, "assistant", say("Noted: the session cache expires after ninety minutes.")),
-        _line(12, "assistant", use("t4", "Bash", {"command": "cli-org recall 'never answered'"})),
-        _line(13, "assistant", use("t5", "Bash", {"command": "cli-org remember cache 'x' --source a.md"})),
-    ]
-    (folder / "S1.jsonl").write_text("".join(lines))
-    (folder / "S2.jsonl").write_text(_line(1, "user", "hello", "S2") + _line(2, "assistant", say("hi"), "S2"))
-
-
-def _continuation(root):
-    """S3, a continuation of S1 started after it, repeating S1's first recall call and its
-    result (same call id), then naming fact #13, which S1 never names after the result."""
-    folder = root / "-w-billing"
-    folder.mkdir(parents=True, exist_ok=True)
-    call = [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": f'cli-org recall "{QUESTION}"'}}]
-    result = [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": FIRST_ANSWER}]}]
-    lines = [
-        _line(30, "user", "Carry on with the billing deploy.", "S3"),
-        _line(31, "assistant", call, "S3"),
-        _line(32, "user", result, "S3"),
-        _line(33, "assistant", [{"type": "text", "text": "Going by fact #13."}], "S3"),
-    ]
-    (folder / "S3.jsonl").write_text("".join(lines))
-
-
 @pytest.fixture
 def archived(org, tmp_path):
     _transcript(tmp_path / "claude")
@@ -346,6 +260,7 @@ def _arms(q):
     return {a.arm: (a.recalls, a.hits, a.quoted, a.share) for a in q.arms}
 
 
+@pytest.mark.slow
 def test_the_rule_over_the_archive(archived):
     with archived.admin() as conn:
         q = hits_later_quoted(conn, 30)
@@ -356,6 +271,7 @@ def test_the_rule_over_the_archive(archived):
         assert hits_later_quoted(conn, 30) == q
 
 
+@pytest.mark.slow
 def test_a_session_is_judged_again_when_the_import_adds_to_it(archived, tmp_path):
     """The verdicts are stored as the session is imported, and again when an import adds to it."""
     with archived.admin() as conn:
@@ -371,6 +287,7 @@ def test_a_session_is_judged_again_when_the_import_adds_to_it(archived, tmp_path
     assert sum(a.quoted for a in after.arms) > sum(a.quoted for a in before.arms)
 
 
+@pytest.mark.slow
 def test_verdicts_missing_or_of_an_older_rule_are_said_and_judged_on_demand(archived, tmp_path, cli):
     """An archive imported before verdicts were stored, or judged by an older rule: the usage
     figures count its sessions as not judged, and `archive judge` (or the next import) judges them."""
@@ -403,6 +320,7 @@ def test_verdicts_missing_or_of_an_older_rule_are_said_and_judged_on_demand(arch
         assert hits_later_quoted(conn, 30) == full
 
 
+@pytest.mark.slow
 def test_a_call_repeated_in_a_continuation_is_tied_in_the_session_that_started_first(org, tmp_path):
     """Rule 1 goes by when the sessions started, not by the order they were imported in."""
     root = tmp_path / "claude"
@@ -421,6 +339,7 @@ def test_a_call_repeated_in_a_continuation_is_tied_in_the_session_that_started_f
     assert {s.session: (s.recall_calls, s.tied, s.quoted) for s in d.sessions} == {"S1": (3, 2, 3), "S3": (1, 0, 0)}
 
 
+@pytest.mark.slow
 def test_the_usage_page_data(archived):
     with archived.admin() as conn:
         d = usage_detail(conn, 30, "day")
@@ -444,6 +363,7 @@ def test_the_usage_page_data(archived):
         usage_detail(conn, 30, "month")
 
 
+@pytest.mark.slow
 def test_a_member_sees_the_archive_and_the_log_a_stranger_is_refused(archived):
     """The archive's rules: every member reads every archived session and every agent's
     recall log (migrations 0003, 0004), so a bot's figures equal the admin's; a login that
@@ -465,6 +385,7 @@ def test_a_member_sees_the_archive_and_the_log_a_stranger_is_refused(archived):
         usage_detail(conn, 30)
 
 
+@pytest.mark.slow
 def test_cli_usage_shows_the_quoted_shares_and_the_detail(cli, archived):
     code, out, _ = cli("usage")
     assert code == 0

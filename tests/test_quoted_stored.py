@@ -17,6 +17,8 @@ from cli_org.archive.quoted import MIN_CONTENT_WORDS, PHRASE_WORDS, SessionMessa
 from cli_org.archive.usage import Quoted, hits_later_quoted, usage_detail
 from cli_org.errors import AccessDenied
 
+pytestmark = pytest.mark.slow
+
 NOW = datetime.now(UTC)
 WINDOWS = (1, 10, 30, 3650)
 ANSWER = "\n".join(
@@ -140,7 +142,7 @@ def _stored(conn, session_id: int, dropped: list[str]):
 def archive(org, tmp_path, corpora):
     """The real transcripts of all three harnesses, 40 generated sessions that recall (the
     benchmark's), the chain of continuations, and test_quoted's constructed sessions."""
-    from tests.test_quoted import _continuation, _transcript
+    from tests.helpers import _continuation, _transcript
 
     generated = tmp_path / "generated"
     write_generated(generated, 40, random.Random(7))

@@ -3,6 +3,8 @@
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 
 def _url(org, agent: str, password: str) -> str:
     with org.admin() as conn:

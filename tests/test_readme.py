@@ -10,6 +10,7 @@ import click
 from cli_org.config import Settings
 from cli_org.faces.cli import cli as group
 from cli_org.vault.embedders import INSTALL_WEIGHTS
+from tests.helpers import resolve  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -25,17 +26,6 @@ def _section(title: str) -> str:
 
 def _commands():
     return re.findall(r"```bash\n(.+?)\n```", _section("Set-up"))
-
-
-def resolve(words, root=group):
-    """The click command some words name, and the words left for its arguments; None when
-    they name a group that does not run on its own."""
-    command, rest = root, list(words)
-    while isinstance(command, click.Group) and rest and rest[0] in command.commands:
-        command = command.commands[rest.pop(0)]
-    # A group that runs on its own (`facts`) is a command too.
-    runs_alone = not isinstance(command, click.Group) or command.invoke_without_command
-    return (command, rest) if runs_alone else None
 
 
 # --- set-up ------------------------------------------------------------------------------

@@ -24,6 +24,8 @@ from cli_org.db.errors import READ_ONLY
 from tests.fakes import HashEmbedder
 from tests.replica_pair import Pair, build_pair, stop_pair
 
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("replica")]
+
 
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory):

@@ -16,6 +16,8 @@ from psycopg import sql as pgsql
 from cli_org.store import erase, facts, pins, todos
 from cli_org.store import projects as projects_lib
 
+pytestmark = pytest.mark.slow
+
 SECRET = "Acme deploys on Fridays only"
 SECRET_WORD = "Fridays"
 
@@ -343,7 +345,7 @@ def test_the_web_page_served_as_another_agent_leaves_the_project_out(org, web):
 
 @pytest.mark.attack("mcp")
 def test_the_mcp_tools_of_another_agent_leave_the_project_out(org):
-    from test_mcp import serve, text
+    from tests.helpers import serve, text
 
     ids = _seed(org)
 

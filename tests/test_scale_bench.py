@@ -10,6 +10,8 @@ from cli_org.recall.facts_arm import recall_facts
 from cli_org.store.agents import add_agent
 from cli_org.vault.search import search
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def loaded(org, corpora):

@@ -14,7 +14,7 @@ from cli_org.vault.embed import embed_pending
 from cli_org.vault.embedders import index_embedder, opened, query_embedder
 from cli_org.vault.scan import scan
 
-pytestmark = pytest.mark.vectors
+pytestmark = [pytest.mark.vectors, pytest.mark.slow]
 
 # Hybrid nDCG@10 on the subset, `python -m benchmarks.scifact --gate-only` (2026-12-02): 0.8679
 # (keyword 0.8335, semantic 0.8228). The floor sits 0.013 below it: about one and a half

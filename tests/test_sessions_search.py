@@ -9,6 +9,8 @@ from cli_org.archive.importer import import_sessions
 from cli_org.archive.sessions import search_messages
 from cli_org.errors import InputError
 
+pytestmark = pytest.mark.slow
+
 NOW = datetime.now(UTC)
 
 

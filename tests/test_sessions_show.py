@@ -10,6 +10,8 @@ from cli_org.archive.importer import import_sessions
 from cli_org.archive.sessions import show_session
 from cli_org.errors import NotFound
 
+pytestmark = pytest.mark.slow
+
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 

@@ -335,6 +335,7 @@ def test_a_linked_settings_file_stays_a_link(home, tmp_path):
     assert (dotfiles / "settings.json").read_text() == '{"model": "opus"}\n'
 
 
+@pytest.mark.slow
 def test_hits_only_needs_a_text(org):
     from cli_org.session.context import build_context
 
@@ -377,6 +378,7 @@ def test_values_that_need_quoting_survive_every_format(home):
 # --- the command line ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_setup_json_and_text(cli, home, tmp_path):
     project = tmp_path / "p"
     project.mkdir()
@@ -391,6 +393,7 @@ def test_cli_setup_json_and_text(cli, home, tmp_path):
     assert code == 0 and "deleted" in out and not any(project.iterdir())
 
 
+@pytest.mark.slow
 def test_cli_creates_a_missing_agent_only_when_confirmed(cli, home, tmp_path):
     code, out, err = cli("setup", "codex", "--agent", "newbie")
     assert code == 1 and out == "" and "--yes" in err and err.count("\n") == 1
@@ -423,6 +426,7 @@ def test_a_dry_run_for_an_unknown_agent_says_so_after_the_diff(cli, home, harnes
     assert "nosuch" not in cli("agents", "list", "--json")[1]
 
 
+@pytest.mark.slow
 def test_cli_refusal_is_one_line(cli, home):
     write(home, {".claude.json": "{broken"})
     code, out, err = cli("setup", "claude-code", "--agent", "bot")
@@ -578,6 +582,7 @@ def test_a_link_at_an_old_backup_name_is_never_touched(home, tmp_path, mode):
     assert ((checkout / "AGENTS.md").read_text() == "# Rules\n") == (mode == "remove")
 
 
+@pytest.mark.slow
 @pytest.mark.attack("setup")
 @pytest.mark.parametrize("mode", [[], ["--dry-run"], ["--remove"]], ids=["setup", "dry-run", "remove"])
 def test_cli_refuses_a_linked_checkout_in_one_line(cli, home, tmp_path, mode):

@@ -12,6 +12,8 @@ from cli_org.vault.search import search
 from stress import fuzz, isolation, races
 from tests.fakes import HashEmbedder
 
+pytestmark = pytest.mark.slow
+
 
 def _login(org):
     passwords = {"bot": "bot-pw", "other": "other-pw"}
@@ -175,7 +177,7 @@ def test_kill_9_during_scan_and_import_then_a_rerun_equals_a_clean_run(blank_db,
     from cli_org.config import Settings
     from cli_org.store.bootstrap import init
     from stress import kills
-    from tests.conftest import _drop_database
+    from tests.databases import drop_database
 
     names = {"clean": blank_db.name, "killed": blank_db.name + "_k"}
 
@@ -188,7 +190,7 @@ def test_kill_9_during_scan_and_import_then_a_rerun_equals_a_clean_run(blank_db,
         return env
 
     def drop_killed(conn):
-        _drop_database(conn, names["killed"])
+        drop_database(conn, names["killed"])
         for (role,) in conn.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE %s", (names["killed"] + "\\_%",)):
             conn.execute(pgsql.SQL("DROP ROLE {}").format(pgsql.Identifier(role)))
 

@@ -17,7 +17,9 @@ from psycopg.conninfo import make_conninfo
 
 from cli_org.config import Settings
 from cli_org.store import facts, notebook
-from tests.test_mcp import serve, text
+from tests.helpers import serve, text
+
+pytestmark = pytest.mark.slow
 
 
 def _run(env: dict[str, str], *args: str, agent: str | None = None):
@@ -107,9 +109,9 @@ def test_a_non_superuser_admin_exports_and_imports_and_acts_as_the_agents_it_imp
         assert all(k["added"] == 0 and k["conflicting"] == 0 for k in json.loads(out)["kinds"])
     finally:
         with psycopg.connect(admin_url, autocommit=True) as conn:
-            from tests.conftest import _drop_database
+            from tests.databases import drop_database
 
-            _drop_database(conn, other)
+            drop_database(conn, other)
             for (role,) in conn.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE %s", (other + "\\_%",)):
                 conn.execute(pgsql.SQL("DROP ROLE {}").format(pgsql.Identifier(role)))
 

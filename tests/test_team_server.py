@@ -22,6 +22,8 @@ from cli_org.vault.embed import embed_pending
 from cli_org.vault.search import search
 from tests.fakes import HashEmbedder
 
+pytestmark = pytest.mark.slow
+
 VECTOR_MIGRATIONS = [
     "0017_fact_embeddings",
     "0018_vault_vectors",

@@ -42,6 +42,7 @@ def test_different_numbers_are_never_duplicates():
     assert near_duplicate(a, a.replace("today", "now"), threshold=0.5) is not None  # same numbers: judged
 
 
+@pytest.mark.slow
 def test_tidy_proposes_merges_only_within_one_author_subject_and_project(org):
     old = _fact(org, "bot", "The build takes four minutes")
     new = _fact(org, "bot", "The build takes four minutes.")
@@ -55,6 +56,7 @@ def test_tidy_proposes_merges_only_within_one_author_subject_and_project(org):
     assert report.proposals[0].evidence["overlap"] == 1.0 and not report.applied
 
 
+@pytest.mark.slow
 def test_apply_supersedes_logs_and_the_fact_can_be_restored(org):
     old = _fact(org, "bot", "The build takes four minutes")
     new = _fact(org, "bot", "The build takes four minutes.")
@@ -72,6 +74,7 @@ def test_apply_supersedes_logs_and_the_fact_can_be_restored(org):
         assert facts.restore(conn, old, "tidy merged it").current
 
 
+@pytest.mark.slow
 def test_apply_forgets_when_the_caller_did_not_write_the_kept_fact(org):
     old = _fact(org, "bot", "The build takes four minutes")
     new = _fact(org, "bot", "The build takes four minutes.")
@@ -82,6 +85,7 @@ def test_apply_forgets_when_the_caller_did_not_write_the_kept_fact(org):
         assert facts.restore(conn, old, "it was not a copy").current
 
 
+@pytest.mark.slow
 def test_apply_without_the_rights_changes_nothing_and_says_why(org):
     old = _fact(org, "bot", "The build takes four minutes")
     _fact(org, "bot", "The build takes four minutes.")
@@ -94,6 +98,7 @@ def test_apply_without_the_rights_changes_nothing_and_says_why(org):
 # --- the rule for missing sources ------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_project_fact_whose_file_is_gone_is_proposed(org, tmp_path):
     root, vault = tmp_path / "root", tmp_path / "vault"
     (root / "src").mkdir(parents=True)
@@ -117,6 +122,7 @@ def test_a_project_fact_whose_file_is_gone_is_proposed(org, tmp_path):
         assert facts.restore(conn, gone, "the file moved back").current
 
 
+@pytest.mark.slow
 def test_a_member_cannot_forge_the_tidy_log(org):
     theirs = _fact(org, "other", "Other's claim")
     mine = _fact(org, "bot", "My claim", subject="mine")
@@ -139,6 +145,7 @@ def test_a_member_cannot_forge_the_tidy_log(org):
         bot.commit()
 
 
+@pytest.mark.slow
 def test_tidy_from_the_command_line(org, cli, tmp_path, monkeypatch):
     monkeypatch.setenv("ORG_ROOT", str(tmp_path))
     monkeypatch.delenv("ORG_VAULT", raising=False)
@@ -153,6 +160,7 @@ def test_tidy_from_the_command_line(org, cli, tmp_path, monkeypatch):
     assert cli("tidy", agent="bot")[1] == "nothing to tidy\n"
 
 
+@pytest.mark.slow
 @pytest.mark.attack("files")
 def test_a_source_outside_the_checkout_or_through_a_symlink_is_never_judged(org, tmp_path):
     """An untrusted checkout ships a symlink out of itself and a FIFO; a claim names `..`:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from conftest import OrgDb, _settings_for
 from fakes import HashEmbedder
 from psycopg import sql as pgsql
 
@@ -17,6 +16,9 @@ from cli_org.errors import AccessDenied, InputError, OrgError
 from cli_org.store import facts, notebook, pins, todos
 from cli_org.store.agents import add_agent
 from cli_org.store.transfer import FORMAT, export_lines, import_lines
+from tests.databases import OrgDb, _settings_for
+
+pytestmark = pytest.mark.slow
 
 # Texts the write checks refuse: none may be stored, so none may be exported.
 SECRETS = [

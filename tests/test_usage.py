@@ -14,6 +14,8 @@ from cli_org.archive.importer import import_sessions
 from cli_org.archive.usage import usage
 from cli_org.store import facts
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 NOW = datetime.now(UTC)
 

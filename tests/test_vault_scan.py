@@ -94,6 +94,7 @@ def test_walk_skips_hidden_git_and_ignored(vault):
     assert markdown_files(vault, ["*.markdown", "ops/run*"]) == ["drafts/wip.md", "ops/deploy.md", "setup/install.md"]
 
 
+@pytest.mark.slow
 def test_scan_fills_files_links_tags_chunks(conn, vault):
     summary = scan(conn, vault)
     assert (summary.added, summary.changed, summary.removed, summary.skipped) == (5, 0, 0, 0)
@@ -133,6 +134,7 @@ def test_scan_fills_files_links_tags_chunks(conn, vault):
     assert rows(conn, "SELECT count(*) AS n FROM vault_chunks WHERE tsv @@ 'deploy'::tsquery")[0]["n"] >= 1
 
 
+@pytest.mark.slow
 def test_rescan_is_incremental(conn, vault):
     scan(conn, vault)
     again = scan(conn, vault)
@@ -164,6 +166,7 @@ def test_rescan_is_incremental(conn, vault):
     assert search(conn, "worker", mode="keyword").hits == []
 
 
+@pytest.mark.slow
 def test_long_note_is_indexed_to_its_end(conn, tmp_path):
     root = tmp_path / "long"
     paragraph = "Filler words about nothing in particular, repeated to make a very long note. " * 12
@@ -178,6 +181,7 @@ def test_long_note_is_indexed_to_its_end(conn, tmp_path):
     assert hit.path == "huge.md" and hit.heading == "Huge > The end" and "zanzibar" in hit.snippet
 
 
+@pytest.mark.slow
 def test_bad_files_are_skipped_with_warnings(conn, tmp_path):
     root = tmp_path / "bad"
     write(root, "good.md", "# Good\n\nfine text\n")
@@ -193,6 +197,7 @@ def test_bad_files_are_skipped_with_warnings(conn, tmp_path):
     assert search(conn, "quokka", mode="keyword").hits[0].path == "broken-front.md"
 
 
+@pytest.mark.slow
 def test_another_root_needs_replace(conn, vault, tmp_path):
     scan(conn, vault)
     other = tmp_path / "other"
@@ -204,6 +209,7 @@ def test_another_root_needs_replace(conn, vault, tmp_path):
         scan(conn, tmp_path / "absent", replace=True)
 
 
+@pytest.mark.slow
 def test_kill_mid_scan_then_rescan_finishes_cleanly(org, tmp_path):
     root = tmp_path / "many"
     for i in range(3000):
@@ -239,6 +245,7 @@ def test_kill_mid_scan_then_rescan_finishes_cleanly(org, tmp_path):
     assert check == {"files": 3000, "chunks": 6000, "distinct_chunks": 6000, "bad_lengths": 0}
 
 
+@pytest.mark.slow
 def test_cli_scan_summary_and_json(cli, vault):
     code, out, _ = cli("vault", "scan", str(vault))
     assert code == 0 and "added 5, changed 0, removed 0, unchanged 0" in out
@@ -265,6 +272,7 @@ def test_cli_scan_off_a_terminal_prints_plain_progress_lines(cli, vault, monkeyp
     assert "\r" not in err and "\033" not in err
 
 
+@pytest.mark.slow
 def test_cli_search_without_embeddings_falls_back(cli, vault):
     cli("vault", "scan", str(vault))
     code, out, err = cli("search", "rollback", "--json")
@@ -295,6 +303,7 @@ def _private(conn) -> dict[str, bool]:
     return found
 
 
+@pytest.mark.slow
 def test_a_rescan_that_would_make_private_notes_public_is_refused_then_named(org, tmp_path):
     root = tmp_path / "vault"
     write(root, "ops.md", "# Ops\n\nPublic.\n")
@@ -326,6 +335,7 @@ def test_a_rescan_that_would_make_private_notes_public_is_refused_then_named(org
         assert [p for p, private in _private(conn).items() if private] == ["secret/n6.md"]
 
 
+@pytest.mark.slow
 def test_cli_scan_refuses_to_publish_and_names_what_it_published(cli, vault, monkeypatch):
     monkeypatch.setenv("ORG_RECALL_EXCLUDE", "drafts/,setup/")
     assert cli("vault", "scan", str(vault))[0] == 0

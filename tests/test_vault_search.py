@@ -15,6 +15,8 @@ from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
 from cli_org.vault.search import prefix_pattern, search
 
+pytestmark = pytest.mark.slow
+
 NOTES = {
     "git/squash.md": "# Squash commits\n\nCombine commits with an interactive rebase and squash.\n",
     "git/rebase.md": "# Rebase onto main\n\nRebase rewrites commits; rebase often, rebase early.\n",

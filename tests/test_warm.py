@@ -11,7 +11,6 @@ import stat
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ import pytest
 from cli_org.faces.warm import ask, client
 from cli_org.faces.warm.server import status
 from cli_org.store import facts, notebook
+from tests.helpers import _hook, helper, served  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "eval" / "sample"
@@ -55,39 +55,6 @@ def cold(env, *args, cwd=ROOT):
     return run({**env, "CLI_ORG_WARM": "0"}, *args, cwd=cwd)
 
 
-@contextmanager
-def helper(env, idle="60"):
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cli_org", "warm", "serve", "--idle", idle],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not status(env).running:
-            assert proc.poll() is None, f"the helper exited: {proc.stderr.read() if proc.stderr else ''}"
-            assert time.monotonic() < deadline, "the helper did not start in 60 s"
-            time.sleep(0.05)
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        if proc.stderr:
-            proc.stderr.close()
-
-
-def served(env) -> int:
-    return status(env).requests or 0
-
-
 def _dress(org):
     """Facts, and notebooks that only their owners may read."""
     with org.as_agent("bot") as conn:
@@ -119,6 +86,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 def test_warm_answers_are_the_cold_answers(org, warm_env):
     _dress(org)
     with helper(warm_env):
@@ -135,19 +103,7 @@ def test_warm_answers_are_the_cold_answers(org, warm_env):
         assert "Tuesdays" in run(warm_env, "recall", "when do deploys go out", "--as", "bot").stdout
 
 
-def _hook(env, event, payload, *, cold_run=False):
-    env = {**env, "CLI_ORG_WARM": "0"} if cold_run else env
-    return subprocess.run(
-        [sys.executable, "-m", "cli_org", "hook", "claude-code", event, "--as", "bot"],
-        env=env,
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
-
-
+@pytest.mark.slow
 def test_hooks_are_answered_by_the_helper_with_the_cold_bytes(org, warm_env):
     """The hook's stdin travels with the request; the session's delivery record is the same
     one a cold hook would use, so a repeated prompt adds nothing, warm or cold."""
@@ -176,6 +132,7 @@ def test_hooks_are_answered_by_the_helper_with_the_cold_bytes(org, warm_env):
         assert served(warm_env) == before + 4
 
 
+@pytest.mark.slow
 def test_a_cold_hook_starts_the_helper_the_next_hook_asks(org, warm_env):
     """The hook bounds its connection itself (Settings.connect_timeout), never through
     PGCONNECT_TIMEOUT in the environment, a PG* variable and so part of a helper's key: the
@@ -196,6 +153,7 @@ def test_a_cold_hook_starts_the_helper_the_next_hook_asks(org, warm_env):
         assert run(env, "warm", "stop").stdout == "stopped\n"
 
 
+@pytest.mark.slow
 def test_the_caller_environment_and_folder_decide_the_answer(org, warm_env, tmp_path):
     """ORG_ROOT, ORG_AGENT and the working folder travel with each request."""
     memory = tmp_path / "proj" / ".agents" / "org" / "memory"
@@ -213,6 +171,7 @@ def test_the_caller_environment_and_folder_decide_the_answer(org, warm_env, tmp_
         assert served(env) == 3
 
 
+@pytest.mark.slow
 def test_an_agent_cannot_read_another_agents_notebook_through_the_helper(org, warm_env):
     _dress(org)
     with helper(warm_env):
@@ -229,6 +188,7 @@ def test_an_agent_cannot_read_another_agents_notebook_through_the_helper(org, wa
         assert "kv/other" not in run(warm_env, "context", "--as", "bot").stdout
 
 
+@pytest.mark.slow
 def test_on_a_shared_server_the_login_decides_not_the_helper(org, warm_env):
     """With a URL the helper connects as that URL's login; `--as` another agent is refused
     exactly as it is cold, and another login's URL reaches another helper."""
@@ -264,6 +224,7 @@ def second_db(org):
         conn.execute(pgsql.SQL("DROP DATABASE {} WITH (FORCE)").format(pgsql.Identifier(name)))
 
 
+@pytest.mark.slow
 def test_a_helper_serves_only_its_own_database(org, warm_env, second_db):
     if org.server.data_dir is None:
         pytest.skip("needs the embedded server: the database is chosen by CLI_ORG_DATABASE there")
@@ -293,6 +254,7 @@ def test_a_helper_serves_only_its_own_database(org, warm_env, second_db):
         assert answer.returncode == 1 and "cli-org init" in answer.stderr
 
 
+@pytest.mark.slow
 def test_socket_and_folder_are_private(org, warm_env):
     with helper(warm_env):
         path = client.socket_path(warm_env)
@@ -309,6 +271,7 @@ def test_socket_and_folder_are_private(org, warm_env):
             path.parent.chmod(0o700)
 
 
+@pytest.mark.slow
 def test_a_folder_that_is_not_private_is_refused(warm_env):
     where = Path(warm_env["CLI_ORG_WARM_DIR"])
     where.mkdir(mode=0o755)
@@ -323,6 +286,7 @@ def test_a_folder_that_is_not_private_is_refused(warm_env):
         assert list(where.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_the_helper_exits_when_idle_and_removes_its_socket(org, warm_env):
     with helper(warm_env, idle="1") as proc:
         assert proc.wait(timeout=30) == 0
@@ -331,6 +295,7 @@ def test_the_helper_exits_when_idle_and_removes_its_socket(org, warm_env):
     assert not status(warm_env).running
 
 
+@pytest.mark.slow
 def test_a_killed_helper_means_a_cold_answer(org, warm_env):
     _dress(org)
     expected = cold(warm_env, "recall", "when do deploys go out", "--as", "bot")
@@ -349,6 +314,7 @@ def test_a_killed_helper_means_a_cold_answer(org, warm_env):
     assert again.stdout == expected.stdout and served(warm_env) == 1
 
 
+@pytest.mark.slow
 def test_a_helper_that_dies_mid_request_means_a_cold_answer(org, warm_env):
     """A listener that accepts and hangs up before answering, as a helper killed mid-way."""
     path = client.socket_path(warm_env)
@@ -376,6 +342,7 @@ def test_a_helper_that_dies_mid_request_means_a_cold_answer(org, warm_env):
         path.unlink()
 
 
+@pytest.mark.slow
 def test_off_means_cold_and_nothing_started(org, warm_env):
     off = {**warm_env, "CLI_ORG_WARM": "0"}
     assert run(off, "recall", "deploys", "--as", "bot").returncode == 0
@@ -385,6 +352,7 @@ def test_off_means_cold_and_nothing_started(org, warm_env):
     assert not client.start(off)
 
 
+@pytest.mark.slow
 def test_a_cold_answer_starts_the_helper_and_the_next_is_warm(org, warm_env):
     _dress(org)
     env = {**warm_env, "CLI_ORG_WARM_IDLE": "20"}
@@ -416,6 +384,7 @@ def test_a_cold_answer_starts_the_helper_and_the_next_is_warm(org, warm_env):
     assert not status(env).running
 
 
+@pytest.mark.slow
 def test_a_helper_of_another_version_sends_the_caller_cold_and_exits(org, warm_env):
     with helper(warm_env) as proc:
         answer = client.request(warm_env, {"kind": "status", "version": "0.0.0 elsewhere"})
@@ -423,6 +392,7 @@ def test_a_helper_of_another_version_sends_the_caller_cold_and_exits(org, warm_e
         assert proc.wait(timeout=30) == 0
 
 
+@pytest.mark.slow
 def test_status_and_stop_commands(org, warm_env):
     out = json.loads(run(warm_env, "warm", "status", "--json").stdout)
     assert out["running"] is False and out["socket"].endswith(".sock") and org.name in out["target"]
@@ -437,6 +407,7 @@ def test_status_and_stop_commands(org, warm_env):
     assert "secret" not in shown and "not running" in shown
 
 
+@pytest.mark.slow
 def test_one_helper_per_database(org, warm_env):
     with helper(warm_env):
         second = run(warm_env, "warm", "serve", "--idle", "5")

@@ -9,6 +9,7 @@ import pytest
 
 from cli_org.errors import ConfigError
 from cli_org.faces.web.guard import check_bind, csrf_token
+from tests.helpers import free_port
 
 
 def _remember(org, agent: str, subject: str, claim: str, **kw) -> int:
@@ -28,6 +29,7 @@ def _current(org, fact_id: int) -> bool:
         return conn.execute("SELECT valid_to IS NULL AS c FROM memory_facts WHERE id = %s", (fact_id,)).fetchone()["c"]
 
 
+@pytest.mark.slow
 def test_facts_page_lists_current_facts_and_hides_retired_ones_until_asked(org, web):
     kept = _remember(org, "bot", "deploys", "Deploys run from the main branch only.")
     gone = _remember(org, "bot", "builds", "Builds take twenty minutes.")
@@ -42,6 +44,7 @@ def test_facts_page_lists_current_facts_and_hides_retired_ones_until_asked(org, 
     assert f'href="/facts/{gone}"' in everything and "retired" in everything
 
 
+@pytest.mark.slow
 def test_facts_filters_by_text_subject_author_and_kind(org, web):
     a = _remember(org, "bot", "deploys", "Canary first, then the fleet.", kind="rule")
     b = _remember(org, "other", "billing", "Invoices are sent on the first working day.")
@@ -53,6 +56,7 @@ def test_facts_filters_by_text_subject_author_and_kind(org, web):
     assert "No current facts match these filters" in client.get("/facts", params={"q": "nothing like it"}).text
 
 
+@pytest.mark.slow
 def test_facts_are_paged_newest_first(org, web):
     from cli_org.store.facts import remember
 
@@ -67,6 +71,7 @@ def test_facts_are_paged_newest_first(org, web):
     assert "older &rarr;" in client.get("/facts").text
 
 
+@pytest.mark.slow
 def test_a_fact_page_shows_its_history_the_chain_both_ways_and_its_pins(org, web):
     from cli_org.store.pins import pin
 
@@ -85,6 +90,7 @@ def test_a_fact_page_shows_its_history_the_chain_both_ways_and_its_pins(org, web
     assert [e["what"] for e in client.get(f"/api/facts/{old}").json()["events"]] == ["written", "superseded"]
 
 
+@pytest.mark.slow
 def test_user_text_is_escaped_everywhere_it_shows(org, web):
     attack = "<script>alert('x')</script><img src=x onerror=alert(1)>"
     fid = _remember(org, "bot", "<b>subject</b>", f"Claim {attack}")
@@ -97,6 +103,7 @@ def test_user_text_is_escaped_everywhere_it_shows(org, web):
     assert "no fact with id 999999999" in error
 
 
+@pytest.mark.slow
 def test_forms_write_as_the_serving_identity_with_a_csrf_token(org, web):
     fid = _remember(org, "bot", "cache", "The cache holds an hour of results.")
     client = web("lead")  # bot's team lead may retire bot's facts
@@ -115,6 +122,7 @@ def test_forms_write_as_the_serving_identity_with_a_csrf_token(org, web):
     assert pins == [{"pinned_by": "lead", "unpinned_by": "lead"}]
 
 
+@pytest.mark.slow
 def test_a_form_without_the_token_or_from_another_site_changes_nothing(org, web):
     fid = _remember(org, "bot", "cache", "The cache holds an hour of results.")
     client = web("boss")
@@ -133,6 +141,7 @@ def test_a_form_without_the_token_or_from_another_site_changes_nothing(org, web)
     assert _current(org, fid)
 
 
+@pytest.mark.slow
 def test_rights_hold_on_the_page_and_the_api(org, web):
     fid = _remember(org, "bot", "cache", "The cache holds an hour of results.")
     client = web("other")  # neither bot's author, nor its lead, nor an owner
@@ -144,6 +153,7 @@ def test_rights_hold_on_the_page_and_the_api(org, web):
     assert _current(org, fid)
 
 
+@pytest.mark.slow
 def test_api_refusals_have_the_right_status(org, web):
     fid = _remember(org, "bot", "cache", "The cache holds an hour of results.")
     client = web("bot")
@@ -160,6 +170,7 @@ def test_api_refusals_have_the_right_status(org, web):
     assert client.post(f"/api/facts/{fid}/restore", json={"why": "holds"}).json()["valid_to"] is None
 
 
+@pytest.mark.slow
 def test_the_openapi_schema_is_published_and_names_every_api_route(web):
     schema = web("boss").get("/api/openapi.json").json()
     routes = set(schema["paths"])
@@ -167,6 +178,7 @@ def test_the_openapi_schema_is_published_and_names_every_api_route(web):
     assert all(path.startswith("/api/") for path in routes)
 
 
+@pytest.mark.slow
 def test_a_token_guards_every_request(org, web):
     secret = "s3cret-token-for-the-test"
     client = web("boss", token=secret, login=False)
@@ -180,6 +192,7 @@ def test_a_token_guards_every_request(org, web):
     assert client.get("/facts").status_code == 200  # the cookie it set
 
 
+@pytest.mark.slow
 def test_only_the_loopback_host_it_serves_is_answered(web):
     client = web("boss")
     assert client.get("/facts").status_code == 200
@@ -187,6 +200,7 @@ def test_only_the_loopback_host_it_serves_is_answered(web):
     assert client.get("/facts", headers={"Host": "attacker.example:8765"}).status_code == 421
 
 
+@pytest.mark.slow
 def test_a_non_loopback_bind_needs_a_token(cli):
     with pytest.raises(ConfigError, match="not a loopback address"):
         check_bind("0.0.0.0", None)
@@ -199,6 +213,7 @@ def test_a_non_loopback_bind_needs_a_token(cli):
     assert code == 1 and "not a loopback address" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_a_port_in_use_is_one_line_before_anything_starts(cli):
     import socket
 
@@ -213,11 +228,14 @@ def test_a_port_in_use_is_one_line_before_anything_starts(cli):
     ]
 
 
+@pytest.mark.slow
 def test_the_embedded_server_needs_someone_to_act_as(cli):
-    code, _, err = cli("serve")
+    # a port the OS picked: the default 8765 may be the user's own `cli-org serve`
+    code, _, err = cli("serve", "--port", str(free_port()))
     assert code == 1 and "--as NAME" in err
 
 
+@pytest.mark.slow
 def test_a_page_with_a_bad_parameter_is_a_page_and_the_api_says_it_in_json(web):
     client = web("boss")
     page = client.get("/facts", params={"page": "zero"})
@@ -228,6 +246,7 @@ def test_a_page_with_a_bad_parameter_is_a_page_and_the_api_says_it_in_json(web):
     assert api.status_code == 422 and set(api.json()) == {"error"} and api.json()["error"].startswith("page:")
 
 
+@pytest.mark.slow
 def test_another_sites_page_cannot_fetch_from_this_one_but_a_link_from_it_opens(web):
     client = web("boss")
     embedded = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}
@@ -239,6 +258,7 @@ def test_another_sites_page_cannot_fetch_from_this_one_but_a_link_from_it_opens(
     assert client.get("/facts", headers={"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"}).status_code == 200
 
 
+@pytest.mark.slow
 def test_another_site_can_neither_frame_the_page_nor_ask_through_a_link(org, web):
     """A frame is a navigation too (Sec-Fetch-Dest: iframe): refused, and every answer
     forbids framing, so another site cannot overlay the pin and forget buttons. A link that
@@ -264,12 +284,14 @@ def test_another_site_can_neither_frame_the_page_nor_ask_through_a_link(org, web
         assert conn.execute("SELECT count(*) AS n FROM recall_events").fetchone()["n"] == logged + 1
 
 
+@pytest.mark.slow
 def test_the_token_redirect_stays_on_this_site(web):
     client = web("boss", token="t" * 32)
     moved = client.get("http://127.0.0.1:8765//evil.example/facts?token=" + "t" * 32)
     assert moved.status_code == 303 and moved.headers["location"] == "/evil.example/facts"
 
 
+@pytest.mark.slow
 def test_a_database_behind_the_code_is_refused_before_serving(org, web, monkeypatch):
     """A newer cli-org (one more migration than the database has) refuses to serve until
     `cli-org init` has run; one waiting for a missing extension does not hold it up."""
@@ -285,6 +307,7 @@ def test_a_database_behind_the_code_is_refused_before_serving(org, web, monkeypa
     assert web("boss").get("/facts").status_code == 200
 
 
+@pytest.mark.slow
 def test_a_pool_with_no_free_connection_answers_503_in_one_line(web):
     client = web("boss")
     pool = client.app.state.web.org.pool

@@ -1,13 +1,19 @@
-"""The Activity page in a real browser (headless Chromium, as tests/test_web_browser.py runs
+"""The Activity page in a real browser (headless Chromium, as tests/browsing.py runs
 it, with its server, data and watched tabs): the events show, linked to their facts and
 agents, a filter narrows them, hostile text stays text; a screenshot is saved."""
 
 from __future__ import annotations
 
-from test_web_browser import HOSTILE, browser, site, tab  # noqa: F401 (its fixtures: server, browser, tab)
+import pytest
 
 from cli_org.store import notebook as nb
 from cli_org.store import todos
+from tests import browsing
+from tests.browsing import HOSTILE
+
+browser, site, tab = browsing.browser, browsing.site, browsing.tab  # the fixtures (tests/browsing.py)
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 VIA = "claude-code@box1"
 

@@ -1,12 +1,20 @@
 """What agent X sees, in a real browser (issue 26): an agent's page shows its session-start
 block, its recent recall links to what that recall returned (shown from the stored hits,
 never asked again), and a fact's page counts its recall hits and quotes. The server, the data
-and the browser are tests/test_web_browser.py's (its fixtures, imported); screenshots go to
+and the browser are tests/browsing.py's (its fixtures, imported); screenshots go to
 the same folder."""
 
 from __future__ import annotations
 
-from test_web_browser import ANSWER, QUESTION, browser, site, tab  # noqa: F401  (fixtures, used by name)
+import pytest
+
+from tests import browsing
+from tests.browsing import ANSWER, QUESTION
+
+browser, site, tab = browsing.browser, browsing.site, browsing.tab  # the fixtures (tests/browsing.py)
+
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 
 def _recall_rows(org) -> int:

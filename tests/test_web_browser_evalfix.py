@@ -1,4 +1,4 @@
-"""Issue 26 in the browser (the fixtures and helpers of tests/test_web_browser.py: a real
+"""Issue 26 in the browser (the fixtures and helpers of tests/browsing.py: a real
 `cli-org serve --as boss`, Debian's Chromium): the Evaluation page with two golden sets,
 each its own trend with dates on its axis; a run compared with the previous of its set; the
 Facts page's store summary; tidy's proposals applied from the page. Screenshots go where the
@@ -9,10 +9,15 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from test_web_browser import browser, site, tab  # noqa: F401  (fixtures)
+import pytest
 
 from cli_org.evaluation import CaseResult, GoldenRun, figures, save_run
 from cli_org.store.facts import remember
+from tests import browsing
+
+browser, site, tab = browsing.browser, browsing.site, browsing.tab  # the fixtures (tests/browsing.py)
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 
 def _save(org, name: str, golden: str, positions: list, days_ago: float) -> None:

@@ -1,5 +1,5 @@
 """The Todos, Pins, Sessions and Vault pages and an agent's notebook history in a real browser:
-headless Chromium against `cli-org serve` (tests/test_web_browser.py's server, data and
+headless Chromium against `cli-org serve` (tests/browsing.py's server, data and
 helpers), each page opened, checked and screenshotted under test-output/screens/; and a
 second server acting as a member (`other`), whose page must not show another agent's
 notebook history."""
@@ -13,15 +13,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-import test_web_browser
-from test_web_browser import HOSTILE, ROOT, Watched, _free_port, _wait_until_up
 
 from cli_org.store import notebook as nb
 from cli_org.store import pins, todos
+from tests import browsing
+from tests.browsing import HOSTILE, ROOT, Watched, _free_port, _wait_until_up
 
-# test_web_browser.py's fixtures: its `cli-org serve --as boss` over a database with data on
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
+
+# browsing.py's fixtures: its `cli-org serve --as boss` over a database with data on
 # every page, the browser, and a logged-in tab.
-site, browser, tab = test_web_browser.site, test_web_browser.browser, test_web_browser.tab
+site, browser, tab = browsing.site, browsing.browser, browsing.tab
 
 NOTE = "The staging database is reset every Sunday."
 

@@ -14,6 +14,8 @@ import pytest
 from cli_org.evaluation.curation import curation_summary, pending_merges
 from cli_org.store.facts import forget, remember
 
+pytestmark = pytest.mark.slow
+
 HOSTILE = "<script>alert('tidy')</script>"
 
 

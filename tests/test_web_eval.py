@@ -9,24 +9,12 @@ import re
 import pytest
 
 from cli_org.errors import InputError
-from cli_org.evaluation import CaseResult, GoldenRun, figures, save_run
+from cli_org.evaluation import save_run
+from tests.helpers import _run, _save  # noqa: F401
+
+pytestmark = pytest.mark.slow
 
 HOSTILE = "<script>alert('q')</script> & more"
-
-
-def _run(positions, chars, questions=None, k=8) -> GoldenRun:
-    questions = questions or [f"question {i}" for i in range(len(positions))]
-    cases = [
-        CaseResult(q, f"answer {i}", "fact", p, c, 10.0)
-        for i, (q, p, c) in enumerate(zip(questions, positions, chars, strict=True))
-    ]
-    return GoldenRun(k, figures(cases), {}, cases)
-
-
-def _save(org, agent: str | None, name: str, run: GoldenRun, golden_file: str = "eval/golden.test.txt") -> None:
-    conn = org.as_agent(agent) if agent else org.admin()
-    with conn:
-        save_run(conn, name, run, golden_file=golden_file, project=None)
 
 
 @pytest.fixture

@@ -14,7 +14,10 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import fresh_database, with_team
+
+from tests.databases import fresh_database, with_team
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_web_fuzz")]
 
 EXAMPLES = int(os.environ.get("CLI_ORG_FUZZ_EXAMPLES", "15"))
 HOST = "127.0.0.1:8765"  # the loopback address the app is made for (the Host guard stays on)

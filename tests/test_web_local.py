@@ -23,6 +23,8 @@ import pytest
 from cli_org.store import facts
 from cli_org.store import notebook as nb
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "The payroll export key rotates on the 3rd."  # in the owner-readable notebook of bot
 

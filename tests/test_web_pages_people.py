@@ -9,8 +9,6 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
-import test_web_agents
-from test_web_agents import remember
 
 from cli_org.archive.importer import import_sessions
 from cli_org.db.connect import connect
@@ -22,8 +20,12 @@ from cli_org.faces.web.pages import vault as vault_page
 from cli_org.store import facts, pins, todos
 from cli_org.store import notebook as nb
 from cli_org.vault.scan import scan
+from tests import web_site
+from tests.web_site import remember
 
-site = test_web_agents.site  # the fixture: a client of the page serving as an agent, over a small vault
+pytestmark = pytest.mark.slow
+
+site = web_site.site  # the fixture: a client of the page serving as an agent, over a small vault
 
 # --- Todos --------------------------------------------------------------------------------
 

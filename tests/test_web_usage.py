@@ -10,6 +10,8 @@ import pytest
 
 from cli_org.archive.importer import import_sessions
 
+pytestmark = pytest.mark.slow
+
 NOW = datetime.now(UTC)
 
 

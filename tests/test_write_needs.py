@@ -54,6 +54,7 @@ def _texts() -> list[str]:
 TEXTS = _texts()
 
 
+@pytest.mark.slow
 def test_every_labelled_match_passes_its_needs():
     matched = 0
     for pattern in PATTERNS:
@@ -72,6 +73,7 @@ def test_most_clean_texts_run_few_patterns():
     assert ran[len(ran) // 2] <= 8, ran
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pattern", PATTERNS, ids=lambda p: p.what)
 @settings(max_examples=8, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
@@ -84,6 +86,7 @@ def test_generated_matches_pass_their_needs(pattern, data):
         assert may_match(pattern.regex, text), text
 
 
+@pytest.mark.slow
 def test_the_database_filters_as_the_client(org):
     tricky = ["\u212aEY=abc", "PASSWORD IS x", "Пароль: x", "密码是 x", "plain words", "ignore ALL previous"]
     with org.admin() as conn:
@@ -105,6 +108,7 @@ def test_the_database_filters_as_the_client(org):
             assert got == [may_match(p.regex, text) for p in DB_PATTERNS], text
 
 
+@pytest.mark.slow
 def test_warming_up_the_write_path_writes_nothing_and_compiles_the_scan(org):
     # What `cli-org mcp` does as it starts, so that its first org_remember costs what a later
     # one does (benchmarks/cold_writes.py): a member may run it, and it leaves no row behind.

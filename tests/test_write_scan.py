@@ -223,6 +223,7 @@ def test_the_repeatable_file_is_what_the_script_writes():
         assert f.read() == script.needs_table(), "run: python scripts/generate.py"
 
 
+@pytest.mark.slow
 def test_database_patterns_are_the_clients(org):
     with org.admin() as conn:
         rows = conn.execute("SELECT kind, what, pattern FROM public.org_write_patterns()").fetchall()
@@ -235,6 +236,7 @@ def test_database_patterns_are_the_clients(org):
     assert [(r["kind"], r["what"], r["pattern"]) for r in rows] == mine
 
 
+@pytest.mark.slow
 def test_database_folds_text_like_the_client(org):
     extra = [
         "ÀÉ İstanbul ΑΒΓ 𝐢𝐠𝐧 ﬁle",
@@ -253,6 +255,7 @@ def test_database_folds_text_like_the_client(org):
             assert conn.execute("SELECT public.org_write_fold(%s) AS f", ("a" + ch + "b",)).fetchone()["f"][0] == "ab"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "subject,claim,source,found",
     [
@@ -281,6 +284,7 @@ def test_database_refuses_direct_inserts(bot, subject, claim, source, found):
     assert client_refusal(claim, subject, source) is not None
 
 
+@pytest.mark.slow
 def test_database_refuses_control_characters_in_project_and_via(bot):
     for column in ("project", "via"):
         # a line break breaks the field's shape (migration 0023) before its characters are read
@@ -293,6 +297,7 @@ def test_database_refuses_control_characters_in_project_and_via(bot):
         bot.rollback()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "claim,source",
     [
@@ -310,6 +315,7 @@ def test_database_passes_legitimate_facts(bot, claim, source):
     bot.commit()
 
 
+@pytest.mark.slow
 def test_database_error_reaches_the_user_as_one_line(bot):
     from cli_org.db.errors import translated
 
@@ -317,6 +323,7 @@ def test_database_error_reaches_the_user_as_one_line(bot):
         bot.execute(INSERT, ("s", "key AKIA" + "2E0A8F3B244C9E71", "a.md"))
 
 
+@pytest.mark.slow
 def test_database_is_never_stricter_than_the_client(bot):
     """Over both labelled sets: whatever the database refuses, the client refuses too."""
     stricter = []
@@ -326,6 +333,7 @@ def test_database_is_never_stricter_than_the_client(bot):
     assert stricter == []
 
 
+@pytest.mark.slow
 def test_retiring_an_old_fact_rechecks_nothing(org, bot):
     # A fact stored before the trigger existed (here: inserted with the trigger off) can
     # still be retired: an update checks only the fields it changes.

@@ -64,6 +64,7 @@ def _run(org, *args: str) -> subprocess.CompletedProcess:
         pytest.fail(f"cli-org {' '.join(args)} hung (it opened the node for writing)")
 
 
+@pytest.mark.slow
 @pytest.mark.attack("files")
 @pytest.mark.parametrize("kind", ["device", "fifo", "socket", "link-to-device"])
 @pytest.mark.parametrize("command", list(WRITERS))
@@ -78,6 +79,7 @@ def test_a_named_output_that_is_not_a_regular_file_is_refused(org, tmp_path, com
     assert sorted(os.listdir(tmp_path)) == before  # no temporary or partial file left
 
 
+@pytest.mark.slow
 @pytest.mark.attack(None)  # the control: a regular file is still replaced (passed before too)
 @pytest.mark.parametrize("command", list(WRITERS))
 def test_a_named_regular_file_is_replaced(org, tmp_path, command):
@@ -105,6 +107,7 @@ def test_the_rule_refuses_every_kind_of_node(tmp_path):
     assert stat.S_ISFIFO(os.lstat(tmp_path / "pipe").st_mode)
 
 
+@pytest.mark.slow
 @pytest.mark.attack("files")
 @pytest.mark.parametrize("command", list(WRITERS))
 def test_a_named_file_of_another_user_is_not_replaced(org, tmp_path, command):
