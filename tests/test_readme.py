@@ -8,9 +8,8 @@ from pathlib import Path
 import click
 
 from cli_org.config import Settings
-from cli_org.faces.cli import cli as group
 from cli_org.vault.embedders import INSTALL_WEIGHTS
-from tests.helpers import resolve  # noqa: F401
+from tests.helpers import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()

@@ -12,7 +12,7 @@ benchmarks/JOURNAL.md, "Tuning notes that were in the code, second batch"):
 - Arguments: `additionalProperties: false`; a bad one is one line in the CLI's words, naming the argument.
 - Identity: fixed when the process starts (--as / ORG_AGENT, or the login role); no tool takes an agent.
 - One Org for the process's life: a pool of one connection, the query embedder loaded once, one call at a time.
-- With CLI_ORG_READ_URL, each tool reads where the registry routes it (cli_org/org/registry.py); writes and log lines, the primary.
+- With CLI_ORG_READ_URL, a read goes where the registry routes it (org/registry.py); writes and logs, the primary.
 - A refusal is a tool error with the CLI's one line; anything unexpected too, traceback on stderr, serving on.
 - Every call is logged in tool_calls (face `mcp`); a recall in recall_events too.
 - `cli-org://context` is the block for the project of the server's working folder (session/hooks.py hook_project).
