@@ -24,8 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.reference import SentenceTransformerEmbedder
 from cli_org.vault import onnx_graph
-from cli_org.vault.embedders import OnnxEmbedder, SentenceTransformerEmbedder, _model_dir
+from cli_org.vault.embedders import OnnxEmbedder, _model_dir
 from cli_org.vault.markdown import parse_note
 from cli_org.vault.scan import chunk_embed_text, markdown_files
 

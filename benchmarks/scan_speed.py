@@ -17,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.reference import SentenceTransformerEmbedder
 from cli_org.db.connect import connect
 from cli_org.vault.embed import embed_pending
-from cli_org.vault.embedders import SentenceTransformerEmbedder
 from cli_org.vault.scan import scan
 
 from .common import SHARED, bench_settings, median, percentile

@@ -7,7 +7,7 @@ onnxruntime and the tokenizers library. Indexing runs an int8 copy (faster, same
 to cosine > 0.99); queries run the float32 graph. The weights come from the model package,
 installed without its dependencies (it declares sentence-transformers, hence torch), and
 are checked by SHA-256 before a build (onnx_graph.WEIGHTS_SHA256). Sentence-transformers (torch)
-remains an optional reference for the benchmarks (the `reference` extra).
+remains an optional reference for the benchmarks (benchmarks/reference.py, the `reference` extra).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from .onnx_graph import WEIGHTS_PACKAGE
 
 if TYPE_CHECKING:
     import numpy as np
-    from sentence_transformers import SentenceTransformer
 
     from ..config import Settings
 
@@ -80,47 +79,6 @@ def onnx_path(settings: Settings) -> Path:
 def model_file(data_dir: Path) -> Path:
     """The exported query model under a data dir."""
     return data_dir / "models" / "all-MiniLM-L6-v2" / "model.onnx"
-
-
-class SentenceTransformerEmbedder(Closing):
-    """The reference implementation; loads torch. Used by the benchmarks only (the `reference`
-    extra); the tests check the ONNX graph against a numpy forward pass instead."""
-
-    name = MODEL_NAME
-    dimension = DIMENSION
-
-    def __init__(self, batch_size: int = 64):
-        self.batch_size = batch_size
-        self._model: SentenceTransformer | None = None
-
-    @property
-    def model(self) -> SentenceTransformer:
-        """Loaded on first use: a run with nothing to embed never pays for torch."""
-        if self._model is None:
-            for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_BARS"):
-                os.environ.setdefault(key, "1")
-            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-            try:
-                from sentence_transformers import SentenceTransformer
-            except ImportError:
-                raise ConfigError(
-                    "the reference embedder needs sentence-transformers: pip install 'cli-org[reference]'"
-                ) from None
-            self._model = SentenceTransformer(str(_model_dir()), device="cpu")
-            self._model.max_seq_length = MAX_TOKENS
-        return self._model
-
-    def close(self) -> None:
-        self._model = None
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        return self.model.encode(
-            texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
 
 
 class OnnxEmbedder(Closing):
