@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 import logging
 import math
+import shutil
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -209,6 +211,11 @@ def build(model_dir: Path, target: Path) -> None:
     )
 
 
+def _external_files(graph: Any) -> set[str]:
+    """The files beside the model that hold its weights (an initializer's `location`)."""
+    return {e.value for t in graph.initializer for e in t.external_data if e.key == "location"}
+
+
 def quantize(source: Path, target: Path, *, float_ffn_output: bool = True) -> None:
     """Dynamic int8 quantization of the weight matrix products: weights signed 8-bit with a
     scale per output channel, activations quantized on the fly.
@@ -236,9 +243,15 @@ def quantize(source: Path, target: Path, *, float_ffn_output: bool = True) -> No
     quiet = logging.getLogger()  # the quantizer logs advice to the root logger; not the user's concern
     level = quiet.level
     quiet.setLevel(logging.ERROR)
+    # The quantizer writes `<source>-inferred.onnx` beside its source and removes it: two
+    # processes quantizing one model at once took each other's file. Each reads its own copy.
+    private = Path(tempfile.mkdtemp(prefix=".quantize-", dir=target.parent))
+    own = private / source.name
     try:
+        for part in [source, *(source.parent / name for name in _external_files(graph))]:
+            shutil.copyfile(part, private / part.name)  # a copy: onnx refuses a hard-linked weights file
         quantize_dynamic(
-            str(source),
+            str(own),
             str(target),
             weight_type=QuantType.QInt8,
             per_channel=True,
@@ -247,3 +260,4 @@ def quantize(source: Path, target: Path, *, float_ffn_output: bool = True) -> No
         )
     finally:
         quiet.setLevel(level)
+        shutil.rmtree(private, ignore_errors=True)
