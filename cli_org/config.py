@@ -159,6 +159,9 @@ def check_database_url(url: str, name: str = "CLI_ORG_DATABASE_URL") -> None:
 # with a warning naming it: ignored, not refused, so that no repository can stop cli-org
 # (and the hooks) from working in its folder. Any other variable (libpq's PG*, PATH,
 # PYTHONPATH, XDG_DATA_HOME, CODEX_HOME...) is the project's own and is not loaded at all.
+# A checkout's .env is read by every command and hook in its folder: a 50 MB one cost 6-7 s
+# a command (read whole). Nine short settings fit in far less.
+DOTENV_MAX_BYTES = 64 * 1024
 DOTENV_TAKEN = frozenset(
     {
         "ORG_VIA",
@@ -206,6 +209,8 @@ def dotenv_settings(path: str = ".env") -> tuple[dict[str, str], list[str]]:
     not make, or a number outside DOTENV_BOUNDS)."""
     if not Path(path).is_file():
         return {}, []
+    if Path(path).stat().st_size > DOTENV_MAX_BYTES:
+        return {}, [f".env is ignored: over {DOTENV_MAX_BYTES // 1024} KiB (no settings file is that long)"]
     from dotenv import dotenv_values
 
     taken: dict[str, str] = {}

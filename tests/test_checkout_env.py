@@ -93,3 +93,16 @@ def test_the_warm_client_takes_the_same_settings_from_dotenv(tmp_path, monkeypat
     env = environment()
     assert "CLI_ORG_DATABASE_URL" not in env and "PGHOST" not in env and env["CLI_ORG_WARM"] == "0"
     assert "CLI_ORG_WARM" in DOTENV_TAKEN
+
+
+@pytest.mark.slow
+@pytest.mark.attack("config")
+def test_a_checkouts_oversized_dotenv_is_ignored_with_a_warning(org, tmp_path):
+    """A .env of 5 MB (a setting, then padding) was read whole by every command and hook in
+    the folder; now nothing in it is taken and the command says why, in one line."""
+    from cli_org.config import DOTENV_MAX_BYTES
+
+    checkout = _checkout(tmp_path, "ORG_VIA=codex@evil\n" + "#" * (80 * DOTENV_MAX_BYTES) + "\n")
+    done = _run(org, "facts", "--json", cwd=checkout, env={"ORG_AGENT": "bot"})
+    assert done.returncode == 0 and json.loads(done.stdout) == []
+    assert done.stderr == "cli-org: warning: .env is ignored: over 64 KiB (no settings file is that long)\n"
