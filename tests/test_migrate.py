@@ -188,8 +188,9 @@ def _migrations_before_the_move() -> tuple[list, list]:
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True).stdout
 
-    if not (ROOT / ".git").exists():
-        pytest.skip("not a git checkout: the migrations before the move are in its history")
+    known = subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", BEFORE_THE_MOVE], capture_output=True)
+    if not (ROOT / ".git").exists() or known.returncode != 0:
+        pytest.skip("no history back to the move here (not a git checkout, or a shallow one)")
     folder = "cli_org/migrations/"
     numbered, files = [], []
     for name in git("ls-tree", "--name-only", BEFORE_THE_MOVE, folder, folder + "repeatable/").split():
@@ -218,6 +219,12 @@ def test_a_database_the_migrations_before_the_move_made_ends_as_a_new_one(server
             migrate(conn)
     old = _schema(blank_db)
     with connect(blank_db.settings) as conn:
+        # `db status` before the upgrade: the files are pending for `init`; they wait for
+        # pgvector only where the database lacks it (it said "wait" where it had it).
+        waiting = runner.missing_extensions(conn)
+        has_vector = conn.execute("SELECT count(*) AS n FROM pg_extension WHERE extname = 'vector'").fetchone()
+        conn.commit()
+        assert waiting == ({} if has_vector["n"] else {"vector": waiting.get("vector")}), waiting
         assert all(m.label.startswith("repeatable/") for m in migrate(conn))
         assert migrate(conn) == []
         upgraded = _ran(conn)

@@ -8,7 +8,7 @@ without touching what is stored. Nothing after such a migration may depend on it
 says `-- requires:` the same.
 
 Repeatable files (migrations/repeatable/NAME.sql) hold every function, trigger, policy and
-function grant, each in one file only (tests/test_one_home.py); the numbered migrations hold
+function grant, each in one file only (tests/test_one_source.py); the numbered migrations hold
 tables, indexes and data. Each statement of a repeatable file replaces what it defines, so a
 file runs again whenever its text changes: `schema_repeatables` keeps the SHA-256 of the text
 each had when it ran. A file with the line `-- runs before the numbered migrations` (functions
@@ -82,7 +82,7 @@ def available() -> list[Migration]:
         m = _FILE.match(entry.name)
         if m:
             text = entry.read_text("utf-8")
-            found.append(Migration(int(m[1]), m[2], text, tuple(_REQUIRES.findall(text))))
+            found.append(Migration(int(m[1]), m[2], text, tuple(dict.fromkeys(_REQUIRES.findall(text)))))
     found.sort(key=lambda mig: mig.version or 0)
     return found
 
@@ -94,7 +94,7 @@ def repeatables() -> list[Migration]:
         m = _REPEATABLE.match(entry.name)
         if m:
             text = entry.read_text("utf-8")
-            found.append(Migration(None, m[1], text, tuple(_REQUIRES.findall(text))))
+            found.append(Migration(None, m[1], text, tuple(dict.fromkeys(_REQUIRES.findall(text)))))
     found.sort(key=lambda mig: mig.name)
     return found
 
@@ -203,13 +203,17 @@ def _extension(conn: Conn, name: str, seen: dict[str, str | None]) -> str | None
 
 
 @owns_transaction
-def missing_extensions(conn: Conn) -> dict[str, list[str]]:
-    """Extensions that pending migrations wait for, each with those migrations' names."""
-    todo = pending(conn) or []
+def missing_extensions(conn: Conn, todo: list[Migration] | None = None) -> dict[str, list[str]]:
+    """Extensions that pending migrations (`todo`, else pending()) wait for, each with those
+    migrations' names. An extension the database already has is waited for by nothing: after
+    an upgrade, a changed vectors.sql is pending for `init` to apply, not waiting."""
+    todo = (pending(conn) or []) if todo is None else todo
+    have = {r["extname"] for r in conn.cursor(row_factory=dict_row).execute("SELECT extname FROM pg_extension")}
     waiting: dict[str, list[str]] = {}
     for mig in todo:
-        for ext in mig.needs:
-            waiting.setdefault(ext, []).append(mig.label)
+        for ext in dict.fromkeys(mig.needs):
+            if ext not in have:
+                waiting.setdefault(ext, []).append(mig.label)
     return waiting
 
 

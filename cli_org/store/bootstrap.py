@@ -83,7 +83,7 @@ def state(conninfo: str) -> dict[str, Any]:
             todo = pending(conn)
             if todo is None:
                 return {"initialised": False}
-            waiting = missing_extensions(conn)
+            waiting = missing_extensions(conn, todo)
             counts = first(conn, sql("vault.counts" if vectors_ready(conn) else "vault.counts_plain"))
     except psycopg.OperationalError as exc:
         reason = str(exc).strip().splitlines()[0].rsplit("failed: ", 1)[-1]
