@@ -168,7 +168,12 @@ def test_the_caller_environment_and_folder_decide_the_answer(org, warm_env, tmp_
             assert ("staging database restarts" in warm.stdout) is expect
         rooted = {**env, "ORG_ROOT": str(tmp_path / "proj")}
         assert "staging database" in run(rooted, "recall", "when does staging restart").stdout
-        assert served(env) == 3
+        # A relative ORG_ROOT means the caller's folder, not the helper's (it once did).
+        relative = {**env, "ORG_ROOT": "proj"}
+        warm = run(relative, "recall", "when does staging restart", cwd=tmp_path)
+        assert "staging database" in warm.stdout
+        assert warm.stdout == cold(relative, "recall", "when does staging restart", cwd=tmp_path).stdout
+        assert served(env) == 4
 
 
 @pytest.mark.slow

@@ -111,8 +111,17 @@ class Invocation:
 
         from ...local.project import project_root
 
+        here = Path(self.cwd)
         found = Settings.from_env(self.env)
-        return found if found.root else replace(found, root=str(project_root(cwd=Path(self.cwd))))
+        # A relative ORG_ROOT, ORG_VAULT or CLI_ORG_DATA_DIR means the request's folder, as in a
+        # cold run there, not the helper's own (joining keeps an absolute one as it is).
+        found = replace(
+            found,
+            data_dir=here / found.data_dir,
+            vault=here / found.vault if found.vault else None,
+            root=str(here / found.root) if found.root else None,
+        )
+        return found if found.root else replace(found, root=str(project_root(cwd=here)))
 
 
 def invoked() -> Invocation | None:
