@@ -10,7 +10,8 @@ be run alone):
 - cli_org/migrations/repeatable/rule_checks.sql, the CHECK constraints of rules.py
   (scripts/rule_checks_sql.py);
 - cli_org/faces/mcp/manifest.py, the MCP server's first replies (scripts/mcp_manifest.py);
-- the generated part of docs/commands.md, from the commands' --help (scripts/docs_commands.py).
+- the generated part of docs/commands.md, from the commands' --help (scripts/docs_commands.py);
+- docs/registry.md, the operations of cli_org/org/registry.py (scripts/registry_docs.py).
 """
 
 from __future__ import annotations
@@ -40,12 +41,14 @@ def outputs() -> list[tuple[Path, Callable[[str], str]]]:
     rule_checks = _script("rule_checks_sql")
     manifest = _script("mcp_manifest")
     docs = _script("docs_commands")
+    registry = _script("registry_docs")
     return [
         (write_checks.PATH, lambda _: write_checks.render()),
         (write_checks.NEEDS_PATH, lambda _: write_checks.needs_table()),
         (rule_checks.PATH, lambda _: rule_checks.render()),
         (manifest.PATH, lambda _: manifest.render()),
         (docs.PAGE, lambda current: docs.expected(current, docs.command_group())),
+        (registry.PATH, lambda _: registry.render()),
     ]
 
 

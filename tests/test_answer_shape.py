@@ -4,7 +4,6 @@ something else, facts that answer before generic notes, and no boilerplate snipp
 import dataclasses
 
 import pytest
-from fakes import HashEmbedder
 
 from cli_org.db.connect import connect
 from cli_org.recall.answer import recall
@@ -17,6 +16,7 @@ from cli_org.store.facts import Fact
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
 from cli_org.vault.search import NoteHit, boilerplate, snippet
+from tests.fakes import HashEmbedder
 
 FACT = Fact(**{f.name: None for f in dataclasses.fields(Fact)})
 

@@ -14,7 +14,6 @@ from pathlib import Path
 import psycopg
 import pytest
 from click.testing import CliRunner
-from fakes import HashEmbedder
 from psycopg import sql as pgsql
 
 from cli_org.archive.importer import import_sessions
@@ -29,6 +28,7 @@ from cli_org.store import facts, notebook, pins
 from cli_org.store.vectors import embed_missing
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
+from tests.fakes import HashEmbedder
 
 
 @pytest.fixture

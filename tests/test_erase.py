@@ -13,13 +13,13 @@ import subprocess
 from datetime import UTC, datetime
 
 import pytest
-from fakes import HashEmbedder
 from psycopg import errors as pgerr
 
 from cli_org.archive.importer import import_sessions
 from cli_org.errors import AccessDenied, InputError
 from cli_org.recall.answer import recall
 from cli_org.store import facts, notebook
+from tests.fakes import HashEmbedder
 
 pytestmark = pytest.mark.slow
 

@@ -6,7 +6,6 @@ from a sample. The answers must be the ones a full read gives."""
 from __future__ import annotations
 
 import pytest
-from fakes import HashEmbedder
 
 from cli_org.db.queries import sql
 from cli_org.recall.facts_arm import RANK_CAP, _lexical, _nearest, recall_facts
@@ -14,6 +13,7 @@ from cli_org.recall.terms import needed, positive_words, terms, word_start_patte
 from cli_org.shaping import FACT_SHAPING
 from cli_org.store import facts
 from cli_org.vault.embedders import vector_literal
+from tests.fakes import HashEmbedder
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,6 @@ writes one), and a hostile member's forged vectors reaching nobody else."""
 import dataclasses
 
 import pytest
-from fakes import HashEmbedder
 from psycopg import errors as pgerr
 
 from cli_org.db.connect import connect
@@ -17,6 +16,7 @@ from cli_org.store import facts
 from cli_org.store.vectors import embed_missing, fact_text
 from cli_org.vault.embedders import vector_literal
 from cli_org.vault.search import NoteHit
+from tests.fakes import HashEmbedder
 
 # The words a paraphrase uses, mapped onto the fact's own: the keyword side cannot see it.
 SYNONYMS = {"socket": "port", "server": "api", "open": "listens", "proxy": "sidecar"}

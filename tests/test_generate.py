@@ -27,7 +27,18 @@ def test_every_generated_file_is_up_to_date(capsys):
         "cli_org/migrations/repeatable/rule_checks.sql",
         "cli_org/faces/mcp/manifest.py",
         "docs/commands.md",
+        "docs/registry.md",
     }
+
+
+def test_each_real_generated_file_edited_by_hand_is_stale():
+    """Not only the mechanism (below): every real entry rewrites what its source does not say
+    (an entry that handed back the file as it found it would never be stale). The edits are at
+    the end, in the generated part (docs/commands.md keeps a hand-written head)."""
+    for path, wanted in _generate().outputs():
+        current = path.read_text(encoding="utf-8")
+        for edited in (current + "a line added by hand\n", current.rstrip("\n") + " edited\n"):
+            assert wanted(edited) != edited, path
 
 
 def test_check_names_each_stale_file_and_writing_makes_it_fresh(tmp_path, monkeypatch, capsys):

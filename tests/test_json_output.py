@@ -14,11 +14,11 @@ from pathlib import Path
 
 import click
 import pytest
-from fakes import HashEmbedder
 
 from cli_org.db.connect import connect
 from cli_org.evaluation import CaseResult, GoldenRun, figures, save_run
 from cli_org.faces.cli import cli as root_group
+from tests.fakes import HashEmbedder
 
 EVAL_PAGE = Path(__file__).resolve().parents[1] / "docs" / "recall.md"
 

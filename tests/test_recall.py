@@ -5,7 +5,6 @@ import json
 from pathlib import Path
 
 import pytest
-from fakes import HashEmbedder
 from psycopg import errors as pgerr
 
 from cli_org.db.connect import connect
@@ -18,6 +17,7 @@ from cli_org.store import facts
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
 from cli_org.vault.search import NoteHit
+from tests.fakes import HashEmbedder
 
 
 def remember(org, agent, subject, claim, **kw):

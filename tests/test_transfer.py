@@ -8,7 +8,6 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from fakes import HashEmbedder
 from psycopg import sql as pgsql
 
 from cli_org.db.migrate import migrate
@@ -17,6 +16,7 @@ from cli_org.store import facts, notebook, pins, todos
 from cli_org.store.agents import add_agent
 from cli_org.store.transfer import FORMAT, export_lines, import_lines
 from tests.databases import OrgDb, _settings_for
+from tests.fakes import HashEmbedder
 
 pytestmark = pytest.mark.slow
 

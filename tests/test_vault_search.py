@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fakes import HashEmbedder
 
 from cli_org.db.connect import connect
 from cli_org.db.migrate import NO_VECTORS
@@ -14,6 +13,7 @@ from cli_org.errors import InputError
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
 from cli_org.vault.search import prefix_pattern, search
+from tests.fakes import HashEmbedder
 
 pytestmark = pytest.mark.slow
 

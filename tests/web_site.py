@@ -6,7 +6,6 @@ import dataclasses
 from contextlib import ExitStack
 
 import pytest
-from fakes import HashEmbedder
 from fastapi.testclient import TestClient
 
 from cli_org.db.connect import connect
@@ -17,6 +16,7 @@ from cli_org.org import Org
 from cli_org.store import facts
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
+from tests.fakes import HashEmbedder
 
 
 def remember(org, agent: str, subject: str, claim: str, **kw) -> int:

@@ -153,9 +153,9 @@ class Org:
         with self.serving(operation) as conn:
             return fn(conn)
 
-    def run(self, fn: Callable[[Conn], R], *, read: bool = False) -> R:
-        """fn(conn) on one connection (see `connection`)."""
-        with self.connection(read=read) as conn:
+    def run(self, fn: Callable[[Conn], R]) -> R:
+        """fn(conn) on one connection of the primary (see `connection`)."""
+        with self.connection() as conn:
             return fn(conn)
 
     def on_primary(self, fn: Callable[[Conn], object]) -> str | None:

@@ -222,12 +222,10 @@ def org(agent: str | None, *, cfg: Settings | None = None, embed: bool = False) 
 
 
 @contextmanager
-def connection(
-    agent: str | None = None, *, cfg: Settings | None = None, operation: str | None = None
-) -> Iterator[Conn]:
+def connection(agent: str | None = None, *, cfg: Settings | None = None) -> Iterator[Conn]:
     """One connection acting as `agent` (None: the login role) for a command: its Org's, where
-    the command's registered operation runs (or `operation`'s, when named)."""
-    with org(agent, cfg=cfg) as opened, opened.serving(operation or this_operation()) as conn:
+    the command's registered operation runs."""
+    with org(agent, cfg=cfg) as opened, opened.serving(this_operation()) as conn:
         yield conn
 
 
