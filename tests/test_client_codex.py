@@ -276,3 +276,51 @@ def test_after_a_compaction_the_next_request_has_the_block_and_the_tools(org, tm
     after = h.requests()[kinds.index("compaction") + 1]
     assert summary in api.said(after) and block in api.said(after)
     assert {f"{NAMESPACE}/{t}" for t in TOOLS} <= set(api.tools(after)), sorted(api.tools(after))
+
+
+# --- the end of a turn: the Stop hook asks for a lesson (issue 35) ---------------------------
+
+CORRECTION = "No, in this repo we always use pnpm, never npm."
+ASKS = "cli-org: this turn may hold"  # how the Stop hook's reason begins (session/hooks.py)
+
+
+def test_the_stop_hook_asks_for_a_correction_once(org, tmp_path):
+    """`cli-org setup codex` writes Codex's Stop hook into CODEX_HOME/hooks.json. Codex runs a
+    hook only once the user trusts it (its hooks review in `codex`); `codex exec` is told so
+    here with --dangerously-bypass-hook-trust. After plain work nothing is asked; after a
+    correction the hook's reason is Codex's next prompt to the model, once."""
+
+    def script(body: dict[str, Any]) -> list[api.Item]:
+        words = api.said(body)
+        if ASKS in words:
+            return [api.text("It is lasting; I would save it with org_remember.")]
+        if CORRECTION in words:
+            return [api.text("Understood: pnpm install it is.")]
+        return [api.text("Running npm install now.")]
+
+    with codex_session(tmp_path, org.env, script) as h:
+        h.cli_org("setup", "codex", "--agent", "bot")
+        hooks = json.loads((h.home / ".codex" / "hooks.json").read_text())
+        assert "hook codex stop --as bot" in hooks["hooks"]["Stop"][0]["hooks"][0]["command"]
+        # A hook the user has not trusted yet does not run: nothing is asked.
+        h.exec(CORRECTION)
+        untrusted = h.requests()
+        assert untrusted and not any(ASKS in api.said(body) for body in untrusted)
+        h.exec("install the dependencies", "--dangerously-bypass-hook-trust")
+        plain = h.requests()[len(untrusted) :]
+        assert plain and not any(ASKS in api.said(body) for body in plain)
+        h.codex(
+            "exec",
+            "--skip-git-repo-check",
+            "--strict-config",
+            "--dangerously-bypass-hook-trust",
+            "resume",
+            "--last",
+            CORRECTION,
+        )
+        later = h.requests()[len(untrusted) + len(plain) :]
+    asked = [body for body in later if ASKS in api.said(body)]
+    assert asked, "no request after the Stop hook carried its reason"
+    assert "always use pnpm, never npm" in api.said(asked[0]) and "org_remember" in api.said(asked[0])
+    # The stop after the model's answer (stop_hook_active) asked nothing more.
+    assert api.said(later[-1]).count(ASKS) == 1

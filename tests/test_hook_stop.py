@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cli_org.archive.lessons import Lesson
-from cli_org.session.hooks import ASK_LESSONS, ASKED, claude_code_stop, parse_hook_input
+from cli_org.session.hooks import ASK_LESSONS, ASKED, lesson_ask, parse_hook_input
 from cli_org.store import facts
 from tests.clients import query_model
 from tests.test_hooks import hook
@@ -199,25 +199,56 @@ def test_at_most_two_lessons_are_named_best_first_and_remembered(org, project):
     ]
     read = parse_hook_input(stop_input("/t/s.jsonl", project))
     with org.as_agent("bot") as conn:
-        reason = json.loads(claude_code_stop(conn, read, found))["reason"]
+        reason = json.loads(lesson_ask(conn, read, found))["reason"]
         assert ASK_LESSONS == 2
         assert reason.index("make lint") < reason.index("v1 routes") and "5433" not in reason
         # The third is asked at the next stop of the session; the two asked never again.
-        assert "5433" in json.loads(claude_code_stop(conn, read, found))["reason"]
-        assert claude_code_stop(conn, read, found) == ""
+        assert "5433" in json.loads(lesson_ask(conn, read, found))["reason"]
+        assert lesson_ask(conn, read, found) == ""
         keys = [r["hit_key"] for r in conn.execute("SELECT hit_key FROM context_delivered")]
         conn.commit()
         assert len(keys) == 3 and all(k.startswith(ASKED) for k in keys)
         assert not any("lint" in k for k in keys)  # a digest, never the words
         # A stop the harness makes because a stop hook asked: nothing, whatever was found.
         again = parse_hook_input(stop_input("/t/s.jsonl", project, session_id="s2", stop_hook_active=True))
-        assert claude_code_stop(conn, again, found) == ""
+        assert lesson_ask(conn, again, found) == ""
 
 
 def test_a_claim_with_line_breaks_and_control_characters_is_one_line_in_the_ask(org, project):
     claim = "Deploy with make ship\n\x1b[31mnever\x1b[0m by hand." + "x" * 400
     odd = Lesson("u1", claim, "deploys", "rule", 0.9, "rule")
     with org.as_agent("bot") as conn:
-        reason = json.loads(claude_code_stop(conn, parse_hook_input(stop_input("/t", project)), [odd]))["reason"]
+        reason = json.loads(lesson_ask(conn, parse_hook_input(stop_input("/t", project)), [odd]))["reason"]
     quoted = reason.splitlines()[1]
     assert "\x1b" not in reason and quoted.startswith('- "Deploy with make ship') and len(quoted) < 200
+
+
+def rollout_line(role: str, words: str) -> str:
+    """One response item of a Codex rollout (Codex 0.169's transcript)."""
+    part = "input_text" if role == "user" else "output_text"
+    payload = {"type": "message", "role": role, "content": [{"type": part, "text": words}]}
+    return json.dumps({"timestamp": "2026-12-04T09:00:00.000Z", "type": "response_item", "payload": payload})
+
+
+@pytest.mark.slow
+def test_codex_stop_reads_its_rollout(org, project, tmp_path):
+    """Codex's Stop hook names its rollout; the answer is the same block."""
+    meta = {"id": "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "timestamp": "2026-12-04T09:00:00.000Z", "cwd": str(project)}
+    rollout = transcript(
+        tmp_path,
+        json.dumps({"timestamp": "2026-12-04T09:00:00.000Z", "type": "session_meta", "payload": meta}),
+        rollout_line("user", "<environment_context>\n  <cwd>/home/dev/web</cwd>\n</environment_context>"),
+        rollout_line("user", "install the dependencies"),
+        rollout_line("assistant", "Running npm install now."),
+        rollout_line("user", CORRECTION),
+        rollout_line("assistant", "Understood: pnpm install it is."),
+        name="rollout-2026-12-04T09-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
+    )
+    codex = ["hook", "codex", "stop", "--as", "bot"]
+    reason = asked(hook(org, "stop", stop_input(rollout, project, turn_id="t1"), argv=codex))
+    assert CLAIM_WORDS in reason and "org_remember" in reason
+    # A Claude Code transcript handed to the Codex hook holds no Codex turn: nothing.
+    assert hook(org, "stop", stop_input(corrected(tmp_path), project, session_id="s3"), argv=codex).stdout == ""
+    # Codex gets only the stop hook from cli-org.
+    done = hook(org, "prompt", stop_input(rollout, project), argv=["hook", "codex", "prompt", "--as", "bot"])
+    assert done.stdout == "" and "only the stop hook" in done.stderr

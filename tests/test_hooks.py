@@ -29,10 +29,20 @@ def recorded(name: str, **changes) -> str:
     return json.dumps(data)
 
 
-def hook(org, event: str, stdin: str, *, agent: str = "bot", env: dict | None = None, cwd: Path | None = None):
+def hook(
+    org,
+    event: str,
+    stdin: str,
+    *,
+    agent: str = "bot",
+    env: dict | None = None,
+    cwd: Path | None = None,
+    argv: list[str] | None = None,
+):
+    """`cli-org hook claude-code EVENT --as AGENT` (or `argv`) as the harness runs it."""
     base = {k: v for k, v in os.environ.items() if k not in ("ORG_AGENT", "ORG_VIA")}
     done = subprocess.run(
-        [sys.executable, "-m", "cli_org", "hook", "claude-code", event, "--as", agent],
+        [sys.executable, "-m", "cli_org", *(argv or ["hook", "claude-code", event, "--as", agent])],
         input=stdin,
         cwd=cwd or WORKTREE,
         env={**base, **org.env, "PYTHONPATH": str(WORKTREE), **(env or {})},

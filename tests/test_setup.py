@@ -47,6 +47,9 @@ ORIGINALS = {
     "codex": {
         ".codex/config.toml": '# my settings\nmodel = "o4"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n',
         ".codex/AGENTS.md": "# My rules\n\nAlways run the tests.",
+        ".codex/hooks.json": (
+            '{\n  "hooks": {\n    "SessionStart": [{"hooks": [{"type": "command", "command": "echo hi"}]}]\n  }\n}\n'
+        ),
     },
     "hermes": {
         ".hermes/config.yaml": "# Hermes\nmodel: hermes-4\nmcp_servers:\n  # my docs\n  docs:\n    command: docs-mcp\n"
@@ -125,9 +128,14 @@ def check_written(harness: str, home: Path, *, with_originals: bool) -> None:
         }
         agents = (home / ".codex/AGENTS.md").read_text()
         assert "org_recall" in agents and "org_remember" in agents and "`bot`" not in agents
+        hooks = json.loads((home / ".codex/hooks.json").read_text())["hooks"]
+        stop = hooks["Stop"][0]["hooks"][0]
+        assert stop["command"].endswith("cli-org hook codex stop --as bot") and stop["timeout"] > 5
+        assert "CLI_ORG_DATABASE_URL=postgresql://bot@db.internal:5432/org" in stop["command"]
         if with_originals:
             assert config["model"] == "o4" and config["mcp_servers"]["docs"] == {"command": "docs-mcp"}
             assert agents.startswith("# My rules\n\nAlways run the tests.\n")
+            assert hooks["SessionStart"] == [{"hooks": [{"type": "command", "command": "echo hi"}]}]
     else:
         text = (home / ".hermes/config.yaml").read_text()
         config = yaml.safe_load(text)
@@ -226,7 +234,7 @@ def test_project_setup_writes_into_the_project_and_is_reversible(home, tmp_path,
         assert not (home / ".claude").exists()  # nothing of the user's that applies to every project
         assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["cli-org"]["args"][-1] == "bot"
     elif harness == "codex":
-        assert paths == {project / ".codex/config.toml", project / "AGENTS.md"}
+        assert paths == {project / ".codex/config.toml", project / ".codex/hooks.json", project / "AGENTS.md"}
         assert tomllib.loads((project / ".codex/config.toml").read_text())["mcp_servers"]["cli-org"]
     else:  # Hermes keeps MCP servers in its home only; the instructions go into the project
         assert paths == {home / ".hermes/config.yaml", project / "AGENTS.md"}

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..local.files import open_file
-from . import claude
+from . import claude, codex
 from .records import BadRecord, load_line
 
 if TYPE_CHECKING:
@@ -198,6 +198,17 @@ def turns_from_claude_transcript(path: Path, *, last_turn_only: bool) -> list[Tu
     refuses a device, a FIFO, a folder or a missing file with InputError; a line that is not
     JSON is skipped). With `last_turn_only`, the turns from the person's last message on
     (and the agent's action just before it, which tells whether that message corrects it)."""
+    return _transcript_turns(path, claude.TranscriptFile(Path(path)), last_turn_only)
+
+
+def turns_from_codex_transcript(path: Path, *, last_turn_only: bool) -> list[Turn]:
+    """The same for a Codex rollout (.jsonl), the transcript its Stop hook names."""
+    return _transcript_turns(path, codex.TranscriptFile(Path(path)), last_turn_only)
+
+
+def _transcript_turns(
+    path: Path, parser: claude.TranscriptFile | codex.TranscriptFile, last_turn_only: bool
+) -> list[Turn]:
     try:
         with open_file(Path(path)) as (fh, st):
             start = max(0, st.st_size - TAIL_BYTES)
@@ -208,7 +219,6 @@ def turns_from_claude_transcript(path: Path, *, last_turn_only: bool) -> list[Tu
     lines = data.split(b"\n")
     if start > 0 and lines:
         lines = lines[1:]  # the first line was cut by the seek
-    parser = claude.TranscriptFile(Path(path))
     rows: list[dict[str, Any]] = []
     for n, line in enumerate(lines, start=1):
         if not line.strip():

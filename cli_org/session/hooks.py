@@ -6,7 +6,7 @@ Separate parts, so that a warm helper process can later do the work for the hook
   hook_event_name, source, transcript_path, stop_hook_active), checked and nothing more;
 - `claude_code_hook`: the work, on a connection: the `cli-org context` block at session
   start, only the new on-match hits on each prompt, as the harness's JSON output;
-- `turn_lessons` and `claude_code_stop`: at the end of a turn, the lasting lessons of the
+- `turn_lessons` and `lesson_ask`: at the end of a turn, the lasting lessons of the
   turn's transcript (archive/lessons.py) that are no fact yet and were not asked about in
   the session, as a "block" that asks the agent to save them with `org_remember` or say
   why not (issue 35); nothing after plain work, nothing when the harness is already
@@ -58,8 +58,11 @@ HARNESS_TIMEOUT = 10
 SESSION_START_BUDGET = DEFAULT_BUDGET
 PROMPT_BUDGET = 400
 EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
-# The end of a turn (`cli-org hook claude-code stop`): its own work (claude_code_stop).
+# The end of a turn (`cli-org hook HARNESS stop`): its own work (turn_lessons, lesson_ask).
+# Codex's Stop hook (0.169) takes the same answer as Claude Code's: a "block" whose reason
+# Codex hands the model as the next prompt.
 STOP = "stop"
+STOP_HARNESSES = ("claude-code", "codex")
 # One ask names at most this many lessons (the brief's bound: an agent asked about more
 # than two things at the end of a turn answers none of them well); the best-scored first.
 ASK_LESSONS = 2
@@ -187,24 +190,28 @@ def prompt_hits(hits: list[RecallHit], shaping: HookShaping) -> list[RecallHit]:
     return [h for h in hits if shaping.admits(h.arm, h.similarity, h.whole, h.data.get("z"), best_note)]
 
 
-def turn_lessons(hook: HookInput, embedder: Embedder | None = None) -> list[Lesson]:
+def turn_lessons(hook: HookInput, embedder: Embedder | None = None, *, harness: str = "claude-code") -> list[Lesson]:
     """The lessons of the turn that just ended, read from the last turn of the harness's
-    transcript (lessons.turns_from_claude_transcript: a bounded read of its tail, a device,
-    FIFO, folder or missing file refused with InputError). None when the harness is already
-    continuing because a stop hook asked, or names no transcript."""
-    from ..archive.lessons import lessons, turns_from_claude_transcript
+    transcript (a Claude Code transcript or a Codex rollout, lessons.py: a bounded read of its
+    tail, a device, FIFO, folder or missing file refused with InputError). None when the
+    harness is already continuing because a stop hook asked, or names no transcript."""
+    from ..archive.lessons import lessons, turns_from_claude_transcript, turns_from_codex_transcript
+
+    if harness not in STOP_HARNESSES:
+        raise InputError(f"no stop hook for {harness!r}; use one of {', '.join(STOP_HARNESSES)}")
 
     if hook.stop_hook_active or not hook.transcript_path:
         return []
     name = hook.transcript_path
     if len(name) > MAX_PATH or "\0" in name or not Path(name).is_absolute():
         raise InputError("the transcript path is not an absolute path of a file")
-    turns = turns_from_claude_transcript(Path(name), last_turn_only=True)
+    read = turns_from_codex_transcript if harness == "codex" else turns_from_claude_transcript
+    turns = read(Path(name), last_turn_only=True)
     return lessons(turns, embedder) if turns else []
 
 
 @owns_transaction
-def claude_code_stop(
+def lesson_ask(
     conn: Conn,
     hook: HookInput,
     found: Sequence[Lesson],
@@ -212,7 +219,7 @@ def claude_code_stop(
     project: str | None = None,
     embedder: Embedder | None = None,
 ) -> str:
-    """What Claude Code should read on stdout at the end of a turn: a "block" whose reason
+    """What the harness should read on stdout at the end of a turn: a "block" whose reason
     names the best ASK_LESSONS of `found` that no current fact says yet (store.proposals.
     known_claim, by words or meaning) and that were not asked about earlier in the session,
     asking the agent to save each with org_remember if it is lasting or say why not; "" when

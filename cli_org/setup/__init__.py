@@ -18,7 +18,7 @@ The rules (docs/agents.md, "Use it from your agents"):
 
 Formats followed (the versions are in docs/agents.md): Claude Code's `.mcp.json` /
 `~/.claude.json` "mcpServers", `settings.json` "hooks" and "enabledMcpjsonServers"; Codex's
-`config.toml` `[mcp_servers.NAME]` and AGENTS.md; Hermes's `config.yaml` `mcp_servers:`
+`config.toml` `[mcp_servers.NAME]`, `hooks.json` "hooks" and AGENTS.md; Hermes's `config.yaml` `mcp_servers:`
 and `agent.environment_hint`, and a project's context file (`.hermes.md`/`HERMES.md`,
 else AGENTS.md).
 """
@@ -67,6 +67,7 @@ PASSED_ON = ("CLI_ORG_DATABASE_URL", "CLI_ORG_DATABASE", "CLI_ORG_DATA_DIR")
 CODEX_STARTUP_SEC = 30
 
 CLAUDE_HOOKS = "session-start, prompt and stop hooks"
+CODEX_HOOKS = "stop hook"
 
 # One block for every harness that reads a project's AGENTS.md: it names no agent (the
 # MCP server fixes who the agent is), so Codex and Hermes share it.
@@ -139,9 +140,9 @@ def _home(env: Mapping[str, str], variable: str, default: str) -> Path:
     return Path(env[variable]).expanduser() if env.get(variable) else Path.home() / default
 
 
-def _hook_command(event: str, agent: str, exe: list[str], env: dict[str, str]) -> str:
+def _hook_command(event: str, agent: str, exe: list[str], env: dict[str, str], harness: str = "claude-code") -> str:
     assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-    command = shlex.join([*exe, "hook", "claude-code", event, "--as", agent])
+    command = shlex.join([*exe, "hook", harness, event, "--as", agent])
     return f"{assignments} {command}" if assignments else command
 
 
@@ -216,6 +217,24 @@ def edits_for(
     entry = {"command": exe[0], "args": args, "env": server_env}
     if harness == "codex":
         home = _home(env, "CODEX_HOME", ".codex")
+        # Codex 0.169's Stop hook, in the hooks.json beside its config (the form Claude Code's
+        # settings use): a lesson of the turn asked for (hooks.py). Codex runs a hook it has
+        # not seen only once the user trusts it (`/hooks` in `codex`).
+        stop = {
+            "Stop": {
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": _hook_command("stop", agent, exe, extra, "codex"),
+                        "timeout": HARNESS_TIMEOUT,
+                    }
+                ]
+            }
+        }
+        notes.append(
+            "Codex runs the stop hook only once you trust it: open `codex` and accept its hooks review "
+            "(or `/hooks`); until then it is skipped"
+        )
         # Codex waits for a required server before the first turn; the read tools are
         # approved (org/registry.py), writes are left to the user's approval policy.
         entry = {
@@ -233,9 +252,14 @@ def edits_for(
             )
             return [
                 toml_server(project_dir / ".codex" / "config.toml", entry),
+                json_hooks(project_dir / ".codex" / "hooks.json", stop, CODEX_HOOKS),
                 markdown_block(project_dir / "AGENTS.md", INSTRUCTIONS),
             ], notes
-        return [toml_server(home / "config.toml", entry), markdown_block(home / "AGENTS.md", INSTRUCTIONS)], notes
+        return [
+            toml_server(home / "config.toml", entry),
+            json_hooks(home / "hooks.json", stop, CODEX_HOOKS),
+            markdown_block(home / "AGENTS.md", INSTRUCTIONS),
+        ], notes
     if harness == "hermes":
         home = _home(env, "HERMES_HOME", ".hermes")
         config = yaml_server(home / "config.yaml", entry)

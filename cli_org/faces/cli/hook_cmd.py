@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 @click.command()
-@click.argument("harness", type=click.Choice(["claude-code"]), metavar="HARNESS")
+@click.argument("harness", type=click.Choice(["claude-code", "codex"]), metavar="HARNESS")
 @click.argument("event", type=click.Choice(["session-start", "prompt", "stop"]), metavar="EVENT")
 # Not as_option: a hook fails open; a usage error exits 0 too (OrgGroup.main in app.py).
 @click.option(
@@ -29,6 +29,7 @@ def hook(harness: str, event: str, agent: str | None, project: str | None) -> No
     the context block at session start, the new on-match hits on each prompt; at the end
     of a turn (stop), when the turn holds a lasting lesson that is no fact yet, a request
     to the agent to save it with org_remember or say why not (once per lesson and session).
+    HARNESS: claude-code (every event) or codex (stop; Codex 0.169's Stop hook).
 
     Fails open: on any error, or after 5 seconds, it prints nothing and exits 0.
     """
@@ -39,7 +40,7 @@ def hook(harness: str, event: str, agent: str | None, project: str | None) -> No
 
     def work() -> str:
         with ctx:  # the command's context, in the thread that does the work
-            return _hook_work(event, agent, project, CONNECT_SECONDS)
+            return _hook_work(harness, event, agent, project, CONNECT_SECONDS)
 
     outcome = fail_open(work)
     if outcome.text:
@@ -54,19 +55,21 @@ def hook(harness: str, event: str, agent: str | None, project: str | None) -> No
         warm_up()
 
 
-def _hook_work(event: str, agent: str | None, project: str | None, connect_seconds: int) -> str:
+def _hook_work(harness: str, event: str, agent: str | None, project: str | None, connect_seconds: int) -> str:
     from dataclasses import replace
 
     from ...errors import InputError
     from ...session.hooks import claude_code_hook, parse_hook_input
 
+    if harness != "claude-code" and event != "stop":
+        raise InputError(f"{harness} gets only the stop hook from cli-org")
     hook_input = parse_hook_input(stdin_text())
     if not agent:
         raise InputError("no agent named; the hook command carries --as NAME")
     # A connection attempt gives up within connect_seconds, unless the user set a bound.
     cfg = replace(settings(), connect_timeout=connect_seconds)
     if event == "stop":
-        return _stop_work(hook_input, agent, project, cfg)
+        return _stop_work(harness, hook_input, agent, project, cfg)
     wanted = bool(event == "prompt" and hook_input.prompt)
     if wanted:
         from ...vault.embedders import build_in_background, onnx_path
@@ -79,21 +82,21 @@ def _hook_work(event: str, agent: str | None, project: str | None, connect_secon
         )
 
 
-def _stop_work(hook_input: HookInput, agent: str, project: str | None, cfg: Settings) -> str:
+def _stop_work(harness: str, hook_input: HookInput, agent: str, project: str | None, cfg: Settings) -> str:
     """The end of a turn: the turn's lessons first (no connection for plain work), then the
     ones no fact says yet."""
-    from ...session.hooks import claude_code_stop, turn_lessons
+    from ...session.hooks import lesson_ask, turn_lessons
     from ...vault.embedders import build_in_background, onnx_path
 
     if hook_input.stop_hook_active or not hook_input.transcript_path:
         return ""  # the harness is continuing because a stop hook asked: never twice
     wanted = not build_in_background(onnx_path(cfg))
     with org(agent, cfg=cfg, embed=wanted) as opened:
-        found = turn_lessons(hook_input, opened.embedder)
+        found = turn_lessons(hook_input, opened.embedder, harness=harness)
         if not found:
             return ""
         with opened.serving(this_operation()) as conn:
-            return claude_code_stop(conn, hook_input, found, project=project, embedder=opened.embedder)
+            return lesson_ask(conn, hook_input, found, project=project, embedder=opened.embedder)
 
 
 COMMANDS = [hook]
