@@ -253,8 +253,8 @@ def test_after_a_compaction_the_next_request_has_the_block_and_the_tools(org, tm
     `model_auto_compact_token_limit` (set low, as a long session reaches it): it asks the
     model for a summary, then starts the history again from its instructions, so the block
     (AGENTS.md) and cli-org's tools come back with the summary. (Codex's hooks,
-    SessionStart and PreCompact/PostCompact among them, need a hook trust of their own;
-    setup writes none.)"""
+    SessionStart and PreCompact/PostCompact among them, run only once the user trusts them;
+    setup wires only the Stop hook, and trusts nothing.)"""
     summary = "Summary: asked the org how deploys run."
 
     def script(body: dict[str, Any]) -> list[api.Item]:
