@@ -57,6 +57,7 @@ SELF = "the agent itself (an owner reads anyone's)"
 AUTHOR = "the author, their team lead or an owner"
 OWNER = "an owner"
 ADMIN = "the database admin (the login role, no --as)"
+DECIDER = "the agent whose session it was, its team lead or an owner"
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,22 @@ OPERATIONS: tuple[Operation, ...] = (
         cli=("sessions search",),
         mcp=("org_sessions_search",),
         web=("GET /api/sessions/search",),
+    ),
+    # proposals from the archive (issue 35)
+    _op("proposals.list", READ, DECIDER, P, web=("GET /proposals", "GET /api/proposals")),
+    _op(
+        "proposals.accept",
+        WRITE,
+        DECIDER,
+        P,
+        web=("POST /proposals/{proposal_id}/accept", "POST /api/proposals/{proposal_id}/accept"),
+    ),
+    _op(
+        "proposals.reject",
+        WRITE,
+        DECIDER,
+        P,
+        web=("POST /proposals/{proposal_id}/reject", "POST /api/proposals/{proposal_id}/reject"),
     ),
     # notebooks
     # The notebook stays on the primary, reads included: an agent sees the entry it just wrote.
