@@ -3,6 +3,8 @@ the write checks on what they carry, against the real database and members' own 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from psycopg import errors as pgerr
 
@@ -197,3 +199,53 @@ def test_a_restricted_project_hides_even_an_agents_own_proposal(org):
         assert proposals.list_proposals(conn) == [] and proposals.count_pending(conn) == 0
         with pytest.raises(NotFound, match=f"no proposal with id {pid}"):
             proposals.accept(conn, pid)
+
+
+def test_the_session_start_block_says_how_many_wait_and_the_cli_decides(org, cli):
+    sid = _session(org, "sess-9")
+    first_id = _propose(org, sid, "In this repo use pnpm, never npm.")
+    second = _propose(org, sid, "Run make lint before every commit.", key="m-2")
+    code, out, _ = cli("context", "--as", "bot")
+    assert code == 0 and "2 lessons proposed from your sessions wait for you" in out
+    code, out, _ = cli("context", "--as", "other")
+    assert code == 0 and "proposed from your sessions" not in out
+    code, out, err = cli("proposals", "--as", "bot")
+    assert code == 0 and out.splitlines()[0].startswith(f"#{second} [rule] package manager: Run make lint")
+    code, out, err = cli("proposals", "accept", str(first_id), "--as", "other")
+    assert code == 1 and err.count("\n") == 1 and f"may not decide proposal {first_id}" in err
+    edit = "Use pnpm in this repo, never npm."
+    code, out, err = cli("proposals", "accept", str(first_id), "--as", "bot", "--claim", edit)
+    assert code == 0 and out.startswith(f"accepted {first_id} as fact #")
+    code, out, _ = cli("proposals", "reject", str(second), "--as", "bot", "--reason", "one-off", "--json")
+    assert code == 0 and json.loads(out)["state"] == "rejected"
+    code, out, _ = cli("context", "--as", "bot")
+    assert "proposed from your sessions" not in out and "Use pnpm in this repo, never npm." in out
+    code, out, err = cli("proposals", "accept", "abc", "--as", "bot")
+    assert code == 2 and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_an_agent_confirms_its_proposals_through_mcp(org):
+    from tests.helpers import serve, text
+
+    sid = _session(org, "sess-mcp")
+    keep = _propose(org, sid, "The test database is on 5433, not 5432.", subject="test database")
+    drop = _propose(org, sid, "Rename the helper to load_rows.", key="m-2")
+
+    async def as_bot(s):
+        listed = await s.call_tool("org_proposals", {})
+        accepted = await s.call_tool("org_proposal_accept", {"id": keep})
+        rejected = await s.call_tool("org_proposal_reject", {"id": drop, "reason": "plain work"})
+        again = await s.call_tool("org_proposal_accept", {"id": keep})
+        return listed, accepted, rejected, again
+
+    async def as_other(s):
+        return await s.call_tool("org_proposal_accept", {"id": keep})
+
+    listed, accepted, rejected, again = serve(org, as_bot)
+    assert text(listed).splitlines()[1].startswith(f"#{keep} [rule] test database: The test database is on 5433")
+    assert text(accepted).startswith(f"accepted {keep} as fact #") and not accepted.is_error
+    assert text(rejected) == f"rejected {drop}"
+    assert again.is_error and "already accepted" in text(again)
+    refused = serve(org, as_other, agent="other")
+    assert refused.is_error and "no proposal" in text(refused) or "may not decide" in text(refused)

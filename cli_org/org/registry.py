@@ -204,6 +204,10 @@ OPERATIONS: tuple[Operation, ...] = (
     # A context block that records what it delivered to a session is a write: the Org sends it
     # to the primary (Org.context); one for the asking is a read.
     _op("context", READ, MEMBER, R, cli=("context",), mcp=("org_context",)),
+    # proposals from the archive (issue 35)
+    _op("proposals.list", READ, DECIDER, P, cli=("proposals",), mcp=("org_proposals",)),
+    _op("proposals.accept", WRITE, DECIDER, P, cli=("proposals accept",), mcp=("org_proposal_accept",)),
+    _op("proposals.reject", WRITE, DECIDER, P, cli=("proposals reject",), mcp=("org_proposal_reject",)),
     _op("sessions.list", READ, MEMBER, R, web=("GET /sessions", "GET /api/sessions")),
     _op(
         "sessions.show",
