@@ -167,22 +167,6 @@ OPERATIONS: tuple[Operation, ...] = (
         mcp=("org_sessions_search",),
         web=("GET /api/sessions/search",),
     ),
-    # proposals from the archive (issue 35)
-    _op("proposals.list", READ, DECIDER, P, web=("GET /proposals", "GET /api/proposals")),
-    _op(
-        "proposals.accept",
-        WRITE,
-        DECIDER,
-        P,
-        web=("POST /proposals/{proposal_id}/accept", "POST /api/proposals/{proposal_id}/accept"),
-    ),
-    _op(
-        "proposals.reject",
-        WRITE,
-        DECIDER,
-        P,
-        web=("POST /proposals/{proposal_id}/reject", "POST /api/proposals/{proposal_id}/reject"),
-    ),
     # notebooks
     # The notebook stays on the primary, reads included: an agent sees the entry it just wrote.
     _op(
@@ -205,9 +189,33 @@ OPERATIONS: tuple[Operation, ...] = (
     # to the primary (Org.context); one for the asking is a read.
     _op("context", READ, MEMBER, R, cli=("context",), mcp=("org_context",)),
     # proposals from the archive (issue 35)
-    _op("proposals.list", READ, DECIDER, P, cli=("proposals",), mcp=("org_proposals",)),
-    _op("proposals.accept", WRITE, DECIDER, P, cli=("proposals accept",), mcp=("org_proposal_accept",)),
-    _op("proposals.reject", WRITE, DECIDER, P, cli=("proposals reject",), mcp=("org_proposal_reject",)),
+    _op(
+        "proposals.list",
+        READ,
+        DECIDER,
+        P,
+        cli=("proposals",),
+        mcp=("org_proposals",),
+        web=("GET /proposals", "GET /api/proposals"),
+    ),
+    _op(
+        "proposals.accept",
+        WRITE,
+        DECIDER,
+        P,
+        cli=("proposals accept",),
+        mcp=("org_proposal_accept",),
+        web=("POST /proposals/{proposal_id}/accept", "POST /api/proposals/{proposal_id}/accept"),
+    ),
+    _op(
+        "proposals.reject",
+        WRITE,
+        DECIDER,
+        P,
+        cli=("proposals reject",),
+        mcp=("org_proposal_reject",),
+        web=("POST /proposals/{proposal_id}/reject", "POST /api/proposals/{proposal_id}/reject"),
+    ),
     _op("sessions.list", READ, MEMBER, R, web=("GET /sessions", "GET /api/sessions")),
     _op(
         "sessions.show",
