@@ -227,6 +227,7 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     _op("usage", READ, MEMBER, R, cli=("usage",), web=("GET /usage", "GET /api/usage")),
     _op("archive.import", WRITE, ADMIN, L, cli=("archive import",)),
+    _op("archive.propose", WRITE, ADMIN, L, cli=("archive propose",)),
     _op("archive.judge", WRITE, ADMIN, L, cli=("archive judge",)),
     _op("archive.memory", WRITE, ADMIN, L, cli=("archive memory",)),
     _op("archive.history", READ, ADMIN, P, cli=("archive history",)),
