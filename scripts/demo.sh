@@ -13,7 +13,8 @@ echo
 bash "$here/scripts/load-sample.sh"
 # A week of the team's agent sessions (eval/sample/sessions), laid out as Claude Code, Codex
 # and Hermes keep them, in a temporary folder, and imported from there: never from this
-# machine's own harness folders. The Sessions and Usage pages (`cli-org serve`) show them.
+# machine's own harness folders. The Sessions and Usage pages (`cli-org serve`) show them, and
+# the import proposes the lasting lessons in them: the Proposals page (or `cli-org proposals`).
 sessions="$(mktemp -d)"
 trap 'rm -rf "$sessions"' EXIT
 python3 "$here/scripts/sample-sessions.py" "$sessions" >/dev/null

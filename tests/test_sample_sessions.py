@@ -96,3 +96,54 @@ def test_imported_they_fill_sessions_and_usage(org, tmp_path):
     assert by_harness["hermes"].remember_calls == 1
     # Importing the same sessions again adds nothing.
     assert all((s.sessions, s.messages) == (0, 0) for s in again)
+
+
+def _session_of(stores, prefix: str) -> tuple[str, str]:
+    """(harness, session id) of the sample transcript whose file name starts with, or holds, prefix."""
+    for harness in ("claude-code", "codex"):
+        for path in stores[harness].glob("**/*.jsonl"):
+            if prefix in path.name:
+                return harness, path.stem[-36:]
+    raise AssertionError(f"no sample transcript named {prefix}")
+
+
+@pytest.mark.slow
+def test_the_demos_import_proposes_the_samples_lessons_and_nothing_from_plain_work(org, cli, tmp_path):
+    """The demo's own command on the sample: a proposal for each of the five lessons the
+    sessions hold (a correction, a rule, a failure and its fix, a decision, a remember-that),
+    none from the three sessions of plain work (a typo, a rename fixed within the task, a
+    version bump, questions answered, a disk cleaned)."""
+    stores = _stores(tmp_path, now=datetime.now(UTC))
+    code, out, err = cli(
+        "archive", "import", "--claude", str(stores["claude-code"]), "--codex", str(stores["codex"]),
+        "--hermes", str(stores["hermes"]),
+    )  # fmt: skip
+    assert code == 0, err
+    assert "claude-code: 3 files, 3 with new lines; 3 sessions" in out and "lessons proposed" in out, out
+    code, out, err = cli("proposals", "--json", agent="boss")
+    assert code == 0, err
+    proposed = json.loads(out)
+    claims = {(p["harness"], p["project"]): [] for p in proposed}
+    for p in proposed:
+        claims[(p["harness"], p["project"])].append(p["claim"].lower())
+    lessons = {
+        ("claude-code", "web"): ("pnpm", "never npm"),
+        ("claude-code", "api"): ("make lint", "before every commit"),
+        ("codex", "api"): ("5433", "not 5432"),
+        ("hermes", "api"): ("v1 routes", "until march"),
+    }
+    for (harness, project), needed in lessons.items():
+        assert any(all(w in c for w in needed) for c in claims.get((harness, project), [])), (harness, project, claims)
+    assert any("courier webhook" in c and "24 hours" in c for c in claims[("hermes", "api")]), claims
+    # Plain work proposes nothing: the typo, rename and question session (Claude Code), the
+    # version bump (Codex), the runner's disk (Hermes, the only session in web).
+    plain = {_session_of(stores, "c996bdc5"), _session_of(stores, "fb318439")}
+    assert not [p for p in proposed if (p["harness"], p["session"]) in plain or p["project"] is None]
+    assert ("hermes", "web") not in claims
+    # The demo run again (a new temporary folder, the same sessions): nothing new.
+    again = _stores(tmp_path / "again", now=datetime.now(UTC))
+    code, out, _ = cli(
+        "archive", "import", "--claude", str(again["claude-code"]), "--codex", str(again["codex"]),
+        "--hermes", str(again["hermes"]),
+    )  # fmt: skip
+    assert code == 0 and "0 sessions and 0 messages added" in out and "proposals: 0 lessons proposed" in out, out

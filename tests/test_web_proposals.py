@@ -124,6 +124,26 @@ def test_a_bad_edit_is_refused_on_the_error_page_and_the_proposal_waits(org, web
     assert _state(org, one)["state"] == "pending"
 
 
+def test_one_that_belongs_to_no_agent_is_accepted_by_an_owner_naming_its_author(org, web):
+    pid = _propose(org, _session(org, "sess-n"), "Keep the v1 routes until March.", agent=None, key="m-8")
+    client = web("boss")
+    page = client.get("/proposals").text
+    assert "none yet: an owner names the author on accepting" in page
+    assert '<input name="author" maxlength="64" required placeholder="author (an agent)"' in page
+    token = _csrf(page)
+    unnamed = client.post(f"/proposals/{pid}/accept", data={"csrf": token, "author": " "})
+    assert unnamed.status_code == 400 and "belongs to no agent yet" in unnamed.text
+    assert client.post(f"/proposals/{pid}/accept", data={"csrf": token, "author": "nobody"}).status_code == 404
+    assert client.post(f"/proposals/{pid}/accept", data={"csrf": token, "author": "Bad Name"}).status_code == 400
+    assert client.post(f"/proposals/{pid}/accept", data={"csrf": token, "author": "other"}).status_code == 303
+    row = _state(org, pid)
+    assert row["decided_by"] == "boss" and _fact(org, row["fact_id"]).author == "other"
+    # A lead leads nobody's session: it neither sees nor decides one.
+    assert client.post(f"/proposals/{pid}/accept", data={"csrf": token}).status_code == 400  # decided now
+    lead = web("lead")
+    assert "Keep the v1 routes" not in lead.get("/proposals", params={"state": "all"}).text
+
+
 def test_reject_removes_it_from_the_pending_list_and_keeps_the_reason(org, web, one):
     kept = _propose(org, _session(org, "sess-b"), "Run make lint before every commit.", key="m-2")
     client = web("boss")  # an owner decides anyone's
