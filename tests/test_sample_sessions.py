@@ -7,8 +7,6 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
-
 from cli_org.archive.importer import import_sessions
 from cli_org.archive.usage import usage
 
@@ -61,7 +59,6 @@ def test_laying_out_again_replaces_the_hermes_store(tmp_path):
     db.close()
 
 
-@pytest.mark.slow
 def test_imported_they_fill_sessions_and_usage(org, tmp_path):
     stores = _stores(tmp_path, now=datetime.now(UTC))
     with org.admin() as conn:
@@ -107,7 +104,6 @@ def _session_of(stores, prefix: str) -> tuple[str, str]:
     raise AssertionError(f"no sample transcript named {prefix}")
 
 
-@pytest.mark.slow
 def test_the_demos_import_proposes_the_samples_lessons_and_nothing_from_plain_work(org, cli, tmp_path):
     """The demo's own command on the sample: a proposal for each of the five lessons the
     sessions hold (a correction, a rule, a failure and its fix, a decision, a remember-that),
