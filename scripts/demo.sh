@@ -18,8 +18,11 @@ bash "$here/scripts/load-sample.sh"
 sessions="$(mktemp -d)"
 trap 'rm -rf "$sessions"' EXIT
 python3 "$here/scripts/sample-sessions.py" "$sessions" >/dev/null
-echo "\$ cli-org archive import (the sample's sessions)"
-cli-org archive import --claude "$sessions/claude" --codex "$sessions/codex" --hermes "$sessions/hermes"
+# Each store is one agent's (what `cli-org setup` records on a real machine: --agent stands in).
+echo "\$ cli-org archive import (the sample's sessions: builder's Claude Code, reviewer's Codex, ops's Hermes)"
+cli-org archive import --claude "$sessions/claude" --agent builder
+cli-org archive import --codex "$sessions/codex" --agent reviewer
+cli-org archive import --hermes "$sessions/hermes" --agent ops
 id=$(ORG_AGENT=builder cli-org remember "demo" "The demo ran at $(date -u +%H:%M) UTC" --source scripts/demo.sh)
 echo "remembered fact $id; retiring it as the team lead:"
 ORG_AGENT=mara cli-org forget "$id" "demo clean-up"

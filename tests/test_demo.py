@@ -15,7 +15,7 @@ echo "${CLI_ORG_DATABASE:-} $*" >> "$CALLS"
 case "$1" in
   remember) echo 7 ;;
   agents) echo '[]' ;;
-  archive) test -f "$8/state.db" && find "$4" "$6" -name '*.jsonl' | wc -l > "$SEEN" ;;
+  archive) find "$4" -name '*.jsonl' | wc -l >> "$SEEN"; if test -f "$4/state.db"; then echo db >> "$SEEN"; fi ;;
 esac
 """
 
@@ -72,13 +72,16 @@ def test_demo_imports_its_own_sample_sessions_not_the_users(tmp_path):
     done, calls = _demo(tmp_path)
     assert done.returncode == 0, done.stderr
     imports = [call.split()[1:] for call in calls if call.split()[1:3] == ["archive", "import"]]
-    assert len(imports) == 1
-    words = imports[0]
-    # All three stores named, so the import reads none of the harnesses' usual places.
-    assert words[2::2] == ["--claude", "--codex", "--hermes"]
-    folder = Path(words[3]).parent
-    assert [Path(w) for w in words[3::2]] == [folder / "claude", folder / "codex", folder / "hermes"]
+    # One store a call, each named (so the import reads none of the harnesses' usual places),
+    # each with the agent whose sessions they are.
+    assert [(w[2], w[4:]) for w in imports] == [
+        ("--claude", ["--agent", "builder"]),
+        ("--codex", ["--agent", "reviewer"]),
+        ("--hermes", ["--agent", "ops"]),
+    ]
+    folder = Path(imports[0][3]).parent
+    assert [Path(w[3]) for w in imports] == [folder / "claude", folder / "codex", folder / "hermes"]
     # They were there when it ran (five transcripts and a state.db; the stand-in counted
     # them), laid out apart from the repository, and gone after the demo.
-    assert (tmp_path / "seen").read_text().split() == ["5"]
+    assert (tmp_path / "seen").read_text().split() == ["3", "2", "0", "db"]
     assert ROOT not in folder.parents and not folder.exists()

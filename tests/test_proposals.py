@@ -328,3 +328,16 @@ def test_propose_is_the_importers_not_an_agents(org):
 
     with org.as_agent("bot") as conn, pytest.raises(AccessDenied, match="run it without --as"):
         propose(conn)
+
+
+def test_import_names_the_agent_of_sessions_setup_did_not_wire_and_refuses_an_unknown_one(org, cli, tmp_path):
+    projects = tmp_path / "projects"
+    _transcript(projects / "-srv-web" / "d.jsonl", "d", [("user", LESSON)])
+    code, out, err = cli("archive", "import", "--claude", str(projects), "--agent", "nobody")
+    assert code == 1 and err.strip() == "cli-org: no agent named nobody; `cli-org agents list` shows them"
+    with org.admin() as conn:  # nothing was imported
+        assert conn.execute("SELECT count(*) AS n FROM archive_sessions").fetchone()["n"] == 0
+    code, out, err = cli("archive", "import", "--claude", str(projects), "--agent", "bot")
+    assert code == 0, err
+    code, out, _ = cli("proposals", "--json", agent="bot")
+    assert [p["agent"] for p in json.loads(out)] == ["bot"]

@@ -110,18 +110,22 @@ def test_the_demos_import_proposes_the_samples_lessons_and_nothing_from_plain_wo
     none from the three sessions of plain work (a typo, a rename fixed within the task, a
     version bump, questions answered, a disk cleaned)."""
     stores = _stores(tmp_path, now=datetime.now(UTC))
-    code, out, err = cli(
-        "archive", "import", "--claude", str(stores["claude-code"]), "--codex", str(stores["codex"]),
-        "--hermes", str(stores["hermes"]),
-    )  # fmt: skip
-    assert code == 0, err
-    assert "claude-code: 3 files, 3 with new lines; 3 sessions" in out and "lessons proposed" in out, out
+    # The demo's three imports, each store one agent's (bot, lead and other stand in for
+    # builder, reviewer and ops).
+    outs = []
+    for flag, store, agent in (("--claude", "claude-code", "bot"), ("--codex", "codex", "lead"),
+                               ("--hermes", "hermes", "other")):  # fmt: skip
+        code, out, err = cli("archive", "import", flag, str(stores[store]), "--agent", agent)
+        assert code == 0, err
+        outs.append(out)
+    assert "claude-code: 3 files, 3 with new lines; 3 sessions" in outs[0] and "lessons proposed" in outs[0], outs
     code, out, err = cli("proposals", "--json", agent="boss")
     assert code == 0, err
     proposed = json.loads(out)
     claims = {(p["harness"], p["project"]): [] for p in proposed}
     for p in proposed:
         claims[(p["harness"], p["project"])].append(p["claim"].lower())
+        assert p["agent"] == {"claude-code": "bot", "codex": "lead", "hermes": "other"}[p["harness"]]
     lessons = {
         ("claude-code", "web"): ("pnpm", "never npm"),
         ("claude-code", "api"): ("make lint", "before every commit"),

@@ -21,8 +21,9 @@ from ..db import Conn, first, locks
 from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
-from ..errors import AccessDenied, InputError
+from ..errors import AccessDenied, InputError, NotFound
 from ..limits import LOCK_WAIT
+from ..store.agents import find_agent
 from ..store.proposals import check_proposal, claim_key, known_claim
 from .lessons import lessons, turns_from_rows
 
@@ -58,9 +59,14 @@ def propose(
     again: bool = False,
     progress: ProposeProgress | None = None,
     lock_wait: float = LOCK_WAIT,
+    named: str | None = None,
 ) -> ProposeSummary:
     """Propose the lessons of every archived session's messages not read before (with
-    `again`, of every message: what was proposed before is still not proposed twice)."""
+    `again`, of every message: what was proposed before is still not proposed twice).
+    `named`: an agent the caller names for the sessions (agent_for may answer it), which
+    must exist."""
+    if named is not None:
+        known_agent(conn, named)
     with translated(conn):
         if not first(conn, sql("fact_vectors.is_admin"))["admin"]:
             conn.rollback()
@@ -68,6 +74,14 @@ def propose(
         with locks.held(conn, locks.ARCHIVE, "archive imports", lock_wait):
             summary = _propose(conn, embedder, agent_for, again, progress)
     return summary
+
+
+def known_agent(conn: Conn, name: str) -> None:
+    """NotFound unless `name` is an agent (an agent named for the sessions must exist)."""
+    found = find_agent(conn, name)
+    conn.rollback()
+    if found is None:
+        raise NotFound(f"no agent named {name}; `cli-org agents list` shows them")
 
 
 def _propose(

@@ -39,13 +39,26 @@ def archive() -> None:
     """The archive of agent sessions and memory-file versions."""
 
 
+# Whose the proposals of a session are when the harness set-up's record does not say (a
+# colleague's folder, a store copied from another machine): else nobody's until accepted.
+agent_option = click.option(
+    "--agent",
+    "owner",
+    metavar="NAME",
+    help="The agent whose sessions these are, where `cli-org setup` did not wire one for their folder.",
+)
+
+
 @archive.command("import")
 @click.option("--claude", type=OsPath(path_type=Path), metavar="DIR", help="Claude Code projects folder.")
 @click.option("--hermes", type=OsPath(path_type=Path), metavar="PATH", help="Hermes home or its state.db.")
 @click.option("--codex", type=OsPath(path_type=Path), metavar="DIR", help="Codex sessions folder.")
 @click.option("--no-propose", is_flag=True, help="Do not propose lessons from the new messages (docs/proposals.md).")
+@agent_option
 @json_option
-def import_cmd(claude: Path | None, hermes: Path | None, codex: Path | None, no_propose: bool, as_json: bool) -> None:
+def import_cmd(
+    claude: Path | None, hermes: Path | None, codex: Path | None, no_propose: bool, owner: str | None, as_json: bool
+) -> None:
     """Import agent sessions; only what is new since the last import.
 
     With no option, reads each harness's usual place that exists: ~/.claude/projects
@@ -67,8 +80,12 @@ def import_cmd(claude: Path | None, hermes: Path | None, codex: Path | None, no_
         )
         return
     with org(None, embed=True) as opened, opened.serving(this_operation()) as conn:
+        if owner is not None and not no_propose:
+            from ...archive.propose import known_agent
+
+            known_agent(conn, owner)  # before anything is imported
         summaries = import_sessions(conn, stores, progress=_progress(), lock_wait=opened.settings.lock_wait)
-        proposed = None if no_propose else _propose(conn, opened, again=False)
+        proposed = None if no_propose else _propose(conn, opened, again=False, owner=owner)
     failed = [(s.harness, entry) for s in summaries for entry in s.failed]
     if as_json:
         emit_json({"imported": summaries, "proposed": proposed})
@@ -91,18 +108,18 @@ def import_cmd(claude: Path | None, hermes: Path | None, codex: Path | None, no_
         sys.exit(1)  # the other files were imported; exit 1 says that some were not
 
 
-def _propose(conn: Conn, opened: Org, *, again: bool) -> ProposeSummary:
+def _propose(conn: Conn, opened: Org, *, again: bool, owner: str | None) -> ProposeSummary:
     """Proposals from the sessions' new messages (archive/propose.py), each session's agent
-    read from the harness set-up's record."""
+    read from the harness set-up's record, else `owner` (--agent), else nobody's yet."""
     from ...archive.propose import propose
     from ...setup.record import agent_for
 
     def whose(harness: str, cwd: str | None) -> str | None:
-        return agent_for(os.environ, harness, cwd)
+        return agent_for(os.environ, harness, cwd) or owner
 
     return propose(
         conn, embedder=opened.embedder, agent_for=whose, again=again, progress=_propose_progress(),
-        lock_wait=opened.settings.lock_wait,
+        lock_wait=opened.settings.lock_wait, named=owner,
     )  # fmt: skip
 
 
@@ -123,8 +140,9 @@ def _proposed_text(p: ProposeSummary) -> str:
 
 @archive.command("propose")
 @click.option("--again", is_flag=True, help="Read every message again, not only those new since the last run.")
+@agent_option
 @json_option
-def propose_cmd(again: bool, as_json: bool) -> None:
+def propose_cmd(again: bool, owner: str | None, as_json: bool) -> None:
     """Propose lessons from archived sessions (what `archive import` does after importing).
 
     Reads each session's messages not read before and proposes the lasting lessons in them
@@ -132,7 +150,7 @@ def propose_cmd(again: bool, as_json: bool) -> None:
     accepted (`cli-org proposals`). A claim already a current fact, refused by the write
     checks, or proposed before (rejected included) is not proposed."""
     with org(None, embed=True) as opened, opened.serving(this_operation()) as conn:
-        done = _propose(conn, opened, again=again)
+        done = _propose(conn, opened, again=again, owner=owner)
     if as_json:
         emit_json(done)
     else:
