@@ -54,6 +54,9 @@ MAX_PROSE = 1500
 # alone is kept: 8 characters); longer than MAX_UNIT is a paragraph the splitter missed.
 MIN_UNIT = 8
 MAX_UNIT = 600
+# A person's message of more sentences than this is a spec of the task (numbered steps,
+# requirements), not a correction: the corrections of the labelled sets have one to three.
+MAX_UNITS = 4
 # Proposals from one session at most: precision over recall (issue 35); a session that
 # yields more is one whose words the cues misread, and its best are kept.
 MAX_PER_SESSION = 8
@@ -260,6 +263,7 @@ _LOG_LINE = re.compile(
 def _prose(text: str) -> str:
     """The sentences a person wrote in a message: harness blocks, fenced code and log lines
     removed; '' when the message is the harness's own or holds no prose."""
+    text = _CONTROL.sub("", text or "")
     if not text or _BOILERPLATE.match(text):
         return ""
     text = _TAGGED.sub(" ", text)
@@ -278,7 +282,11 @@ def _prose(text: str) -> str:
     return "" if _BOILERPLATE.match(prose) else prose
 
 
-_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=[A-Z`\"'(])|\n+")
+# Sentences, and the clauses a person runs together: "please continue to fix the rest and stop
+# telling me it is in good shape" holds a task and a correction.
+_SPLIT = re.compile(
+    r"(?<=[.!?;])\s+(?=[A-Z`\"'(])|\n+|,?\s+(?:and|but)\s+(?=(?:stop|don'?t|do not|never|always|please|remember)\b)"
+)
 
 
 def _units(prose: str) -> list[str]:
@@ -320,8 +328,11 @@ _STRONG = [
     (
         "rule",
         re.compile(
-            r"\b(?:in|for|across) (?:this|our|the whole|every|all our) (?:repo|repository|"
-            r"project|codebase|team|org|company|monorepo|workspace|services)\b"
+            r"(?:^|[;:]\s*)(?:in|for|across) (?:this|our|the whole|every|all our) (?:repo|repository|"
+            r"project|codebase|team|org|company|monorepo|workspace|services)\b|"
+            r"\b(?:in|for|across) (?:this|our|the whole|every|all our) (?:repo|repository|project|codebase|team|"
+            r"org|company|monorepo|workspace|services),? (?:we|you|the|all|every|everything|always|never|nothing|"
+            r"only|nobody|no one|[\w`./-]+ (?:is|are|goes|go|lives?|runs?))\b"
         ),
     ),
     (
@@ -345,7 +356,7 @@ _STRONG = [
         re.compile(
             r"\bkeep\s+.{1,60}?\s+until\b|\buntil\s+(?:january|february|march|april|may|"
             r"june|july|august|september|october|november|december|q[1-4]|next\s+(?:year|"
-            r"quarter|release|version|major)|the end of|further notice|all\b)"
+            r"quarter|release|version|major)|the end of|further notice)"
         ),
     ),
     (
@@ -477,7 +488,8 @@ _PLAIN = re.compile(
     r"script|table|api|output|result|response|method|class))\s+(?:should|must|"
     r"needs to|has to)\b|"
     r"\bhere\s*[.!]?$|\bnever ?mind\b|\byet\s*[.!]?$|\bjust (?:the|this) one\b|"
-    r"\bthe (?:same|assertion|bug is|problem is|issue is)\b|\b(?:that'?s|this is) (?:the|"
+    r"\bthe same (?:pattern|thing|way|approach|as|for)\b|"
+    r"\bthe (?:assertion|bug is|problem is|issue is)\b|\b(?:that'?s|this is) (?:the|"
     r"why|which)\b.{0,30}\b(?:bug|problem|issue|cause|hang)\b|"
     r"\b(?:typo|this time|for now|right now|just now|for this (?:task|one|pr|change)|as well|too)\s*[.!]?$|"
     r"\b(?:can|could|would) you\b|\bplease (?:fix|add|make|change|update|create|"
@@ -486,6 +498,20 @@ _PLAIN = re.compile(
     r"^(?:now|next|then|also|and|but)\s+(?:fix|add|make|change|update|create|"
     r"write|implement|remove|delete|revert|try|rename|move|run)\b|"
     r"\b(?:rename|renaming)\b.{0,40}\bto\b|\bI (?:think|guess|wonder|'m not sure|am not sure)\b",
+    re.I,
+)
+# The person handing out the task of the moment: an imperative at the start of a sentence, "I need
+# you to", a sentence about the thing being made ("it does not need to be portable"). Such a
+# sentence is a lesson only with a strong cue ("from now on", "always ...", "before every ...").
+_TASK = re.compile(
+    r"^(?:please\s+|ok(?:ay)?[,.]?\s+|now\s+|then\s+|first[,]?\s+|also[,]?\s+)?(?:add|create|write|implement|extract|"
+    r"copy|move|list|test|verify|check|examine|read|look|find|make sure|put|commit|push|open|build|generate|update|"
+    r"fix|remove|delete|rename|review|audit|survey|summari[sz]e|explain|show|tell|install|set up|initiali[sz]e|begin|"
+    r"start|continue|do|give|change|replace|refactor|clean|split|merge|deploy|publish|release|download|upload|"
+    r"compare|analy[sz]e|research|search|investigate|debug|try|help|let me|go)\b|"
+    r"^(?:i|we)\s+(?:need|want|would like|'d like)\s+(?:you|to|a|an|the|this|that|it)\b|"
+    r"^(?:i|we)\s+(?:have|had|think|should)\b|"
+    r"^(?:it|this|that|they|these|those|there)\b",
     re.I,
 )
 _QUESTION_START = re.compile(
@@ -509,8 +535,22 @@ def _cue(unit: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+# A question asked without its mark ("are there any files that should move"), and a sentence
+# the person hedges ("likely", "I think", "you'll have to search to confirm"): not lessons.
+_ASKED = re.compile(
+    r"^(?:what|why|how|where|which|who|is there|are there|do you|do we|does|did|can you|can we|could you|"
+    r"would you|should we|should i|have you|has (?:it|this|that)|any idea)\b",
+    re.I,
+)
+_HEDGED = re.compile(
+    r"\b(?:likely|probably|maybe|perhaps|might|i think|i guess|i believe|not sure|unsure|to confirm|"
+    r"i suspect|seems? to|apparently)\b",
+    re.I,
+)
+
+
 def _plain(unit: str) -> bool:
-    if _PLAIN.search(unit):
+    if _PLAIN.search(unit) or _ASKED.match(_LEAD.sub("", unit)) or _HEDGED.search(unit):
         return not re.search(r"\bremember\b|\bfrom now on\b|\bgoing forward\b", unit, re.I)
     return bool(_QUESTION_START.match(unit)) and unit.rstrip().endswith("?")
 
@@ -528,10 +568,15 @@ _LEAD = re.compile(
 )
 
 
+# Control and format characters (a terminal's DEL, bidi overrides, zero-width marks): kept
+# out of claims, and out of the text the cues read ("\x7f\x7fi would prefer" in a real session).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def claim_of(unit: str) -> str:
     """The sentence in the words a later agent would search for: lead-ins ("no,", "from now
     on", "remember that") dropped, one line, at most MAX_CLAIM characters."""
-    text = " ".join(unit.split())
+    text = " ".join(_CONTROL.sub("", unit).split())
     stripped = _LEAD.sub("", text).strip()
     if len(stripped) >= MIN_UNIT:
         text = stripped
@@ -548,10 +593,10 @@ def claim_of(unit: str) -> str:
 _WORDS = re.compile(r"\S+")  # a list of words written as one string
 _TOOLS = tuple(
     _WORDS.findall(
-        "pnpm npm yarn bun pip uv poetry conda docker podman kubectl helm terraform make just cargo go "
+        "pnpm npm yarn bun pip uv poetry conda docker podman kubectl helm terraform make cargo "
         "gradle maven pytest jest vitest mocha rspec ruff black mypy eslint prettier tsc git gh postgres "
         "postgresql psql mysql redis sqlite nginx celery alembic django rails node deno python java rust "
-        "black isort flake8 pre-commit tox nox"
+        "isort flake8 pre-commit tox nox"
     )
 )
 _TOPIC = re.compile(
@@ -577,6 +622,8 @@ def subject_of(claim: str) -> str:
         return str(quoted[1]).strip().lower()
     for tool in _TOOLS:
         if re.search(rf"(?<![\w-]){re.escape(tool)}(?![\w-])", low):
+            if tool == "make" and not re.search(r"\bmake (?!sure|it|them|this|that|the|a|an|me|you)[a-z]", low):
+                continue  # "make sure", "make it": the verb, not the program
             return str(tool)
     topic = _TOPIC.search(low)
     if topic:
@@ -684,14 +731,21 @@ def candidates(turns: Sequence[Turn]) -> list[_Candidate]:
             continue
         prose = _prose(turn.text)
         corrects = after_action and bool(_CORRECTION_START.match(prose))
+        answers = after_action
         after_action = False
         if not prose or len(prose) > MAX_PROSE:
             continue
-        for unit in _units(prose):
+        units = _units(prose)
+        # The opening prompt of a session, or a spec of many sentences, is the task: only a
+        # strong cue finds a lesson in it (the real sessions' false proposals were such lines).
+        spec = not answers or len(units) > MAX_UNITS
+        for unit in units:
             if _plain(unit):
                 continue
             strength, why = _cue(unit)
             if strength is None:
+                continue
+            if strength != "strong" and (spec or _TASK.match(_LEAD.sub("", unit))):
                 continue
             if corrects and why in ("rule", "correction") and strength == "strong":
                 why = "correction"
@@ -716,8 +770,8 @@ def lessons(turns: Sequence[Turn], embedder: Embedder | None = None) -> list[Les
     unique = []
     for lesson in sorted(out, key=lambda x: -x.score):
         norm = re.sub(r"\W+", " ", lesson.claim.lower()).strip()
-        if norm not in seen:
-            seen.add(norm)
+        if norm not in seen and lesson.key not in seen:  # one claim a message, its best
+            seen.update((norm, lesson.key))
             unique.append(lesson)
     return unique[:MAX_PER_SESSION]
 
@@ -732,8 +786,22 @@ def accepted(c: _Candidate, p: float | None, bar: float) -> bool:
     return p >= (bar - STRONG_MARGIN if c.strength == "strong" else bar)
 
 
+# Where the lasting part of a sentence starts when something else comes first ("that looks good,
+# but keep in mind ...", "ok, and from now on ..."): the claim starts there.
+_LASTING_FROM = re.compile(
+    r"\b(?:remember(?: that| to|:)|keep in mind|don'?t forget|from now on|going forward|moving forward|"
+    r"from here on|for future reference|in (?:the )?future)\b",
+    re.I,
+)
+
+
+def _lasting_part(unit: str) -> str:
+    found = _LASTING_FROM.search(unit)
+    return unit[found.start() :] if found and found.start() > 0 else unit
+
+
 def _lesson(c: _Candidate, score: float) -> Lesson:
-    claim = claim_of(c.unit)
+    claim = claim_of(_lasting_part(c.unit))
     return Lesson(c.key, claim, subject_of(claim), kind_of(c.unit, c.why), round(float(score), 3), c.why)
 
 
