@@ -510,7 +510,8 @@ _TASK = re.compile(
     r"start|continue|do|give|change|replace|refactor|clean|split|merge|deploy|publish|release|download|upload|"
     r"compare|analy[sz]e|research|search|investigate|debug|try|help|let me|go)\b|"
     r"^(?:i|we)\s+(?:need|want|would like|'d like)\s+(?:you|to|a|an|the|this|that|it)\b|"
-    r"^(?:i|we)\s+(?:have|had|think|should)\b|"
+    r"^(?:i|we)\s+(?:have|had|think|should)\b|^(?:i|we)(?:'ll|'m|'d|'ve| can| could| will| am| may| might| just)\b|"
+    r"^(?:before|after|once|when|until) (?:we|you|i) (?:start|begin|finish|are done|'re done|continue|go|move on)\b|"
     r"^(?:it|this|that|they|these|those|there)\b",
     re.I,
 )
@@ -562,8 +563,9 @@ _LEAD = re.compile(
     r"^(?:\W*(?:no+|nope|nah|wrong|actually|wait|hmm+|ok(?:ay)?|so|also|and|but|well|fyi|btw|hey|ps|p\.s\.|"
     r"important|note|just so you know|for the record|for future reference|for the future|again|"
     r"like i said|as i said|i told you|i said|from now on|going forward|moving forward|in (?:the )?future|"
-    r"from here on(?: out)?|henceforth|please|pls|remember(?: that)?|keep in mind(?: that)?|"
-    r"don'?t forget(?: that)?|note that|make a note(?: that)?|that'?s (?:wrong|not right))\b[\s,.:;!—–-]*)+",
+    r"from here on(?: out)?|henceforth|please|pls|remember to|remember(?: that)?|keep in mind(?: that)?|"
+    r"don'?t forget to|don'?t forget(?: that)?|note that|make a note(?: that)?|"
+    r"that'?s (?:wrong|not right))\b[\s,.:;!—–-]*)+",
     re.I,
 )
 
@@ -714,9 +716,9 @@ _RULE_SCORE = {"remember-that": 0.8, "decision": 0.7, "correction": 0.65, "prefe
 # already says "lasting", the model judges whether the sentence is a lesson at all (measured
 # on tune.tsv by benchmarks/lesson_train.py, which writes the threshold for this rule).
 STRONG_MARGIN = 0.15
-# "Remember that ..." is the person's own word that a sentence is to be kept; the model's bar is
-# lowered further for it (the explicit "remember" lines of tune.tsv scored 0.2 to 0.9).
-REMEMBER_MARGIN = 0.3
+# The score of a sentence the person asked to be remembered, whatever the model said of it: it
+# passes on the person's word (accepted()), and ranks with what the model is unsure of.
+REMEMBERED = 0.5
 
 
 def candidates(turns: Sequence[Turn]) -> list[_Candidate]:
@@ -762,7 +764,11 @@ def lessons(turns: Sequence[Turn], embedder: Embedder | None = None) -> list[Les
     if embedder is not None and WEIGHTS.exists() and found:
         probability = scores([c.unit for c in found], embedder)
         bar = threshold()
-        out = [_lesson(c, p) for c, p in zip(found, probability, strict=True) if accepted(c, p, bar)]
+        out = [
+            _lesson(c, max(p, REMEMBERED) if c.why == "remember-that" else p)
+            for c, p in zip(found, probability, strict=True)
+            if accepted(c, p, bar)
+        ]
     else:
         out = [_lesson(c, _RULE_SCORE.get(c.why, 0.6)) for c in found if accepted(c, None, 0.0)]
     out.extend(failure_fixes(turns))
@@ -778,11 +784,13 @@ def lessons(turns: Sequence[Turn], embedder: Embedder | None = None) -> list[Les
 
 def accepted(c: _Candidate, p: float | None, bar: float) -> bool:
     """The decision on one candidate: without the model (p None) a strong cue alone; with it,
-    the model's probability at the trained threshold, or STRONG_MARGIN below it for a strong cue."""
+    the model's probability at the trained threshold, or STRONG_MARGIN below it for a strong cue;
+    an explicit "remember that" / "keep in mind" passes either way (on the blind public sessions
+    the model turned down "remember to be concise, EVALUATION.md is max half a page")."""
     if p is None:
         return c.strength == "strong"
-    if c.why == "remember-that":  # the person said it is to be remembered: the model only vetoes nonsense
-        return p >= bar - REMEMBER_MARGIN
+    if c.why == "remember-that":  # the person said it is to be remembered: the model does not overrule that
+        return True
     return p >= (bar - STRONG_MARGIN if c.strength == "strong" else bar)
 
 
