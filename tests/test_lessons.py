@@ -176,6 +176,8 @@ def test_the_opening_task_and_long_specs_hold_no_candidate_without_a_strong_cue(
         "The files are likely in the .git folder, you'll have to search to confirm.",  # hedged
         "I need you to survey this repository and list what exists in it.",  # the task
         "It does not need to be portable for other projects.",  # about the thing being made
+        "Actually, I can do the add, commit and push, and that should take care of it.",  # the person's own plan
+        "Before we start, create a .env so that you can test the code.",  # a step of the task
     ],
 )
 def test_questions_hedges_and_tasks_hold_no_candidate(text):
@@ -184,10 +186,14 @@ def test_questions_hedges_and_tasks_hold_no_candidate(text):
 
 def test_the_lasting_part_of_a_sentence_is_the_claim():
     turns = session(
-        ("user", "go"), ("user", "that looks good, but keep in mind I often run two sessions in one folder")
+        ("user", "go"),
+        ("user", "that looks good, but keep in mind I often run two sessions in one folder"),
+        ("user", "yep, do it in that order. Remember to be concise, EVALUATION.md is max half a page."),
     )
-    [lesson] = found(turns)
-    assert lesson.claim == "I often run two sessions in one folder."
+    assert sorted(lesson.claim for lesson in found(turns)) == [
+        "Be concise, EVALUATION.md is max half a page.",
+        "I often run two sessions in one folder.",
+    ]
 
 
 def test_pasted_logs_propose_nothing():
