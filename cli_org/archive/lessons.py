@@ -622,6 +622,9 @@ def subject_of(claim: str) -> str:
     quoted = re.search(r"`([^`]{2,40})`", claim)
     if quoted:
         return str(quoted[1]).strip().lower()
+    named = re.search(r"(?<![\w/.-])([\w-]+\.(?:md|py|ts|js|json|ya?ml|toml|cfg|ini|env|sql|sh|go|rs|txt))\b", claim)
+    if named:  # a file the lesson is about
+        return str(named[1])
     for tool in _TOOLS:
         if re.search(rf"(?<![\w-]){re.escape(tool)}(?![\w-])", low):
             if tool == "make" and not re.search(r"\bmake (?!sure|it|them|this|that|the|a|an|me|you)[a-z]", low):
@@ -635,22 +638,33 @@ def subject_of(claim: str) -> str:
 
 
 def kind_of(unit: str, why: str | None) -> str:
-    low = unit.lower()
+    """The kind of a lesson, by its words: a decision taken, a preference of the person, a
+    workflow (an order of steps), a failure and its cause, a rule (do / don't), else a fact."""
+    low = _LEAD.sub("", unit.lower())
     if why == "decision" or re.search(
-        r"\b(?:decided|agreed|let'?s go with|we'?ll go with|settled on|keep .{1,60} until)\b", low
+        r"\b(?:decided|agreed|let'?s go with|we'?ll go with|settled on|keep .{1,60} until|going with|went with|"
+        r"we dropped|we chose|we picked)\b",
+        low,
     ):
         return "decision"
-    if why == "preference" or re.search(r"\b(?:prefer|i like|i'd rather|i would rather|i don'?t like|i hate)\b", low):
+    if why == "preference" or re.search(
+        r"\b(?:prefer|i like|i'd rather|i would rather|i don'?t like|i hate|i want)\b|\bplease\W*$", low
+    ):
         return "preference"
     if re.search(
-        r"\b(?:before|after) (?:every|each|any|you|committing|pushing|merging|deploying|"
-        r"opening)\b|\bfirst\b.{1,80}\bthen\b",
+        r"\b(?:before|after) (?:every|each|any|you|committing|pushing|merging|deploying|opening|changing|editing|"
+        r"adding|touching)\b|\bfirst\b.{1,80}\bthen\b|\bwhenever you\b|^to (?:deploy|release|reproduce|publish)\b|"
+        r"\bin that order\b",
         low,
     ):
         return "workflow"
     if re.search(r"\b(?:fails?|failing|broken|breaks|crash(?:es)?|doesn'?t work|won'?t work|times? out|hangs)\b", low):
         return "failure"
-    if re.search(r"\b(?:always|never|don'?t|do not|must|only|use|avoid|stop)\b", low):
+    if re.search(
+        r"\b(?:always|never|don'?t|do not|must|only|use|avoid|stop|every|all new|no new|needs? (?:a|an)|goes in|"
+        r"go in|pin|put)\b|^no \w+",
+        low,
+    ):
         return "rule"
     return "fact"
 
