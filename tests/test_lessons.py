@@ -169,6 +169,21 @@ def test_the_opening_task_and_long_specs_hold_no_candidate_without_a_strong_cue(
     assert [c.why for c in lessons.candidates([Turn("u1", "user", strong)])] == ["rule"]
 
 
+def test_the_answer_to_the_agents_question_needs_a_strong_cue():
+    asked = [Turn("a1", "assistant", "Shall I commit everything in the folder?")]
+    weak = "Only stage the files you changed."
+    assert lessons.candidates([*asked, Turn("u1", "user", weak)]) == []  # a question answered
+    told = [Turn("a1", "assistant", "Committed everything in the folder.")]
+    assert lessons.candidates([*told, Turn("u1", "user", weak)])
+    strong = "No. From now on only stage the files you changed."
+    assert [c.why for c in lessons.candidates([*asked, Turn("u1", "user", strong)])] == ["correction"]
+
+
+def test_a_list_item_is_read_from_its_first_word():
+    spec = "1) i want the notebook to act as a shared hub for the project plan"
+    assert lessons.candidates(session(("user", "go"), ("user", spec))) == []  # "i want the ...": the task
+
+
 @pytest.mark.parametrize(
     "text",
     [

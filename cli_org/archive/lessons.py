@@ -284,15 +284,17 @@ def _prose(text: str) -> str:
 
 # Sentences, and the clauses a person runs together: "please continue to fix the rest and stop
 # telling me it is in good shape" holds a task and a correction.
-_SPLIT = re.compile(
-    r"(?<=[.!?;])\s+(?=[A-Z`\"'(])|\n+|,?\s+(?:and|but)\s+(?=(?:stop|don'?t|do not|never|always|please|remember)\b)"
-)
+_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=[A-Z`\"'(])|\n+|,?\s+(?:and|but)\s+(?=(?:stop|don'?t|do not|please|remember)\b)")
+
+
+# A list item's mark ("1)", "2.", "b)"), so the item is read from its first word.
+_LIST_MARK = re.compile(r"^\(?(?:\d{1,2}|[a-hA-H])[.)]\s+")
 
 
 def _units(prose: str) -> list[str]:
     units = []
     for part in _SPLIT.split(prose):
-        part = part.strip(" -*•\t")
+        part = _LIST_MARK.sub("", part.strip(" -*•\t"))
         if MIN_UNIT <= len(part) <= MAX_UNIT:
             units.append(part)
     return units
@@ -739,9 +741,12 @@ def candidates(turns: Sequence[Turn]) -> list[_Candidate]:
     """The person's sentences that a cue says could be lasting lessons, plain ones left out."""
     found = []
     after_action = False
+    asked = False  # the agent's last words were a question
     for turn in turns:
         if turn.kind in ("assistant", "tool"):
             after_action = after_action or turn.kind == "tool" or bool(turn.tool_name) or bool(turn.text)
+            if turn.kind == "assistant" and turn.text.strip() and not turn.tool_name:
+                asked = turn.text.rstrip().rstrip("*_`) ").endswith("?")
             continue
         if turn.kind != "user":
             continue
@@ -752,9 +757,11 @@ def candidates(turns: Sequence[Turn]) -> list[_Candidate]:
         if not prose or len(prose) > MAX_PROSE:
             continue
         units = _units(prose)
-        # The opening prompt of a session, or a spec of many sentences, is the task: only a
-        # strong cue finds a lesson in it (the real sessions' false proposals were such lines).
-        spec = not answers or len(units) > MAX_UNITS
+        # The opening prompt of a session, a spec of many sentences, or the answer to the agent's
+        # question ("a question answered" is plain work, issue 35) is the task of the moment: only
+        # a strong cue finds a lesson in it (the real sessions' false proposals were such lines).
+        spec = not answers or len(units) > MAX_UNITS or asked
+        asked = False
         for unit in units:
             if _plain(unit):
                 continue
