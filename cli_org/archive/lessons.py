@@ -7,15 +7,25 @@ failed for a reason of the environment, then worked with one thing changed). Pla
 proposes nothing: a typo fix, a rename, a one-off "no, the other file too", a question, a
 test fixed within the task, tool output, pasted code or logs, the harness's own text.
 
-No language model writes anything. The structure decides where to look (the person's own
-messages, not tool results nor harness boilerplate; a correction right after the agent
-acted; a failed command and the changed one that then worked), cue words decide whether a
-sentence can be a lasting lesson at all, and a logistic regression over the sentence
-embedding of the shipped query model (all-MiniLM-L6-v2, as checks/injection.py) decides
-whether it is one. Its weights are `lesson_weights.npz` beside this file, written by
-`python -m benchmarks.lesson_train` from benchmarks/lesson_data/tune.tsv (heldout.tsv is
-never trained on; `python -m benchmarks.lessons_eval` measures it). Without an embedder the
-cue words alone decide, on a stricter rule.
+No language model writes anything. The structure decides where to look: the person's own
+messages (not tool results, nor the harness's text: slash commands, reminders, Codex's
+environment and AGENTS.md blocks), a correction right after the agent acted, a failed
+command and the changed one that then worked. The opening prompt of a session, a spec of
+many sentences and the answer to the agent's own question are the task of the moment, and
+so is a sentence that hands out work ("add ...", "I need you to ..."), asks or hedges. Cue
+words decide whether a sentence can be a lasting lesson at all: strong ones ("from now on",
+"always/never <verb>", "in this repo", "before every commit", "we decided", "keep ... until",
+"I prefer") or weak ones ("don't ...", "only", "instead of", "X, not Y"). A logistic
+regression over the sentence embedding of the shipped query model (all-MiniLM-L6-v2, as
+checks/injection.py) judges each candidate: weak cues at the trained threshold, strong ones
+a margin below it; "remember that ..." passes on the person's word. Its weights are
+`lesson_weights.npz` beside this file, written by `python -m benchmarks.lesson_train` from
+benchmarks/lesson_data/tune.tsv (heldout.tsv is never trained on; `python -m
+benchmarks.lessons_eval` measures it). Without an embedder only strong cues propose.
+
+It is built to say little: on real public sessions most lessons a person states are plain
+facts in the middle of a task ("siyuan runs from /srv/siyuan with its data in ..."), with no
+cue, and are missed (benchmarks/lessons_eval.py, and the report of issue 35).
 """
 
 from __future__ import annotations
@@ -41,10 +51,10 @@ MAX_CLAIM = 300  # a proposal's claim, characters (issue 35: one claim each, at 
 
 WEIGHTS = Path(__file__).with_name("lesson_weights.npz")
 
-# The Stop hook reads the end of a transcript within its 5 s budget: the last turn of a real
-# session is a few hundred KB at most (the largest line of the corpus' claude-code sessions,
-# a compaction summary, is under 100 KB), so 4 MiB from the end holds it with room to spare
-# and reads in a few milliseconds whatever the file's size.
+# The Stop hook reads the end of a transcript within its 5 s budget: the largest line of the
+# corpus' claude-code sessions is 74 KB, and a whole 3 MB session of 414 messages is read and
+# parsed in 0.2 s (2026-12-04), so 4 MiB from the end holds the last turn with room to spare
+# and costs a fraction of the budget whatever the file's size.
 TAIL_BYTES = 4 << 20
 # A person's message with more prose than this is a pasted spec, a skill or a slash command's
 # expansion, not a correction: the real corrections of the corpora and of the labelled sets
