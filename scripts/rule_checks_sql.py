@@ -49,6 +49,10 @@ def constraints() -> list[tuple[str, str, str]]:
         ("notebook_entries", "notebook_entries_store_check", one_of("store", rules.NOTEBOOK_STORES)),
         ("notebook_entries", "notebook_entries_check", f"btrim(body) <> '' AND length(body) <= CASE store {caps} END"),
         ("org_todos", "org_todos_text_check", short("text", rules.MAX_TODO)),
+        ("memory_proposals", "memory_proposals_subject_check", short("subject", rules.MAX_SUBJECT)),
+        ("memory_proposals", "memory_proposals_claim_check", short("claim", rules.MAX_PROPOSAL_CLAIM)),
+        ("memory_proposals", "memory_proposals_kind_check", one_of("kind", rules.PROPOSAL_KINDS)),
+        ("memory_proposals", "memory_proposals_state_check", one_of("state", rules.PROPOSAL_STATES)),
     ]
 
 

@@ -202,3 +202,69 @@ def test_a_whole_session(version, org, tmp_path):
         # ...and it was the SessionStart with source compact that gave it (Claude Code's log).
         delivered = [line for line in compacting.read_text().splitlines() if "Hook SessionStart:compact" in line]
         assert delivered and MINE in delivered[0], "the SessionStart hook after compaction gave nothing"
+
+
+# --- the end of a turn: the Stop hook asks for a lesson (issue 35) ---------------------------
+
+INSTALL = "install the dependencies"
+CORRECTION = "No, in this repo we always use pnpm, never npm."
+ASKS = "cli-org: this turn may hold"  # how the Stop hook's reason begins (session/hooks.py)
+LESSON = "In this repo we always use pnpm, never npm."
+
+
+def last_user_text(body: Any) -> str:
+    """Everything the last user-side message says, system reminders included (Claude Code
+    may hand a hook's words to the model as one)."""
+    said = [m for m in messages(body) if m.get("role") == "user"]
+    return "\n".join(block_text(b) for b in contents(said[-1])) if said else ""
+
+
+def lesson_script(body: Any) -> list[Block]:
+    """The person asks for an install, then corrects the agent; each reply ends the turn. Asked
+    by the Stop hook, the model saves the lesson with org_remember, then ends its turn."""
+    last = said_last(body)
+    if last.get("type") == "tool_result":
+        return [text("Saved it for the team.")]
+    words = last_user_text(body)
+    if ASKS in words:
+        arguments = {"subject": "package manager", "claim": LESSON, "source": "#session", "kind": "rule"}
+        return [tool_use(tool("org_remember"), arguments, "toolu_remember")]
+    if CORRECTION in words:
+        return [text("Understood: pnpm install it is.")]
+    return [text("Running npm install now.")]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_stop_hook_asks_for_a_correction_and_the_agent_saves_it(version, org, tmp_path):
+    user = User.make(version, org.env, tmp_path)
+    with standing(Scripted(lesson_script)) as standin:
+        done = user.set_up("bot")
+        assert done.returncode == 0, done.stderr
+        trust_folder(user.home, user.project)
+
+        # Plain work: the turn ends and nothing is asked.
+        first = user.prompt(standin, INSTALL, "--allowedTools", ALLOW)
+        plain = main_requests(standin)
+        assert plain and not any(ASKS in prompt_text(body) for body in plain)
+
+        # The person corrects the agent; the model's reply ends the turn; Claude Code runs the
+        # Stop hook and, told to go on, sends the model a request that holds the hook's reason.
+        before = len(standin.kept("/v1/messages"))
+        debug = tmp_path / "stop.log"
+        user.prompt(
+            standin, CORRECTION, "--resume", first["session_id"], "--allowedTools", ALLOW, "--debug-file", str(debug)
+        )
+        later = main_requests(standin, before)
+        asked = [body for body in later if ASKS in last_user_text(body)]
+        assert asked, "no request after the Stop hook carried its reason"
+        reason = last_user_text(asked[0])
+        assert "always use pnpm, never npm" in reason and "org_remember" in reason
+        assert "Stop" in debug.read_text()  # Claude Code's log names the hook it ran
+        # The model saved it; the stop after that (stop_hook_active) asked nothing more.
+        answer = tool_results(later[-1])
+        assert not answer["toolu_remember"].get("is_error"), block_text(answer["toolu_remember"])
+        assert sum(ASKS in last_user_text(body) for body in later) == 1
+    with org.as_agent("bot") as conn:
+        saved = conn.execute("SELECT author, claim FROM memory_facts WHERE valid_to IS NULL").fetchall()
+        conn.commit()
+    assert [(r["author"], r["claim"]) for r in saved] == [("bot", LESSON)]

@@ -15,6 +15,7 @@ echo "${CLI_ORG_DATABASE:-} $*" >> "$CALLS"
 case "$1" in
   remember) echo 7 ;;
   agents) echo '[]' ;;
+  archive) test -f "$8/state.db" && find "$4" "$6" -name '*.jsonl' | wc -l > "$SEEN" ;;
 esac
 """
 
@@ -25,11 +26,12 @@ def _demo(tmp_path, **env):
     (bin_dir / "cli-org").write_text(STAND_IN)
     (bin_dir / "cli-org").chmod(0o755)
     calls = tmp_path / "calls"
+    seen = tmp_path / "seen"  # what the stand-in found to import
     drop = ("CLI_ORG_DATABASE", "ORG_AGENT", "CLI_ORG_DATA_DIR", "XDG_DATA_HOME")
     base = {k: v for k, v in os.environ.items() if k not in drop}
     done = subprocess.run(
         ["bash", str(ROOT / "scripts" / "demo.sh")],
-        env={**base, "PATH": f"{bin_dir}:{os.environ['PATH']}", "CALLS": str(calls), **env},
+        env={**base, "PATH": f"{bin_dir}:{os.environ['PATH']}", "CALLS": str(calls), "SEEN": str(seen), **env},
         capture_output=True,
         text=True,
         timeout=60,
@@ -64,3 +66,19 @@ def test_demo_names_the_real_data_folder_not_a_variable(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[1].startswith(f"(data folder {tmp_path / 'home' / '.local/share/cli-org'});")
     assert "$" not in done.stdout.splitlines()[1]
+
+
+def test_demo_imports_its_own_sample_sessions_not_the_users(tmp_path):
+    done, calls = _demo(tmp_path)
+    assert done.returncode == 0, done.stderr
+    imports = [call.split()[1:] for call in calls if call.split()[1:3] == ["archive", "import"]]
+    assert len(imports) == 1
+    words = imports[0]
+    # All three stores named, so the import reads none of the harnesses' usual places.
+    assert words[2::2] == ["--claude", "--codex", "--hermes"]
+    folder = Path(words[3]).parent
+    assert [Path(w) for w in words[3::2]] == [folder / "claude", folder / "codex", folder / "hermes"]
+    # They were there when it ran (five transcripts and a state.db; the stand-in counted
+    # them), laid out apart from the repository, and gone after the demo.
+    assert (tmp_path / "seen").read_text().split() == ["5"]
+    assert ROOT not in folder.parents and not folder.exists()

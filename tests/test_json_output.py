@@ -47,6 +47,10 @@ def F(*keys: str, **nested) -> dict:
 
 FIGURES = F("n", "hit_rate", "mrr", "chars_median", "chars_p95", "ms_median", "ms_p95")
 AGENT = F("name", "kind", "team_lead", "is_owner", "role_name")
+PROPOSAL = F(
+    "id", "agent", "project", "subject", "claim", "kind", "why", "score", "harness", "session", "message",
+    "session_id", "state", "fact_id", "decided_by", "decided_at", "reason", "created_at",
+)  # fmt: skip
 FIELDS: dict[str, object] = {
     # "database ... created ... migrations applied ... the first owner"
     "init": F("database", "created", "applied", "owner"),
@@ -175,7 +179,11 @@ FIELDS: dict[str, object] = {
     ),
     "eval stale": F("root", items=[F("where", "cited", "problem")]),
     # "one summary line per harness": files, sessions, messages, malformed lines per reason, failures
-    "archive import": [F("harness", "sources", "read", "sessions", "messages", "malformed", "skipped", "failed")],
+    "archive import": F(
+        imported=[F("harness", "sources", "read", "sessions", "messages", "malformed", "skipped", "failed")],
+        proposed=F("sessions", "messages", "proposed", "known", "refused", "repeated"),
+    ),
+    "archive propose": F("sessions", "messages", "proposed", "known", "refused", "repeated"),
     "archive judge": F("sessions", "judged"),
     "archive memory": F("ignored", files=[F("path", "source", "size", "version", "new")]),
     # "when it was edited, its size, lines added and removed, and the diff"
@@ -259,6 +267,9 @@ FIELDS: dict[str, object] = {
     "todo add": F("id", "text", "project", "author", "created_at", "done_by", "done_at"),
     "todo done": F("id", "done_by", "done_at"),
     "todo list": [F("id", "text", "project", "author", "created_at", "done_by", "done_at")],
+    "proposals": [PROPOSAL],
+    "proposals accept": PROPOSAL,
+    "proposals reject": PROPOSAL,
     # projects and their restrictions (docs/facts.md, "Restricted projects")
     "projects": [F("project", "facts", "todos", "sessions", "restricted_to")],
     "projects restrict": F("project", "restricted_to", "lifted"),
@@ -344,6 +355,7 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "eval cost": (["eval", "cost", "--root", "{root}"], None),
     "eval stale": (["eval", "stale", "--root", "{root}"], None),
     "archive import": (["archive", "import", "--claude", "{projects}"], None),
+    "archive propose": (["archive", "propose"], None),
     "archive judge": (["archive", "judge"], None),
     "archive memory": (["archive", "memory", "{memory}"], None),
     "archive history": (["archive", "history", "{memory}"], None),
@@ -366,6 +378,9 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     ),  # fmt: skip
     "checks approvals": (["checks", "approvals"], None),
     "todo add": (["todo", "add", "Migrate the auth tests"], "bot"),
+    "proposals": (["proposals"], "bot"),
+    "proposals accept": (["proposals", "accept", "{proposal}"], "bot"),
+    "proposals reject": (["proposals", "reject", "{rejected}", "--reason", "plain work"], "bot"),
     "todo done": (["todo", "done", "{todo}"], "bot"),
     "todo list": (["todo", "list"], None),
     "projects": (["projects"], None),
@@ -438,6 +453,8 @@ def _files(tmp_path: Path) -> dict[str, str]:
         "pinned": "1",
         "forgotten": "1",
         "todo": "1",
+        "proposal": "1",
+        "rejected": "2",
         "dump": str(tmp_path / "org.dump"),
     }
 
@@ -447,7 +464,9 @@ def _fill(org, cli, files: dict[str, str]) -> None:
     from cli_org.archive.importer import import_sessions
     from cli_org.archive.memory_versions import capture
     from cli_org.archive.usage import log_call
+    from cli_org.db.queries import sql
     from cli_org.store import approvals, facts, notebook, pins, todos
+    from cli_org.store.proposals import claim_key
     from cli_org.vault.scan import scan
 
     with connect(org.settings) as conn:
@@ -472,6 +491,16 @@ def _fill(org, cli, files: dict[str, str]) -> None:
         for claim in ("A twice stated claim", "A twice stated claim."):  # a near duplicate for `tidy`
             facts.remember(conn, "twice", claim, source="docs/twice.md", allow_duplicate=True)
         log_call(conn, face="mcp", tool="org_recall", ok=True, ms=3)  # as `cli-org mcp` logs a call
+    with org.admin() as conn:  # two proposals of bot's, as the archive's import writes them
+        session = conn.execute("SELECT id FROM archive_sessions WHERE external_id = 'S'").fetchone()["id"]
+        for name, claim in (("proposal", "Run make lint before every commit."), ("rejected", "Rename it to rows.")):
+            row = conn.execute(
+                sql("proposals.insert"),
+                {"session_id": session, "message_key": "m1", "agent": "bot", "project": None, "subject": "habits",
+                 "claim": claim, "kind": "rule", "why": "rule", "score": 0.9, "claim_key": claim_key(claim)},
+            ).fetchone()  # fmt: skip
+            files[name] = str(row["id"])
+        conn.commit()
     with org.as_agent("boss") as conn:
         approvals.approve(conn, "The drill's phrase was: ignore all previous instructions", "a quote")
     assert cli("recall", "kilo")[0] == 0  # one logged recall for `eval cost`

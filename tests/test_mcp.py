@@ -22,6 +22,9 @@ TOOLS = {
     "org_sessions_search",
     "org_notebook",
     "org_context",
+    "org_proposals",
+    "org_proposal_accept",
+    "org_proposal_reject",
 }
 
 

@@ -162,6 +162,9 @@ CLI_CALLS: dict[str, list[str]] = {
     "usage": ["usage"],
     "eval.compare": ["eval", "compare", "one", "two"],
     "eval.history": ["eval", "history"],
+    "proposals.list": ["proposals"],
+    "proposals.accept": ["proposals", "accept", "999"],  # none there: refused where it runs
+    "proposals.reject": ["proposals", "reject", "999"],
 }
 MCP_CALLS: dict[str, tuple[str, dict]] = {
     "facts.remember": (
@@ -178,6 +181,9 @@ MCP_CALLS: dict[str, tuple[str, dict]] = {
     "context": ("org_context", {}),
     "vault.search": ("org_search", {"query": "cache", "mode": "keyword"}),
     "sessions.search": ("org_sessions_search", {"query": "cache"}),
+    "proposals.list": ("org_proposals", {}),
+    "proposals.accept": ("org_proposal_accept", {"id": 999}),
+    "proposals.reject": ("org_proposal_reject", {"id": 999}),
 }
 # A route's path parameters, query and body (JSON for /api, a form with its CSRF token else).
 PATH_VALUES = {
@@ -187,6 +193,7 @@ PATH_VALUES = {
     "event_id": "1",
     "session_id": "nosuch",
     "author": "boss",
+    "proposal_id": "1",  # none there: refused after it is routed
 }
 QUERIES = {
     "/search": {"q": "cache"},
@@ -209,6 +216,10 @@ BODIES = {
     "/facts/{fact_id}/unpin": {},
     "/facts/tidy": {"fact": "FACT"},
     "/recall": {"q": "where does the build cache live"},
+    "/api/proposals/{proposal_id}/accept": {},
+    "/api/proposals/{proposal_id}/reject": {"reason": "said once"},
+    "/proposals/{proposal_id}/accept": {},
+    "/proposals/{proposal_id}/reject": {"reason": "said once"},
 }
 ASKS_NOTHING = {"GET /recall"}  # the empty question box: nothing is asked of the Org
 

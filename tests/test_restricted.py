@@ -79,6 +79,13 @@ def _seed(org) -> dict[str, int]:
             " VALUES (%s, 'k1', 1, 0, 'user', %s, '{}') RETURNING id",
             (session, SECRET),
         ).fetchone()["id"]
+        # bot's proposal (tests/test_proposals.py: another's own proposal, hidden by the restriction)
+        conn.execute(
+            "INSERT INTO memory_proposals (session_id, message_key, agent, project, subject, claim, kind, why,"
+            " score, claim_key) VALUES (%s, 'k1', 'bot', 'acme', 'deploys', 'Acme deploys on Fridays.', 'rule',"
+            " 'correction', 1, 'acme-key')",
+            (session,),
+        )
         judged = conn.execute(
             "INSERT INTO quoted_sessions (session_id, dropped, rule_version, newest, messages, calls)"
             " VALUES (%s, '{}', 1, %s, 1, 1) RETURNING id",
@@ -124,6 +131,7 @@ OF_ACME = {
     "quoted_hits": "judged = %(judged)s",
     "org_project_access": "project = 'acme'",
     "memory_erasures": "fact_id = %(leaked)s",
+    "memory_proposals": "project = 'acme'",
 }
 # Holding no project's rows, and why.
 NOT_OF_A_PROJECT = {

@@ -20,6 +20,8 @@ import yaml
 from cli_org.errors import ConfigError, InputError
 from cli_org.org.registry import READ_TOOLS
 from cli_org.setup import setup, via
+from cli_org.setup.record import NAME as RECORD
+from cli_org.setup.record import agent_for
 
 BACKUP_SUFFIX = ".cli-org-backup"  # what older versions left beside a file; never again
 
@@ -106,6 +108,8 @@ def check_written(harness: str, home: Path, *, with_originals: bool) -> None:
         assert "CLI_ORG_DATABASE_URL=postgresql://bot@db.internal:5432/org" in commands[-1]
         prompt = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]
         assert prompt["command"].endswith("hook claude-code prompt --as bot") and prompt["timeout"] > 5
+        stop = settings["hooks"]["Stop"][0]["hooks"][0]
+        assert stop["command"].endswith("hook claude-code stop --as bot") and stop["timeout"] > 5
         if with_originals:
             assert config["numStartups"] == 3 and config["mcpServers"]["docs"] == {"command": "docs-mcp"}
             assert settings["model"] == "opus" and "echo hi" in commands
@@ -948,3 +952,60 @@ def test_remove_names_no_file_it_had_nothing_to_do_with(home, tmp_path):
     paths = [c.path for c in run("claude-code", project_dir=project).changes]
     paths += [c.path for c in run("claude-code", project_dir=project, remove=True, agent=None).changes]
     assert str(home / ".claude/settings.json") not in paths and str(project / ".mcp.json") in paths
+
+
+def test_setup_records_the_agent_it_wired_for_each_harness_and_project(home, tmp_path):
+    """The archive's importer asks whose a session was: the agent setup wired for the harness
+    in the innermost set-up project holding the session's folder, else user-wide, else none."""
+    web, api = tmp_path / "web", tmp_path / "web" / "services" / "api"
+    api.mkdir(parents=True)
+    assert agent_for(ENV, "claude-code", str(web)) is None  # nothing set up yet
+    run("claude-code", agent="bot")
+    run("claude-code", agent="builder", project_dir=web)
+    run("claude-code", agent="api-bot", project_dir=api)
+    run("codex", agent="reviewer", project_dir=web)
+    assert agent_for(ENV, "claude-code", str(web / "src")) == "builder"
+    assert agent_for(ENV, "claude-code", str(api / "handlers")) == "api-bot"  # the innermost
+    assert agent_for(ENV, "claude-code", str(tmp_path / "elsewhere")) == "bot"  # the user's scope
+    assert agent_for(ENV, "claude-code", None) == "bot"
+    assert agent_for(ENV, "codex", str(web)) == "reviewer"
+    assert agent_for(ENV, "codex", str(tmp_path)) is None  # no user-wide Codex setup
+    assert agent_for(ENV, "hermes", str(web)) is None
+    assert agent_for(ENV, "claude-code", str(tmp_path / "webby")) == "bot"  # a prefix of a name is no folder
+    # A link to the project is the project.
+    (tmp_path / "link").symlink_to(web)
+    assert agent_for(ENV, "claude-code", str(tmp_path / "link" / "src")) == "builder"
+    # Set up again for another agent: the new one; removed: the scope above answers.
+    run("claude-code", agent="builder2", project_dir=web)
+    assert agent_for(ENV, "claude-code", str(web)) == "builder2"
+    run("claude-code", remove=True, project_dir=web)
+    assert agent_for(ENV, "claude-code", str(web)) == "bot"
+    # A dry run records nothing.
+    run("hermes", agent="ops", dry_run=True)
+    assert agent_for(ENV, "hermes", None) is None
+
+
+def test_agent_for_reads_a_broken_record_as_no_setup(home):
+    run("claude-code", agent="bot")
+    record = next(home.rglob(RECORD))
+    data = json.loads(record.read_text())
+    data["agents"] = {"claude-code:~": 5, "codex:~": "reviewer", "7": "x"}  # a hand-edited record
+    record.write_text(json.dumps(data))
+    assert agent_for(ENV, "claude-code", None) is None and agent_for(ENV, "codex", "/tmp") == "reviewer"
+    data["agents"] = ["not", "a", "map"]
+    record.write_text(json.dumps(data))
+    assert agent_for(ENV, "codex", None) is None
+    record.write_text("{ not json")
+    assert agent_for(ENV, "claude-code", None) is None
+    record.unlink()
+    record.mkdir()  # not even a file
+    assert agent_for(ENV, "claude-code", None) is None
+
+
+def test_remove_takes_the_stop_hook_out_with_the_others(home):
+    write(home, ORIGINALS["claude-code"])
+    before = tree(home)
+    run("claude-code")
+    assert "Stop" in json.loads((home / ".claude/settings.json").read_text())["hooks"]
+    run("claude-code", remove=True)
+    assert tree(home) == before

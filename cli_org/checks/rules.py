@@ -31,6 +31,11 @@ PIN_CAP_ORG = 10
 PIN_CAP_PROJECT = 5
 # org_todos.text: one item, stated briefly
 MAX_TODO = 500
+# memory_proposals (issue 35): what a lesson found in an archived session may become, a claim
+# short enough to read in a list of them (the issue's 300 characters), and where it stands.
+PROPOSAL_KINDS = ("rule", "decision", "failure", "workflow", "preference", "fact")
+MAX_PROPOSAL_CLAIM = 300
+PROPOSAL_STATES = ("pending", "accepted", "rejected")
 # The short fields members write (org_field_rules(), in migrations/repeatable/write_checks.sql;
 # tests/test_hostile_21.py compares): field -> (shape, longest length). A project is an
 # identifier, `via` is RUNTIME@HOST, and nothing free-form is long: a source is a pointer, not

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..store.facts import Fact, Remembered
     from ..store.notebook import Change, Notebook
     from ..store.projects import Project
+    from ..store.proposals import Proposal
     from ..vault.search import NoteHit
 
 
@@ -122,6 +123,27 @@ def facts_text(found: list[Fact]) -> str:
         if not f.current:
             lines.append(f"    {fact_end(f)}")
     return "\n".join(lines)
+
+
+def proposal_line(p: Proposal) -> str:
+    """One proposal: its id, kind, subject and claim, then its project, agent and session."""
+    where = f"{p.project}; " if p.project else ""
+    line = (
+        f"#{p.id} [{p.kind}] {one_line(p.subject)}: {one_line(p.claim, 160)}  "
+        f"[{where}{p.agent or 'unassigned'}; {p.harness} session {one_line(p.session, 12)}]"
+    )
+    if p.state == "accepted":
+        line += f"  accepted as #{p.fact_id} by {p.decided_by}"
+    elif p.state == "rejected":
+        line += f"  rejected by {p.decided_by}" + (f": {one_line(p.reason)}" if p.reason else "")
+    return line
+
+
+def proposals_text(found: list[Proposal], state: str = "pending") -> str:
+    """What `cli-org proposals` and org_proposals print."""
+    if not found:
+        return "no proposals" if state == "all" else f"no {state} proposals"
+    return "\n".join(proposal_line(p) for p in found)
 
 
 def change_line(change: Change) -> str:

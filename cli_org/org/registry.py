@@ -57,6 +57,7 @@ SELF = "the agent itself (an owner reads anyone's)"
 AUTHOR = "the author, their team lead or an owner"
 OWNER = "an owner"
 ADMIN = "the database admin (the login role, no --as)"
+DECIDER = "the agent whose session it was, its team lead or an owner"
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,34 @@ OPERATIONS: tuple[Operation, ...] = (
     # A context block that records what it delivered to a session is a write: the Org sends it
     # to the primary (Org.context); one for the asking is a read.
     _op("context", READ, MEMBER, R, cli=("context",), mcp=("org_context",)),
+    # proposals from the archive (issue 35)
+    _op(
+        "proposals.list",
+        READ,
+        DECIDER,
+        P,
+        cli=("proposals",),
+        mcp=("org_proposals",),
+        web=("GET /proposals", "GET /api/proposals"),
+    ),
+    _op(
+        "proposals.accept",
+        WRITE,
+        DECIDER,
+        P,
+        cli=("proposals accept",),
+        mcp=("org_proposal_accept",),
+        web=("POST /proposals/{proposal_id}/accept", "POST /api/proposals/{proposal_id}/accept"),
+    ),
+    _op(
+        "proposals.reject",
+        WRITE,
+        DECIDER,
+        P,
+        cli=("proposals reject",),
+        mcp=("org_proposal_reject",),
+        web=("POST /proposals/{proposal_id}/reject", "POST /api/proposals/{proposal_id}/reject"),
+    ),
     _op("sessions.list", READ, MEMBER, R, web=("GET /sessions", "GET /api/sessions")),
     _op(
         "sessions.show",
@@ -198,6 +227,7 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     _op("usage", READ, MEMBER, R, cli=("usage",), web=("GET /usage", "GET /api/usage")),
     _op("archive.import", WRITE, ADMIN, L, cli=("archive import",)),
+    _op("archive.propose", WRITE, ADMIN, L, cli=("archive propose",)),
     _op("archive.judge", WRITE, ADMIN, L, cli=("archive judge",)),
     _op("archive.memory", WRITE, ADMIN, L, cli=("archive memory",)),
     _op("archive.history", READ, ADMIN, P, cli=("archive history",)),

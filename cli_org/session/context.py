@@ -4,7 +4,7 @@ session (and, with --for, on each turn).
 What goes in, most useful first (docs/recall.md, Session context):
 1. the agent's own notebook, each store with "N% used, x/cap chars" (a note above 80%);
 2. pinned facts: org-wide, then the project's;
-3. open todos: org-wide, then the project's;
+3. open todos: org-wide, then the project's, and how many proposals wait for the agent;
 4. current facts grouped by kind: decisions, rules, failures, workflows, preferences, model
    notes, then plain facts; newest first within a kind (a pinned fact is not repeated);
 5. with `for_text`, the recall hits for it (the volatile part, after everything stable).
@@ -238,6 +238,15 @@ def _stable(
         for t in open_todos
     ]
     sections.append(Section("todos", "Open todos", True, todo_entries))
+
+    # Issue 35: an agent confirms the lessons proposed from its sessions at session start.
+    waiting = int(first(conn, sql("proposals.count_pending"), {"agent": whose})["n"]) if whose else 0
+    if waiting:
+        line = (
+            f"{waiting} {'lesson' if waiting == 1 else 'lessons'} proposed from your sessions "
+            f"{'waits' if waiting == 1 else 'wait'} for you to accept or reject (MCP org_proposals; cli-org proposals)"
+        )
+        sections.append(Section("proposals", "Proposals", True, [Entry(f"proposals {waiting}", line)]))
 
     window = budget_chars // SHORTEST_FACT_ENTRY + len(pinned_ids) + delivered
     read = [

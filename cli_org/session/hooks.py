@@ -1,11 +1,16 @@
-"""Harness hooks: what cli-org prints when a harness starts a session or the user sends a
-prompt, and the fail-open wrapper every hook runs in.
+"""Harness hooks: what cli-org prints when a harness starts a session, the user sends a
+prompt or the agent ends its turn, and the fail-open wrapper every hook runs in.
 
-Three separate parts, so that a warm helper process can later do the work for the hook:
+Separate parts, so that a warm helper process can later do the work for the hook:
 - `parse_hook_input`: the harness's JSON on stdin (Claude Code: session_id, prompt, cwd,
-  hook_event_name, source), checked and nothing more;
+  hook_event_name, source, transcript_path, stop_hook_active), checked and nothing more;
 - `claude_code_hook`: the work, on a connection: the `cli-org context` block at session
   start, only the new on-match hits on each prompt, as the harness's JSON output;
+- `turn_lessons` and `claude_code_stop`: at the end of a turn, the lasting lessons of the
+  turn's transcript (archive/lessons.py) that are no fact yet and were not asked about in
+  the session, as a "block" that asks the agent to save them with `org_remember` or say
+  why not (issue 35); nothing after plain work, nothing when the harness is already
+  continuing because a stop hook asked (`stop_hook_active`);
 - `fail_open`: runs the work in a thread with a deadline; any failure or the deadline gives
   no output, so an agent session is never blocked or broken by the org memory.
 """
@@ -20,13 +25,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..db import Conn
+from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
 from ..limits import MAX_QUERY_CHARS, MAX_QUERY_WORDS
 from ..local.project import project_root
+from ..text import one_line
 from .context import DEFAULT_BUDGET, MAX_SESSION, build_context
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..archive.lessons import Lesson
     from ..config import Settings
     from ..recall.answer import RecallHit
     from ..shaping import HookShaping
@@ -48,6 +58,20 @@ HARNESS_TIMEOUT = 10
 SESSION_START_BUDGET = DEFAULT_BUDGET
 PROMPT_BUDGET = 400
 EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
+# The end of a turn (`cli-org hook claude-code stop`): its own work (claude_code_stop).
+STOP = "stop"
+# One ask names at most this many lessons (the brief's bound: an agent asked about more
+# than two things at the end of a turn answers none of them well); the best-scored first.
+ASK_LESSONS = 2
+# A lesson's claim is quoted in the ask cut to this many characters: the ask names it, the
+# agent reads the whole sentence in its own transcript (a claim is at most 300, lessons.py).
+ASK_CLAIM = 160
+# A transcript path longer than this is no path a harness writes (Linux's PATH_MAX).
+MAX_PATH = 4096
+# What a lesson asked about is remembered under in the session's delivery record
+# (context_delivered, migration 0015), beside the context entries: a lesson is asked once
+# per session. The rest of the key is proposals.claim_key: a digest, never the words.
+ASKED = "lesson "
 # SessionStart's `source` when the conversation is new. Any other (compact, clear, resume)
 # starts a conversation in which what was delivered before is gone or summarised away: the
 # agent loses what it was told exactly then, so the stable block is delivered again in full.
@@ -61,6 +85,8 @@ class HookInput:
     prompt: str | None
     cwd: str | None
     source: str | None = None  # SessionStart: startup, resume, clear or compact
+    transcript_path: str | None = None  # the session's transcript (hostile: any path at all)
+    stop_hook_active: bool = False  # Stop: the harness continues because a stop hook asked
 
     @property
     def again(self) -> bool:
@@ -81,7 +107,15 @@ def parse_hook_input(raw: str) -> HookInput:
         value = data.get(key)
         return value if isinstance(value, str) and value.strip() else None
 
-    return HookInput(text("hook_event_name"), text("session_id"), text("prompt"), text("cwd"), text("source"))
+    return HookInput(
+        text("hook_event_name"),
+        text("session_id"),
+        text("prompt"),
+        text("cwd"),
+        text("source"),
+        text("transcript_path"),
+        data.get("stop_hook_active") is True,
+    )
 
 
 def turn_text(prompt: str) -> str:
@@ -151,6 +185,75 @@ def prompt_hits(hits: list[RecallHit], shaping: HookShaping) -> list[RecallHit]:
     notes = [h.similarity for h in hits if h.arm == "vault" and h.similarity is not None]
     best_note = max(notes, default=None)
     return [h for h in hits if shaping.admits(h.arm, h.similarity, h.whole, h.data.get("z"), best_note)]
+
+
+def turn_lessons(hook: HookInput, embedder: Embedder | None = None) -> list[Lesson]:
+    """The lessons of the turn that just ended, read from the last turn of the harness's
+    transcript (lessons.turns_from_claude_transcript: a bounded read of its tail, a device,
+    FIFO, folder or missing file refused with InputError). None when the harness is already
+    continuing because a stop hook asked, or names no transcript."""
+    from ..archive.lessons import lessons, turns_from_claude_transcript
+
+    if hook.stop_hook_active or not hook.transcript_path:
+        return []
+    name = hook.transcript_path
+    if len(name) > MAX_PATH or "\0" in name or not Path(name).is_absolute():
+        raise InputError("the transcript path is not an absolute path of a file")
+    turns = turns_from_claude_transcript(Path(name), last_turn_only=True)
+    return lessons(turns, embedder) if turns else []
+
+
+@owns_transaction
+def claude_code_stop(
+    conn: Conn,
+    hook: HookInput,
+    found: Sequence[Lesson],
+    *,
+    project: str | None = None,
+    embedder: Embedder | None = None,
+) -> str:
+    """What Claude Code should read on stdout at the end of a turn: a "block" whose reason
+    names the best ASK_LESSONS of `found` that no current fact says yet (store.proposals.
+    known_claim, by words or meaning) and that were not asked about earlier in the session,
+    asking the agent to save each with org_remember if it is lasting or say why not; "" when
+    none is left. The lessons asked about are remembered for the session."""
+    from ..store.proposals import claim_key, known_claim
+
+    if hook.stop_hook_active or not found:
+        return ""
+    session = hook.session_id if hook.session_id and len(hook.session_id) <= MAX_SESSION else None
+    name, _ = hook_project(hook, project)
+    asked: set[str] = set()
+    if session is not None:
+        asked = {r["hit_key"] for r in conn.execute(sql("context.delivered"), {"session": session})}
+    picked: list[Lesson] = []
+    for lesson in sorted(found, key=lambda one: -one.score):
+        key = ASKED + claim_key(lesson.claim)
+        if key in asked:
+            continue
+        asked.add(key)
+        if known_claim(conn, lesson.claim, name, embedder) is None:
+            picked.append(lesson)
+        if len(picked) == ASK_LESSONS:
+            break
+    if not picked:
+        return ""
+    if session is not None:
+        for lesson in picked:
+            conn.execute(sql("context.deliver"), {"session": session, "key": ASKED + claim_key(lesson.claim)})
+    return json.dumps({"decision": "block", "reason": ask(picked)}, ensure_ascii=False)
+
+
+def ask(picked: Sequence[Lesson]) -> str:
+    """The reason of the block: the lessons, each in one short line, and what to do."""
+    lines = [f'- "{one_line(lesson.claim, ASK_CLAIM)}" ({lesson.kind})' for lesson in picked]
+    what = "a lesson" if len(picked) == 1 else "lessons"
+    it = "it" if len(picked) == 1 else "each"
+    return (
+        f"cli-org: this turn may hold {what} the team should keep:\n" + "\n".join(lines) + "\n"
+        f"If {it} is lasting (a rule, a decision, a fix that worked), save {it} with the org_remember "
+        "tool (subject, claim, source); if not, say in one line why not. Then end your turn."
+    )
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,8 @@ PASSED_ON = ("CLI_ORG_DATABASE_URL", "CLI_ORG_DATABASE", "CLI_ORG_DATA_DIR")
 # missed the first turn of `codex exec` in 6 of 6 runs with Codex's default.
 CODEX_STARTUP_SEC = 30
 
+CLAUDE_HOOKS = "session-start, prompt and stop hooks"
+
 # One block for every harness that reads a project's AGENTS.md: it names no agent (the
 # MCP server fixes who the agent is), so Codex and Hermes share it.
 INSTRUCTIONS = """\
@@ -170,7 +172,11 @@ def edits_for(
                     {"type": "command", "command": _hook_command(event, agent, exe, extra), "timeout": HARNESS_TIMEOUT}
                 ]
             }
-            for event, event_name in (("session-start", "SessionStart"), ("prompt", "UserPromptSubmit"))
+            for event, event_name in (
+                ("session-start", "SessionStart"),
+                ("prompt", "UserPromptSubmit"),
+                ("stop", "Stop"),  # the end of a turn: a lesson to save (hooks.py, claude_code_stop)
+            )
         }
         user_settings = Path.home() / ".claude" / "settings.json"
         if project_dir is not None:
@@ -187,7 +193,7 @@ def edits_for(
             )
             return [
                 json_server(project_dir / ".mcp.json", "mcpServers", entry),
-                json_hooks(project_dir / ".claude" / "settings.json", groups),
+                json_hooks(project_dir / ".claude" / "settings.json", groups, CLAUDE_HOOKS),
                 json_name_in_list(
                     project_dir / ".claude" / "settings.local.json",
                     "enabledMcpjsonServers",
@@ -205,7 +211,7 @@ def edits_for(
             ], notes
         return [
             json_server(Path.home() / ".claude.json", "mcpServers", entry),
-            json_hooks(user_settings, groups),
+            json_hooks(user_settings, groups, CLAUDE_HOOKS),
         ], notes
     entry = {"command": exe[0], "args": args, "env": server_env}
     if harness == "codex":
@@ -400,7 +406,10 @@ def setup(
     edits, notes = edits_for(harness, agent or "-", project_dir, env, exe)
     with contextlib.nullcontext() if dry_run else held(env):
         record = Record.load(env)
-        changes = plan(edits, record, user_of(harness, project_dir), remove=remove, project_dir=project_dir)
+        user = user_of(harness, project_dir)
+        changes = plan(edits, record, user, remove=remove, project_dir=project_dir)
+        # Whose sessions this harness makes here: the archive's importer asks (record.agent_for).
+        record.wired(user, None if remove else agent)
         # The harness's notes tell how to use what was written; --remove keeps only the
         # warning that an earlier setup's approval still applies to every project.
         notes = ([] if remove else notes) + _still_approved(edits, record, project_dir)

@@ -316,8 +316,9 @@ def json_server(path: Path, key: str, entry: dict[str, Any]) -> Edit:
     return Edit(path, "MCP server entry", "server", add, remove, parse)
 
 
-def json_hooks(path: Path, groups: dict[str, dict[str, Any]]) -> Edit:
-    """Claude Code hook groups under data["hooks"][EVENT], one group of cli-org's per event."""
+def json_hooks(path: Path, groups: dict[str, dict[str, Any]], what: str = "hooks") -> Edit:
+    """Hook groups under data["hooks"][EVENT], one group of cli-org's per event (Claude Code's
+    settings.json; Codex's hooks.json has the same form)."""
 
     def events(data: dict[str, Any]) -> dict[str, Any]:
         hooks: dict[str, Any] = _table(path, data, "hooks")
@@ -357,7 +358,7 @@ def json_hooks(path: Path, groups: dict[str, dict[str, Any]]) -> Edit:
     def parse(text: str) -> Any:
         return _json(path, text)
 
-    return Edit(path, "session-start and prompt hooks", "hooks", add, remove, parse)
+    return Edit(path, what, "hooks", add, remove, parse)
 
 
 def json_name_in_list(

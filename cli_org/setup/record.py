@@ -4,6 +4,9 @@ it first did (None: setup created it), the folders it made for it, a digest of t
 it left, and which harness and scope uses each of cli-org's parts of the file
 ("codex:/home/dev/web" uses the instruction block of /home/dev/web/AGENTS.md).
 
+It also keeps which agent each harness and scope was set up for ("claude-code:/home/dev/web"
+is bot): the archive's importer reads it (`agent_for`) to know whose a session was.
+
 --remove reads it: a part another user still needs stays; once no part is left, a file
 nobody changed since goes back to its text before setup byte for byte (a file setup
 created is deleted, with the folders it made when they are empty); a file changed since
@@ -52,6 +55,12 @@ class Record:
     def __init__(self, place: files.Place, data: dict[str, Any]):
         self.place = place
         self.files: dict[str, dict[str, Any]] = data.get("files", {})
+        found = data.get("agents")
+        self.agents: dict[str, str] = (
+            {k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, str)}
+            if isinstance(found, dict)
+            else {}
+        )
         self.restores: set[str] = set()  # files put back as they were
         self.emptied: list[str] = []  # folders setup made, to take away when empty
 
@@ -119,9 +128,19 @@ class Record:
         if key in self.files:
             self.files[key]["left"] = digest(text)
 
+    def wired(self, user: str, agent: str | None) -> None:
+        """The agent a harness and scope is set up for (None: set up no more)."""
+        if agent is None:
+            self.agents.pop(user, None)
+        else:
+            self.agents[user] = agent
+
     def save(self) -> None:
-        if self.files:
-            data = json.dumps({"files": self.files}, indent=1, ensure_ascii=False) + "\n"
+        if self.files or self.agents:
+            kept: dict[str, Any] = {"files": self.files}
+            if self.agents:
+                kept["agents"] = dict(sorted(self.agents.items()))
+            data = json.dumps(kept, indent=1, ensure_ascii=False) + "\n"
             files.replace(self.place, data.encode("utf-8"), mode=0o600)
         else:
             files.delete(self.place)
@@ -132,3 +151,26 @@ class Record:
 def user_of(harness: str, project_dir: Path | None) -> str:
     """Who uses a part: the harness, and the project (its real path) or the user's home."""
     return f"{harness}:{os.path.realpath(project_dir) if project_dir is not None else '~'}"
+
+
+def agent_for(env: Mapping[str, str], harness: str, cwd: str | None) -> str | None:
+    """The agent `cli-org setup HARNESS` wired for the project folder that holds `cwd` (the
+    innermost, when set-up projects nest), else for the user's scope; None when setup wired
+    neither, or its record cannot be read (the importer then assigns the session itself)."""
+    try:
+        agents = Record.load(env).agents
+    except (ConfigError, OSError):
+        return None
+    if cwd:
+        here = Path(os.path.realpath(cwd))
+        prefix = f"{harness}:"
+        best: tuple[int, str] | None = None
+        for user, agent in agents.items():
+            if not user.startswith(prefix) or user == user_of(harness, None):
+                continue
+            folder = Path(user[len(prefix) :])
+            if (folder == here or folder in here.parents) and (best is None or len(folder.parts) > best[0]):
+                best = (len(folder.parts), agent)
+        if best is not None:
+            return best[1]
+    return agents.get(user_of(harness, None))

@@ -167,6 +167,7 @@ MODULES = [
     "facts_cmd",
     "activity_cmd",
     "pins_cmd",
+    "proposals_cmd",
     "projects_cmd",
     "checks_cmd",
     "tidy_cmd",

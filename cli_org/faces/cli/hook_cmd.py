@@ -1,18 +1,24 @@
-"""hook: what a harness runs at session start and on each prompt (loaded alone, like recall)."""
+"""hook: what a harness runs at session start, on each prompt and at the end of a turn
+(loaded alone, like recall)."""
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from .common import EnvOption, invoked, org, settings, stdin_text, this_operation, warm_up
 
+if TYPE_CHECKING:
+    from ...config import Settings
+    from ...session.hooks import HookInput
+
 
 @click.command()
 @click.argument("harness", type=click.Choice(["claude-code"]), metavar="HARNESS")
-@click.argument("event", type=click.Choice(["session-start", "prompt"]), metavar="EVENT")
+@click.argument("event", type=click.Choice(["session-start", "prompt", "stop"]), metavar="EVENT")
 # Not as_option: a hook fails open; a usage error exits 0 too (OrgGroup.main in app.py).
 @click.option(
     "--as", "agent", cls=EnvOption, metavar="NAME", envvar="ORG_AGENT", help="Act as this agent (default: $ORG_AGENT)."
@@ -20,7 +26,9 @@ from .common import EnvOption, invoked, org, settings, stdin_text, this_operatio
 @click.option("--project", metavar="P", help="The project (default: the name of the working folder's project root).")
 def hook(harness: str, event: str, agent: str | None, project: str | None) -> None:
     """Read the harness's hook JSON on stdin and print what it should add to the session:
-    the context block at session start, the new on-match hits on each prompt.
+    the context block at session start, the new on-match hits on each prompt; at the end
+    of a turn (stop), when the turn holds a lasting lesson that is no fact yet, a request
+    to the agent to save it with org_remember or say why not (once per lesson and session).
 
     Fails open: on any error, or after 5 seconds, it prints nothing and exits 0.
     """
@@ -57,6 +65,8 @@ def _hook_work(event: str, agent: str | None, project: str | None, connect_secon
         raise InputError("no agent named; the hook command carries --as NAME")
     # A connection attempt gives up within connect_seconds, unless the user set a bound.
     cfg = replace(settings(), connect_timeout=connect_seconds)
+    if event == "stop":
+        return _stop_work(hook_input, agent, project, cfg)
     wanted = bool(event == "prompt" and hook_input.prompt)
     if wanted:
         from ...vault.embedders import build_in_background, onnx_path
@@ -67,6 +77,23 @@ def _hook_work(event: str, agent: str | None, project: str | None, connect_secon
         return claude_code_hook(
             conn, event, hook_input, settings=opened.settings, project=project, embedder=opened.embedder
         )
+
+
+def _stop_work(hook_input: HookInput, agent: str, project: str | None, cfg: Settings) -> str:
+    """The end of a turn: the turn's lessons first (no connection for plain work), then the
+    ones no fact says yet."""
+    from ...session.hooks import claude_code_stop, turn_lessons
+    from ...vault.embedders import build_in_background, onnx_path
+
+    if hook_input.stop_hook_active or not hook_input.transcript_path:
+        return ""  # the harness is continuing because a stop hook asked: never twice
+    wanted = not build_in_background(onnx_path(cfg))
+    with org(agent, cfg=cfg, embed=wanted) as opened:
+        found = turn_lessons(hook_input, opened.embedder)
+        if not found:
+            return ""
+        with opened.serving(this_operation()) as conn:
+            return claude_code_stop(conn, hook_input, found, project=project, embedder=opened.embedder)
 
 
 COMMANDS = [hook]

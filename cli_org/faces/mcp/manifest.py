@@ -541,6 +541,129 @@ _PACKED: dict[str, Any] = json.loads(
       "additionalProperties": false
      },
      "name": "org_context"
+    },
+    {
+     "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "openWorldHint": false,
+      "readOnlyHint": true
+     },
+     "description": "The lessons proposed from your archived sessions that wait for you (a lead also sees\nits team's): one line each with its #id. Accept the lasting ones with\norg_proposal_accept (edit the claim if it needs it), reject the rest.",
+     "inputSchema": {
+      "properties": {
+       "project": {
+        "anyOf": [
+         {
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "A project name: its facts plus facts with no project. Omit for all.",
+        "title": "Project"
+       }
+      },
+      "type": "object",
+      "title": "org_proposalsArguments",
+      "additionalProperties": false
+     },
+     "name": "org_proposals"
+    },
+    {
+     "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": false,
+      "openWorldHint": false,
+      "readOnlyHint": false
+     },
+     "description": "Make a proposal a fact of yours (its source names the session it came from).",
+     "inputSchema": {
+      "properties": {
+       "id": {
+        "description": "The #id of the proposal.",
+        "maximum": 9223372036854775807,
+        "minimum": 1,
+        "title": "Id",
+        "type": "integer"
+       },
+       "claim": {
+        "anyOf": [
+         {
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "The claim as it should stand, if the proposed words need an edit.",
+        "title": "Claim"
+       },
+       "subject": {
+        "anyOf": [
+         {
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "The subject, if it needs an edit.",
+        "title": "Subject"
+       }
+      },
+      "required": [
+       "id"
+      ],
+      "type": "object",
+      "title": "org_proposal_acceptArguments",
+      "additionalProperties": false
+     },
+     "name": "org_proposal_accept"
+    },
+    {
+     "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": false,
+      "openWorldHint": false,
+      "readOnlyHint": false
+     },
+     "description": "Reject a proposal that is no lasting lesson; it is never proposed again.",
+     "inputSchema": {
+      "properties": {
+       "id": {
+        "description": "The #id of the proposal.",
+        "maximum": 9223372036854775807,
+        "minimum": 1,
+        "title": "Id",
+        "type": "integer"
+       },
+       "reason": {
+        "anyOf": [
+         {
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "Why it is no lasting lesson, in a few words.",
+        "title": "Reason"
+       }
+      },
+      "required": [
+       "id"
+      ],
+      "type": "object",
+      "title": "org_proposal_rejectArguments",
+      "additionalProperties": false
+     },
+     "name": "org_proposal_reject"
     }
    ]
   },
@@ -1120,6 +1243,129 @@ _PACKED: dict[str, Any] = json.loads(
       "additionalProperties": false
      },
      "name": "org_context"
+    },
+    {
+     "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "openWorldHint": false,
+      "readOnlyHint": true
+     },
+     "description": "The lessons proposed from your archived sessions that wait for you (a lead also sees\nits team's): one line each with its #id. Accept the lasting ones with\norg_proposal_accept (edit the claim if it needs it), reject the rest.",
+     "inputSchema": {
+      "type": "object",
+      "properties": {
+       "project": {
+        "anyOf": [
+         {
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "A project name: its facts plus facts with no project. Omit for all.",
+        "title": "Project"
+       }
+      },
+      "title": "org_proposalsArguments",
+      "additionalProperties": false
+     },
+     "name": "org_proposals"
+    },
+    {
+     "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": false,
+      "openWorldHint": false,
+      "readOnlyHint": false
+     },
+     "description": "Make a proposal a fact of yours (its source names the session it came from).",
+     "inputSchema": {
+      "type": "object",
+      "properties": {
+       "id": {
+        "description": "The #id of the proposal.",
+        "maximum": 9223372036854775807,
+        "minimum": 1,
+        "title": "Id",
+        "type": "integer"
+       },
+       "claim": {
+        "anyOf": [
+         {
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "The claim as it should stand, if the proposed words need an edit.",
+        "title": "Claim"
+       },
+       "subject": {
+        "anyOf": [
+         {
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "The subject, if it needs an edit.",
+        "title": "Subject"
+       }
+      },
+      "required": [
+       "id"
+      ],
+      "title": "org_proposal_acceptArguments",
+      "additionalProperties": false
+     },
+     "name": "org_proposal_accept"
+    },
+    {
+     "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": false,
+      "openWorldHint": false,
+      "readOnlyHint": false
+     },
+     "description": "Reject a proposal that is no lasting lesson; it is never proposed again.",
+     "inputSchema": {
+      "type": "object",
+      "properties": {
+       "id": {
+        "description": "The #id of the proposal.",
+        "maximum": 9223372036854775807,
+        "minimum": 1,
+        "title": "Id",
+        "type": "integer"
+       },
+       "reason": {
+        "anyOf": [
+         {
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "Why it is no lasting lesson, in a few words.",
+        "title": "Reason"
+       }
+      },
+      "required": [
+       "id"
+      ],
+      "title": "org_proposal_rejectArguments",
+      "additionalProperties": false
+     },
+     "name": "org_proposal_reject"
     }
    ],
    "ttlMs": 0,

@@ -50,12 +50,14 @@ from ...session.context import DEFAULT_BUDGET, MIN_BUDGET, build_context
 from ...session.hooks import HookInput, hook_project
 from ...store import notebook as nb
 from ...store.facts import forget, list_facts, remember
+from ...store.proposals import accept, list_proposals, reject
 from ..render import (
     change_line,
     facts_text,
     message_hit_line,
     note_hit_lines,
     notebook_text,
+    proposals_text,
     remembered_line,
 )
 
@@ -483,6 +485,48 @@ class Tools:
             return _answer(block.text or "(nothing to show)")
 
         return await self.session.ask(body)
+
+    async def org_proposals(self, project: Project = None) -> CallToolResult:
+        """The lessons proposed from your archived sessions that wait for you (a lead also sees
+        its team's): one line each with its #id. Accept the lasting ones with
+        org_proposal_accept (edit the claim if it needs it), reject the rest."""
+
+        def body(conn: Conn) -> CallToolResult:
+            found = list_proposals(conn, project=project)
+            return _answer(proposals_text(found))
+
+        return await self.session.answer("proposals.list", body)
+
+    async def org_proposal_accept(
+        self,
+        id: Annotated[int, Field(ge=1, le=MAX_ID, description="The #id of the proposal.")],
+        claim: Annotated[
+            str | None, Field(description="The claim as it should stand, if the proposed words need an edit.")
+        ] = None,
+        subject: Annotated[str | None, Field(description="The subject, if it needs an edit.")] = None,
+    ) -> CallToolResult:
+        """Make a proposal a fact of yours (its source names the session it came from)."""
+        via = _via()
+
+        def body(conn: Conn) -> CallToolResult:
+            done = accept(conn, id, claim=claim, subject=subject, via=via, embedder=self.session.org.embedder)
+            return _answer(f"accepted {id} as fact #{done.fact_id}")
+
+        return await self.session.answer("proposals.accept", body)
+
+    async def org_proposal_reject(
+        self,
+        id: Annotated[int, Field(ge=1, le=MAX_ID, description="The #id of the proposal.")],
+        reason: Annotated[str | None, Field(description="Why it is no lasting lesson, in a few words.")] = None,
+    ) -> CallToolResult:
+        """Reject a proposal that is no lasting lesson; it is never proposed again."""
+        via = _via()
+
+        def body(conn: Conn) -> CallToolResult:
+            reject(conn, id, reason=reason, via=via)
+            return _answer(f"rejected {id}")
+
+        return await self.session.answer("proposals.reject", body)
 
     async def _read(self, operation: str, fn: Callable[[Conn], str]) -> str:
         try:

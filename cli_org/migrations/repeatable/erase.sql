@@ -164,6 +164,10 @@ BEGIN
     GET DIAGNOSTICS n = ROW_COUNT; counts := counts || jsonb_build_object('tidy log', n);
     UPDATE org_todos SET text = org_erased_text(text, needles) WHERE org_quotes(text, needles);
     GET DIAGNOSTICS n = ROW_COUNT; counts := counts || jsonb_build_object('todos', n);
+    UPDATE memory_proposals SET claim = org_erased_text(claim, needles), subject = org_erased_text(subject, needles),
+                                reason = org_erased_text(reason, needles)
+    WHERE org_quotes(claim, needles) OR org_quotes(subject, needles) OR org_quotes(reason, needles);
+    GET DIAGNOSTICS n = ROW_COUNT; counts := counts || jsonb_build_object('proposals', n);
 
     -- A notebook's stamping triggers would add a version keeping the old text: off for this
     -- statement only (the cap counter stays on: an entry only gets shorter).

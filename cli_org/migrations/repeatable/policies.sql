@@ -1,4 +1,4 @@
--- Every row-level policy but the vectors' (vectors.sql), each dropped and made again, then
+-- Every row-level policy but the vectors' (vectors.sql) and the proposals' (proposals.sql), each dropped and made again, then
 -- put in the form restricted projects call for (org_project_policies_sync, projects.sql).
 -- A repeatable file (cli_org/db/migrate.py; docs/migrations.md): each definition here is the only one.
 
@@ -25,6 +25,11 @@ DROP POLICY IF EXISTS erasures_read ON public.memory_erasures; CREATE POLICY era
   WHERE (s.id = memory_erasures.session_id))))));
 
 DROP POLICY IF EXISTS facts_insert_as_self ON public.memory_facts; CREATE POLICY facts_insert_as_self ON public.memory_facts FOR INSERT WITH CHECK ((author = org_me()));
+
+-- An accepted proposal becomes its agent's fact inside org_proposal_accept (proposals.sql),
+-- which runs as the administrator: on a team server the administrator is no superuser, and
+-- row-level security, forced, holds for it too.
+DROP POLICY IF EXISTS facts_insert_accepted ON public.memory_facts; CREATE POLICY facts_insert_accepted ON public.memory_facts FOR INSERT WITH CHECK (( SELECT org_is_admin() AS org_is_admin));
 
 DROP POLICY IF EXISTS facts_read ON public.memory_facts; CREATE POLICY facts_read ON public.memory_facts FOR SELECT USING (true);
 

@@ -67,6 +67,8 @@ BEGIN
         ('recall_events', 'recall_events_read', by_project, 'true'),
         ('eval_runs', 'eval_runs_read', by_project, 'true'),
         ('archive_sessions', 'archive_sessions_read', by_project, 'true'),
+        ('memory_proposals', 'proposals_read', format('(%s) AND org_proposal_decider(agent)', by_project),
+         'org_proposal_decider(agent)'),
         ('memory_pins', 'pins_read', by_pin, 'true'),
         ('memory_pins', 'pins_write', by_pin, 'true'),
         ('memory_fact_vectors', 'fact_vectors_read', by_fact, 'true'),

@@ -19,7 +19,11 @@ BEGIN
         ('archive_messages', 'archive_messages_kind_check', $c$kind IN ('user', 'assistant', 'tool', 'system')$c$),
         ('notebook_entries', 'notebook_entries_store_check', $c$store IN ('memory', 'user')$c$),
         ('notebook_entries', 'notebook_entries_check', $c$btrim(body) <> '' AND length(body) <= CASE store WHEN 'memory' THEN 2200 WHEN 'user' THEN 1375 END$c$),
-        ('org_todos', 'org_todos_text_check', $c$btrim(text) <> '' AND length(text) <= 500$c$)
+        ('org_todos', 'org_todos_text_check', $c$btrim(text) <> '' AND length(text) <= 500$c$),
+        ('memory_proposals', 'memory_proposals_subject_check', $c$btrim(subject) <> '' AND length(subject) <= 200$c$),
+        ('memory_proposals', 'memory_proposals_claim_check', $c$btrim(claim) <> '' AND length(claim) <= 300$c$),
+        ('memory_proposals', 'memory_proposals_kind_check', $c$kind IN ('rule', 'decision', 'failure', 'workflow', 'preference', 'fact')$c$),
+        ('memory_proposals', 'memory_proposals_state_check', $c$state IN ('pending', 'accepted', 'rejected')$c$)
     ) AS x(tbl, con, cond) LOOP
         EXECUTE format('ALTER TABLE public.%I ADD CONSTRAINT org_rule_wanted CHECK (%s) NOT VALID', c.tbl, c.cond);
         SELECT pg_catalog.max(pg_catalog.pg_get_constraintdef(oid)) FILTER (WHERE conname = c.con),
