@@ -19,6 +19,7 @@ import pytest
 from cli_org.archive import lessons
 from cli_org.archive.importer import import_sessions
 from cli_org.archive.lessons import MAX_CLAIM, Lesson, Turn, turns_from_claude_transcript, turns_from_rows
+from cli_org.checks.rules import PROPOSAL_KINDS
 from cli_org.errors import InputError
 from cli_org.vault.embedders import model_file, query_model
 from tests.conftest import SESSION_DATA
@@ -88,7 +89,7 @@ def test_a_failure_then_the_changed_command_that_worked_is_a_lesson():
 
 def test_every_kind_is_one_of_kinds():
     turns = session(*[("user", c[2]) for c in KIND_CASES])
-    assert {lesson.kind for lesson in found(turns)} <= set(lessons.KINDS)
+    assert {lesson.kind for lesson in found(turns)} <= set(PROPOSAL_KINDS)
 
 
 # --- plain work proposes nothing -----------------------------------------------------------------

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..checks.rules import MAX_PROPOSAL_CLAIM as MAX_CLAIM  # a proposal's claim, characters
 from ..errors import InputError
 from ..local.files import open_file
 from . import claude
@@ -46,8 +47,6 @@ from .records import BadRecord, load_line
 if TYPE_CHECKING:
     from ..vault.embedders import Embedder
 
-KINDS = ("rule", "decision", "failure", "workflow", "preference", "fact")
-MAX_CLAIM = 300  # a proposal's claim, characters (issue 35: one claim each, at most 300)
 
 WEIGHTS = Path(__file__).with_name("lesson_weights.npz")
 
@@ -92,7 +91,7 @@ class Lesson:
     key: str  # the Turn it came from (provenance)
     claim: str  # <= MAX_CLAIM chars, in the words a later agent would search for
     subject: str  # short topic, e.g. "package manager", "test database"
-    kind: str  # one of KINDS
+    kind: str  # one of rules.PROPOSAL_KINDS
     score: float  # the detector's confidence 0..1
     why: str  # which signal: "correction", "rule", "failure-fix", "decision", "remember-that", ...
 
