@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from cli_org.archive import lessons
+from cli_org.checks.rules import PROPOSAL_KINDS
 from cli_org.local.places import data_dir_from
 from cli_org.vault.embedders import OnnxEmbedder, build_model, model_file
 
@@ -65,7 +66,7 @@ def load(path: Path) -> list[Line]:
         parts = raw.split("\t")
         if len(parts) != 3 or parts[0] not in ("lesson", "plain"):
             raise ValueError(f"{path.name}:{n}: expected label<TAB>kind<TAB>text")
-        if parts[0] == "lesson" and parts[1] not in lessons.KINDS:
+        if parts[0] == "lesson" and parts[1] not in PROPOSAL_KINDS:
             raise ValueError(f"{path.name}:{n}: unknown kind {parts[1]!r}")
         out.append(Line(*parts))
     return out

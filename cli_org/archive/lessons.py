@@ -571,7 +571,8 @@ def _plain(unit: str) -> bool:
 # The claim, its subject, its kind
 
 _LEAD = re.compile(
-    r"^(?:\W*(?:no+|nope|nah|wrong|actually|wait|hmm+|ok(?:ay)?|so|also|and|but|well|fyi|btw|hey|ps|p\.s\.|"
+    r"^(?:\W*(?:no+|nope|nah|wrong|actually|wait|hmm+|ok(?:ay)?|right|yes|yeah|so|also|and|but|well|fyi|btw|hey|ps|"
+    r"p\.s\.|"
     r"important|note|just so you know|for the record|for future reference|for the future|again|"
     r"like i said|as i said|i told you|i said|from now on|going forward|moving forward|in (?:the )?future|"
     r"from here on(?: out)?|henceforth|please|pls|remember to|remember(?: that)?|keep in mind(?: that)?|"
@@ -579,6 +580,10 @@ _LEAD = re.compile(
     r"that'?s (?:wrong|not right))\b[\s,.:;!—–-]*)+",
     re.I,
 )
+
+
+# "Decision from this morning's sync: we keep ...": the label goes, the decision stays.
+_LABEL = re.compile(r"^(?:the )?decision(?: (?:from|of|at|in) [^:]{1,40})?:\s*", re.I)
 
 
 # Control and format characters (a terminal's DEL, bidi overrides, zero-width marks): kept
@@ -590,7 +595,7 @@ def claim_of(unit: str) -> str:
     """The sentence in the words a later agent would search for: lead-ins ("no,", "from now
     on", "remember that") dropped, one line, at most MAX_CLAIM characters."""
     text = " ".join(_CONTROL.sub("", unit).split())
-    stripped = _LEAD.sub("", text).strip()
+    stripped = _LABEL.sub("", _LEAD.sub("", text)).strip()
     if len(stripped) >= MIN_UNIT:
         text = stripped
     text = text[:1].upper() + text[1:]
