@@ -91,7 +91,10 @@ def lay_out(out: Path, now: datetime | None = None) -> dict[str, Path]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python3 scripts/sample-sessions.py OUT")
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
+        print(
+            __doc__.strip() if sys.argv[1:] in (["-h"], ["--help"]) else "usage: python3 scripts/sample-sessions.py OUT"
+        )
+        sys.exit(0 if sys.argv[1:] in (["-h"], ["--help"]) else 2)
     for harness, path in lay_out(Path(sys.argv[1])).items():
         print(f"{harness}\t{path}")

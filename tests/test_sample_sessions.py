@@ -147,3 +147,15 @@ def test_the_demos_import_proposes_the_samples_lessons_and_nothing_from_plain_wo
         "--hermes", str(again["hermes"]),
     )  # fmt: skip
     assert code == 0 and "0 sessions and 0 messages added" in out and "proposals: 0 lessons proposed" in out, out
+
+
+def test_the_layout_script_explains_itself_and_refuses_an_option_as_a_folder(tmp_path):
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "sample-sessions.py"
+    done = subprocess.run([sys.executable, script, "--help"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0 and "OUT/claude" in done.stdout
+    done = subprocess.run([sys.executable, script, "-x"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 2 and "usage:" in done.stdout
+    assert list(tmp_path.iterdir()) == []  # no folder named after the option
