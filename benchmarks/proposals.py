@@ -49,6 +49,7 @@ def _cli(env: dict[str, str], *args: str, check: bool = True) -> subprocess.Comp
 
 
 def _stores(root: Path) -> list[str]:
+    """The import's options for the stores under `root`, named as the corpus names them."""
     out = []
     for flag, name in (
         ("--claude", "claude-code"),
@@ -102,8 +103,8 @@ def sample(data: Path) -> dict[str, object]:
             ("--codex", "codex", "reviewer"),
             ("--hermes", "hermes", "ops"),
         ):  # the demo's three imports
-            out = _cli(env, "archive", "import", flag, str(Path(tmp) / store), "--agent", agent, "--json").stdout
-            sessions += sum(s["sessions"] for s in json.loads(out)["imported"])
+            out = _cli(env, "archive", "import", flag, str(Path(tmp) / store), "--agent", agent, "--json")
+            sessions += sum(s["sessions"] for s in json.loads(out.stdout)["imported"])
     listed = json.loads(_cli(env, "proposals", "--json", "--as", "ana", "--limit", "500").stdout)
     for p in listed:  # as the owner: the facts are still their agents'
         _cli(env, "proposals", "accept", str(p["id"]), "--as", "ana")
