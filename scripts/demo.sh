@@ -11,6 +11,18 @@ echo "This demo writes to the database '$CLI_ORG_DATABASE' on the embedded serve
 echo "(data folder $data_dir); the default database 'org' is not touched."
 echo
 bash "$here/scripts/load-sample.sh"
+# A week of the team's agent sessions (eval/sample/sessions), laid out as Claude Code, Codex
+# and Hermes keep them, in a temporary folder, and imported from there: never from this
+# machine's own harness folders. The Sessions and Usage pages (`cli-org serve`) show them, and
+# the import proposes the lasting lessons in them: the Proposals page (or `cli-org proposals`).
+sessions="$(mktemp -d)"
+trap 'rm -rf "$sessions"' EXIT
+python3 "$here/scripts/sample-sessions.py" "$sessions" >/dev/null
+# Each store is one agent's (what `cli-org setup` records on a real machine: --agent stands in).
+echo "\$ cli-org archive import (the sample's sessions: builder's Claude Code, reviewer's Codex, ops's Hermes)"
+cli-org archive import --claude "$sessions/claude" --agent builder
+cli-org archive import --codex "$sessions/codex" --agent reviewer
+cli-org archive import --hermes "$sessions/hermes" --agent ops
 id=$(ORG_AGENT=builder cli-org remember "demo" "The demo ran at $(date -u +%H:%M) UTC" --source scripts/demo.sh)
 echo "remembered fact $id; retiring it as the team lead:"
 ORG_AGENT=mara cli-org forget "$id" "demo clean-up"

@@ -165,7 +165,7 @@ def test_cli_import_reports_skipped_lines_and_failed_files(cli, tmp_path):
     assert "2 malformed lines skipped (" in out and "not JSON: 1" in out
     assert f"hermes: {hermes}" in err and "Traceback" not in err
     data = json.loads(cli("archive", "import", "--hermes", str(hermes), "--json")[1])
-    assert data[0]["failed"] and data[0]["failed"][0].startswith(str(hermes))
+    assert data["imported"][0]["failed"] and data["imported"][0]["failed"][0].startswith(str(hermes))
 
 
 # --- vault scan ----------------------------------------------------------------------------

@@ -15,6 +15,7 @@ echo "${CLI_ORG_DATABASE:-} $*" >> "$CALLS"
 case "$1" in
   remember) echo 7 ;;
   agents) echo '[]' ;;
+  archive) find "$4" -name '*.jsonl' | wc -l >> "$SEEN"; if test -f "$4/state.db"; then echo db >> "$SEEN"; fi ;;
 esac
 """
 
@@ -25,11 +26,12 @@ def _demo(tmp_path, **env):
     (bin_dir / "cli-org").write_text(STAND_IN)
     (bin_dir / "cli-org").chmod(0o755)
     calls = tmp_path / "calls"
+    seen = tmp_path / "seen"  # what the stand-in found to import
     drop = ("CLI_ORG_DATABASE", "ORG_AGENT", "CLI_ORG_DATA_DIR", "XDG_DATA_HOME")
     base = {k: v for k, v in os.environ.items() if k not in drop}
     done = subprocess.run(
         ["bash", str(ROOT / "scripts" / "demo.sh")],
-        env={**base, "PATH": f"{bin_dir}:{os.environ['PATH']}", "CALLS": str(calls), **env},
+        env={**base, "PATH": f"{bin_dir}:{os.environ['PATH']}", "CALLS": str(calls), "SEEN": str(seen), **env},
         capture_output=True,
         text=True,
         timeout=60,
@@ -64,3 +66,22 @@ def test_demo_names_the_real_data_folder_not_a_variable(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[1].startswith(f"(data folder {tmp_path / 'home' / '.local/share/cli-org'});")
     assert "$" not in done.stdout.splitlines()[1]
+
+
+def test_demo_imports_its_own_sample_sessions_not_the_users(tmp_path):
+    done, calls = _demo(tmp_path)
+    assert done.returncode == 0, done.stderr
+    imports = [call.split()[1:] for call in calls if call.split()[1:3] == ["archive", "import"]]
+    # One store a call, each named (so the import reads none of the harnesses' usual places),
+    # each with the agent whose sessions they are.
+    assert [(w[2], w[4:]) for w in imports] == [
+        ("--claude", ["--agent", "builder"]),
+        ("--codex", ["--agent", "reviewer"]),
+        ("--hermes", ["--agent", "ops"]),
+    ]
+    folder = Path(imports[0][3]).parent
+    assert [Path(w[3]) for w in imports] == [folder / "claude", folder / "codex", folder / "hermes"]
+    # They were there when it ran (five transcripts and a state.db; the stand-in counted
+    # them), laid out apart from the repository, and gone after the demo.
+    assert (tmp_path / "seen").read_text().split() == ["3", "2", "0", "db"]
+    assert ROOT not in folder.parents and not folder.exists()

@@ -179,7 +179,11 @@ FIELDS: dict[str, object] = {
     ),
     "eval stale": F("root", items=[F("where", "cited", "problem")]),
     # "one summary line per harness": files, sessions, messages, malformed lines per reason, failures
-    "archive import": [F("harness", "sources", "read", "sessions", "messages", "malformed", "skipped", "failed")],
+    "archive import": F(
+        imported=[F("harness", "sources", "read", "sessions", "messages", "malformed", "skipped", "failed")],
+        proposed=F("sessions", "messages", "proposed", "known", "refused", "repeated"),
+    ),
+    "archive propose": F("sessions", "messages", "proposed", "known", "refused", "repeated"),
     "archive judge": F("sessions", "judged"),
     "archive memory": F("ignored", files=[F("path", "source", "size", "version", "new")]),
     # "when it was edited, its size, lines added and removed, and the diff"
@@ -351,6 +355,7 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "eval cost": (["eval", "cost", "--root", "{root}"], None),
     "eval stale": (["eval", "stale", "--root", "{root}"], None),
     "archive import": (["archive", "import", "--claude", "{projects}"], None),
+    "archive propose": (["archive", "propose"], None),
     "archive judge": (["archive", "judge"], None),
     "archive memory": (["archive", "memory", "{memory}"], None),
     "archive history": (["archive", "history", "{memory}"], None),

@@ -249,3 +249,95 @@ def test_an_agent_confirms_its_proposals_through_mcp(org):
     assert again.is_error and "already accepted" in text(again)
     refused = serve(org, as_other, agent="other")
     assert refused.is_error and "no proposal" in text(refused) or "may not decide" in text(refused)
+
+
+# --- proposing from the archive (archive/propose.py) ------------------------------------------
+
+
+def _transcript(path, session: str, turns: list[tuple[str, str]], cwd: str = "/srv/web") -> None:
+    """A Claude Code transcript: (role, text) per line, each a record of its own."""
+    lines = []
+    for n, (role, text) in enumerate(turns):
+        record = {
+            "type": role,
+            "sessionId": session,
+            "uuid": f"{session}-{n}",
+            "cwd": cwd,
+            "timestamp": f"2026-11-01T10:{n:02d}:00Z",
+            "message": {"role": role, "content": text if role == "user" else [{"type": "text", "text": text}]},
+        }
+        lines.append(json.dumps(record))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+
+
+LESSON = "no, in this repo we always use pnpm, never npm. npm writes a lock file that fights with pnpm's."
+PLAIN = [
+    ("user", "There's a typo in the checkout banner: 'recieve' should be 'receive'."),
+    ("assistant", "Fixed the typo in src/banner.tsx."),
+    ("user", "no, the other file too"),
+    ("assistant", "Fixed it in the email template as well."),
+    ("user", "rename CartDrawer to CartPanel everywhere"),
+    ("assistant", "Renamed in 4 files."),
+]
+
+
+@pytest.mark.slow
+def test_import_proposes_the_lesson_once_and_never_plain_work(org, cli, tmp_path):
+    projects = tmp_path / "projects"
+    first = [("user", "Install the deps"), ("assistant", "Ran npm install."), ("user", LESSON), ("assistant", "Done.")]
+    _transcript(projects / "-srv-web" / "a.jsonl", "a", first)
+    _transcript(projects / "-srv-web" / "b.jsonl", "b", PLAIN)
+    code, out, err = cli("archive", "import", "--claude", str(projects))
+    assert code == 0, err
+    assert "proposals: 1 lesson proposed from 10 new messages of 2 sessions" in out
+    code, out, _ = cli("proposals", "--json", agent="boss")
+    (p,) = json.loads(out)
+    assert "pnpm" in p["claim"] and "npm" in p["claim"] and len(p["claim"]) <= 300
+    assert (p["session"], p["harness"], p["agent"], p["state"]) == ("a", "claude-code", None, "pending")
+    assert p["message"] == "a-2"  # the person's message it came from
+    # The same sessions again, and then every message again: nothing new.
+    code, out, _ = cli("archive", "import", "--claude", str(projects))
+    assert "proposals: 0 lessons proposed from 0 new messages of 0 sessions" in out
+    cli("proposals", "reject", str(p["id"]), "--reason", "we are moving off pnpm", agent="boss")
+    code, out, _ = cli("archive", "propose", "--again")
+    assert code == 0 and "0 lessons proposed" in out and "1 proposed before" in out
+    # Nor is it proposed where a current fact already says it.
+    _transcript(projects / "-srv-api" / "c.jsonl", "c", [("user", "from now on run make lint before every commit")],
+                cwd="/srv/api")  # fmt: skip
+    lint = "Run make lint before every commit."
+    code, out, err = cli("remember", "lint", lint, "--source", "docs/lint.md", agent="bot")
+    assert code == 0, err
+    code, out, _ = cli("archive", "import", "--claude", str(projects))
+    assert "0 lessons proposed" in out and "1 already a fact" in out
+
+
+@pytest.mark.slow
+def test_a_secret_in_a_transcript_never_becomes_a_proposal(org, cli, tmp_path):
+    projects = tmp_path / "projects"
+    said = f"remember that the deploy token is {SECRET}, use it for every release"
+    _transcript(projects / "-srv-web" / "s.jsonl", "s", [("user", said)])
+    code, out, err = cli("archive", "import", "--claude", str(projects))
+    assert code == 0 and "0 lessons proposed" in out and "1 refused by the write checks" in out, out
+    with org.admin() as conn:
+        assert conn.execute("SELECT count(*) AS n FROM memory_proposals").fetchone()["n"] == 0
+
+
+def test_propose_is_the_importers_not_an_agents(org):
+    from cli_org.archive.propose import propose
+
+    with org.as_agent("bot") as conn, pytest.raises(AccessDenied, match="run it without --as"):
+        propose(conn)
+
+
+def test_import_names_the_agent_of_sessions_setup_did_not_wire_and_refuses_an_unknown_one(org, cli, tmp_path):
+    projects = tmp_path / "projects"
+    _transcript(projects / "-srv-web" / "d.jsonl", "d", [("user", LESSON)])
+    code, out, err = cli("archive", "import", "--claude", str(projects), "--agent", "nobody")
+    assert code == 1 and err.strip() == "cli-org: no agent named nobody; `cli-org agents list` shows them"
+    with org.admin() as conn:  # nothing was imported
+        assert conn.execute("SELECT count(*) AS n FROM archive_sessions").fetchone()["n"] == 0
+    code, out, err = cli("archive", "import", "--claude", str(projects), "--agent", "bot")
+    assert code == 0, err
+    code, out, _ = cli("proposals", "--json", agent="bot")
+    assert [p["agent"] for p in json.loads(out)] == ["bot"]

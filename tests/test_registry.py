@@ -193,6 +193,7 @@ PATH_VALUES = {
     "event_id": "1",
     "session_id": "nosuch",
     "author": "boss",
+    "proposal_id": "1",  # none there: refused after it is routed
 }
 QUERIES = {
     "/search": {"q": "cache"},
@@ -215,6 +216,10 @@ BODIES = {
     "/facts/{fact_id}/unpin": {},
     "/facts/tidy": {"fact": "FACT"},
     "/recall": {"q": "where does the build cache live"},
+    "/api/proposals/{proposal_id}/accept": {},
+    "/api/proposals/{proposal_id}/reject": {"reason": "said once"},
+    "/proposals/{proposal_id}/accept": {},
+    "/proposals/{proposal_id}/reject": {"reason": "said once"},
 }
 ASKS_NOTHING = {"GET /recall"}  # the empty question box: nothing is asked of the Org
 

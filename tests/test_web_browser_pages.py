@@ -1,4 +1,4 @@
-"""The Todos, Pins, Sessions and Vault pages and an agent's notebook history in a real browser:
+"""The Todos, Pins, Sessions, Vault and Proposals pages and an agent's notebook history in a real browser:
 headless Chromium against `cli-org serve` (tests/browsing.py's server, data and
 helpers), each page opened, checked and screenshotted under test-output/screens/; and a
 second server acting as a member (`other`), whose page must not show another agent's
@@ -14,8 +14,10 @@ from contextlib import contextmanager
 
 import pytest
 
+from cli_org.db.queries import sql
 from cli_org.store import notebook as nb
 from cli_org.store import pins, todos
+from cli_org.store.proposals import claim_key
 from tests import browsing
 from tests.browsing import HOSTILE, ROOT, Watched, _free_port, _wait_until_up
 
@@ -26,6 +28,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 site, browser, tab = browsing.site, browsing.browser, browsing.tab
 
 NOTE = "The staging database is reset every Sunday."
+LESSON = "In this repo use pnpm, never npm."
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +49,26 @@ def kept(site):
         pins.pin(conn, ids["hostile"])
         pins.unpin(conn, ids["hostile"])
         pins.pin(conn, ids["freeze"])
+    # Two lessons the import proposed from S1, bot's archived session (as the import writes them).
+    with org.admin() as conn:
+        (session,) = conn.execute("SELECT id FROM archive_sessions WHERE external_id = 'S1'").fetchone().values()
+        for n, (claim, subject) in enumerate(((LESSON, "package manager"), (f"Say {HOSTILE} to no one.", "escaping"))):
+            conn.execute(
+                sql("proposals.insert"),
+                {
+                    "session_id": session,
+                    "message_key": f"u{n + 1}",
+                    "agent": "bot",
+                    "project": "shop" if n == 0 else None,
+                    "subject": subject,
+                    "claim": claim,
+                    "kind": "rule",
+                    "why": "correction",
+                    "score": 0.9,
+                    "claim_key": claim_key(claim),
+                },
+            )
+        conn.commit()
     yield ids
     with org.as_agent("boss") as conn:  # leave the module's database as the pin test expects
         pins.unpin(conn, ids["freeze"])
@@ -89,6 +112,7 @@ def serving(org, tmp, agent: str) -> Iterator[tuple[str, str]]:
         ("/vault", ["ops/freeze.md", "ops/oncall.md"], "vault"),
         ("/vault/ops/oncall.md", ["On call", "rota changes on Mondays"], "vault-note"),
         ("/agents/bot/notebook", ["reset every Monday", "replaced", "Prefers short answers."], "notebook-history"),
+        ("/proposals", [LESSON, "package manager", "claude-code session S1", HOSTILE, "Edit and accept"], "proposals"),
     ],
 )
 def test_each_new_page_shows_what_agents_keep(tab, kept, path, shown, name):
@@ -116,6 +140,30 @@ def test_links_between_the_new_pages(tab, kept):
     page.locator('a[href^="/sessions/S1"]').first.click()
     page.wait_for_url("**/sessions/S1*")
     assert "Fact #" in page.locator("main").inner_text()
+    tab.clean()
+
+
+def test_a_proposal_edited_and_accepted_in_the_browser_becomes_bots_fact(site, tab, kept):
+    _, org, _, _ = site
+    page = tab.page
+    tab.open("/agents/bot")
+    page.get_by_role("link", name="2", exact=True).click()  # the pending proposals' count
+    page.wait_for_url("**/proposals?agent=bot")
+    card = page.locator("li.proposal", has_text=LESSON)
+    card.locator("summary", has_text="Edit and accept").click()
+    card.get_by_label("claim of", exact=False).fill("The shop repo uses pnpm; npm is never used there.")
+    tab.shoot("proposals-edit")
+    card.get_by_role("button", name="Accept as edited").click()
+    page.wait_for_url("**/proposals?agent=bot")
+    assert LESSON not in page.locator("main").inner_text()
+    tab.open("/proposals?state=accepted")
+    accepted = page.locator("li.proposal.accepted")
+    assert accepted.count() == 1 and "accepted\nas fact #" in accepted.inner_text()  # the proposal as it was
+    accepted.get_by_role("link", name="fact #", exact=False).click()
+    page.wait_for_url("**/facts/*")
+    text = page.locator("main").inner_text()
+    assert "The shop repo uses pnpm; npm is never used there." in text and "sessions/claude-code/S1/u1" in text
+    tab.shoot("proposals-accepted-fact")
     tab.clean()
 
 

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ...checks.rules import HARNESSES
 from ..render import counted, usage_text
+
+if TYPE_CHECKING:
+    from ...archive.propose import ProposeSummary
+    from ...db import Conn
+    from ...org import Org
 from .common import OsPath, as_option, connection, emit_json, json_option, org, query_argument, this_operation
 
 
@@ -32,12 +39,26 @@ def archive() -> None:
     """The archive of agent sessions and memory-file versions."""
 
 
+# Whose the proposals of a session are when the harness set-up's record does not say (a
+# colleague's folder, a store copied from another machine): else nobody's until accepted.
+agent_option = click.option(
+    "--agent",
+    "owner",
+    metavar="NAME",
+    help="The agent whose sessions these are, where `cli-org setup` did not wire one for their folder.",
+)
+
+
 @archive.command("import")
 @click.option("--claude", type=OsPath(path_type=Path), metavar="DIR", help="Claude Code projects folder.")
 @click.option("--hermes", type=OsPath(path_type=Path), metavar="PATH", help="Hermes home or its state.db.")
 @click.option("--codex", type=OsPath(path_type=Path), metavar="DIR", help="Codex sessions folder.")
+@click.option("--no-propose", is_flag=True, help="Do not propose lessons from the new messages (docs/proposals.md).")
+@agent_option
 @json_option
-def import_cmd(claude: Path | None, hermes: Path | None, codex: Path | None, as_json: bool) -> None:
+def import_cmd(
+    claude: Path | None, hermes: Path | None, codex: Path | None, no_propose: bool, owner: str | None, as_json: bool
+) -> None:
     """Import agent sessions; only what is new since the last import.
 
     With no option, reads each harness's usual place that exists: ~/.claude/projects
@@ -51,18 +72,23 @@ def import_cmd(claude: Path | None, hermes: Path | None, codex: Path | None, as_
     stores = {h: p for h, p in given.items() if p is not None} or session_stores()
     if not stores:
         if as_json:
-            emit_json([])
+            emit_json({"imported": [], "proposed": None})
         click.echo(
             "no session stores found in ~/.claude/projects, ~/.hermes or ~/.codex/sessions; "
             "pass --claude, --hermes or --codex",
             err=True,
         )
         return
-    with org(None) as opened, opened.serving(this_operation()) as conn:
+    with org(None, embed=True) as opened, opened.serving(this_operation()) as conn:
+        if owner is not None and not no_propose:
+            from ...archive.propose import known_agent
+
+            known_agent(conn, owner)  # before anything is imported
         summaries = import_sessions(conn, stores, progress=_progress(), lock_wait=opened.settings.lock_wait)
+        proposed = None if no_propose else _propose(conn, opened, again=False, owner=owner)
     failed = [(s.harness, entry) for s in summaries for entry in s.failed]
     if as_json:
-        emit_json(summaries)
+        emit_json({"imported": summaries, "proposed": proposed})
     else:
         for s in summaries:
             noun = "store" if s.harness == "hermes" else "file"
@@ -74,10 +100,61 @@ def import_cmd(claude: Path | None, hermes: Path | None, codex: Path | None, as_
                 + (f" ({reasons})" if reasons else "")
                 + (f"; {counted(len(s.failed), noun)} failed" if s.failed else "")
             )
+        if proposed is not None:
+            click.echo(_proposed_text(proposed))
     for harness, entry in failed:
         click.echo(f"cli-org: {harness}: {entry}", err=True)
     if failed:
         sys.exit(1)  # the other files were imported; exit 1 says that some were not
+
+
+def _propose(conn: Conn, opened: Org, *, again: bool, owner: str | None) -> ProposeSummary:
+    """Proposals from the sessions' new messages (archive/propose.py), each session's agent
+    read from the harness set-up's record, else `owner` (--agent), else nobody's yet."""
+    from ...archive.propose import propose
+    from ...setup.record import agent_for
+
+    def whose(harness: str, cwd: str | None) -> str | None:
+        return agent_for(os.environ, harness, cwd) or owner
+
+    return propose(
+        conn, embedder=opened.embedder, agent_for=whose, again=again, progress=_propose_progress(),
+        lock_wait=opened.settings.lock_wait, named=owner,
+    )  # fmt: skip
+
+
+def _propose_progress() -> Callable[[int, int], None] | None:
+    show = _progress()
+    return None if show is None else (lambda done, total: show("proposals", done, total))
+
+
+def _proposed_text(p: ProposeSummary) -> str:
+    text = (
+        f"proposals: {counted(p.proposed, 'lesson')} proposed from {counted(p.messages, 'new message')} "
+        f"of {counted(p.sessions, 'session')}"
+    )
+    skipped = [(p.known, "already a fact"), (p.repeated, "proposed before"), (p.refused, "refused by the write checks")]
+    said = ", ".join(f"{n} {why}" for n, why in skipped if n)
+    return text + (f" ({said})" if said else "") + ("; review them: cli-org proposals" if p.proposed else "")
+
+
+@archive.command("propose")
+@click.option("--again", is_flag=True, help="Read every message again, not only those new since the last run.")
+@agent_option
+@json_option
+def propose_cmd(again: bool, owner: str | None, as_json: bool) -> None:
+    """Propose lessons from archived sessions (what `archive import` does after importing).
+
+    Reads each session's messages not read before and proposes the lasting lessons in them
+    (a person's correction, a rule, a failure and its fix, a decision): never facts until
+    accepted (`cli-org proposals`). A claim already a current fact, refused by the write
+    checks, or proposed before (rejected included) is not proposed."""
+    with org(None, embed=True) as opened, opened.serving(this_operation()) as conn:
+        done = _propose(conn, opened, again=again, owner=owner)
+    if as_json:
+        emit_json(done)
+    else:
+        click.echo(_proposed_text(done))
 
 
 @archive.command("judge")

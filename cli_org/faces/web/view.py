@@ -19,6 +19,7 @@ STATIC_DIR = HERE / "static"
 PAGES = (  # the navigation, in order: (path, title); Activity answers a lead's first question
     ("/activity", "Activity"),
     ("/facts", "Facts"),
+    ("/proposals", "Proposals"),  # the facts waiting to be: next to them
     ("/agents", "Agents"),
     ("/recall", "Recall"),
     ("/search", "Search"),

@@ -8,6 +8,7 @@ from . import (
     notebook,
     past_recall,
     pins,
+    proposals,
     recall,
     search,
     sessions,
@@ -28,6 +29,7 @@ ROUTERS = [
     vault.router,
     todos.router,
     pins.router,
+    proposals.router,
     usage.router,
     evaluation.router,
 ]

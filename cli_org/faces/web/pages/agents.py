@@ -2,8 +2,9 @@
 agent's page with its session-start block as the agent gets it (`cli-org context --of NAME`:
 every part read as the serving identity, so a part it may not read is named hidden, never
 shown), its newest facts, its notebook (read-only, only where row-level security lets the
-serving identity read it), its bot memory file (read-only) and its recent recalls, each a link
-to what that recall returned (/recall/ID: shown, not asked again)."""
+serving identity read it), its bot memory file (read-only), its recent recalls, each a link
+to what that recall returned (/recall/ID: shown, not asked again), and how many proposals
+from its sessions wait for a decision (a link to them on the Proposals page)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from ....checks.rules import NOTEBOOK_CAPS
 from ....local.project import project_root
 from ....session.context import Context, build_context
 from ....store import agents as agents_lib
+from ....store import proposals as proposals_lib
 from ...render import plain
 from ..state import web_of
 from ..view import render
@@ -43,6 +45,9 @@ class AgentView(agents_lib.AgentDetail):
     what `cli-org context --of NAME` prints."""
 
     context: Context | None = None
+    # The pending proposals from its sessions that the serving identity may decide (the
+    # Proposals page, filtered to it): 0 also when they are not the serving identity's to see.
+    proposals_pending: int = 0
 
 
 def _detail(request: Request, name: str, project: str | None) -> AgentView:
@@ -50,10 +55,11 @@ def _detail(request: Request, name: str, project: str | None) -> AgentView:
     settings = web.org.settings
     root = project_root(settings.root)  # where the [memory] arm reads the bots' files
 
-    def both(conn: Conn) -> AgentView:  # two library calls on one connection
+    def both(conn: Conn) -> AgentView:  # three library calls on one connection
         detail = agents_lib.agent_detail(conn, name, root=root)
         block = build_context(conn, settings=settings, project=project or None, agent=name)
-        return AgentView(**vars(detail), context=block)
+        pending = proposals_lib.count_pending(conn, agent=name)
+        return AgentView(**vars(detail), context=block, proposals_pending=pending)
 
     return web.call(both)
 
