@@ -8,10 +8,10 @@ proposals real sessions give, and whether an accepted proposal is recalled later
 2. Yield: proposals per 100 sessions of those transcripts, and of the demo's sample sessions
    (eval/sample/sessions, written with lessons in them), with the proposals listed so that a
    reader can judge them.
-3. Recalled later: every proposal of the sample sessions is accepted (as its agent, or by an
-   owner for one that has none), then each question of eval/proposals-recall.txt (written
-   apart from the sessions: how a later agent would ask) is recalled; a question counts when
-   the accepted fact it names (by a phrase of its claim) is among the answer's hits.
+3. Recalled later: every proposal of the sample sessions is accepted by its agent, then each
+   question of eval/proposals-recall.txt (written apart from the sessions: how a later agent
+   would ask) is recalled; a question counts when the accepted fact it names (by a phrase of
+   its claim) is among the answer's fact hits.
 
     python -m benchmarks.proposals [--runs 5]
 """
@@ -96,7 +96,9 @@ def sample(data: Path) -> dict[str, object]:
     for agent in ("builder", "reviewer", "ops"):
         _cli(env, "agents", "add", agent, check=False)
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "sample-sessions.py"), tmp], check=True)
+        subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "sample-sessions.py"), tmp], check=True, stdout=subprocess.DEVNULL
+        )
         sessions = 0
         for flag, store, agent in (
             ("--claude", "claude", "builder"),
@@ -106,8 +108,8 @@ def sample(data: Path) -> dict[str, object]:
             out = _cli(env, "archive", "import", flag, str(Path(tmp) / store), "--agent", agent, "--json")
             sessions += sum(s["sessions"] for s in json.loads(out.stdout)["imported"])
     listed = json.loads(_cli(env, "proposals", "--json", "--as", "ana", "--limit", "500").stdout)
-    for p in listed:  # as the owner: the facts are still their agents'
-        _cli(env, "proposals", "accept", str(p["id"]), "--as", "ana")
+    for p in listed:  # each by its own agent, at its next session start (a vector is stored with it)
+        _cli(env, "proposals", "accept", str(p["id"]), "--as", p["agent"])
     found, asked = 0, []
     for line in QUESTIONS.read_text().splitlines():
         if not line.strip() or line.startswith("#"):

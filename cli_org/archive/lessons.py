@@ -713,12 +713,16 @@ def classifier_ready() -> bool:
 
 def scores(texts: list[str], embedder: Embedder) -> list[float]:
     """The classifier's probability that each text states a lasting lesson."""
-    import numpy as np
-
     if not texts:
         return []
+    # The vectors first: embed() waits for the model's loader thread, which imports numpy; a
+    # second thread importing numpy meanwhile fails ("partially initialized module", seen in
+    # benchmarks/proposals.py when the model was asked for just before).
+    vectors = embedder.embed(texts)
+    import numpy as np
+
     coef, intercept, _ = _weights()
-    return [float(v) for v in 1 / (1 + np.exp(-(embedder.embed(texts) @ coef + intercept)))]
+    return [float(v) for v in 1 / (1 + np.exp(-(vectors @ coef + intercept)))]
 
 
 def threshold() -> float:

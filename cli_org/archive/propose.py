@@ -25,7 +25,7 @@ from ..errors import AccessDenied, InputError, NotFound
 from ..limits import LOCK_WAIT
 from ..store.agents import find_agent
 from ..store.proposals import check_proposal, claim_key, known_claim
-from .lessons import lessons, turns_from_rows
+from .lessons import candidates, lessons, turns_from_rows
 
 if TYPE_CHECKING:
     from ..vault.embedders import Embedder
@@ -60,11 +60,14 @@ def propose(
     progress: ProposeProgress | None = None,
     lock_wait: float = LOCK_WAIT,
     named: str | None = None,
+    load_embedder: Callable[[], Embedder | None] | None = None,
 ) -> ProposeSummary:
     """Propose the lessons of every archived session's messages not read before (with
     `again`, of every message: what was proposed before is still not proposed twice).
     `named`: an agent the caller names for the sessions (agent_for may answer it), which
-    must exist."""
+    must exist. `load_embedder` gives the query model on first need instead of `embedder`:
+    a session with no candidate sentence (most of them) needs none, and loading it costs more
+    than proposing from a small import (benchmarks/RESULTS.md, Proposals)."""
     if named is not None:
         known_agent(conn, named)
     with translated(conn):
@@ -72,7 +75,8 @@ def propose(
             conn.rollback()
             raise AccessDenied("proposals are made from the archive by its importer: run it without --as")
         with locks.held(conn, locks.ARCHIVE, "archive imports", lock_wait):
-            summary = _propose(conn, embedder, agent_for, again, progress)
+            model = _Model(embedder, load_embedder)
+            summary = _propose(conn, model, agent_for, again, progress)
     return summary
 
 
@@ -84,8 +88,20 @@ def known_agent(conn: Conn, name: str) -> None:
         raise NotFound(f"no agent named {name}; `cli-org agents list` shows them")
 
 
+class _Model:
+    """The query model, asked for only when a session holds a candidate sentence."""
+
+    def __init__(self, embedder: Embedder | None, load: Callable[[], Embedder | None] | None):
+        self.embedder, self.load = embedder, load
+
+    def __call__(self) -> Embedder | None:
+        if self.embedder is None and self.load is not None:
+            self.embedder, self.load = self.load(), None
+        return self.embedder
+
+
 def _propose(
-    conn: Conn, embedder: Embedder | None, agent_for: AgentFor | None, again: bool, progress: ProposeProgress | None
+    conn: Conn, model: _Model, agent_for: AgentFor | None, again: bool, progress: ProposeProgress | None
 ) -> ProposeSummary:
     summary = ProposeSummary()
     agents = {r["name"] for r in conn.execute("SELECT name FROM org_agents")}
@@ -99,7 +115,9 @@ def _propose(
         summary.messages += sum(1 for r in rows if r["position"] >= start)
         agent = agent_for(s["harness"], s["cwd"]) if agent_for else None
         agent = agent if agent in agents else None
-        for lesson in lessons(turns_from_rows(rows), embedder):
+        turns = turns_from_rows(rows)
+        embedder = model() if candidates(turns) else None  # none: only failures and their fixes
+        for lesson in lessons(turns, embedder):
             if lesson.key not in new:
                 continue
             try:

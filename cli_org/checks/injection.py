@@ -62,17 +62,19 @@ def scores(texts: list[str], embedder: Embedder) -> list[float]:
     a text at or above the threshold that holds a number, the lower of its score and that of
     the text with its numbers written N (numbers_folded). Below the threshold the second score
     could only be lower, and the decision is the same, so it is not computed."""
+    vectors = embedder.embed(texts)  # first: it waits for the loader's numpy (lessons.scores says why)
     import numpy as np
 
     coef, intercept, threshold = _weights()
 
-    def probability(batch: list[str]) -> list[float]:
-        return [float(v) for v in 1 / (1 + np.exp(-(embedder.embed(batch) @ coef + intercept)))]
+    def probability(rows: Any) -> list[float]:
+        return [float(v) for v in 1 / (1 + np.exp(-(rows @ coef + intercept)))]
 
-    found = probability(texts)
+    found = probability(vectors)
     again = [i for i, (t, p) in enumerate(zip(texts, found, strict=True)) if p >= threshold and numbers_folded(t) != t]
     if again:
-        for i, p in zip(again, probability([numbers_folded(texts[i]) for i in again]), strict=True):
+        folded = embedder.embed([numbers_folded(texts[i]) for i in again])
+        for i, p in zip(again, probability(folded), strict=True):
             found[i] = min(found[i], p)
     return found
 

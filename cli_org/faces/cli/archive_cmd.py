@@ -79,7 +79,7 @@ def import_cmd(
             err=True,
         )
         return
-    with org(None, embed=True) as opened, opened.serving(this_operation()) as conn:
+    with org(None) as opened, opened.serving(this_operation()) as conn:
         if owner is not None and not no_propose:
             from ...archive.propose import known_agent
 
@@ -117,9 +117,11 @@ def _propose(conn: Conn, opened: Org, *, again: bool, owner: str | None) -> Prop
     def whose(harness: str, cwd: str | None) -> str | None:
         return agent_for(os.environ, harness, cwd) or owner
 
+    from ...vault.embedders import query_embedder
+
     return propose(
-        conn, embedder=opened.embedder, agent_for=whose, again=again, progress=_propose_progress(),
-        lock_wait=opened.settings.lock_wait, named=owner,
+        conn, load_embedder=lambda: query_embedder(opened.settings)[0], agent_for=whose, again=again,
+        progress=_propose_progress(), lock_wait=opened.settings.lock_wait, named=owner,
     )  # fmt: skip
 
 
@@ -149,7 +151,7 @@ def propose_cmd(again: bool, owner: str | None, as_json: bool) -> None:
     (a person's correction, a rule, a failure and its fix, a decision): never facts until
     accepted (`cli-org proposals`). A claim already a current fact, refused by the write
     checks, or proposed before (rejected included) is not proposed."""
-    with org(None, embed=True) as opened, opened.serving(this_operation()) as conn:
+    with org(None) as opened, opened.serving(this_operation()) as conn:
         done = _propose(conn, opened, again=again, owner=owner)
     if as_json:
         emit_json(done)
