@@ -23,7 +23,6 @@ from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import AccessDenied, InputError, NotFound
 from ..limits import LOCK_WAIT
-from ..store.agents import find_agent
 from ..store.proposals import check_proposal, claim_key, known_claim
 from .lessons import candidates, lessons, turns_from_rows
 
@@ -82,8 +81,9 @@ def propose(
 
 def known_agent(conn: Conn, name: str) -> None:
     """NotFound unless `name` is an agent (an agent named for the sessions must exist)."""
-    found = find_agent(conn, name)
-    conn.rollback()
+    with translated(conn):
+        found = conn.execute(sql("proposals.agent_exists"), {"name": name}).fetchone()
+        conn.rollback()
     if found is None:
         raise NotFound(f"no agent named {name}; `cli-org agents list` shows them")
 
