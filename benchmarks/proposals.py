@@ -13,6 +13,9 @@ proposals real sessions give, and whether an accepted proposal is recalled later
    would ask) is recalled; a question counts when the accepted fact it names (by a phrase of
    its claim) is among the answer's fact hits.
 
+4. The Stop hook: `cli-org hook claude-code stop` as a whole cold process (no warm helper)
+   on a turn of plain work and on a turn with a correction, medians and maxima.
+
     python -m benchmarks.proposals [--runs 5]
 """
 
@@ -132,6 +135,40 @@ def sample(data: Path) -> dict[str, object]:
     }
 
 
+def _turns(path: Path, turns: list[tuple[str, str]]) -> None:
+    with path.open("w") as out:
+        for n, (role, text) in enumerate(turns):
+            content: object = text if role == "user" else [{"type": "text", "text": text}]
+            out.write(json.dumps({"type": role, "sessionId": "s", "uuid": f"u{n}", "cwd": str(path.parent),
+                                  "timestamp": f"2026-12-04T10:{n:02d}:00Z",
+                                  "message": {"role": role, "content": content}}) + "\n")  # fmt: skip
+
+
+def stop_hook(data: Path, runs: int) -> dict[str, object]:
+    env = {**_env("bench_prop_sample", data), "CLI_ORG_WARM": "0"}
+    _cli(env, "agents", "add", "bot", check=False)
+    out: dict[str, object] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        plain, lesson = Path(tmp) / "plain.jsonl", Path(tmp) / "lesson.jsonl"
+        _turns(plain, [("user", "fix the typo in the banner"), ("assistant", "Fixed.")])
+        said = "no, in this repo we always use pnpm, never npm."
+        _turns(lesson, [("user", "install the deps"), ("assistant", "Ran npm install."), ("user", said),
+                        ("assistant", "Done.")])  # fmt: skip
+        for name, path in (("plain", plain), ("lesson", lesson)):
+            times, said = [], ""
+            for n in range(runs):
+                payload = {"session_id": f"bench-{name}-{n}", "transcript_path": str(path), "cwd": tmp,
+                           "hook_event_name": "Stop", "stop_hook_active": False}  # fmt: skip
+                start = time.perf_counter()
+                done = subprocess.run([sys.executable, "-m", "cli_org", "hook", "claude-code", "stop", "--as", "bot"],
+                                      input=json.dumps(payload), env=env, capture_output=True, text=True)  # fmt: skip
+                times.append(time.perf_counter() - start)
+                said = done.stdout
+            out[name] = {"p50_s": round(statistics.median(times), 3), "max_s": round(max(times), 3),
+                         "blocked": '"decision": "block"' in said}  # fmt: skip
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
@@ -139,7 +176,7 @@ def main() -> None:
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="cli-org-bench-proposals-") as tmp:
         data = Path(tmp) / "data"
-        out = {"load_before": round(load, 2), "sample": sample(data)}
+        out = {"load_before": round(load, 2), "sample": sample(data), "stop_hook": stop_hook(data, 11)}
         if TRANSCRIPTS.exists():
             out["real"] = cost(data, args.runs)
         out["load_after"] = round(os.getloadavg()[0], 2)

@@ -23,7 +23,6 @@ from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import AccessDenied, InputError, NotFound
 from ..limits import LOCK_WAIT
-from ..store.proposals import check_proposal, claim_key, known_claim
 from .lessons import candidates, lessons, turns_from_rows
 
 if TYPE_CHECKING:
@@ -113,13 +112,16 @@ def _propose(
         new = {r["source_key"] for r in rows if r["position"] >= start}
         summary.sessions += 1
         summary.messages += sum(1 for r in rows if r["position"] >= start)
-        agent = agent_for(s["harness"], s["cwd"]) if agent_for else None
-        agent = agent if agent in agents else None
         turns = turns_from_rows(rows)
-        embedder = model() if candidates(turns) else None  # none: only failures and their fixes
-        for lesson in lessons(turns, embedder):
-            if lesson.key not in new:
-                continue
+        # The model only for a candidate sentence among the new messages (else: failures and fixes)
+        embedder = model() if any(c.key in new for c in candidates(turns)) else None
+        found = [lesson for lesson in lessons(turns, embedder) if lesson.key in new]
+        if found:  # few sessions: the checks, the facts and the setup record are read for them only
+            from ..store.proposals import check_proposal, claim_key, known_claim
+
+            agent = agent_for(s["harness"], s["cwd"]) if agent_for else None
+            agent = agent if agent in agents else None
+        for lesson in found:
             try:
                 check_proposal(lesson.subject, lesson.claim, s["project"])
             except InputError:

@@ -79,6 +79,9 @@ def import_cmd(
             err=True,
         )
         return
+    # The query model is loaded by proposing, only if a session holds a candidate sentence: loaded
+    # beside the import instead, on the other core, it made a cold import of the real transcripts
+    # slower, not faster (benchmarks/RESULTS.md, Proposals).
     with org(None) as opened, opened.serving(this_operation()) as conn:
         if owner is not None and not no_propose:
             from ...archive.propose import known_agent
@@ -112,9 +115,10 @@ def _propose(conn: Conn, opened: Org, *, again: bool, owner: str | None) -> Prop
     """Proposals from the sessions' new messages (archive/propose.py), each session's agent
     read from the harness set-up's record, else `owner` (--agent), else nobody's yet."""
     from ...archive.propose import propose
-    from ...setup.record import agent_for
 
     def whose(harness: str, cwd: str | None) -> str | None:
+        from ...setup.record import agent_for  # only for a session with a lesson
+
         return agent_for(os.environ, harness, cwd) or owner
 
     from ...vault.embedders import query_embedder
