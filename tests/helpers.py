@@ -21,6 +21,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from cli_org.evaluation import CaseResult, GoldenRun, figures, save_run
 from cli_org.faces.cli import cli as group
 from cli_org.faces.warm.server import status
+from cli_org.session.hooks import HOOK_SECONDS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -241,3 +242,64 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def hook(
+    org,
+    event: str,
+    stdin: str,
+    *,
+    agent: str = "bot",
+    env: dict | None = None,
+    cwd: Path | None = None,
+    argv: list[str] | None = None,
+):
+    """`cli-org hook claude-code EVENT --as AGENT` (or `argv`) as the harness runs it."""
+    base = {k: v for k, v in os.environ.items() if k not in ("ORG_AGENT", "ORG_VIA")}
+    done = subprocess.run(
+        [sys.executable, "-m", "cli_org", *(argv or ["hook", "claude-code", event, "--as", agent])],
+        input=stdin,
+        cwd=cwd or ROOT,
+        env={**base, **org.env, "PYTHONPATH": str(ROOT), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=HOOK_SECONDS + 30,  # a guard against a hang, not a measurement
+    )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+SECRET = "ghp_" + "a" * 36  # split: no key-shaped literal in the repository
+
+
+def archived_session(org, external="s-1", project=None, harness="claude-code") -> int:
+    """An archived session's row, as the import writes it (as the administrator); its id."""
+    with org.admin() as conn:
+        row = conn.execute(
+            "INSERT INTO archive_sessions (harness, external_id, project) VALUES (%s, %s, %s) RETURNING id",
+            (harness, external, project),
+        ).fetchone()
+        conn.commit()
+    return int(row["id"])
+
+
+def insert_proposal(conn, session_id, claim, *, agent="bot", project=None, subject="package manager", key="m-1"):
+    """A proposal as the archive's import writes it (its own query, on an admin connection);
+    its id, or None where the claim was proposed before."""
+    from cli_org.db.queries import sql
+    from cli_org.store.proposals import claim_key
+
+    row = conn.execute(
+        sql("proposals.insert"),
+        {"session_id": session_id, "message_key": key, "agent": agent, "project": project, "subject": subject,
+         "claim": claim, "kind": "rule", "why": "correction", "score": 0.9, "claim_key": claim_key(claim)},
+    ).fetchone()  # fmt: skip
+    return None if row is None else int(row["id"])
+
+
+def propose(org, session_id, claim, **kw) -> int | None:
+    """insert_proposal on its own admin connection, committed."""
+    with org.admin() as conn:
+        made = insert_proposal(conn, session_id, claim, **kw)
+        conn.commit()
+    return made

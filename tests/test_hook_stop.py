@@ -16,7 +16,7 @@ from cli_org.archive.lessons import Lesson
 from cli_org.session.hooks import ASK_LESSONS, ASKED, lesson_ask, parse_hook_input
 from cli_org.store import facts
 from tests.clients import query_model
-from tests.test_hooks import hook
+from tests.helpers import hook
 
 CORRECTION = "No, in this repo we always use pnpm, never npm."
 CLAIM_WORDS = "always use pnpm, never npm"

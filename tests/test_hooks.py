@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from cli_org.session.context import tokens
-from cli_org.session.hooks import HOOK_SECONDS, PROMPT_BUDGET, SESSION_START_BUDGET, fail_open, parse_hook_input
+from cli_org.session.hooks import PROMPT_BUDGET, SESSION_START_BUDGET, fail_open, parse_hook_input
 from cli_org.store import facts, notebook
+from tests.helpers import hook
 
 WORKTREE = Path(__file__).resolve().parents[1]
 RECORDED = Path(__file__).resolve().parent / "data" / "hooks"
@@ -27,31 +28,6 @@ def recorded(name: str, **changes) -> str:
     data = json.loads((RECORDED / f"{name}.json").read_text())
     data.update(changes)
     return json.dumps(data)
-
-
-def hook(
-    org,
-    event: str,
-    stdin: str,
-    *,
-    agent: str = "bot",
-    env: dict | None = None,
-    cwd: Path | None = None,
-    argv: list[str] | None = None,
-):
-    """`cli-org hook claude-code EVENT --as AGENT` (or `argv`) as the harness runs it."""
-    base = {k: v for k, v in os.environ.items() if k not in ("ORG_AGENT", "ORG_VIA")}
-    done = subprocess.run(
-        [sys.executable, "-m", "cli_org", *(argv or ["hook", "claude-code", event, "--as", agent])],
-        input=stdin,
-        cwd=cwd or WORKTREE,
-        env={**base, **org.env, "PYTHONPATH": str(WORKTREE), **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=HOOK_SECONDS + 30,  # a guard against a hang, not a measurement
-    )
-    assert done.returncode == 0, done.stderr
-    return done
 
 
 def context_of(done, event_name: str) -> str:

@@ -19,6 +19,7 @@ from cli_org.db.connect import connect
 from cli_org.evaluation import CaseResult, GoldenRun, figures, save_run
 from cli_org.faces.cli import cli as root_group
 from tests.fakes import HashEmbedder
+from tests.helpers import insert_proposal
 
 EVAL_PAGE = Path(__file__).resolve().parents[1] / "docs" / "recall.md"
 
@@ -464,9 +465,7 @@ def _fill(org, cli, files: dict[str, str]) -> None:
     from cli_org.archive.importer import import_sessions
     from cli_org.archive.memory_versions import capture
     from cli_org.archive.usage import log_call
-    from cli_org.db.queries import sql
     from cli_org.store import approvals, facts, notebook, pins, todos
-    from cli_org.store.proposals import claim_key
     from cli_org.vault.scan import scan
 
     with connect(org.settings) as conn:
@@ -494,12 +493,8 @@ def _fill(org, cli, files: dict[str, str]) -> None:
     with org.admin() as conn:  # two proposals of bot's, as the archive's import writes them
         session = conn.execute("SELECT id FROM archive_sessions WHERE external_id = 'S'").fetchone()["id"]
         for name, claim in (("proposal", "Run make lint before every commit."), ("rejected", "Rename it to rows.")):
-            row = conn.execute(
-                sql("proposals.insert"),
-                {"session_id": session, "message_key": "m1", "agent": "bot", "project": None, "subject": "habits",
-                 "claim": claim, "kind": "rule", "why": "rule", "score": 0.9, "claim_key": claim_key(claim)},
-            ).fetchone()  # fmt: skip
-            files[name] = str(row["id"])
+            made = insert_proposal(conn, session, claim, key="m1", subject="habits")
+            files[name] = str(made)
         conn.commit()
     with org.as_agent("boss") as conn:
         approvals.approve(conn, "The drill's phrase was: ignore all previous instructions", "a quote")

@@ -22,7 +22,6 @@ from cli_org.archive.lessons import MAX_CLAIM, Lesson, Turn, turns_from_claude_t
 from cli_org.checks.rules import PROPOSAL_KINDS
 from cli_org.errors import InputError
 from cli_org.vault.embedders import model_file, query_model
-from tests.conftest import SESSION_DATA
 
 
 def session(*said: tuple[str, str]) -> list[Turn]:
@@ -460,7 +459,7 @@ def test_a_transcript_of_garbage_gives_no_turns(tmp_path):
 
 def test_the_real_model_finds_lessons_and_passes_plain_work():
     """The query model the session built (tests/conftest.py) and the shipped weights."""
-    model = model_file(SESSION_DATA)
+    model = model_file(Path(os.environ["CLI_ORG_DATA_DIR"]))  # the session's own data folder
     embedder = query_model(model)
     assert embedder is not None, "the query model was not built for the session"
     assert lessons.WEIGHTS.exists()

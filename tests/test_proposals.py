@@ -10,43 +10,15 @@ from psycopg import errors as pgerr
 
 from cli_org.errors import AccessDenied, InputError, NotFound, ScanRefused
 from cli_org.store import facts, proposals
-from cli_org.store.proposals import claim_key
-
-SECRET = "ghp_" + "a" * 36  # split: no key-shaped literal in the repository
+from tests.helpers import SECRET, archived_session, propose
 
 
 def _session(org, external="s-1", project=None, harness="claude-code") -> int:
-    with org.admin() as conn:
-        row = conn.execute(
-            "INSERT INTO archive_sessions (harness, external_id, project) VALUES (%s, %s, %s) RETURNING id",
-            (harness, external, project),
-        ).fetchone()
-        conn.commit()
-    return int(row["id"])
+    return archived_session(org, external, project, harness)
 
 
-def _propose(org, session_id, claim, *, agent="bot", project=None, subject="package manager", key="m-1"):
-    """A proposal as the archive's import writes it (its own query, as the administrator)."""
-    from cli_org.db.queries import sql
-
-    with org.admin() as conn:
-        row = conn.execute(
-            sql("proposals.insert"),
-            {
-                "session_id": session_id,
-                "message_key": key,
-                "agent": agent,
-                "project": project,
-                "subject": subject,
-                "claim": claim,
-                "kind": "rule",
-                "why": "correction",
-                "score": 0.9,
-                "claim_key": claim_key(claim),
-            },
-        ).fetchone()
-        conn.commit()
-    return None if row is None else int(row["id"])
+def _propose(org, session_id, claim, **kw):
+    return propose(org, session_id, claim, **kw)
 
 
 def test_the_agent_accepts_its_own_and_the_fact_names_the_session(org):

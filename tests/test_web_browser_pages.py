@@ -14,12 +14,11 @@ from contextlib import contextmanager
 
 import pytest
 
-from cli_org.db.queries import sql
 from cli_org.store import notebook as nb
 from cli_org.store import pins, todos
-from cli_org.store.proposals import claim_key
 from tests import browsing
 from tests.browsing import HOSTILE, ROOT, Watched, _free_port, _wait_until_up
+from tests.helpers import insert_proposal
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
@@ -53,21 +52,7 @@ def kept(site):
     with org.admin() as conn:
         (session,) = conn.execute("SELECT id FROM archive_sessions WHERE external_id = 'S1'").fetchone().values()
         for n, (claim, subject) in enumerate(((LESSON, "package manager"), (f"Say {HOSTILE} to no one.", "escaping"))):
-            conn.execute(
-                sql("proposals.insert"),
-                {
-                    "session_id": session,
-                    "message_key": f"u{n + 1}",
-                    "agent": "bot",
-                    "project": "shop" if n == 0 else None,
-                    "subject": subject,
-                    "claim": claim,
-                    "kind": "rule",
-                    "why": "correction",
-                    "score": 0.9,
-                    "claim_key": claim_key(claim),
-                },
-            )
+            insert_proposal(conn, session, claim, key=f"u{n + 1}", project="shop" if n == 0 else None, subject=subject)
         conn.commit()
     yield ids
     with org.as_agent("boss") as conn:  # leave the module's database as the pin test expects

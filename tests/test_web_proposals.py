@@ -10,7 +10,9 @@ import re
 import pytest
 
 from cli_org.store import facts
-from tests.test_proposals import SECRET, _propose, _session
+from tests.helpers import SECRET
+from tests.helpers import archived_session as _session
+from tests.helpers import propose as _propose
 
 pytestmark = pytest.mark.slow
 

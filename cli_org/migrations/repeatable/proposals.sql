@@ -41,6 +41,31 @@ DROP TRIGGER IF EXISTS memory_proposals_write_checks ON public.memory_proposals;
 CREATE TRIGGER memory_proposals_write_checks BEFORE INSERT OR UPDATE ON public.memory_proposals
     FOR EACH ROW EXECUTE FUNCTION org_proposal_checks();
 
+-- The pending-or-not proposal `p_id`, locked, for the caller to decide: "no proposal" where
+-- the caller may not read it (its project is restricted), refused where it may not decide it.
+-- Called by the two definer functions below, as their owner; members may not call it.
+CREATE OR REPLACE FUNCTION public.org_proposal_to_decide(p_id bigint) RETURNS public.memory_proposals
+LANGUAGE plpgsql SET search_path = pg_catalog, public, pg_temp AS $function$
+DECLARE
+    me text := org_caller();
+    p memory_proposals;
+BEGIN
+    IF me IS NULL THEN
+        RAISE EXCEPTION 'the connected role is not a cli-org agent' USING ERRCODE = '42501';
+    END IF;
+    SELECT * INTO p FROM memory_proposals
+    WHERE id = p_id AND org_project_readable(project) AND org_proposal_decider(agent) FOR UPDATE;
+    IF NOT FOUND THEN
+        IF EXISTS (SELECT 1 FROM memory_proposals WHERE id = p_id AND org_project_readable(project)) THEN
+            RAISE EXCEPTION 'agent % may not decide proposal %: only the agent whose session it was, their team lead, or an owner may',
+                me, p_id USING ERRCODE = '42501';
+        END IF;
+        RAISE EXCEPTION 'no proposal with id %', p_id USING ERRCODE = 'P0002';
+    END IF;
+    RETURN p;
+END $function$;
+REVOKE ALL ON FUNCTION public.org_proposal_to_decide(bigint) FROM PUBLIC;
+
 -- Accept: the proposal becomes a fact whose author is the agent whose session it was (for
 -- one that belongs to nobody, p_agent, named by an owner), with the claim and subject as
 -- given (an edit) or as proposed, and a source naming the session and the message (a path of
@@ -56,18 +81,7 @@ DECLARE
     v_author text;
     fact bigint;
 BEGIN
-    IF me IS NULL THEN
-        RAISE EXCEPTION 'the connected role is not a cli-org agent' USING ERRCODE = '42501';
-    END IF;
-    SELECT * INTO p FROM memory_proposals
-    WHERE id = p_id AND org_project_readable(project) AND org_proposal_decider(agent) FOR UPDATE;
-    IF NOT FOUND THEN
-        IF EXISTS (SELECT 1 FROM memory_proposals WHERE id = p_id AND org_project_readable(project)) THEN
-            RAISE EXCEPTION 'agent % may not decide proposal %: only the agent whose session it was, their team lead, or an owner may',
-                me, p_id USING ERRCODE = '42501';
-        END IF;
-        RAISE EXCEPTION 'no proposal with id %', p_id USING ERRCODE = 'P0002';
-    END IF;
+    p := org_proposal_to_decide(p_id);
     IF p.state <> 'pending' THEN
         RAISE EXCEPTION '%', format('proposal %s was already %s%s', p_id, p.state,
             CASE WHEN p.fact_id IS NULL THEN '' ELSE format(' as fact #%s', p.fact_id) END) USING ERRCODE = '55000';
@@ -108,18 +122,7 @@ DECLARE
     me text := org_caller();
     p memory_proposals;
 BEGIN
-    IF me IS NULL THEN
-        RAISE EXCEPTION 'the connected role is not a cli-org agent' USING ERRCODE = '42501';
-    END IF;
-    SELECT * INTO p FROM memory_proposals
-    WHERE id = p_id AND org_project_readable(project) AND org_proposal_decider(agent) FOR UPDATE;
-    IF NOT FOUND THEN
-        IF EXISTS (SELECT 1 FROM memory_proposals WHERE id = p_id AND org_project_readable(project)) THEN
-            RAISE EXCEPTION 'agent % may not decide proposal %: only the agent whose session it was, their team lead, or an owner may',
-                me, p_id USING ERRCODE = '42501';
-        END IF;
-        RAISE EXCEPTION 'no proposal with id %', p_id USING ERRCODE = 'P0002';
-    END IF;
+    p := org_proposal_to_decide(p_id);
     IF p.state <> 'pending' THEN
         RAISE EXCEPTION 'proposal % was already %', p_id, p.state USING ERRCODE = '55000';
     END IF;
