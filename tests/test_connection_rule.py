@@ -51,6 +51,7 @@ INSIDE_A_CALLERS_TRANSACTION = {
     "cli_org.store.approvals.approved",  # one statement inside remember's transaction (checked_fact)
     "cli_org.store.facts.checked_fact",  # the write checks inside remember's transaction
     "cli_org.store.erase.erasure_of",  # one statement inside show_fact's transaction
+    "cli_org.store.proposals.known_claim",  # reads inside propose's or the stop hook's transaction
 }
 
 

@@ -78,6 +78,7 @@ def propose(
     return summary
 
 
+@owns_transaction
 def known_agent(conn: Conn, name: str) -> None:
     """NotFound unless `name` is an agent (an agent named for the sessions must exist)."""
     with translated(conn):

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ...archive.propose import ProposeSummary
     from ...db import Conn
     from ...org import Org
-from .common import OsPath, as_option, connection, emit_json, json_option, org, query_argument, this_operation
+from .common import AGENT, OsPath, as_option, connection, emit_json, json_option, org, query_argument, this_operation
 
 
 def _progress() -> Callable[[str, int, int], None] | None:
@@ -44,6 +44,7 @@ def archive() -> None:
 agent_option = click.option(
     "--agent",
     "owner",
+    type=AGENT,
     metavar="NAME",
     help="The agent whose sessions these are, where `cli-org setup` did not wire one for their folder.",
 )
