@@ -220,7 +220,7 @@ def test_an_agent_confirms_its_proposals_through_mcp(org):
     assert text(rejected) == f"rejected {drop}"
     assert again.is_error and "already accepted" in text(again)
     refused = serve(org, as_other, agent="other")
-    assert refused.is_error and "no proposal" in text(refused) or "may not decide" in text(refused)
+    assert refused.is_error and f"agent other may not decide proposal {keep}" in text(refused)
 
 
 # --- proposing from the archive (archive/propose.py) ------------------------------------------
@@ -313,3 +313,28 @@ def test_import_names_the_agent_of_sessions_setup_did_not_wire_and_refuses_an_un
     assert code == 0, err
     code, out, _ = cli("proposals", "--json", agent="bot")
     assert [p["agent"] for p in json.loads(out)] == ["bot"]
+
+
+def test_known_claim_finds_a_current_fact_by_its_meaning_with_the_real_model(org):
+    """The other half of the rule: other words, the same fact (and the same numbers)."""
+    import os
+    from pathlib import Path
+
+    from cli_org.vault.embedders import model_file, query_model
+
+    embedder = query_model(model_file(Path(os.environ["CLI_ORG_DATA_DIR"])))  # the session's own model
+    assert embedder is not None, "the query model was not built for the session"
+    claim = "Every handler of the courier webhook must be idempotent: it retries for 24 hours."
+    fact = facts.remember(org.writer("bot"), "courier webhook", claim, source="docs/hooks.md", embedder=embedder).id
+    from cli_org.db.session import owns_transaction
+
+    @owns_transaction
+    def known(conn, said, model):  # as its callers run it (propose, the stop hook): in their transaction
+        return proposals.known_claim(conn, said, None, model)
+
+    with org.as_agent("other") as conn:
+        said = "The courier webhook retries for 24 hours, so its handlers have to be idempotent."
+        assert known(conn, said, None) is None  # not by its words alone
+        assert known(conn, said, embedder) == fact
+        assert known(conn, said.replace("24", "48"), embedder) is None  # another number
+        assert known(conn, "Deploys run from the release branch.", embedder) is None

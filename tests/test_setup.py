@@ -465,6 +465,7 @@ LINKS = [
     ("codex", "file", "AGENTS.md", ".bashrc"),
     ("codex", "folder", ".codex", ".codex"),
     ("codex", "temporary", ".codex/.config.toml.cli-org-tmp", ".bashrc"),
+    ("codex", "file", ".codex/hooks.json", ".bashrc"),  # the Stop hook's file (issue 35)
     ("hermes", "file", ".hermes.md", ".bashrc"),
     ("hermes", "temporary", ".AGENTS.md.cli-org-tmp", ".ssh/authorized_keys"),
 ]
@@ -574,6 +575,18 @@ def test_a_file_that_is_not_a_regular_one_is_refused_without_waiting(home, tmp_p
     with pytest.raises(ConfigError, match="settings.json is not a regular file"):
         run("claude-code", project_dir=checkout)
     assert sorted(snapshot(checkout)) == [".claude", ".claude/settings.json"]
+
+
+def test_a_fifo_at_codexs_hooks_file_is_refused_without_waiting(home, tmp_path):
+    """The Stop hook's file (issue 35), as an untrusted checkout could ship it."""
+    checkout = tmp_path / "checkout"
+    (checkout / ".codex").mkdir(parents=True)
+    os.mkfifo(checkout / ".codex/hooks.json")
+    before = snapshot(home)
+    for dry_run in (True, False):
+        with pytest.raises(ConfigError, match="hooks.json is not a regular file"):
+            run("codex", project_dir=checkout, dry_run=dry_run)
+    assert snapshot(home) == before and sorted(snapshot(checkout)) == [".codex", ".codex/hooks.json"]
 
 
 @pytest.mark.attack("setup")
@@ -936,12 +949,13 @@ def test_setups_own_record_and_lock_are_never_a_planted_file(home, tmp_path, nam
 @pytest.mark.attack("setup")
 @needs_root
 @pytest.mark.parametrize(
-    "harness, name", [("claude-code", ".mcp.json"), ("codex", "AGENTS.md"), ("hermes", "AGENTS.md")]
+    "harness, name",
+    [("claude-code", ".mcp.json"), ("codex", "AGENTS.md"), ("codex", ".codex/hooks.json"), ("hermes", "AGENTS.md")],
 )
 def test_a_checkouts_file_another_user_owns_is_not_edited(home, tmp_path, harness, name):
     """Replacing it would take it from its owner: setup refuses, for setup and --remove."""
     project = tmp_path / "web"
-    project.mkdir()
+    (project / name).parent.mkdir(parents=True, exist_ok=True)
     (project / name).write_text("{}\n" if name.endswith(".json") else "# Web\n")
     os.chown(project / name, 65534, -1)
     before = full_snapshot(home, project)

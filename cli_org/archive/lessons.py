@@ -804,11 +804,14 @@ def candidates(turns: Sequence[Turn]) -> list[_Candidate]:
     return found
 
 
-def lessons(turns: Sequence[Turn], embedder: Embedder | None = None) -> list[Lesson]:
+def lessons(
+    turns: Sequence[Turn], embedder: Embedder | None = None, found: list[_Candidate] | None = None
+) -> list[Lesson]:
     """The lasting lessons of a session (or of its last turn), best first, at most
     MAX_PER_SESSION. With an embedder the classifier judges each candidate sentence; with
-    None (or without the weights file) only strong cues are proposed."""
-    found = candidates(turns)
+    None (or without the weights file) only strong cues are proposed. `found`: the turns'
+    candidates, where the caller has read them already."""
+    found = candidates(turns) if found is None else found
     out: list[Lesson] = []
     if embedder is not None and WEIGHTS.exists() and found:
         probability = scores([c.unit for c in found], embedder)

@@ -115,8 +115,9 @@ def _propose(
         summary.messages += sum(1 for r in rows if r["position"] >= start)
         turns = turns_from_rows(rows)
         # The model only for a candidate sentence among the new messages (else: failures and fixes)
-        embedder = model() if any(c.key in new for c in candidates(turns)) else None
-        found = [lesson for lesson in lessons(turns, embedder) if lesson.key in new]
+        possible = candidates(turns)
+        embedder = model() if any(c.key in new for c in possible) else None
+        found = [lesson for lesson in lessons(turns, embedder, possible) if lesson.key in new]
         if found:  # few sessions: the checks, the facts and the setup record are read for them only
             from ..store.proposals import check_proposal, claim_key, known_claim
 
