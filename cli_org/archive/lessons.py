@@ -31,7 +31,6 @@ cue, and are missed (benchmarks/lessons_eval.py, and the report of issue 35).
 from __future__ import annotations
 
 import functools
-import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -707,10 +706,6 @@ def _weights() -> tuple[Any, float, float]:
         return w["coef"].astype(np.float32), float(w["intercept"]), float(w["threshold"])
 
 
-def classifier_ready() -> bool:
-    return WEIGHTS.exists()
-
-
 def scores(texts: list[str], embedder: Embedder) -> list[float]:
     """The classifier's probability that each text states a lasting lesson."""
     if not texts:
@@ -727,16 +722,6 @@ def scores(texts: list[str], embedder: Embedder) -> list[float]:
 
 def threshold() -> float:
     return _weights()[2]
-
-
-def default_embedder() -> Embedder | None:
-    """The process's query model when it is already built under the data folder (never
-    built here: a hook's seconds must not go to it); None, and the rules decide, otherwise."""
-    from ..local.places import data_dir_from
-    from ..vault.embedders import model_file, query_model
-
-    model = model_file(data_dir_from(os.environ))
-    return query_model(model) if model.exists() and WEIGHTS.exists() else None
 
 
 # ---------------------------------------------------------------------------------------------
