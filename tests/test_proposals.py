@@ -315,6 +315,7 @@ def test_import_names_the_agent_of_sessions_setup_did_not_wire_and_refuses_an_un
     assert [p["agent"] for p in json.loads(out)] == ["bot"]
 
 
+@pytest.mark.vectors
 def test_known_claim_finds_a_current_fact_by_its_meaning_with_the_real_model(org):
     """The other half of the rule: other words, the same fact (and the same numbers)."""
     import os
