@@ -78,3 +78,9 @@ def check_id(value: int, what: str = "fact") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ID:
         raise InputError(f"no {what} with id {str(value)[:40]}: ids are whole numbers from 1 to {MAX_ID}")
     return value
+
+
+# Typed links between facts (issue 36, migration 0041's CHECK says the same): FROM depends-on TO
+# (recall brings TO along), explains, confirms (another agent saw it too), contradicts (a
+# person chooses). Supersession is not a link: it retires a fact (memory_facts.supersedes).
+LINK_KINDS = ("depends-on", "explains", "confirms", "contradicts")

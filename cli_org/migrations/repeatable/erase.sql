@@ -162,6 +162,10 @@ BEGIN
     UPDATE memory_tidy_log SET evidence = org_erased_json(evidence, needles)
     WHERE org_quotes(evidence::text, jn);
     GET DIAGNOSTICS n = ROW_COUNT; counts := counts || jsonb_build_object('tidy log', n);
+    UPDATE memory_links SET reason = org_erased_text(reason, needles),
+                            removed_reason = org_erased_text(removed_reason, needles)
+    WHERE org_quotes(reason, needles) OR org_quotes(removed_reason, needles);
+    GET DIAGNOSTICS n = ROW_COUNT; counts := counts || jsonb_build_object('links', n);
     UPDATE org_todos SET text = org_erased_text(text, needles) WHERE org_quotes(text, needles);
     GET DIAGNOSTICS n = ROW_COUNT; counts := counts || jsonb_build_object('todos', n);
     UPDATE memory_proposals SET claim = org_erased_text(claim, needles), subject = org_erased_text(subject, needles),
