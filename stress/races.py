@@ -59,10 +59,21 @@ def _watched(
         watcher.join()
 
 
+def race_claim(agent: str, i: int) -> str:
+    return f"Race claim {i} written by {agent}"
+
+
 def remember_race(
-    login: Login, admin: Callable[[], psycopg.Connection], agents: list[str], threads: int, claims: int, seed: int = 14
+    login: Login,
+    admin: Callable[[], psycopg.Connection],
+    agents: list[str],
+    threads: int,
+    claims: int,
+    seed: int = 14,
+    text: Callable[[str, int], str] = race_claim,
 ) -> dict:
-    """Every session of an agent writes the same `claims` claims in its own order."""
+    """Every session of an agent writes the same `claims` claims in its own order; claim i of
+    an agent is `text(agent, i)`."""
     returned: dict[tuple[str, int], set[int]] = {}
     lock = threading.Lock()
     timings: list[float] = []
@@ -74,7 +85,7 @@ def remember_race(
             with login(agent) as conn:
                 for i in order:
                     started = time.perf_counter()
-                    got = facts.remember(conn, "race", f"Race claim {i} written by {agent}", source="docs/race.md")
+                    got = facts.remember(conn, "race", text(agent, i), source="docs/race.md")
                     with lock:
                         timings.append((time.perf_counter() - started) * 1000)
                         returned.setdefault((agent, i), set()).add(got.id)
@@ -91,7 +102,7 @@ def remember_race(
             "GROUP BY author, claim"
         ).fetchall()
     stored = {(r["author"], r["claim"]): r["n"] for r in rows}
-    wanted = {(a, f"Race claim {i} written by {a}") for a in agents for i in range(claims)}
+    wanted = {(a, text(a, i)) for a in agents for i in range(claims)}
     return {
         "calls": len(workers) * claims,
         "errors": [repr(e)[:200] for e in errors],

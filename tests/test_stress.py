@@ -83,6 +83,22 @@ def test_racing_remember_loses_and_duplicates_nothing(org):
     assert (out["lost"], out["duplicated"], out["ids_disagree"]) == (0, 0, 0)
 
 
+def test_racing_writers_keep_claims_that_share_their_numbers_in_another_order(org):
+    """Issue 36: "Claim 1-2 from writer 1." was refused as a near-duplicate of "Claim 2-1 from
+    writer 2." (the numbers compared as a set), and the race lost writes. Each agent writes
+    every claim "Claim a-b from writer w." for a, b in 1..3 and w in 1..2: 18 claims, most of
+    them the same words and the same set of numbers as another."""
+    combos = [(a, b, w) for a in (1, 2, 3) for b in (1, 2, 3) for w in (1, 2)]
+
+    def text(agent: str, i: int) -> str:
+        a, b, w = combos[i]
+        return f"Claim {a}-{b} from writer {w}."
+
+    out = races.remember_race(_login(org), org.admin, ["bot", "other"], threads=3, claims=len(combos), text=text)
+    assert out["calls"] == 108 and out["errors"] == []
+    assert (out["lost"], out["duplicated"], out["ids_disagree"]) == (0, 0, 0)
+
+
 def test_racing_notebook_writes_never_pass_the_cap(org):
     out = races.notebook_race(_login(org), org.admin, "bot", threads=3, writes=15)
     assert out["errors"] == []

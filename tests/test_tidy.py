@@ -42,6 +42,18 @@ def test_different_numbers_are_never_duplicates():
     assert near_duplicate(a, a.replace("today", "now"), threshold=0.5) is not None  # same numbers: judged
 
 
+def test_the_same_numbers_in_another_order_are_not_duplicates():
+    """Issue 36: numbers compared as a set made these pairs copies of each other (all their
+    words in common), and a racing writer lost writes to it."""
+    assert near_duplicate("Claim 1-2 from writer 1.", "Claim 2-1 from writer 2.") is None
+    assert near_duplicate("Claim 1-2 from writer 1.", "Claim 2-1 from writer 1.") is None
+    assert near_duplicate("move server 1 to rack 2", "move server 2 to rack 1") is None
+    assert near_duplicate("Claim 1-1 from writer 1.", "Claim 1 from writer 1.") is None  # a number repeated
+    # the same numbers in the same order, other words around them: still judged by the words
+    evidence = near_duplicate("Move server 1 to rack 2.", "move server 1 to rack 2")
+    assert evidence and evidence["overlap"] == 1.0
+
+
 @pytest.mark.slow
 def test_tidy_proposes_merges_only_within_one_author_subject_and_project(org):
     old = _fact(org, "bot", "The build takes four minutes")

@@ -21,15 +21,20 @@ def words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
-def _numbers(ws: set[str]) -> set[str]:
-    return {w for w in ws if any(ch.isdigit() for ch in w)}
+def numbers(text: str) -> list[str]:
+    """The words of `text` that hold a digit, in the order they appear: "move server 1 to
+    rack 2" and "move server 2 to rack 1" share their words and the set of their numbers,
+    and still say two different things (issue 36: compared as a set, "Claim 1-2 from writer
+    1." was refused as a copy of "Claim 2-1 from writer 2.")."""
+    return [w for w in _WORD.findall(text.lower()) if any(ch.isdigit() for ch in w)]
 
 
 def near_duplicate(a: str, b: str, threshold: float = DUPLICATE_OVERLAP) -> dict[str, Any] | None:
-    """The evidence that two claims say the same thing, or None."""
+    """The evidence that two claims say the same thing, or None: most of their words in
+    common and the same numbers in the same order."""
     wa, wb = words(a), words(b)
     union = wa | wb
-    if not union or _numbers(wa) != _numbers(wb):
+    if not union or numbers(a) != numbers(b):
         return None
     overlap = len(wa & wb) / len(union)
     if overlap < threshold:
