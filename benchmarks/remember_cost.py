@@ -3,7 +3,7 @@ remember: the tidy-up's rule) adds to it: the median wall time of a
 library `remember` on one connection that has written before (the write checks compiled),
 for this checkout and, with --before, another one (the code before a change).
 
-    python -m benchmarks.remember_cost [--writes 200] [--rounds 3] [--others 2000] [--before PATH]
+    python -m benchmarks.remember_cost [--writes 200] [--rounds 3] [--others 2000] [--model] [--before PATH]
 
 Each variant writes into its own database, filled alike: `--others` facts of the agent under
 other subjects (the check reads the agent's current facts of one subject) and 100 facts in a
@@ -11,7 +11,9 @@ subject of their own. Per round, each variant is one fresh process (runs interle
 on the shared machine falls on all alike) that writes, after 3 untimed writes, `--writes`
 claims that are no near-duplicates (their numbers differ), alternately into a new subject and
 into the crowded one. Variants: `after` (this checkout), `after, allow_duplicate` (no check),
-`before` (--before).
+`before` (--before). With --model every variant writes as the CLI and the MCP server do, with
+the query model: the claim's vector is computed and stored, and (issue 36) the claim is judged
+against the nearest facts by meaning as well as by words.
 """
 
 from __future__ import annotations
@@ -28,13 +30,17 @@ from pathlib import Path
 CROWDED = 100  # facts already in the crowded subject
 
 
-def worker(writes: int, allow_duplicate: bool, tag: str) -> None:
+def worker(writes: int, allow_duplicate: bool, tag: str, model: bool) -> None:
     """Runs in a fresh process with the checkout under test first on PYTHONPATH."""
     from cli_org.config import Settings
     from cli_org.db.connect import connect
     from cli_org.store.facts import remember
 
-    extra = {"allow_duplicate": True} if allow_duplicate else {}
+    extra: dict = {"allow_duplicate": True} if allow_duplicate else {}
+    if model:
+        from cli_org.vault.embedders import model_files, query_model
+
+        extra["embedder"] = query_model(model_files(Settings.from_env(dict(os.environ))))  # built once if missing
     fresh: list[float] = []
     crowded: list[float] = []
     with connect(Settings.from_env(dict(os.environ)), "bench") as conn:
@@ -76,11 +82,12 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=200, help="timed remembers per variant and round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--others", type=int, default=2000, help="the agent's facts under other subjects")
+    parser.add_argument("--model", action="store_true", help="write with the query model, as the CLI does")
     parser.add_argument("--before", type=Path, help="a checkout of the code before the change")
     parser.add_argument("--worker", nargs=2, metavar=("TAG", "ALLOW"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.writes, args.worker[1] == "1", args.worker[0])
+        worker(args.writes, args.worker[1] == "1", args.worker[0], args.model)
         return
     from .common import ROOT, bench_settings, drop_database
 
@@ -103,7 +110,8 @@ def main() -> None:
                 "CLI_ORG_DATABASE_URL": s.database_url or "",
             }
             done = subprocess.run(
-                [sys.executable, __file__, "--writes", str(args.writes), "--worker", f"r{r}", allow],
+                [sys.executable, __file__, "--writes", str(args.writes), "--worker", f"r{r}", allow]
+                + (["--model"] if args.model else []),
                 env=env,
                 cwd=checkout,
                 check=True,
@@ -112,7 +120,8 @@ def main() -> None:
             )
             for kind, values in json.loads(done.stdout).items():
                 times[name][kind] += values
-    print(f"warm library remember, {args.rounds} rounds x {args.writes} writes; {args.others} other facts of the agent")
+    model = ", with the query model" if args.model else ""
+    print(f"warm library remember{model}, {args.rounds} rounds x {args.writes} writes; {args.others} other facts")
     print(f"{'variant':26} {'new subject p50':>16} {'crowded p50':>12}   (ms; the crowded subject holds {CROWDED}+)")
     for name, got in times.items():
         fresh, crowded = (statistics.median(got[kind]) * 1000 for kind in ("fresh", "crowded"))

@@ -141,9 +141,9 @@ def test_the_database_refuses_a_secret_in_a_proposal(org):
 def test_known_claim_finds_a_current_fact_by_its_words(org):
     fact = facts.remember(org.writer("bot"), "tests", "The test database is on port 5433.", source="x.md").id
     with org.as_agent("other") as conn:
-        assert proposals.known_claim(conn, "the test database is on port 5433", None) == fact
-        assert proposals.known_claim(conn, "The test database is on port 5432.", None) is None  # another number
-        assert proposals.known_claim(conn, "Lint runs before every commit.", None) is None
+        assert proposals.known_claim(conn, "tests", "the test database is on port 5433", None) == fact
+        assert proposals.known_claim(conn, "tests", "The test database is on port 5432.", None) is None  # a number
+        assert proposals.known_claim(conn, "tests", "Lint runs before every commit.", None) is None
 
 
 def test_bad_input_is_one_clear_error(org):
@@ -331,7 +331,7 @@ def test_known_claim_finds_a_current_fact_by_its_meaning_with_the_real_model(org
 
     @owns_transaction
     def known(conn, said, model):  # as its callers run it (propose, the stop hook): in their transaction
-        return proposals.known_claim(conn, said, None, model)
+        return proposals.known_claim(conn, "courier webhook", said, None, model)
 
     with org.as_agent("other") as conn:
         said = "The courier webhook retries for 24 hours, so its handlers have to be idempotent."

@@ -129,7 +129,7 @@ def _propose(
             except InputError:
                 summary.refused += 1
                 continue
-            if known_claim(conn, lesson.claim, s["project"], embedder) is not None:
+            if known_claim(conn, lesson.subject, lesson.claim, s["project"], embedder) is not None:
                 summary.known += 1
                 continue
             params = {

@@ -239,7 +239,7 @@ def lesson_ask(
         if key in asked:
             continue
         asked.add(key)
-        if known_claim(conn, lesson.claim, name, embedder) is None:
+        if known_claim(conn, lesson.subject, lesson.claim, name, embedder) is None:
             picked.append(lesson)
         if len(picked) == ASK_LESSONS:
             break

@@ -117,3 +117,32 @@ SELECT count(*) AS n
 FROM unnest(org_facts_unembedded(%(scan)s)) AS listed (id)
 JOIN memory_facts f ON f.id = listed.id
 WHERE f.valid_to IS NULL;
+
+-- name: related
+-- `facts.related_by_words`, and the %(limit)s nearest by meaning (the HNSW index, as `search`
+-- reads it), each with its similarity through its one trusted vector (NULL: none).
+WITH by_words AS MATERIALIZED (
+    SELECT id FROM memory_facts
+    WHERE valid_to IS NULL
+      AND (project IS NULL OR project = %(project)s)
+      AND search @@ replace(plainto_tsquery('english', %(text)s)::text, ' & ', ' | ')::tsquery
+    ORDER BY ts_rank(search, replace(plainto_tsquery('english', %(text)s)::text, ' & ', ' | ')::tsquery) DESC, id DESC
+    LIMIT %(limit)s
+), near AS MATERIALIZED (
+    SELECT v.fact_id AS id
+    FROM memory_fact_vectors v
+    JOIN memory_facts f ON f.id = v.fact_id
+    WHERE v.model = %(model)s
+      AND (v.computed_by = f.author OR v.computed_by = (SELECT org_me()))
+      AND f.valid_to IS NULL
+      AND (f.project IS NULL OR f.project = %(project)s)
+    ORDER BY v.embedding <=> %(query)s::vector
+    LIMIT %(limit)s
+)
+SELECT f.id, f.subject, f.claim, f.author, f.project,
+       (SELECT 1 - (v.embedding <=> %(query)s::vector) FROM memory_fact_vectors v
+        WHERE v.fact_id = f.id AND v.model = %(model)s
+          AND (v.computed_by = f.author OR v.computed_by = (SELECT org_me()))
+        ORDER BY v.computed_by = f.author DESC LIMIT 1) AS similarity
+FROM memory_facts f
+WHERE f.id IN (SELECT id FROM by_words UNION SELECT id FROM near);

@@ -82,3 +82,15 @@ FROM memory_restores WHERE fact_id = %(id)s ORDER BY restored_at, id;
 -- The write scan of a fact's fields, run for its one-time cost (store/facts.py, warm_up_writes).
 SELECT public.org_write_scan(ARRAY['subject', 'claim', 'source'],
                              ARRAY[%(subject)s, %(claim)s, %(source)s]::text[]) AS problem;
+
+-- name: related_by_words
+-- The current facts a new claim is judged against at write (store/sameness.py, issue 36), by
+-- its words: of every author, any subject, in the claim's project or org-wide (an org-wide
+-- claim: org-wide facts only), the %(limit)s sharing most words with it (any of them, ranked).
+SELECT id, subject, claim, author, project, NULL::float8 AS similarity
+FROM memory_facts
+WHERE valid_to IS NULL
+  AND (project IS NULL OR project = %(project)s)
+  AND search @@ replace(plainto_tsquery('english', %(text)s)::text, ' & ', ' | ')::tsquery
+ORDER BY ts_rank(search, replace(plainto_tsquery('english', %(text)s)::text, ' & ', ' | ')::tsquery) DESC, id DESC
+LIMIT %(limit)s;

@@ -32,17 +32,6 @@ SELECT org_proposal_accept(%(id)s, %(agent)s, %(subject)s, %(claim)s) AS fact_id
 -- name: reject
 SELECT org_proposal_reject(%(id)s, %(reason)s) AS id;
 
--- name: known_by_words
--- The current facts in the claim's scope (its project's and the org-wide ones) that share the
--- most words with it: the candidates duplicates.near_duplicate then judges.
-SELECT id, claim
-FROM memory_facts
-WHERE valid_to IS NULL
-  AND (%(project)s::text IS NULL OR project IS NULL OR project = %(project)s)
-  AND search @@ replace(plainto_tsquery('english', %(claim)s)::text, ' & ', ' | ')::tsquery
-ORDER BY ts_rank(search, replace(plainto_tsquery('english', %(claim)s)::text, ' & ', ' | ')::tsquery) DESC, id
-LIMIT 20;
-
 -- name: sessions_to_read
 -- The archived sessions with messages not yet read for proposals (all of them with %(all)s).
 SELECT s.id, s.harness, s.external_id, s.project, s.cwd, s.proposed_to,

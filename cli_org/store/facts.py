@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -19,9 +19,10 @@ from ..errors import InputError, NearDuplicate, NotFound, ScanRefused
 from ..text import one_line
 from .activity import say_via
 from .approvals import approved as is_approved
-from .duplicates import near_duplicate, scope
 from .erase import Erasure, erasure_of
-from .vectors import store_unembedded, store_vectors
+from .links import add_link
+from .related import Related, related
+from .vectors import fact_text, store_unembedded, store_vectors
 
 if TYPE_CHECKING:
     from ..vault.embedders import Embedder
@@ -32,6 +33,11 @@ class Remembered:
     id: int
     duplicate: bool = False
     superseded: int | None = None
+    # Another agent's current fact #id said this already: the writer's confirmation was linked
+    # to it instead of a second row (issue 36); the fact's author.
+    confirmed: str | None = None
+    # Current facts the new one disagrees with, each now linked `contradicts` (issue 36).
+    contradicts: list[Related] = field(default_factory=list)
 
 
 @dataclass
@@ -91,18 +97,19 @@ def remember(
     Given the query model, the new fact's vector is stored with it (store/vectors.py: recall
     never computes one).
 
-    A claim that the tidy-up would merge with one of the agent's current facts (the same
-    subject and project, duplicates.near_duplicate) is refused with NearDuplicate, naming that
-    fact, unless `allow_duplicate`; `supersedes` replaces a fact by design and is not checked.
+    What the claim is to the current facts (of its project, or org-wide; every author) is
+    judged first (store/related.py, sameness.judge; issue 36):
+    - the same fact as one of the writer's own: refused with NearDuplicate naming it, unless
+      `allow_duplicate` (`supersedes` replaces a fact by design and is not refused);
+    - the same fact as another agent's: no second row; the writer's confirmation is linked to
+      that fact (`confirms`, its words kept in the link) and Remembered.confirmed names its author;
+    - a contradiction: stored, and linked `contradicts` to each fact it disagrees with (at most
+      CONTRADICTIONS_LINKED), which Remembered.contradicts lists for the writer to see.
 
-    Where the check runs: here, not in the database. It is a rule of tidiness, not of
-    safety (a member writing SQL could write the same words under another subject anyway,
-    and `tidy` still finds what slips through), and a copy in SQL would be a second source
-    for tidy's rule. The race it leaves: two remembers of the same agent, running at once,
-    each check before the other commits and both write. Running the transaction
-    SERIALIZABLE closes it, but under stress/races.py (sessions of one agent writing the same
-    claims at once) ten retries of a serialization failure were not always enough, and a
-    lock a member could take would be a new way to block others; `tidy` merges such a pair."""
+    Where the check runs: here, not in the database. It is a rule of tidiness, not of safety
+    (a member writing SQL can store a paraphrase anyway, and `tidy` and `cli-org review` find
+    what slips through). The race it leaves: two writers of one claim at once each judge before
+    the other commits and both write; `tidy` merges such a pair."""
     subject, claim, source = checked_fact(conn, subject, claim, source, project, via)
     if kind not in KINDS:
         raise InputError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
@@ -117,12 +124,12 @@ def remember(
         "kind": kind,
         "via": via,
     }
-    check = supersedes is None and not allow_duplicate
     with translated(conn):
         try:
-            result = _store(conn, params, supersedes, check)
-            if embedder is not None and not result.duplicate:
-                store_vectors(conn, embedder, [{"id": result.id, **params}])
+            vectors = _embedded(conn, embedder, subject, claim)
+            result = _store(conn, params, supersedes, allow_duplicate, vectors, embedder)
+            if embedder is not None and vectors is not None and not result.duplicate:
+                store_vectors(conn, embedder, [{"id": result.id, **params}], vectors=vectors)
         except BaseException:
             conn.rollback()
             raise
@@ -145,14 +152,55 @@ def checked_fact(
             approved.add(exc.text)
 
 
-def _store(conn: Conn, params: dict[str, Any], supersedes: int | None, check: bool) -> Remembered:
-    current_agent(conn)
+def _embedded(conn: Conn, embedder: Embedder | None, subject: str, claim: str) -> list[Any] | None:
+    """The new fact's vector, computed once for the judging and the storing; None without a
+    model or on a database without vectors."""
+    from ..db.migrate import vectors_ready
+
+    if embedder is None or not vectors_ready(conn):
+        return None
+    return list(embedder.embed([fact_text(subject, claim)]))
+
+
+# Contradicted facts a new claim is linked to at most: the nearest few (a claim that disagrees
+# with more is about something broader, and a person sorts that out in `cli-org review`).
+CONTRADICTIONS_LINKED = 3
+
+
+def _store(
+    conn: Conn,
+    params: dict[str, Any],
+    supersedes: int | None,
+    allow_duplicate: bool,
+    vectors: list[Any] | None,
+    embedder: Embedder | None,
+) -> Remembered:
+    me = current_agent(conn)
     say_via(conn, params["via"])  # a fact it supersedes records the harness that retired it
     existing = conn.execute(sql("facts.find_current"), params).fetchone()
     if existing:
         return _known(conn, existing["id"], supersedes)
-    if check:
-        _refuse_near_duplicate(conn, params["subject"], params["claim"], params["project"])
+    subject, claim = params["subject"], params["claim"]
+    literal = model = None
+    if vectors is not None and embedder is not None:
+        from ..vault.embedders import vector_literal
+
+        literal, model = vector_literal(vectors[0]), embedder.name
+    found = [
+        r
+        for r in related(conn, subject, claim, params["project"], literal, model)
+        # the same claim, stored by another session of this agent since our lookup: no
+        # paraphrase but the claim itself (the insert finds it: _known); and what it replaces
+        if r.id != supersedes and not (r.author == me and (r.subject, r.claim) == (subject, claim))
+    ]
+    same = [r for r in found if r.relation == "same"]
+    if same and supersedes is None and not allow_duplicate:
+        mine = [r for r in same if r.author == me]
+        if mine:
+            raise _near_duplicate(mine[0])
+        add_link(conn, None, "confirms", same[0].id, claim)
+        return Remembered(same[0].id, duplicate=True, confirmed=same[0].author)
+    contradicted = [r for r in found if r.relation == "contradicts"][:CONTRADICTIONS_LINKED]
     try:
         with conn.transaction():  # a savepoint: the lookups above opened the transaction
             new_id = first(conn, sql("facts.insert"), params)["id"]
@@ -161,7 +209,9 @@ def _store(conn: Conn, params: dict[str, Any], supersedes: int | None, check: bo
     except pgerr.UniqueViolation:
         # Another session of this agent stored the same claim between our lookup and insert.
         return _known(conn, first(conn, sql("facts.find_current"), params)["id"], supersedes)
-    return Remembered(new_id, superseded=supersedes)
+    for other in contradicted:
+        add_link(conn, new_id, "contradicts", other.id)
+    return Remembered(new_id, superseded=supersedes, contradicts=contradicted)
 
 
 # A plain claim, as most are: what the first write of a process and of a database session
@@ -183,32 +233,19 @@ def warm_up_writes(conn: Conn) -> None:
 QUOTED_CLAIM = 80
 
 
-def _refuse_near_duplicate(conn: Conn, subject: str, claim: str, project: str | None) -> None:
-    """Raise NearDuplicate when the tidy-up would merge this claim with one of the agent's
-    current facts (duplicates.scope and near_duplicate: one rule for both); the closest wins."""
-    key = scope("", subject, project)  # every row below is the agent's own
-    closest: tuple[float, int, str] | None = None
-    for row in conn.execute(sql("facts.same_scope"), {"subject": subject, "project": project}):
-        if scope("", row["subject"], row["project"]) != key:
-            continue
-        if (row["subject"], row["claim"]) == (subject, claim):
-            # The same claim, stored by another session of this agent since our lookup: it
-            # is no near-duplicate but the claim itself (the insert finds it: _known).
-            continue
-        # the newer fact is the one tidy keeps: here the new claim
-        evidence = near_duplicate(row["claim"], claim)
-        if evidence and (closest is None or evidence["overlap"] > closest[0]):
-            closest = (evidence["overlap"], row["id"], row["claim"])
-    if closest is None:
-        return
-    overlap, existing, said = closest
-    raise NearDuplicate(
-        f"near-duplicate of your current fact #{existing} ({overlap:.0%} of the words, the same numbers, "
-        f"subject and project): {one_line(said, QUOTED_CLAIM)!r}; to replace it pass --supersedes {existing}, "
+def _near_duplicate(r: Related) -> NearDuplicate:
+    """The refusal of a claim that says what the writer's own current fact `r` says."""
+    if r.similarity is not None:
+        how = f"{r.similarity:.2f} alike in meaning"
+    else:
+        how = f"{r.evidence.get('overlap', 1):.0%} of the words"
+    return NearDuplicate(
+        f"says what your current fact #{r.id} says ({how}; numbers, names and negation agree): "
+        f"{one_line(r.claim, QUOTED_CLAIM)!r}; to replace it pass --supersedes {r.id}, "
         "to store this claim beside it pass --allow-duplicate",
-        existing,
-        said,
-        overlap,
+        r.id,
+        r.claim,
+        float(r.evidence.get("overlap", r.similarity or 1.0)),
     )
 
 

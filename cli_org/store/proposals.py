@@ -22,7 +22,7 @@ from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError, NotFound
 from .activity import say_via
-from .duplicates import near_duplicate, words
+from .duplicates import words
 from .facts import checked_fact
 
 if TYPE_CHECKING:
@@ -30,14 +30,6 @@ if TYPE_CHECKING:
 
 STATES = (*PROPOSAL_STATES, "all")  # what a list shows
 MAX_LIMIT = 500
-# A current fact whose vector is at least this close to a proposed claim's says the same thing
-# (with the same numbers: duplicates.near_duplicate's rule for words). A paraphrase of one fact
-# by MiniLM scores 0.85-0.95 here, two facts of one subject that differ 0.6-0.8
-# (benchmarks/RESULTS.md, "Proposals").
-SAME_MEANING = 0.86
-# Nearest trusted vectors read from the HNSW index for that test (the fact arm's own width,
-# recall/facts_arm.py NEAREST_CANDIDATES; only the best three are judged).
-CANDIDATES = 40
 
 
 # What an edit is checked with for its source: the database writes the real one
@@ -177,32 +169,23 @@ def reject(conn: Conn, proposal_id: int, *, reason: str | None = None, via: str 
     return rejected
 
 
-def known_claim(conn: Conn, claim: str, project: str | None, embedder: Embedder | None = None) -> int | None:
-    """The id of a current fact (of the project, or org-wide) that already says `claim`, by its
-    words (duplicates.near_duplicate, the rule `remember` and `tidy` use) or, given the query
-    model, by its meaning (SAME_MEANING, with the same numbers); None when none does. Runs in
-    the caller's transaction."""
-    for row in conn.execute(sql("proposals.known_by_words"), {"claim": claim, "project": project}):
-        if near_duplicate(row["claim"], claim):
-            return int(row["id"])
-    if embedder is None:
-        return None
+def known_claim(
+    conn: Conn, subject: str, claim: str, project: str | None, embedder: Embedder | None = None
+) -> int | None:
+    """The id of a current fact (of the project, or org-wide) that already says `claim`: the
+    rule `remember` refuses or confirms by (store/related.py, sameness.judge), by words, and by
+    meaning given the query model; None when none does. Runs in the caller's transaction."""
     from ..db.migrate import vectors_ready
-    from ..vault.embedders import vector_literal
-    from ..vault.search import hnsw_scan
+    from .related import related
+    from .vectors import fact_text
 
-    if not vectors_ready(conn):
-        return None
-    vector = vector_literal(embedder.embed([claim])[0])
-    params = {"query": vector, "model": embedder.name, "project": project, "limit": 3}
-    with hnsw_scan(conn, CANDIDATES):
-        rows = conn.execute(sql("fact_vectors.search"), {**params, "candidates": CANDIDATES}).fetchall()
-    numbers = {w for w in words(claim) if any(c.isdigit() for c in w)}
-    for row in rows:
-        same_numbers = {w for w in words(row["claim"]) if any(c.isdigit() for c in w)} == numbers
-        if float(row["similarity"]) >= SAME_MEANING and same_numbers:
-            return int(row["id"])
-    return None
+    vector = model = None
+    if embedder is not None and vectors_ready(conn):
+        from ..vault.embedders import vector_literal
+
+        vector, model = vector_literal(embedder.embed([fact_text(subject, claim)])[0]), embedder.name
+    same = [r for r in related(conn, subject, claim, project, vector, model) if r.relation == "same"]
+    return same[0].id if same else None
 
 
 def check_proposal(subject: str, claim: str, project: str | None) -> None:

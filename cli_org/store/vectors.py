@@ -36,16 +36,24 @@ def fact_text(subject: str, claim: str) -> str:
     return f"{subject}: {claim}"
 
 
-def store_vectors(conn: Conn, embedder: Embedder, facts: Sequence[Any], *, as_authors: bool = False) -> int:
+def store_vectors(
+    conn: Conn,
+    embedder: Embedder,
+    facts: Sequence[Any],
+    *,
+    as_authors: bool = False,
+    vectors: Sequence[Any] | None = None,
+) -> int:
     """Embed and store the vectors of `facts` (rows with id, subject, claim and, with
-    `as_authors`, author), in the caller's transaction; a vector already there stays. On a
+    `as_authors`, author), in the caller's transaction; a vector already there stays.
+    `vectors`: theirs, computed already by the caller (`remember` judges with it first). On a
     database without pgvector (a team server may lack it) there is nowhere to store them:
     the write goes on without, as recall falls back to words there."""
     if not facts or not vectors_ready(conn):
         return 0
     from ..vault.embedders import vector_literal
 
-    vectors = embedder.embed([fact_text(f["subject"], f["claim"]) for f in facts])
+    computed = vectors if vectors is not None else embedder.embed([fact_text(f["subject"], f["claim"]) for f in facts])
     params = [
         {
             "id": f["id"],
@@ -53,7 +61,7 @@ def store_vectors(conn: Conn, embedder: Embedder, facts: Sequence[Any], *, as_au
             "embedding": vector_literal(v),
             "author": f["author"] if as_authors else None,
         }
-        for f, v in zip(facts, vectors, strict=True)
+        for f, v in zip(facts, computed, strict=True)
     ]
     with conn.cursor() as cur:
         cur.executemany(sql("fact_vectors.store"), params)

@@ -53,9 +53,11 @@ def remember(
 ) -> None:
     """Store one sourced claim as the acting agent; prints the new id.
 
-    A claim that `cli-org tidy` would merge with one of your current facts of the same
-    subject and project (most words shared, the same numbers) is refused with that fact's id:
-    replace it with --supersedes ID, or keep both with --allow-duplicate."""
+    A claim that means what one of your current facts says (in its project or org-wide, by
+    meaning or by words, with numbers, names and negation agreeing) is refused with that
+    fact's id: replace it with --supersedes ID, or keep both with --allow-duplicate. One that
+    another agent's fact says already is not stored twice: your confirmation is linked to
+    it. One that disagrees with a current fact is stored and linked `contradicts` to it."""
     from ...checks.write import check_fact
     from ...errors import ScanRefused
     from ...store.facts import remember as do_remember

@@ -128,7 +128,7 @@ _PACKED: dict[str, Any] = json.loads(
       "openWorldHint": false,
       "readOnlyHint": false
      },
-     "description": "Store one sourced claim in the shared memory, as you. Returns the new fact's id.\nWrite checks refuse secrets, vague or unsourced claims, and prompt-like text; a\nnear-duplicate of one of your current facts (same subject and project) is refused\nwith its #id: replace it with supersedes, or keep both with allow_duplicate.",
+     "description": "Store one sourced claim in the shared memory, as you. Returns the new fact's id.\nWrite checks refuse secrets, vague or unsourced claims, and prompt-like text. A\nclaim meaning what one of your current facts says is refused with its #id (replace it\nwith supersedes, or keep both with allow_duplicate); another agent's is confirmed, not\ncopied; one disagreeing with a current fact is stored and marked contradicting it.",
      "inputSchema": {
       "properties": {
        "subject": {
@@ -830,7 +830,7 @@ _PACKED: dict[str, Any] = json.loads(
       "openWorldHint": false,
       "readOnlyHint": false
      },
-     "description": "Store one sourced claim in the shared memory, as you. Returns the new fact's id.\nWrite checks refuse secrets, vague or unsourced claims, and prompt-like text; a\nnear-duplicate of one of your current facts (same subject and project) is refused\nwith its #id: replace it with supersedes, or keep both with allow_duplicate.",
+     "description": "Store one sourced claim in the shared memory, as you. Returns the new fact's id.\nWrite checks refuse secrets, vague or unsourced claims, and prompt-like text. A\nclaim meaning what one of your current facts says is refused with its #id (replace it\nwith supersedes, or keep both with allow_duplicate); another agent's is confirmed, not\ncopied; one disagreeing with a current fact is stored and marked contradicting it.",
      "inputSchema": {
       "type": "object",
       "properties": {

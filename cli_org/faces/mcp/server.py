@@ -329,9 +329,10 @@ class Tools:
         ] = False,
     ) -> CallToolResult:
         """Store one sourced claim in the shared memory, as you. Returns the new fact's id.
-        Write checks refuse secrets, vague or unsourced claims, and prompt-like text; a
-        near-duplicate of one of your current facts (same subject and project) is refused
-        with its #id: replace it with supersedes, or keep both with allow_duplicate."""
+        Write checks refuse secrets, vague or unsourced claims, and prompt-like text. A
+        claim meaning what one of your current facts says is refused with its #id (replace it
+        with supersedes, or keep both with allow_duplicate); another agent's is confirmed, not
+        copied; one disagreeing with a current fact is stored and marked contradicting it."""
         via = _via()
 
         def body(conn: Conn) -> CallToolResult:
