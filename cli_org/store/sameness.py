@@ -109,13 +109,14 @@ class _Side:
 
 
 def _stem(word: str) -> str:
+    """A light stem, the same for a word's forms: cache, caches, cached -> cach."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 4 and word.endswith("ed"):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
+        word = word[:-2]
+    elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
 
 def _words(part: str, subject: bool) -> list[_Word]:
