@@ -23,7 +23,8 @@ differs only in a number, a negation or a name in one place for "contradicts").
   at the head of the claim names another thing, it does not contradict).
 
 The constants were chosen on eval/sameness.tune.txt only and are measured on the held-out
-eval/sameness.test.txt by `python -m benchmarks.sameness_eval` (benchmarks/RESULTS.md).
+eval/sameness.test.txt and on eval/sameness.fresh.txt (written after tuning) by
+`python -m benchmarks.sameness_eval`.
 """
 
 from __future__ import annotations
