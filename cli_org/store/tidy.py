@@ -6,9 +6,10 @@ Never by age. Two rules, each in one place:
 - Near duplicates (`near_duplicate` and `scope`, in duplicates.py: `remember` refuses a new
   one by the same rule): two current facts of the same author, subject (case and outer
   space aside) and project whose claims share at least DUPLICATE_OVERLAP of their words
-  (Jaccard overlap of the lower-cased word sets) and state the same numbers. Same author
-  only: each agent's assertion is its own row (migration 0008, claim squatting), so tidy
-  never retires one agent's claim in favour of another's. The newer fact is kept.
+  (Jaccard overlap of the lower-cased word sets) and state the same numbers in the same
+  order. Same author only: each agent's assertion is its own row (migration 0008, claim
+  squatting), so tidy never retires one agent's claim in favour of another's. The newer
+  fact is kept.
 - Missing sources (`missing_source`): a fact of a project whose source is a relative path
   that exists under none of the roots given (the project root, the vault). Org-wide facts are
   never retired for a missing file: a relative path says nothing about which checkout it
