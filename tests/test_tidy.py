@@ -8,6 +8,7 @@ import json
 import pytest
 from psycopg import errors as pgerr
 
+from cli_org.errors import AccessDenied
 from cli_org.store import facts, tidy
 from cli_org.store.tidy import DUPLICATE_OVERLAP, near_duplicate
 
@@ -55,17 +56,22 @@ def test_the_same_numbers_in_another_order_are_not_duplicates():
 
 
 @pytest.mark.slow
-def test_tidy_proposes_merges_only_within_one_author_subject_and_project(org):
+def test_tidy_proposes_merges_within_one_subject_and_project_or_org_wide(org):
     old = _fact(org, "bot", "The build takes four minutes")
     new = _fact(org, "bot", "The build takes four minutes.")
-    _fact(org, "other", "The build takes four minutes.")  # another author's: never merged
     _fact(org, "bot", "The build takes four minutes.", subject="ci")  # another subject
-    _fact(org, "bot", "The build takes four minutes.", project="alpha")  # another project
+    alpha = _fact(org, "bot", "The build takes four minutes.", project="alpha")  # copies the org-wide one
+    _fact(org, "bot", "The build takes four minutes.", project="beta", subject="b")  # nothing to copy there
     _fact(org, "bot", "The build takes five minutes")  # a changed fact
     with org.as_agent("bot") as conn:
         report = tidy.tidy(conn)
-    assert [(p.action, p.fact_id, p.kept_id) for p in report.proposals] == [("merge", old, new)]
-    assert report.proposals[0].evidence["overlap"] == 1.0 and not report.applied
+        # the org-wide fact reaches every session: it is kept over alpha's copy, newer as it is
+        assert [(p.action, p.fact_id, p.kept_id) for p in report.proposals] == [
+            ("merge", old, new),
+            ("merge", alpha, new),
+        ]
+        assert report.proposals[0].evidence["overlap"] == 1.0 and not report.applied
+        assert [p.fact_id for p in tidy.tidy(conn, project="alpha").proposals] == [alpha]  # alpha's alone
 
 
 @pytest.mark.slow
@@ -102,8 +108,8 @@ def test_apply_without_the_rights_changes_nothing_and_says_why(org):
     old = _fact(org, "bot", "The build takes four minutes")
     _fact(org, "bot", "The build takes four minutes.")
     with org.as_agent("other") as conn:
-        (p,) = tidy.tidy(conn, apply=True).proposals
-        assert p.done is None and "may not retire" in p.error
+        with pytest.raises(AccessDenied, match=r"^tidy: other may not make these changes: .*may not retire"):
+            tidy.tidy(conn, apply=True)
         assert facts.show_fact(conn, old).fact.current
 
 

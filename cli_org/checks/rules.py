@@ -12,6 +12,16 @@ import re
 
 # memory_facts.kind
 KINDS = ("fact", "decision", "failure", "workflow", "rule", "preference", "model_note")
+# The same kinds by how much they bind a reader, strongest first: where two facts say the same
+# thing, `tidy` keeps the stronger (store/tidy.py), because a fact is never edited and its kind
+# cannot move to the other. A rule is an instruction to follow; a decision is settled and not
+# to be reopened; a failure warns of a known harm; a workflow prescribes steps; a preference is
+# a person's wish; a fact states what is; a model note describes one model's habits.
+# tests/test_tidy.py checks it orders KINDS exactly.
+KIND_STRENGTH = ("rule", "decision", "failure", "workflow", "preference", "fact", "model_note")
+# memory_facts.confidence (migration 0001's CHECK), strongest first: confirmed (the writer saw
+# it) before inferred (the writer concluded it).
+CONFIDENCES = ("confirmed", "inferred")
 # archive_sessions.harness and archive_messages.kind
 HARNESSES = ("claude-code", "hermes", "codex")
 MESSAGE_KINDS = ("user", "assistant", "tool", "system")

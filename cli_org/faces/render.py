@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ..store.notebook import Change, Notebook
     from ..store.projects import Project
     from ..store.proposals import Proposal
+    from ..store.tidy import Standing
     from ..vault.search import NoteHit
 
 
@@ -143,6 +144,13 @@ def proposal_line(p: Proposal) -> str:
     elif p.state == "rejected":
         line += f"  rejected by {p.decided_by}" + (f": {one_line(p.reason)}" if p.reason else "")
     return line
+
+
+def standing_words(s: Standing) -> str:
+    """What a tidy merge weighs of a fact, in words: "rule, inferred, org-wide, pinned org-wide"."""
+    reach = "org-wide" if s.project is None else f"project {s.project}"
+    pin = "not pinned" if not s.pinned else f"pinned {'org-wide' if s.pin_project is None else 'in ' + s.pin_project}"
+    return f"{s.kind}, {s.confidence}, {reach}, {pin}"
 
 
 def proposals_text(found: list[Proposal], state: str = "pending") -> str:

@@ -26,21 +26,19 @@ SELECT kind AS name, count(*) AS facts FROM memory_facts WHERE valid_to IS NULL
 GROUP BY kind ORDER BY count(*) DESC, kind;
 
 -- name: duplicate_candidates
--- The current facts (the newest %(newest)s of them; NULL: all) that share the near-duplicate
--- rule's scope (store/duplicates.py: author, subject in any case, project) with another: the
--- only facts tidy can propose to merge. Subjects are stored without outer space (checks/write.py),
--- so lower(subject) is the rule's subject key; the library applies the rule to these rows
--- itself, %(limit)s of them at most.
+-- The current facts (the newest %(newest)s of them; NULL: all) that share their subject (in any
+-- case) with another: the only facts tidy can propose to merge (store/tidy.py: one subject, of
+-- any author, in one project or org-wide). Subjects are stored without outer space
+-- (checks/write.py), so lower(subject) is the rule's subject key; the library applies the rule
+-- to these rows itself, %(limit)s of them at most.
 WITH considered AS (
-    SELECT id, author, lower(subject) AS subject_key, project FROM memory_facts
+    SELECT id, lower(subject) AS subject_key FROM memory_facts
     WHERE valid_to IS NULL ORDER BY created_at DESC, id DESC LIMIT %(newest)s
 ), shared AS (
-    SELECT author, subject_key, project FROM considered
-    GROUP BY author, subject_key, project HAVING count(*) > 1
+    SELECT subject_key FROM considered GROUP BY subject_key HAVING count(*) > 1
 )
 SELECT {facts.columns}
 FROM memory_facts
-WHERE id IN (SELECT c.id FROM considered c JOIN shared s
-             ON s.author = c.author AND s.subject_key = c.subject_key AND s.project IS NOT DISTINCT FROM c.project)
+WHERE id IN (SELECT c.id FROM considered c JOIN shared s ON s.subject_key = c.subject_key)
 ORDER BY id
 LIMIT %(limit)s;

@@ -10,19 +10,26 @@ from .common import as_option, emit_json, json_option, org, project_option
 @click.command()
 @project_option("Only this project's facts (needed to judge missing source files).")
 @click.option("--apply", "do_apply", is_flag=True, help="Make the proposed changes with your rights, and log them.")
+@click.option(
+    "--force-merge",
+    is_flag=True,
+    help="With --apply, also make the merges that need a person (the retired fact holds something stronger).",
+)
 @as_option
 @json_option
-def tidy(project: str | None, do_apply: bool, agent: str | None, as_json: bool) -> None:
-    """Propose, with evidence, near-duplicate facts to merge and facts whose source file is
-    gone; --apply makes the changes (each logged, each restorable). Never by age."""
+def tidy(project: str | None, do_apply: bool, force_merge: bool, agent: str | None, as_json: bool) -> None:
+    """Propose, with evidence, near-duplicate facts to merge (of any author; the stronger fact
+    is kept, and both are shown) and facts whose source file is gone; --apply makes the changes
+    (each logged, each restorable). Never by age."""
     from ...store.tidy import tidy as do_tidy
     from ...store.tidy import tidy_roots
     from ...text import one_line
+    from ..render import standing_words
 
     with org(agent) as opened, opened.serving("facts.tidy" if do_apply else "facts.tidy.propose") as conn:
         s = opened.settings
         roots = tidy_roots(s.root, s.vault)
-        report = do_tidy(conn, project=project, roots=roots, apply=do_apply, via=s.via)
+        report = do_tidy(conn, project=project, roots=roots, apply=do_apply, force=force_merge, via=s.via)
     if as_json:
         emit_json(report)
         return
@@ -36,7 +43,16 @@ def tidy(project: str | None, do_apply: bool, agent: str | None, as_json: bool) 
         else:
             why = f"source {one_line(p.evidence['source'])} is in none of: {', '.join(report.roots)}"
         state = f"  -> {p.done}" if p.done else f"  -> not done: {one_line(p.error)}" if p.error else ""
+        if p.skipped:
+            state = "  -> skipped: needs a person (--force-merge to apply it)"
         click.echo(f"#{p.fact_id} {one_line(p.subject)}: {one_line(p.claim, 80)}  [{p.author}] {why}{state}")
+        if p.retired and p.kept:
+            click.echo(f"  retire #{p.retired.id}: {standing_words(p.retired)} [{p.retired.author}]")
+            click.echo(f"  keep   #{p.kept.id}: {standing_words(p.kept)} [{p.kept.author}]")
+            if p.moves_pin:
+                click.echo(f"  its pin moves to #{p.kept.id}")
+            if p.needs_person:
+                click.echo(f"  needs a person: {one_line(p.needs_person)}")
     if not report.applied:
         click.echo(f"{len(report.proposals)} proposal(s); run with --apply to make them")
 

@@ -115,12 +115,17 @@ TIDY_SHOWN = 100  # proposals listed (and applied) per page; the rest wait for t
 TIDY_NEWEST = 2_000
 
 
-def _tidy(request: Request, only: set[int] | None = None) -> TidyReport:
+def _tidy(request: Request, only: set[int] | None = None, force: set[int] | None = None) -> TidyReport:
+    """The page's proposals; with `only`, those applied (`force`: the ones among them that
+    need a person, ticked under their own name)."""
     web = web_of(request)
     roots = tidy_roots(web.org.settings.root, web.org.settings.vault)
     if only is None:
         return web.call(lambda conn: tidy(conn, roots=roots, newest=TIDY_NEWEST))
-    return web.call(lambda conn: tidy(conn, roots=roots, apply=True, only=only, newest=TIDY_NEWEST, via=web.via))
+    forced = force or set()
+    return web.call(
+        lambda conn: tidy(conn, roots=roots, apply=True, only=only, newest=TIDY_NEWEST, force=forced, via=web.via)
+    )
 
 
 def _ids(raw: list[str]) -> set[int]:
@@ -149,8 +154,10 @@ async def tidy_form(request: Request) -> str:
 
     web = web_of(request)
     await check_form(request, web)
-    ids = _ids([v for v in (await request.form()).getlist("fact") if isinstance(v, str)])
-    report = await run_in_threadpool(_tidy, request, ids)
+    form = await request.form()
+    forced = [v for v in form.getlist("force") if isinstance(v, str)]
+    ids = _ids([v for v in form.getlist("fact") if isinstance(v, str)] + forced)
+    report = await run_in_threadpool(_tidy, request, ids, _ids(forced) if forced else None)
     return render("tidy.html", request, report=report, shown=report.proposals, done=report, newest=TIDY_NEWEST)
 
 
@@ -254,6 +261,11 @@ def facts_api(request: Request, query: Annotated[FactQuery, Depends(fact_query)]
 
 class TidyIn(BaseModel):
     facts: list[int] = Field(min_length=1, max_length=TIDY_SHOWN, description="the fact ids of the proposals to apply")
+    force: list[int] = Field(
+        default_factory=list,
+        max_length=TIDY_SHOWN,
+        description="of those, the merges that need a person (`needs_person`) to apply all the same",
+    )
 
 
 @router.get("/api/facts/summary", response_model=CurationSummary, tags=["facts"])
@@ -289,8 +301,10 @@ def tidy_api(request: Request) -> Any:
 @router.post("/api/facts/tidy", response_model=TidyReport, responses=WriteRefusals, tags=["facts"])
 def tidy_apply_api(request: Request, body: TidyIn) -> Any:
     """Apply the proposals for these facts (proposed afresh) with the serving identity's
-    rights; each change is logged and restorable. 403 when every one is refused."""
-    return plain(_tidy(request, _ids([str(i) for i in body.facts])))
+    rights; each change is logged and restorable. A merge that needs a person is skipped
+    unless its fact is in `force` too. 403 when every one tried is refused."""
+    forced = _ids([str(i) for i in body.force]) if body.force else None
+    return plain(_tidy(request, _ids([str(i) for i in body.facts + body.force]), forced))
 
 
 @router.get("/api/facts/{fact_id}", response_model=FactHistory, responses=Refusals, tags=["facts"])
