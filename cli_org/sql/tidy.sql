@@ -1,5 +1,5 @@
 -- name: current
-SELECT {facts.columns}
+SELECT {facts.columns}, source_hash
 FROM memory_facts
 WHERE valid_to IS NULL AND (%(project)s::text IS NULL OR project = %(project)s)
 ORDER BY id;
@@ -12,7 +12,7 @@ RETURNING id;
 -- name: current_newest
 -- The newest %(newest)s current facts (the web page's bounded tidy), oldest first as `current`.
 SELECT * FROM (
-    SELECT {facts.columns}
+    SELECT {facts.columns}, source_hash
     FROM memory_facts
     WHERE valid_to IS NULL AND (%(project)s::text IS NULL OR project = %(project)s)
     ORDER BY created_at DESC, id DESC

@@ -86,10 +86,12 @@ def remember(
     via: str | None = None,
     allow_duplicate: bool = False,
     embedder: Embedder | None = None,
+    source_hash: str | None = None,
 ) -> Remembered:
     """Store one sourced claim as the connected agent; nothing is written on any error.
     Given the query model, the new fact's vector is stored with it (store/vectors.py: recall
-    never computes one).
+    never computes one). `source_hash`: what the cited file says now (sources.source_hash_at,
+    which the faces call), stored for `eval stale` and `tidy` (migration 0042).
 
     A claim that the tidy-up would merge with one of the agent's current facts (the same
     subject and project, duplicates.near_duplicate) is refused with NearDuplicate, naming that
@@ -116,6 +118,7 @@ def remember(
         "confidence": "inferred" if inferred else "confirmed",
         "kind": kind,
         "via": via,
+        "source_hash": source_hash,
     }
     check = supersedes is None and not allow_duplicate
     with translated(conn):

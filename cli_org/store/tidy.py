@@ -1,7 +1,8 @@
 """The tidy-up: proposals, with evidence, to merge near-duplicate facts and to retire facts
 whose source file is gone; `apply` acts with the caller's rights and logs each change.
+Facts whose cited file changed are proposed for review only.
 
-Never by age. Two rules, each in one place:
+Never by age. Three rules, each in one place:
 
 - Near duplicates (`near_duplicate` and `scope`, in duplicates.py: `remember` refuses a new
   one by the same rule): two current facts of the same author, subject (case and outer
@@ -13,6 +14,10 @@ Never by age. Two rules, each in one place:
   that exists under none of the roots given (the project root, the vault). Org-wide facts are
   never retired for a missing file: a relative path says nothing about which checkout it
   meant. URLs, #messages, t_cards and absolute or home paths are never judged.
+- Changed sources (`changed_source`, the rule in sources.py): a fact whose cited file, or
+  cited lines, no longer hash as when it was written (the hash `remember` stored). Shown for
+  review and never applied: a changed file does not make the fact false, a person (or the
+  agent) reads it and supersedes or keeps the fact.
 
 Applying: a merge supersedes the older fact by the kept one (org_supersede) when the caller
 wrote the kept fact and it supersedes nothing yet; otherwise it forgets the older fact
@@ -43,19 +48,13 @@ from ..local.files import FileRefused, lstat_under
 from .activity import say_via
 from .duplicates import DUPLICATE_OVERLAP, near_duplicate, scope
 from .facts import Fact
-
-
-def tidy_roots(root: str | None, vault: Path | str | None) -> list[Path]:
-    """The folders `tidy` judges missing sources under, for `cli-org tidy` and the web page
-    alike: the project's root (the git top of ORG_ROOT or the working folder) and the vault."""
-    from ..local.project import project_root
-
-    return [project_root(root)] + ([Path(vault)] if vault else [])
+from .sources import changed
+from .sources import tidy_roots as tidy_roots  # the roots `tidy` judges under, for its faces
 
 
 @dataclass
 class Proposal:
-    action: str  # "merge" or "missing_source"
+    action: str  # "merge", "missing_source" or "changed_source" (for review: never applied)
     fact_id: int
     kept_id: int | None  # the fact a merge keeps
     subject: str
@@ -95,8 +94,14 @@ def missing_source(fact: Fact, roots: list[Path]) -> dict[str, Any] | None:
     return {"rule": "missing_source", "source": fact.source, "looked_in": looked}
 
 
-def proposals_for(current: list[Fact], roots: list[Path], threshold: float = DUPLICATE_OVERLAP) -> list[Proposal]:
-    """Every proposal for these current facts, merges first; pure (reads files only)."""
+def proposals_for(
+    current: list[Fact],
+    roots: list[Path],
+    threshold: float = DUPLICATE_OVERLAP,
+    hashes: dict[int, str] | None = None,
+) -> list[Proposal]:
+    """Every proposal for these current facts, merges first; pure (reads files only).
+    `hashes`: the source hash stored with each fact that has one (migration 0042)."""
     out: list[Proposal] = []
     groups: dict[tuple[str, str, str | None], list[Fact]] = defaultdict(list)
     for f in current:
@@ -116,10 +121,23 @@ def proposals_for(current: list[Fact], roots: list[Path], threshold: float = DUP
                 kept.append(f)
     out.sort(key=lambda p: p.fact_id)
     for f in current:
-        evidence = None if f.id in merged else missing_source(f, roots)
+        if f.id in merged:
+            continue
+        evidence = missing_source(f, roots)
         if evidence:
             out.append(_proposal("missing_source", f, None, evidence))
+            continue
+        change = changed_source(f, (hashes or {}).get(f.id), roots)
+        if change:
+            out.append(_proposal("changed_source", f, None, change))
     return out
+
+
+def changed_source(fact: Fact, stored: str | None, roots: list[Path]) -> dict[str, Any] | None:
+    """The evidence that the file (or lines) a fact cites no longer hashes as when it was
+    written (store/sources.py), or None. Any fact, org-wide too: it is only shown for review."""
+    change = changed(fact.source, stored, roots)
+    return change.evidence if change else None
 
 
 def _proposal(action: str, f: Fact, kept: int | None, evidence: dict[str, Any]) -> Proposal:
@@ -153,8 +171,10 @@ def tidy(
             if newest is None
             else ("tidy.current_newest", {"project": project, "newest": newest})
         )
-        current = [Fact(**r) for r in conn.execute(sql(query), params)]
-        found = proposals_for(current, roots, threshold)
+        rows = conn.execute(sql(query), params).fetchall()
+        hashes = {r["id"]: r["source_hash"] for r in rows if r["source_hash"] is not None}
+        current = [Fact(**{k: v for k, v in r.items() if k != "source_hash"}) for r in rows]
+        found = proposals_for(current, roots, threshold, hashes)
         if only is not None:
             found = [p for p in found if p.fact_id in only]
         report = TidyReport(project, apply, [str(r) for r in roots], threshold, found)
@@ -165,7 +185,8 @@ def tidy(
             say_via(conn, via)
             by_id = {f.id: f for f in current}
             for p in report.proposals:
-                _apply(conn, me, p, by_id)
+                if p.action != "changed_source":  # a changed file does not make the fact false
+                    _apply(conn, me, p, by_id)
             refused = [p for p in report.proposals if p.error]
             if only is not None and refused and len(refused) == len(report.proposals):
                 raise AccessDenied(f"tidy: {me} may not make these changes: {refused[0].error}")
