@@ -1,5 +1,6 @@
-"""What one warm `remember` costs, and what the near-duplicate check (store/facts.py,
-remember: the tidy-up's rule) adds to it: the median wall time of a
+"""What one warm `remember` costs, what the near-duplicate check (store/facts.py,
+remember: the tidy-up's rule) adds to it, and what hashing the cited file (store/sources.py,
+as the CLI and MCP faces do before `remember`) adds: the median wall time of a
 library `remember` on one connection that has written before (the write checks compiled),
 for this checkout and, with --before, another one (the code before a change).
 
@@ -11,7 +12,8 @@ subject of their own. Per round, each variant is one fresh process (runs interle
 on the shared machine falls on all alike) that writes, after 3 untimed writes, `--writes`
 claims that are no near-duplicates (their numbers differ), alternately into a new subject and
 into the crowded one. Variants: `after` (this checkout), `after, allow_duplicate` (no check),
-`before` (--before).
+`after, hash N KB` (the source hash of a cited file of N KB, timed with the write; --hash-kb,
+default 4 and the 1 MiB bound), `before` (--before).
 """
 
 from __future__ import annotations
@@ -28,13 +30,27 @@ from pathlib import Path
 CROWDED = 100  # facts already in the crowded subject
 
 
-def worker(writes: int, allow_duplicate: bool, tag: str) -> None:
-    """Runs in a fresh process with the checkout under test first on PYTHONPATH."""
+def worker(writes: int, mode: str, tag: str) -> None:
+    """Runs in a fresh process with the checkout under test first on PYTHONPATH. `mode`: "0"
+    (as the library is called), "1" (allow_duplicate), or "hN" (hash a cited file of N KB)."""
+    import tempfile
+
     from cli_org.config import Settings
     from cli_org.db.connect import connect
     from cli_org.store.facts import remember
 
-    extra = {"allow_duplicate": True} if allow_duplicate else {}
+    extra: dict[str, object] = {"allow_duplicate": True} if mode == "1" else {}
+    hashing = None
+    if mode.startswith("h"):
+        from cli_org.store.sources import source_hash_at
+
+        folder = tempfile.TemporaryDirectory()
+        root = Path(folder.name)
+        (root / "docs").mkdir()
+        line = b"A line of the deploy runbook, about as long as a line of prose or code.\n"
+        data = line * (int(mode[1:]) * 1024 // len(line) + 1)
+        (root / "docs/bench.md").write_bytes(data[: int(mode[1:]) * 1024])
+        hashing = str(root)
     fresh: list[float] = []
     crowded: list[float] = []
     with connect(Settings.from_env(dict(os.environ)), "bench") as conn:
@@ -43,7 +59,10 @@ def worker(writes: int, allow_duplicate: bool, tag: str) -> None:
             subject = f"new subject {tag} {i}" if into is fresh else "crowded"
             claim = f"Run {tag}-{i} of the nightly deploy finished on runner {i}"
             started = time.perf_counter()
-            remember(conn, subject, claim, source="docs/bench.md", **extra)
+            if hashing is not None:
+                extra["source_hash"] = source_hash_at("docs/bench.md", hashing, None)
+                assert extra["source_hash"], "the bench's source was not hashed"
+            remember(conn, subject, claim, source="docs/bench.md", **extra)  # type: ignore[arg-type]
             if i >= 3:
                 into.append(time.perf_counter() - started)
     print(json.dumps({"fresh": fresh, "crowded": crowded}))
@@ -77,14 +96,19 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--others", type=int, default=2000, help="the agent's facts under other subjects")
     parser.add_argument("--before", type=Path, help="a checkout of the code before the change")
-    parser.add_argument("--worker", nargs=2, metavar=("TAG", "ALLOW"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--hash-kb", type=int, nargs="*", default=[4, 1024], help="sizes of the cited file hashed (KB; 0: none)"
+    )
+    parser.add_argument("--worker", nargs=2, metavar=("TAG", "MODE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.writes, args.worker[1] == "1", args.worker[0])
+        worker(args.writes, args.worker[1], args.worker[0])
         return
     from .common import ROOT, bench_settings, drop_database
 
     variants = {"after": (ROOT, "0"), "after, allow_duplicate": (ROOT, "1")}
+    for kb in (k for k in args.hash_kb if k > 0):
+        variants[f"after, hash {kb} KB"] = (ROOT, f"h{kb}")
     if args.before:
         variants["before"] = (args.before.resolve(), "0")
     settings = {}

@@ -65,10 +65,12 @@ def _read(root: Path, path: str) -> bytes | None:
 def digest(data: bytes, c: Cited) -> str | None:
     """The hash of what `c` cites in a file holding `data`; None when its lines are not there."""
     if c.first is not None and c.last is not None:
-        lines = data.splitlines(keepends=True)
-        if c.last > len(lines):
-            return None
-        data = b"".join(lines[c.first - 1 : c.last])
+        # Lines end at "\n" (a "\r\n" line keeps its "\r"). Split only as far as the last
+        # cited line: 1 MiB of short lines split whole took 7 ms, against 1 ms to hash it.
+        pieces = data.split(b"\n", c.last)
+        if len(pieces) < c.last or (len(pieces) == c.last and not pieces[-1]):
+            return None  # line c.last is past the end (a final "" is no line)
+        data = b"\n".join(pieces[c.first - 1 : c.last]) + (b"\n" if len(pieces) > c.last else b"")
     return hashlib.sha256(data).hexdigest()
 
 
