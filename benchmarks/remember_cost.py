@@ -1,9 +1,10 @@
-"""What one warm `remember` costs, and what the near-duplicate check (store/facts.py,
-remember: the tidy-up's rule) adds to it: the median wall time of a
+"""What one warm `remember` costs, what the near-duplicate check (store/facts.py,
+remember: the tidy-up's rule) adds to it, and what hashing the cited file (store/sources.py,
+as the CLI and MCP faces do before `remember`) adds: the median wall time of a
 library `remember` on one connection that has written before (the write checks compiled),
 for this checkout and, with --before, another one (the code before a change).
 
-    python -m benchmarks.remember_cost [--writes 200] [--rounds 3] [--others 2000] [--model] [--before PATH]
+    python -m benchmarks.remember_cost [--writes 200] [--rounds 3] [--others 2000] [--before PATH]
 
 Each variant writes into its own database, filled alike: `--others` facts of the agent under
 other subjects (the check reads the agent's current facts of one subject) and 100 facts in a
@@ -11,9 +12,10 @@ subject of their own. Per round, each variant is one fresh process (runs interle
 on the shared machine falls on all alike) that writes, after 3 untimed writes, `--writes`
 claims that are no near-duplicates (their numbers differ), alternately into a new subject and
 into the crowded one. Variants: `after` (this checkout), `after, allow_duplicate` (no check),
-`before` (--before). With --model every variant writes as the CLI and the MCP server do, with
-the query model: the claim's vector is computed and stored, and (issue 36) the claim is judged
-against the nearest facts by meaning as well as by words.
+`after, hash N KB` (the source hash of a cited file of N KB, timed with the write; --hash-kb,
+default 4 and the 1 MiB bound), `before` (--before). With --model every variant writes as the CLI
+and the MCP server do, with the query model: the claim's vector is computed and stored, and
+(issue 36) the claim is judged against the nearest facts by meaning as well as by words.
 """
 
 from __future__ import annotations
@@ -30,17 +32,31 @@ from pathlib import Path
 CROWDED = 100  # facts already in the crowded subject
 
 
-def worker(writes: int, allow_duplicate: bool, tag: str, model: bool) -> None:
-    """Runs in a fresh process with the checkout under test first on PYTHONPATH."""
+def worker(writes: int, mode: str, tag: str, model: bool = False) -> None:
+    """Runs in a fresh process with the checkout under test first on PYTHONPATH. `mode`: "0"
+    (as the library is called), "1" (allow_duplicate), or "hN" (hash a cited file of N KB)."""
+    import tempfile
+
     from cli_org.config import Settings
     from cli_org.db.connect import connect
     from cli_org.store.facts import remember
 
-    extra: dict = {"allow_duplicate": True} if allow_duplicate else {}
+    extra: dict[str, object] = {"allow_duplicate": True} if mode == "1" else {}
     if model:
         from cli_org.vault.embedders import model_files, query_model
 
         extra["embedder"] = query_model(model_files(Settings.from_env(dict(os.environ))))  # built once if missing
+    hashing = None
+    if mode.startswith("h"):
+        from cli_org.store.sources import source_hash_at
+
+        folder = tempfile.TemporaryDirectory()
+        root = Path(folder.name)
+        (root / "docs").mkdir()
+        line = b"A line of the deploy runbook, about as long as a line of prose or code.\n"
+        data = line * (int(mode[1:]) * 1024 // len(line) + 1)
+        (root / "docs/bench.md").write_bytes(data[: int(mode[1:]) * 1024])
+        hashing = str(root)
     fresh: list[float] = []
     crowded: list[float] = []
     with connect(Settings.from_env(dict(os.environ)), "bench") as conn:
@@ -49,7 +65,10 @@ def worker(writes: int, allow_duplicate: bool, tag: str, model: bool) -> None:
             subject = f"new subject {tag} {i}" if into is fresh else "crowded"
             claim = f"Run {tag}-{i} of the nightly deploy finished on runner {i}"
             started = time.perf_counter()
-            remember(conn, subject, claim, source="docs/bench.md", **extra)
+            if hashing is not None:
+                extra["source_hash"] = source_hash_at("docs/bench.md", hashing, None)
+                assert extra["source_hash"], "the bench's source was not hashed"
+            remember(conn, subject, claim, source="docs/bench.md", **extra)  # type: ignore[arg-type]
             if i >= 3:
                 into.append(time.perf_counter() - started)
     print(json.dumps({"fresh": fresh, "crowded": crowded}))
@@ -84,14 +103,19 @@ def main() -> None:
     parser.add_argument("--others", type=int, default=2000, help="the agent's facts under other subjects")
     parser.add_argument("--model", action="store_true", help="write with the query model, as the CLI does")
     parser.add_argument("--before", type=Path, help="a checkout of the code before the change")
-    parser.add_argument("--worker", nargs=2, metavar=("TAG", "ALLOW"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--hash-kb", type=int, nargs="*", default=[4, 1024], help="sizes of the cited file hashed (KB; 0: none)"
+    )
+    parser.add_argument("--worker", nargs=2, metavar=("TAG", "MODE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.writes, args.worker[1] == "1", args.worker[0], args.model)
+        worker(args.writes, args.worker[1], args.worker[0], args.model)
         return
     from .common import ROOT, bench_settings, drop_database
 
     variants = {"after": (ROOT, "0"), "after, allow_duplicate": (ROOT, "1")}
+    for kb in (k for k in args.hash_kb if k > 0):
+        variants[f"after, hash {kb} KB"] = (ROOT, f"h{kb}")
     if args.before:
         variants["before"] = (args.before.resolve(), "0")
     settings = {}
@@ -120,8 +144,7 @@ def main() -> None:
             )
             for kind, values in json.loads(done.stdout).items():
                 times[name][kind] += values
-    model = ", with the query model" if args.model else ""
-    print(f"warm library remember{model}, {args.rounds} rounds x {args.writes} writes; {args.others} other facts")
+    print(f"warm library remember, {args.rounds} rounds x {args.writes} writes; {args.others} other facts of the agent")
     print(f"{'variant':26} {'new subject p50':>16} {'crowded p50':>12}   (ms; the crowded subject holds {CROWDED}+)")
     for name, got in times.items():
         fresh, crowded = (statistics.median(got[kind]) * 1000 for kind in ("fresh", "crowded"))

@@ -160,7 +160,10 @@ def _fill(org, tmp_path: Path) -> None:
         capture(conn, [memory])
     with org.as_agent("bot") as conn:
         old = facts.remember(conn, "deploys", "Deploys run at night", source="docs/deploy.md").id
-        facts.remember(conn, "deploys", "Deploys run at noon", source="docs/deploy.md", supersedes=old)
+        # what the source said when written (migration 0042): the round trip keeps it
+        facts.remember(
+            conn, "deploys", "Deploys run at noon", source="docs/deploy.md", supersedes=old, source_hash="ab" * 32
+        )
         gone = facts.remember(conn, "tokens", "Tokens last a day", source="docs/auth.md").id
         facts.forget(conn, gone, "they last an hour")
         pinned = facts.remember(conn, "rollback", "Roll back to the last tag", source="docs/deploy.md").id
@@ -258,6 +261,9 @@ def test_round_trip_into_a_fresh_data_folder_is_identical(org, tmp_path, data_di
     server = embedded.running(data_dir)
     after = content_hashes(server.conninfo(org.name))
     assert after == before
+    with psycopg.connect(server.conninfo(org.name)) as conn:
+        hashes = conn.execute("SELECT source_hash FROM memory_facts WHERE source_hash IS NOT NULL").fetchall()
+        assert hashes == [("ab" * 32,)]  # the source hash came back (migration 0042)
     with psycopg.connect(server.conninfo("postgres")) as conn:
         logins = conn.execute("SELECT rolname, rolcanlogin FROM pg_roles WHERE rolname LIKE %s", (org.name + "\\_%",))
         assert {r[0]: r[1] for r in logins} == {r: False for r in result.roles_created}

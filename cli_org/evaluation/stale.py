@@ -1,4 +1,10 @@
-"""Stale memory: cited paths that are gone, fact sources gone or changed since."""
+"""Stale memory: cited paths that are gone, fact sources gone or changed since.
+
+A fact's source is judged changed by its content when `remember` stored a hash of it
+(migration 0042, the rule in store/sources.py): the cited file, or its cited lines, hash
+otherwise now, whatever the file's time (a checkout resets times). A fact written without a
+hash (before the migration, or citing a file that was missing, refused or too large then) is
+judged by time as before: changed when the file's modification time is after the fact's."""
 
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from ..db.session import owns_transaction
 from ..errors import InputError
 from ..local.files import FileRefused, lstat_under, read_text
 from ..local.project import MEMORY_DIR
+from ..store.sources import changed, short
 
 _BACKTICK = re.compile(r"`([^`\s]{2,200})`")
 # What a cited path is. A backticked token made of path characters counts when it
@@ -104,6 +111,12 @@ def stale(conn: Conn | None, root: Path) -> StaleReport:
                     continue
                 if found is None:
                     items.append(StaleItem(where, row["source"], "source missing"))
+                elif row["source_hash"] is not None:
+                    change = changed(row["source"], row["source_hash"], [root])
+                    if change is not None:
+                        what = "cited lines" if ":" in row["source"] else "content"
+                        problem = f"source {what} changed (hash {short(change.stored)} then, {short(change.now)} now)"
+                        items.append(StaleItem(where, row["source"], problem))
                 elif datetime.fromtimestamp(found.st_mtime, UTC) > row["created_at"]:
                     items.append(StaleItem(where, row["source"], "source changed after the fact was written"))
     return StaleReport(str(root), items)

@@ -46,4 +46,4 @@ SELECT count(*) AS calls, percentile_cont(0.5) WITHIN GROUP (ORDER BY chars) AS 
 FROM recall_events WHERE created_at >= now() - interval '30 days';
 
 -- name: facts_for_stale
-SELECT id, subject, claim, source, created_at FROM memory_facts WHERE valid_to IS NULL ORDER BY id;
+SELECT id, subject, claim, source, source_hash, created_at FROM memory_facts WHERE valid_to IS NULL ORDER BY id;

@@ -22,8 +22,8 @@ WHERE valid_to IS NULL
   AND project IS NOT DISTINCT FROM %(project)s;
 
 -- name: insert
-INSERT INTO memory_facts (subject, claim, source, project, confidence, kind, via)
-VALUES (%(subject)s, %(claim)s, %(source)s, %(project)s, %(confidence)s, %(kind)s, %(via)s)
+INSERT INTO memory_facts (subject, claim, source, project, confidence, kind, via, source_hash)
+VALUES (%(subject)s, %(claim)s, %(source)s, %(project)s, %(confidence)s, %(kind)s, %(via)s, %(source_hash)s)
 RETURNING id;
 
 -- name: supersede

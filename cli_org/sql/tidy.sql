@@ -1,7 +1,7 @@
 -- name: current
 -- The current facts tidy judges: with a project, that project's and the org-wide ones (a
 -- project fact may copy an org-wide one; tidy retires only the project's, store/tidy.py).
-SELECT {facts.columns}
+SELECT {facts.columns}, source_hash
 FROM memory_facts
 WHERE valid_to IS NULL AND (%(project)s::text IS NULL OR project = %(project)s OR project IS NULL)
 ORDER BY id;
@@ -14,7 +14,7 @@ RETURNING id;
 -- name: current_newest
 -- The newest %(newest)s current facts (the web page's bounded tidy), oldest first as `current`.
 SELECT * FROM (
-    SELECT {facts.columns}
+    SELECT {facts.columns}, source_hash
     FROM memory_facts
     WHERE valid_to IS NULL AND (%(project)s::text IS NULL OR project = %(project)s OR project IS NULL)
     ORDER BY created_at DESC, id DESC

@@ -7,7 +7,7 @@ FROM (SELECT name, kind, team_lead, is_owner, created_at FROM org_agents) x ORDE
 
 -- name: fact
 SELECT id AS key, to_jsonb(x) - 'kind' || jsonb_build_object('fact_kind', x.kind) AS row
-FROM (SELECT {facts.columns}, retired_via FROM memory_facts) x ORDER BY id;
+FROM (SELECT {facts.columns}, retired_via, source_hash FROM memory_facts) x ORDER BY id;
 
 -- name: restore
 SELECT id AS key, to_jsonb(x) AS row FROM memory_restores x ORDER BY id;

@@ -92,10 +92,12 @@ def remember(
     via: str | None = None,
     allow_duplicate: bool = False,
     embedder: Embedder | None = None,
+    source_hash: str | None = None,
 ) -> Remembered:
     """Store one sourced claim as the connected agent; nothing is written on any error.
     Given the query model, the new fact's vector is stored with it (store/vectors.py: recall
-    never computes one).
+    never computes one). `source_hash`: what the cited file says now (sources.source_hash_at,
+    which the faces call), stored for `eval stale` and `tidy` (migration 0042).
 
     What the claim is to the current facts (of its project, or org-wide; every author) is
     judged first (store/related.py, sameness.judge; issue 36):
@@ -123,6 +125,7 @@ def remember(
         "confidence": "inferred" if inferred else "confirmed",
         "kind": kind,
         "via": via,
+        "source_hash": source_hash,
     }
     with translated(conn):
         try:

@@ -1,7 +1,8 @@
 """The tidy-up: proposals, with evidence, to merge near-duplicate facts and to retire facts
 whose source file is gone; `apply` acts with the caller's rights and logs each change.
+Facts whose cited file changed are proposed for review only.
 
-Never by age. Two rules, each in one place:
+Never by age. Three rules, each in one place:
 
 - Near duplicates (`near_duplicate` and `scope`, in duplicates.py: `remember` refuses a new
   one by the same rule): two current facts of the same subject (case and outer space aside)
@@ -14,6 +15,10 @@ Never by age. Two rules, each in one place:
   that exists under none of the roots given (the project root, the vault). Org-wide facts are
   never retired for a missing file: a relative path says nothing about which checkout it
   meant. URLs, #messages, t_cards and absolute or home paths are never judged.
+- Changed sources (`changed_source`, the rule in sources.py): a fact whose cited file, or
+  cited lines, no longer hash as when it was written (the hash `remember` stored). Shown for
+  review and never applied: a changed file does not make the fact false, a person (or the
+  agent) reads it and supersedes or keeps the fact.
 
 Which fact a merge keeps (`strength`): a fact is never edited, so the kept one must already
 hold what matters. First what cannot move to another fact: the stronger kind
@@ -63,16 +68,10 @@ from .activity import say_via
 from .duplicates import DUPLICATE_OVERLAP, near_duplicate, scope
 from .facts import Fact
 from .links import add_link
+from .sources import changed
+from .sources import tidy_roots as tidy_roots  # the roots `tidy` judges under, for its faces
 
 Pins = dict[int, str | None]  # fact id -> the scope of its live pin (None: org-wide)
-
-
-def tidy_roots(root: str | None, vault: Path | str | None) -> list[Path]:
-    """The folders `tidy` judges missing sources under, for `cli-org tidy` and the web page
-    alike: the project's root (the git top of ORG_ROOT or the working folder) and the vault."""
-    from ..local.project import project_root
-
-    return [project_root(root)] + ([Path(vault)] if vault else [])
 
 
 @dataclass
@@ -90,7 +89,7 @@ class Standing:
 
 @dataclass
 class Proposal:
-    action: str  # "merge" or "missing_source"
+    action: str  # "merge", "missing_source" or "changed_source" (for review: never applied)
     fact_id: int
     kept_id: int | None  # the fact a merge keeps
     subject: str
@@ -188,9 +187,11 @@ def proposals_for(
     threshold: float = DUPLICATE_OVERLAP,
     pins: Pins | None = None,
     project: str | None = None,
+    hashes: dict[int, str] | None = None,
 ) -> list[Proposal]:
     """Every proposal for these current facts, merges first; pure (reads files only). With
-    `project`, only the proposals that retire a fact of that project."""
+    `project`, only the proposals that retire a fact of that project. `hashes`: the source
+    hash stored with each fact that has one (migration 0042)."""
     pins = pins or {}
     out: list[Proposal] = []
     groups: dict[str, list[Fact]] = defaultdict(list)
@@ -211,12 +212,25 @@ def proposals_for(
                 kept.append(f)
     out.sort(key=lambda p: p.fact_id)
     for f in current:
-        evidence = None if f.id in merged else missing_source(f, roots)
+        if f.id in merged:
+            continue
+        evidence = missing_source(f, roots)
         if evidence:
             out.append(_proposal("missing_source", f, None, evidence))
+            continue
+        change = changed_source(f, (hashes or {}).get(f.id), roots)
+        if change:
+            out.append(_proposal("changed_source", f, None, change))
     if project is not None:
         out = [p for p in out if p.project == project]
     return out
+
+
+def changed_source(fact: Fact, stored: str | None, roots: list[Path]) -> dict[str, Any] | None:
+    """The evidence that the file (or lines) a fact cites no longer hashes as when it was
+    written (store/sources.py), or None. Any fact, org-wide too: it is only shown for review."""
+    change = changed(fact.source, stored, roots)
+    return change.evidence if change else None
 
 
 def _standing(f: Fact, pins: Pins) -> Standing:
@@ -264,9 +278,11 @@ def tidy(
             if newest is None
             else ("tidy.current_newest", {"project": project, "newest": newest})
         )
-        current = [Fact(**r) for r in conn.execute(sql(query), params)]
+        rows = conn.execute(sql(query), params).fetchall()
+        hashes = {r["id"]: r["source_hash"] for r in rows if r["source_hash"] is not None}
+        current = [Fact(**{k: v for k, v in r.items() if k != "source_hash"}) for r in rows]
         pins: Pins = {r["fact_id"]: r["project"] for r in conn.execute(sql("tidy.pins"))}
-        found = proposals_for(current, roots, threshold, pins, project)
+        found = proposals_for(current, roots, threshold, pins, project, hashes)
         if only is not None:
             found = [p for p in found if p.fact_id in only]
         report = TidyReport(project, apply, [str(r) for r in roots], threshold, found)
@@ -278,6 +294,9 @@ def tidy(
             by_id = {f.id: f for f in current}
             may: dict[str, bool] = {}
             for p in report.proposals:
+                if p.action == "changed_source":  # a changed file does not make the fact false
+                    p.skipped = True
+                    continue
                 if p.needs_person and not (force is True or (force and p.fact_id in force)):
                     p.skipped = True
                     continue

@@ -376,6 +376,8 @@ def _comparable(kind: str, row: dict[str, Any]) -> dict[str, Any]:
     # An agent is the same agent when its kind, lead and owner flag agree: its role is named
     # after its database, and `init --owner` gives the first owner this database's time.
     skip = ("kind", "role_name", "created_at") if kind == "agent" else ("kind",)
+    if kind == "fact":
+        row = {"source_hash": None, **row}  # a file from before migration 0042 has none
     return {k: v for k, v in row.items() if k not in skip}
 
 
@@ -424,6 +426,7 @@ _FACT_INSERT = [
     "retired_reason",
     "created_at",
     "retired_via",
+    "source_hash",  # 64 hex characters or null: the column's CHECK refuses any other (migration 0042)
 ]
 _ENTRY_COLUMNS = [
     "id",

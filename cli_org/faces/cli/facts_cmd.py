@@ -61,12 +61,14 @@ def remember(
     from ...checks.write import check_fact
     from ...errors import ScanRefused
     from ...store.facts import remember as do_remember
+    from ...store.sources import source_hash_at
 
     # Refuse bad input before starting or touching the database; a text the scan refuses
     # may be one an owner approved, which the library asks the database about.
     with contextlib.suppress(ScanRefused):
         check_fact(subject, claim, source, project, via)
     with org(agent, embed=True) as opened, opened.serving(this_operation()) as conn:
+        s = opened.settings
         result = do_remember(
             conn,
             subject,
@@ -79,6 +81,7 @@ def remember(
             via=via,
             allow_duplicate=allow_duplicate,
             embedder=opened.embedder,
+            source_hash=source_hash_at(source, s.root, s.vault),
         )
     if as_json:
         emit_json(result)

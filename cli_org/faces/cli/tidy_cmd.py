@@ -20,7 +20,9 @@ from .common import as_option, emit_json, json_option, org, project_option
 def tidy(project: str | None, do_apply: bool, force_merge: bool, agent: str | None, as_json: bool) -> None:
     """Propose, with evidence, near-duplicate facts to merge (of any author; the stronger fact
     is kept, and both are shown) and facts whose source file is gone; --apply makes the changes
-    (each logged, each restorable). Never by age."""
+    (each logged, each restorable). Never by age. Facts whose cited file changed since they
+    were written are listed for review; --apply leaves them."""
+    from ...store.sources import short
     from ...store.tidy import tidy as do_tidy
     from ...store.tidy import tidy_roots
     from ...text import one_line
@@ -40,11 +42,21 @@ def tidy(project: str | None, do_apply: bool, force_merge: bool, agent: str | No
         if p.action == "merge":
             e = p.evidence
             why = f"near-duplicate of #{p.kept_id} (overlap {e['overlap']:.2f} >= {e['threshold']})"
+        elif p.action == "changed_source":
+            e = p.evidence
+            why = (
+                f"source {one_line(e['source'])} changed since it was written (hash {short(e['stored'])} then,"
+                f" {short(e['now'])} now): review it; --apply leaves it"
+            )
         else:
             why = f"source {one_line(p.evidence['source'])} is in none of: {', '.join(report.roots)}"
         state = f"  -> {p.done}" if p.done else f"  -> not done: {one_line(p.error)}" if p.error else ""
         if p.skipped:
-            state = "  -> skipped: needs a person (--force-merge to apply it)"
+            state = (
+                "  -> left as it is, for review"
+                if p.action == "changed_source"
+                else "  -> skipped: needs a person (--force-merge to apply it)"
+            )
         click.echo(f"#{p.fact_id} {one_line(p.subject)}: {one_line(p.claim, 80)}  [{p.author}] {why}{state}")
         if p.retired and p.kept:
             click.echo(f"  retire #{p.retired.id}: {standing_words(p.retired)} [{p.retired.author}]")
@@ -54,7 +66,9 @@ def tidy(project: str | None, do_apply: bool, force_merge: bool, agent: str | No
             if p.needs_person:
                 click.echo(f"  needs a person: {one_line(p.needs_person)}")
     if not report.applied:
-        click.echo(f"{len(report.proposals)} proposal(s); run with --apply to make them")
+        review = sum(p.action == "changed_source" for p in report.proposals)
+        also = f" ({review} to review by hand: --apply leaves those)" if review else ""
+        click.echo(f"{len(report.proposals)} proposal(s){also}; run with --apply to make them")
 
 
 COMMANDS = [tidy]

@@ -51,6 +51,7 @@ from ...session.hooks import HookInput, hook_project
 from ...store import notebook as nb
 from ...store.facts import forget, list_facts, remember
 from ...store.proposals import accept, list_proposals, reject
+from ...store.sources import source_hash_at
 from ..render import (
     change_line,
     facts_text,
@@ -336,6 +337,7 @@ class Tools:
         via = _via()
 
         def body(conn: Conn) -> CallToolResult:
+            settings = self.session.org.settings
             result = remember(
                 conn,
                 subject,
@@ -348,6 +350,7 @@ class Tools:
                 via=via,
                 allow_duplicate=allow_duplicate,
                 embedder=self.session.org.embedder,
+                source_hash=source_hash_at(source, settings.root, settings.vault),
             )
             return _answer(remembered_line(result))
 

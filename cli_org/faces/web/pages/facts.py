@@ -286,8 +286,9 @@ class TidyProposals(BaseModel):  # what the page lists: the first proposals, and
 
 @router.get("/api/facts/tidy", response_model=TidyProposals, tags=["facts"])
 def tidy_api(request: Request) -> Any:
-    """The first 100 proposals of `cli-org tidy` (near-duplicates to merge, missing sources),
-    with evidence, over the newest 2,000 current facts as the page; `total` counts them all."""
+    """The first 100 proposals of `cli-org tidy` (near-duplicates to merge, missing sources,
+    changed sources to review: applying leaves those), with evidence, over the newest 2,000
+    current facts as the page; `total` counts them all."""
     report = _tidy(request)
     return {
         "proposals": plain(report.proposals[:TIDY_SHOWN]),
