@@ -117,6 +117,10 @@ def test_a_change_is_judged_by_content_alone(tmp_path):
 # --- remember, eval stale and tidy -------------------------------------------------------
 
 
+# Two claims of one file, far apart in words and meaning (a paraphrase would be refused: issue 36).
+SAID = {"whole": "Deploys are described in the runbook", "lines": "Rollbacks take two commands"}
+
+
 @pytest.mark.slow
 def test_remember_stores_the_hash_and_eval_stale_judges_by_it(org, cli, tmp_path, monkeypatch):
     root = _tree(tmp_path)
@@ -124,9 +128,7 @@ def test_remember_stores_the_hash_and_eval_stale_judges_by_it(org, cli, tmp_path
     monkeypatch.delenv("ORG_VAULT", raising=False)
     ids = {}
     for name, source in (("whole", "docs/deploy.md"), ("lines", "docs/deploy.md:2-3")):
-        code, out, err = cli(
-            "remember", name, f"Deploys are described in the {name} file", "--source", source, "--json", agent="bot"
-        )
+        code, out, err = cli("remember", name, SAID[name], "--source", source, "--json", agent="bot")
         assert code == 0, err
         ids[name] = json.loads(out)["id"]
     assert _stored(org, ids["whole"]) == _sha(LINES) and _stored(org, ids["lines"]) == _sha("line 2\nline 3\n")
