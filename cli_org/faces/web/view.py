@@ -12,6 +12,7 @@ from starlette.requests import Request
 
 from ... import __version__
 from ...store.facts import age
+from ...store.review import count_phrase
 
 HERE = Path(__file__).parent
 STATIC_DIR = HERE / "static"
@@ -44,6 +45,7 @@ ENV = Environment(
 )
 ENV.filters["when"] = _when
 ENV.filters["age"] = age
+ENV.filters["review_phrase"] = count_phrase
 
 
 def render(name: str, request: Request, **context: Any) -> str:
