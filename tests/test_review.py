@@ -254,3 +254,16 @@ def test_the_facts_page_links_the_review_page(web, org):
     data = client.get("/api/facts/review").json()
     assert data["counts"]["near-duplicate"] == 1
     assert "Nothing waits for review" in web("other").get("/facts/review").text
+
+
+def test_another_agents_block_leaves_the_line_out_and_says_so(org):
+    from cli_org.config import Settings
+
+    _dups(org)
+    _refresh(org, "boss")
+    with org.as_agent("boss") as conn:
+        of_lead = build_context(conn, settings=Settings(), agent="lead")
+        of_bot = build_context(conn, settings=Settings(), agent="bot")
+    assert "wait for review" not in of_lead.text and "waits for review" not in of_lead.text
+    assert [h.part for h in of_lead.hidden] == ["review"]
+    assert "review" not in [h.part for h in of_bot.hidden]  # a member has no such line to hide

@@ -54,19 +54,28 @@ ON CONFLICT (kind, fact_id, coalesce(other_id, 0))
 DO UPDATE SET detail = EXCLUDED.detail, found_by = org_me(), found_at = now();
 
 -- name: items
--- The stored items whose facts are all still current and one of which the caller may retire
--- (forget's rule: its author, the author's team lead, an owner): what waits for the caller.
+-- The stored items of one kind whose facts are all still current and one of which the caller
+-- may retire (forget's rule: its author, the author's team lead, an owner): what waits for it.
 SELECT i.id, i.kind, i.fact_id, i.other_id, i.detail, i.found_at,
        f.subject, f.claim, f.source, f.author, f.project,
        o.subject AS other_subject, o.claim AS other_claim, o.author AS other_author
-FROM memory_review_items i
+FROM {review.settled_by_me}
+  AND i.kind = %(kind)s
+ORDER BY i.fact_id, i.other_id
+LIMIT %(limit)s;
+
+-- name: item_counts
+SELECT i.kind, count(*) AS n FROM {review.settled_by_me} GROUP BY i.kind;
+
+-- name: settled_by_me
+-- The stored items waiting for the caller: the tables and the conditions (a query adds its own
+-- with AND).
+memory_review_items i
 JOIN memory_facts f ON f.id = i.fact_id AND f.valid_to IS NULL
 LEFT JOIN memory_facts o ON o.id = i.other_id
 WHERE (i.other_id IS NULL OR o.valid_to IS NULL)
   AND (f.author = org_me() OR (SELECT org_is_owner())
        OR EXISTS (SELECT 1 FROM org_agents g WHERE g.team_lead = org_me() AND g.name IN (f.author, o.author)))
-ORDER BY i.kind, i.fact_id, i.other_id
-LIMIT %(limit)s;
 
 -- name: contradictions
 -- Live contradicts links between two current facts, one of which (or the link) the caller may
@@ -74,14 +83,21 @@ LIMIT %(limit)s;
 SELECT l.id, l.from_id, l.to_id, l.author, l.reason, l.created_at,
        a.subject, a.claim, a.author AS from_author, a.project,
        b.subject AS other_subject, b.claim AS other_claim, b.author AS to_author
-FROM memory_links l
+FROM {review.contradicting}
+ORDER BY l.id
+LIMIT %(limit)s;
+
+-- name: contradiction_count
+SELECT count(*) AS n FROM {review.contradicting};
+
+-- name: contradicting
+-- The tables and conditions of the two queries above.
+memory_links l
 JOIN memory_facts a ON a.id = l.from_id AND a.valid_to IS NULL
 JOIN memory_facts b ON b.id = l.to_id AND b.valid_to IS NULL
 WHERE l.kind = 'contradicts' AND l.removed_at IS NULL
   AND (org_me() IN (a.author, b.author, l.author) OR (SELECT org_is_owner())
        OR EXISTS (SELECT 1 FROM org_agents g WHERE g.team_lead = org_me() AND g.name IN (a.author, b.author, l.author)))
-ORDER BY l.id
-LIMIT %(limit)s;
 
 -- name: is_reviewer
 SELECT org_is_reviewer() AS yes;

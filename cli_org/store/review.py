@@ -102,18 +102,16 @@ def waiting_line(counts: dict[str, int]) -> str:
     return f"{phrase} {verb} for review: cli-org review"
 
 
-def _counts(conn: Conn) -> tuple[dict[str, int], list[dict[str, Any]], list[dict[str, Any]]]:
-    limit = {"limit": MAX_ITEMS + 1}
-    contradictions = conn.execute(sql("review.contradictions"), limit).fetchall()
-    stored = conn.execute(sql("review.items"), {"limit": 2 * MAX_ITEMS + 2}).fetchall()
+def _counts(conn: Conn) -> dict[str, int]:
+    stored = {r["kind"]: int(r["n"]) for r in conn.execute(sql("review.item_counts"))}
     proposals = int(first(conn, sql("proposals.count_pending"), {"agent": None})["n"])
     counts = {
-        "contradiction": len(contradictions),
-        "near-duplicate": sum(1 for r in stored if r["kind"] == "near-duplicate"),
+        "contradiction": int(first(conn, sql("review.contradiction_count"))["n"]),
+        "near-duplicate": stored.get("near-duplicate", 0),
         "proposal": proposals,
-        "stale-source": sum(1 for r in stored if r["kind"] == "stale-source"),
+        "stale-source": stored.get("stale-source", 0),
     }
-    return counts, contradictions, stored
+    return counts
 
 
 def is_reviewer(conn: Conn) -> bool:
@@ -123,7 +121,7 @@ def is_reviewer(conn: Conn) -> bool:
 
 def waiting_counts(conn: Conn) -> dict[str, int]:
     """What waits for the caller, by kind (inside the caller's transaction: the context block)."""
-    return _counts(conn)[0]
+    return _counts(conn)
 
 
 @owns_transaction
@@ -137,10 +135,11 @@ def review(conn: Conn, *, limit: int = MAX_ITEMS) -> Review:
         raise InputError(f"limit must be between 1 and {MAX_ITEMS}, not {limit}")
     with translated(conn):
         me = current_agent(conn)
-        counts, contradictions, stored = _counts(conn)
+        counts = _counts(conn)
         run = conn.execute(sql("review.run")).fetchone()
-        items = [_contradiction(r) for r in contradictions[:limit]]
-        dups = [r for r in stored if r["kind"] == "near-duplicate"][:limit]
+        contradictions = conn.execute(sql("review.contradictions"), {"limit": limit})
+        items = [_contradiction(r) for r in contradictions]
+        dups = conn.execute(sql("review.items"), {"kind": "near-duplicate", "limit": limit})
         items += [_near_duplicate(r) for r in dups]
         if counts["proposal"]:
             items += [
@@ -153,7 +152,7 @@ def review(conn: Conn, *, limit: int = MAX_ITEMS) -> Review:
                 )
                 for p in list_proposals(conn, limit=limit)
             ]
-        stale = [r for r in stored if r["kind"] == "stale-source"][:limit]
+        stale = conn.execute(sql("review.items"), {"kind": "stale-source", "limit": limit})
         items += [_stale(r) for r in stale]
         reviewer = is_reviewer(conn)
         conn.commit()
