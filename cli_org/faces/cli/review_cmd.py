@@ -11,7 +11,11 @@ from .common import as_option, emit_json, json_option, org, project_option
 
 @click.command()
 @click.option("--refresh", is_flag=True, help="Refresh the stored items first (owners and team leads).")
-@click.option("--due", is_flag=True, hidden=True, help="With --refresh: only when the last one is a day old.")
+@click.option(
+    "--due",
+    is_flag=True,
+    help="With --refresh: only when the last one is a day old, printing nothing (the hook's run).",
+)
 @project_option("With --refresh: the project whose sources are judged (default: the project root's name).")
 @click.option(
     "--root",
