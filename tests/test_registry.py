@@ -83,10 +83,11 @@ def test_the_mcp_annotations_and_the_codex_approvals_are_the_registrys():
 
 
 def test_a_face_entry_that_offers_two_operations_is_one_that_names_which():
-    """`tidy` proposes or applies, `org_notebook` shows or changes: the only entries that
-    offer more than one operation, and each names the one it does (tidy_cmd, the tool)."""
+    """`tidy` proposes or applies, `org_notebook` shows or changes, `review` lists or
+    refreshes: the only entries that offer more than one operation, and each names the one it
+    does (tidy_cmd, the tool, review_cmd)."""
     shared = {entry for index in (CLI, MCP, WEB) for entry, ops in index.items() if len(ops) > 1}
-    assert shared == {"tidy", "org_notebook"}
+    assert shared == {"tidy", "org_notebook", "review"}
 
 
 # --- through the faces ---------------------------------------------------------------------
@@ -144,6 +145,7 @@ CLI_CALLS: dict[str, list[str]] = {
     "facts.summary": ["facts", "summary", "--no-stale"],
     "facts.tidy.propose": ["tidy"],
     "facts.tidy": ["tidy", "--apply"],
+    "review": ["review"],
     "pins.pin": ["pin", "FACT"],
     "pins.unpin": ["unpin", "FACT"],
     "pins.list": ["pins"],

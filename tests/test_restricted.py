@@ -13,7 +13,7 @@ import pytest
 from psycopg import errors as pgerr
 from psycopg import sql as pgsql
 
-from cli_org.store import erase, facts, pins, todos
+from cli_org.store import erase, facts, links, pins, todos
 from cli_org.store import projects as projects_lib
 
 pytestmark = pytest.mark.slow
@@ -38,6 +38,7 @@ def _seed(org) -> dict[str, int]:
     with org.as_agent("boss") as boss:
         erase.erase_fact(boss, leaked, "it named a login")
     ids["todo"] = todos.add_todo(bot, "Send Acme the Friday deploy notes", project="acme").id
+    links.link(bot, ids["fact"], "depends-on", gone)
     with org.admin() as conn:
         # The rows a harness or an import writes, written here as the admin: on a team server
         # (no superuser) forced row-level security binds the admin too, so it is lifted inside
@@ -104,6 +105,11 @@ def _seed(org) -> dict[str, int]:
             "INSERT INTO eval_runs (name, project, k, summary, cases, author)"
             " SELECT 'acme-run', 'acme', k, summary, cases, NULL FROM eval_runs LIMIT 0"
         )
+        conn.execute(  # what a refresh of the review list stores (store/review.py)
+            "INSERT INTO memory_review_items (kind, fact_id, detail, found_by)"
+            " VALUES ('stale-source', %s, 'x', 'boss')",
+            (f,),
+        )
         for table in forced:
             conn.execute(f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY")
         conn.commit()
@@ -132,6 +138,8 @@ OF_ACME = {
     "org_project_access": "project = 'acme'",
     "memory_erasures": "fact_id = %(leaked)s",
     "memory_proposals": "project = 'acme'",
+    "memory_links": "to_id = %(gone)s",
+    "memory_review_items": "fact_id = %(fact)s",
 }
 # Holding no project's rows, and why.
 NOT_OF_A_PROJECT = {
@@ -140,6 +148,7 @@ NOT_OF_A_PROJECT = {
     "notebook_entries": "an agent's own notebook, under its own rule (0013)",
     "notebook_versions": "the same",
     "context_delivered": "each agent reads only its own",
+    "memory_review_runs": "each agent's own refresh times of the review list: no text, no project",
     "tool_calls": "which tool, when, how long: no text, no project",
     "archive_memory_versions": "bot memory files, by path: no project",
     "archive_sources": "the transcript files the archive read, by path and offset: no text",

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ..store.notebook import Change, Notebook
     from ..store.projects import Project
     from ..store.proposals import Proposal
+    from ..store.review import Review
     from ..store.tidy import Standing
     from ..vault.search import NoteHit
 
@@ -250,6 +251,38 @@ def curation_text(s: CurationSummary) -> str:
     if s.stale_sources is not None:
         lines.append(f"stale items waiting for `cli-org eval stale` under {one_line(s.stale_root)}: {s.stale_sources}")
     return "\n".join(lines)
+
+
+REVIEW_TITLES = {
+    "contradiction": "Contradictions",
+    "near-duplicate": "Near-duplicates",
+    "proposal": "Proposals",
+    "stale-source": "Stale sources",
+}
+
+
+def review_text(r: Review) -> str:
+    """What `cli-org review` prints: the items by kind, each with the command that settles it."""
+    from ..store.review import KINDS, count_phrase
+
+    when = f"{r.refreshed_at:%Y-%m-%d %H:%M} UTC" if r.refreshed_at else "never"
+    foot = f"(stored items last refreshed by {r.agent}: {when}"
+    foot += f"; the last refresh failed: {one_line(r.error)})" if r.error else ")"
+    if not r.waiting:
+        return "nothing waits for review\n" + foot
+    lines = [f"{count_phrase(r.counts)} wait for review by {r.agent}"]
+    for kind in KINDS:
+        items = [i for i in r.items if i.kind == kind]
+        if not r.counts.get(kind):
+            continue
+        more = r.counts[kind] - len(items)
+        lines += ["", f"{REVIEW_TITLES[kind]} ({r.counts[kind]}):"]
+        for i in items:
+            lines.append(f"- {i.what}")
+            lines.append(f"    settle: {i.settle}")
+        if more > 0:
+            lines.append(f"- and {more} more")
+    return "\n".join([*lines, "", foot])
 
 
 def usage_text(found: UsageDetail, detail: bool) -> str:

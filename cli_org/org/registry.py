@@ -58,6 +58,7 @@ AUTHOR = "the author, their team lead or an owner"
 OWNER = "an owner"
 ADMIN = "the database admin (the login role, no --as)"
 DECIDER = "the agent whose session it was, its team lead or an owner"
+REVIEWER = "an owner or a team lead"
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,9 @@ OPERATIONS: tuple[Operation, ...] = (
     _op("facts.erase", DESTRUCTIVE, OWNER, P, cli=("facts erase",)),
     _op("facts.tidy.propose", READ, MEMBER, R, cli=("tidy",), web=("GET /facts/tidy", "GET /api/facts/tidy")),
     _op("facts.tidy", DESTRUCTIVE, AUTHOR, P, cli=("tidy",), web=("POST /facts/tidy", "POST /api/facts/tidy")),
+    # the review list (issue 36): what waits for a person; its refresh writes the stored items
+    _op("review", READ, MEMBER, R, cli=("review",), web=("GET /facts/review", "GET /api/facts/review")),
+    _op("review.refresh", WRITE, REVIEWER, L, cli=("review",)),
     # pins and todos
     _op("pins.pin", WRITE, AUTHOR, P, cli=("pin",), web=("POST /facts/{fact_id}/pin", "POST /api/facts/{fact_id}/pin")),
     _op(

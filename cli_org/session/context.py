@@ -4,7 +4,8 @@ session (and, with --for, on each turn).
 What goes in, most useful first (docs/recall.md, Session context):
 1. the agent's own notebook, each store with "N% used, x/cap chars" (a note above 80%);
 2. pinned facts: org-wide, then the project's;
-3. open todos: org-wide, then the project's, and how many proposals wait for the agent;
+3. open todos: org-wide, then the project's, and how many proposals wait for the agent (for
+   an owner or a team lead, one line of what waits for its review: store/review.py);
 4. current facts grouped by kind: decisions, rules, failures, workflows, preferences, model
    notes, then plain facts; newest first within a kind (a pinned fact is not repeated);
 5. with `for_text`, the recall hits for it (the volatile part, after everything stable).
@@ -67,6 +68,7 @@ from ..store.facts import Fact, fact_words
 from ..store.notebook import Notebook
 from ..store.notebook import show as show_notebook
 from ..store.pins import list_pins
+from ..store.review import is_reviewer, waiting_counts, waiting_line
 from ..store.todos import list_todos
 from ..text import one_line
 
@@ -239,8 +241,19 @@ def _stable(
     ]
     sections.append(Section("todos", "Open todos", True, todo_entries))
 
+    # Issue 36: an owner's or a team lead's own block says in one line what waits for it
+    # (store/review.py); the proposals of issue 35 are counted in it, not repeated.
+    reviews = agent is None and bool(whose) and is_reviewer(conn)
+    if reviews:
+        counts = waiting_counts(conn)
+        if line := waiting_line(counts):
+            key = "review " + ",".join(f"{k}={n}" for k, n in counts.items() if n)
+            sections.append(Section("review", "Review", True, [Entry(key, line)]))
+    elif agent is not None and first(conn, sql("review.agent_reviews"), {"agent": agent})["yes"]:
+        why = "what waits for an owner or a team lead is counted with its own rights, not the caller's"
+        hidden.append(Hidden("review", why))
     # Issue 35: an agent confirms the lessons proposed from its sessions at session start.
-    waiting = int(first(conn, sql("proposals.count_pending"), {"agent": whose})["n"]) if whose else 0
+    waiting = int(first(conn, sql("proposals.count_pending"), {"agent": whose})["n"]) if whose and not reviews else 0
     if waiting:
         line = (
             f"{waiting} {'lesson' if waiting == 1 else 'lessons'} proposed from your sessions "

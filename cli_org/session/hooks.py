@@ -5,7 +5,9 @@ Separate parts, so that a warm helper process can later do the work for the hook
 - `parse_hook_input`: the harness's JSON on stdin (Claude Code: session_id, prompt, cwd,
   hook_event_name, source, transcript_path, stop_hook_active), checked and nothing more;
 - `claude_code_hook`: the work, on a connection: the `cli-org context` block at session
-  start, only the new on-match hits on each prompt, as the harness's JSON output;
+  start, only the new on-match hits on each prompt, as the harness's JSON output; at an owner's
+  or a team lead's session start, the review list's daily refresh started in the background
+  (`refresh_review`);
 - `turn_lessons` and `lesson_ask`: at the end of a turn, the lasting lessons of the
   turn's transcript (archive/lessons.py) that are no fact yet and were not asked about in
   the session, as a "block" that asks the agent to save them with `org_remember` or say
@@ -160,6 +162,7 @@ def claude_code_hook(
         block = build_context(
             conn, settings=settings, project=name, session=session, budget=SESSION_START_BUDGET, again=hook.again
         )
+        refresh_review(conn, block.agent, name, root)
     else:
         question = turn_text(hook.prompt or "")
         if not question:
@@ -181,6 +184,23 @@ def claude_code_hook(
         return ""
     output = {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": block.text}}
     return json.dumps(output, ensure_ascii=False)
+
+
+def refresh_review(conn: Conn, agent: str, project: str | None, root: Path | None) -> bool:
+    """At an owner's or a team lead's session start, when its review list was last refreshed
+    more than a day ago (store/review.py REFRESH_AFTER): claim the refresh (one statement
+    that waits for nothing) and start it in a process of its own, not waited for. Whatever
+    fails here never reaches the session: the block is delivered either way. True: started."""
+    from ..store.review import claim_refresh, start_refresh
+
+    try:
+        if not claim_refresh(conn):
+            return False
+        start_refresh(agent, project=project, root=root)
+        return True
+    except Exception:  # fail open: the list waits for the next session start
+        conn.rollback()
+        return False
 
 
 def prompt_hits(hits: list[RecallHit], shaping: HookShaping) -> list[RecallHit]:

@@ -171,6 +171,7 @@ MODULES = [
     "projects_cmd",
     "checks_cmd",
     "tidy_cmd",
+    "review_cmd",
     "notebook_cmd",
     "context_cmd",
     "recall_cmd",

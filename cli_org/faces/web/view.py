@@ -12,6 +12,7 @@ from starlette.requests import Request
 
 from ... import __version__
 from ...store.facts import age
+from ...store.review import count_phrase
 from ..render import standing_words
 
 HERE = Path(__file__).parent
@@ -46,6 +47,7 @@ ENV = Environment(
 ENV.filters["when"] = _when
 ENV.filters["age"] = age
 ENV.filters["standing"] = standing_words
+ENV.filters["review_phrase"] = count_phrase
 
 
 def render(name: str, request: Request, **context: Any) -> str:

@@ -19,6 +19,7 @@ from ....store import facts as facts_lib
 from ....store import pins as pins_lib
 from ....store.facts import Event, Fact
 from ....store.pins import Pin
+from ....store.review import Review, review
 from ....store.tidy import Proposal, TidyReport, tidy, tidy_roots
 from ...render import plain
 from ..guard import check_form
@@ -104,7 +105,28 @@ def facts_page(request: Request, query: Annotated[FactQuery, Depends(fact_query)
         kinds=KINDS,
         pinned=pinned,
         summary=_summary(request) if page == 1 else None,  # the panel heads the first page only
+        review=_review(request) if page == 1 else None,
     )
+
+
+# --- the review list (issue 36): what waits for the serving identity to settle ----------------
+
+
+def _review(request: Request) -> Review:
+    return web_of(request).call(review)
+
+
+@router.get("/facts/review", response_class=HTMLResponse, include_in_schema=False)
+def review_page(request: Request) -> str:
+    return render("review.html", request, review=_review(request))
+
+
+@router.get("/api/facts/review", response_model=Review, tags=["facts"])
+def review_api(request: Request) -> Any:
+    """What waits for the serving identity to settle (`cli-org review`): contradictions between
+    current facts, near-duplicates tidy would merge, proposals waiting, stale sources; each
+    with the facts it names and the command that settles it."""
+    return plain(_review(request))
 
 
 # --- tidy from the page: the proposals of `cli-org tidy`, applied as the serving identity ----
