@@ -38,8 +38,9 @@ def _populate(org, n=30):
         first = facts.remember(conn, "port", "The port is 80", source="d.md").id
         ids["superseded"] = first
         ids["newer"] = facts.remember(conn, "port", "The port is 8080", source="d.md", supersedes=first).id
-    with org.as_agent("other") as conn:
-        ids["dup"] = facts.remember(conn, "topic1", "Claim number 1 about the build", source="e.md").id
+    with org.as_agent("other") as conn:  # a copy insisted on (it would be a confirmation: issue 36)
+        claim = "Claim number 1 about the build"
+        ids["dup"] = facts.remember(conn, "topic1", claim, source="e.md", allow_duplicate=True).id
     return ids
 
 
