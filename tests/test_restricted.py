@@ -14,6 +14,7 @@ from psycopg import errors as pgerr
 from psycopg import sql as pgsql
 
 from cli_org.store import erase, facts, pins, todos
+from cli_org.store import links as links_lib
 from cli_org.store import projects as projects_lib
 
 pytestmark = pytest.mark.slow
@@ -32,6 +33,7 @@ def _seed(org) -> dict[str, int]:
     facts.forget(bot, gone, "they changed it")
     facts.restore(bot, gone, "it was right")
     pins.pin(bot, ids["fact"])
+    links_lib.link(bot, gone, "explains", ids["fact"], reason="monthly invoices explain the deploy day")
     leaked = facts.remember(
         bot, "client", "Acme's portal login is kept in the vault", source="docs/acme.md", project="acme"
     ).id
@@ -118,6 +120,7 @@ OF_ACME = {
     "memory_facts": "project = 'acme'",
     "memory_fact_vectors": "fact_id = %(fact)s",
     "memory_pins": "fact_id = %(fact)s",
+    "memory_links": "to_id = %(fact)s",
     "memory_restores": "fact_id = %(gone)s",
     "memory_tidy_log": "fact_id = %(gone)s",
     "org_todos": "project = 'acme'",

@@ -123,6 +123,10 @@ OPERATIONS: tuple[Operation, ...] = (
     _op("facts.erase", DESTRUCTIVE, OWNER, P, cli=("facts erase",)),
     _op("facts.tidy.propose", READ, MEMBER, R, cli=("tidy",), web=("GET /facts/tidy", "GET /api/facts/tidy")),
     _op("facts.tidy", DESTRUCTIVE, AUTHOR, P, cli=("tidy",), web=("POST /facts/tidy", "POST /api/facts/tidy")),
+    # typed links between facts (issue 36): linking again returns the live link, so a link is
+    # idempotent; an unlink removes what is there (a second one is refused: already removed)
+    _op("links.link", Effect(read_only=False, idempotent=True), MEMBER, P, cli=("link",), mcp=("org_link",)),
+    _op("links.unlink", DESTRUCTIVE, AUTHOR, P, cli=("unlink",), mcp=("org_unlink",)),
     # pins and todos
     _op("pins.pin", WRITE, AUTHOR, P, cli=("pin",), web=("POST /facts/{fact_id}/pin", "POST /api/facts/{fact_id}/pin")),
     _op(
