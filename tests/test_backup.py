@@ -24,7 +24,7 @@ from cli_org.db.backup import backup, restore
 from cli_org.db.connect import connect
 from cli_org.errors import AccessDenied, DatabaseError, InputError, NotFound
 from cli_org.faces.cli import cli as group
-from cli_org.store import facts, notebook, pins
+from cli_org.store import facts, links, notebook, pins
 from cli_org.store.vectors import embed_missing
 from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
@@ -134,7 +134,7 @@ def test_db_start_with_a_url_is_refused():
 
 def _fill(org, tmp_path: Path) -> None:
     """Something in every kind of table: facts (current, retired, superseded), notebooks
-    with history, pins, a vault with vectors, fact vectors, an archive, memory versions."""
+    with history, pins, a typed link, a vault with vectors, fact vectors, an archive, memory versions."""
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "deploy.md").write_text(
@@ -161,13 +161,14 @@ def _fill(org, tmp_path: Path) -> None:
     with org.as_agent("bot") as conn:
         old = facts.remember(conn, "deploys", "Deploys run at night", source="docs/deploy.md").id
         # what the source said when written (migration 0042): the round trip keeps it
-        facts.remember(
+        noon = facts.remember(
             conn, "deploys", "Deploys run at noon", source="docs/deploy.md", supersedes=old, source_hash="ab" * 32
-        )
+        ).id
         gone = facts.remember(conn, "tokens", "Tokens last a day", source="docs/auth.md").id
         facts.forget(conn, gone, "they last an hour")
         pinned = facts.remember(conn, "rollback", "Roll back to the last tag", source="docs/deploy.md").id
         pins.pin(conn, pinned)
+        links.link(conn, pinned, "depends-on", noon, reason="a rollback waits for the deploy")
         notebook.add(conn, "memory", "bot's private note about the staging host")
         notebook.add(conn, "user", "Prefers short answers")
         embed_missing(conn, HashEmbedder())
@@ -242,6 +243,7 @@ def test_round_trip_into_a_fresh_data_folder_is_identical(org, tmp_path, data_di
         "notebook_entries",
         "notebook_versions",
         "memory_pins",
+        "memory_links",
         "vault_chunks",
         "memory_fact_vectors",
         "archive_sessions",

@@ -107,6 +107,15 @@ def test_an_unpin_by_an_agent_who_may_not_unpin_is_refused(org, exported):
 
 
 @pytest.mark.slow
+def test_a_pin_of_a_fact_that_is_not_there_is_one_line_not_a_crash(org, exported):
+    # the rights check looked its fact up with `first`, which raises on no row: a LookupError
+    pin = _record(exported, "pin")
+    pin.update(id=905, fact_id=999999)
+    _refused(org, exported, pin, "line 2: pin 905 was refused: .*memory_pins_fact_id_fkey")
+    assert _count(org, "memory_pins", 905) == 0
+
+
+@pytest.mark.slow
 def test_a_todo_done_by_an_agent_who_may_not_finish_it_is_refused(org, exported):
     todo = _record(exported, "todo")
     todo.update(id=905, done_by="other")

@@ -229,7 +229,19 @@ FIELDS: dict[str, object] = {
         messages=[F("position", "kind", "occurred_at", "text", "tool")],
     ),
     # "`fact`, `events`, `older`, `newer` and `chain`"
-    "facts show": F("fact", "older", "newer", "chain", events=[F("at", "who", "what", "detail")]),
+    "facts show": F(
+        "fact",
+        "older",
+        "newer",
+        "chain",
+        "confirmed_by",
+        events=[F("at", "who", "what", "detail")],
+        # its live links both ways (docs/facts.md, "Links")
+        links=[F("id", "direction", "kind", "other_id", "other_subject", "other_claim", "author", "reason")],
+    ),
+    # a link's fields; unlink adds who removed it, when and why
+    "link": F("id", "from_id", "kind", "to_id", "author", "reason", "via", "created_at"),
+    "unlink": F("id", "from_id", "kind", "to_id", "author", "removed_by", "removed_at", "removed_reason"),
     # an owner's erase (docs/facts.md, `facts erase`): rows changed per place
     "facts erase": F("id", "erased", "reason", "places", "still_quoted_by"),
     "archive erase": F("session", "position", "erased", "places", "still_quoted_by"),
@@ -371,6 +383,8 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "db url": (["db", "url"], None),
     "pin": (["pin", "{fact}"], "bot"),
     "unpin": (["unpin", "{pinned}"], "bot"),
+    "link": (["link", "{fact}", "explains", "{pinned}", "--reason", "the helper is pinned"], "bot"),
+    "unlink": (["unlink", "{link}", "it changed"], "bot"),
     "pins": (["pins"], None),
     "restore": (["restore", "{forgotten}", "it was right"], "bot"),
     "checks allow": (
@@ -452,6 +466,7 @@ def _files(tmp_path: Path) -> dict[str, str]:
         "projects": str(projects),
         "fact": "1",
         "pinned": "1",
+        "link": "1",
         "forgotten": "1",
         "todo": "1",
         "proposal": "1",
@@ -465,7 +480,7 @@ def _fill(org, cli, files: dict[str, str]) -> None:
     from cli_org.archive.importer import import_sessions
     from cli_org.archive.memory_versions import capture
     from cli_org.archive.usage import log_call
-    from cli_org.store import approvals, facts, notebook, pins, todos
+    from cli_org.store import approvals, facts, links, notebook, pins, todos
     from cli_org.vault.scan import scan
 
     with connect(org.settings) as conn:
@@ -482,6 +497,7 @@ def _fill(org, cli, files: dict[str, str]) -> None:
         pinned = facts.remember(conn, "pinned", "A pinned claim", source="docs/pin.md").id
         pins.pin(conn, pinned)
         files["pinned"] = str(pinned)
+        files["link"] = str(links.link(conn, pinned, "depends-on", int(files["fact"])).id)
         forgotten = facts.remember(conn, "forgotten", "A forgotten claim", source="docs/gone.md").id
         facts.forget(conn, forgotten, "wrong")
         files["forgotten"] = str(forgotten)

@@ -17,6 +17,8 @@ TOOLS = {
     "org_recall",
     "org_remember",
     "org_forget",
+    "org_link",
+    "org_unlink",
     "org_facts",
     "org_search",
     "org_sessions_search",

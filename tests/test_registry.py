@@ -148,6 +148,8 @@ CLI_CALLS: dict[str, list[str]] = {
     "review": ["review"],
     "pins.pin": ["pin", "FACT"],
     "pins.unpin": ["unpin", "FACT"],
+    "links.link": ["link", "FACT", "explains", "999"],  # no fact 999: refused where it runs
+    "links.unlink": ["unlink", "999", "no link there"],
     "pins.list": ["pins"],
     "todos.list": ["todo", "list"],
     "notebook.show": ["notebook", "show"],
@@ -175,6 +177,8 @@ MCP_CALLS: dict[str, tuple[str, dict]] = {
     ),
     "facts.forget": ("org_forget", {"id": "FACT", "why": "wrong"}),
     "facts.list": ("org_facts", {}),
+    "links.link": ("org_link", {"from_id": "FACT", "kind": "explains", "to_id": 999}),
+    "links.unlink": ("org_unlink", {"id": 999, "why": "no link there"}),
     "notebook.show": ("org_notebook", {"action": "show"}),
     "notebook.add": ("org_notebook", {"action": "add", "text": "a tool note"}),
     "notebook.replace": ("org_notebook", {"action": "replace", "old_text": "tool note", "text": "a tool memo"}),

@@ -32,13 +32,13 @@ def _seed(org) -> dict[str, int]:
     facts.forget(bot, gone, "they changed it")
     facts.restore(bot, gone, "it was right")
     pins.pin(bot, ids["fact"])
+    links.link(bot, gone, "explains", ids["fact"], reason="monthly invoices explain the deploy day")
     leaked = facts.remember(
         bot, "client", "Acme's portal login is kept in the vault", source="docs/acme.md", project="acme"
     ).id
     with org.as_agent("boss") as boss:
         erase.erase_fact(boss, leaked, "it named a login")
     ids["todo"] = todos.add_todo(bot, "Send Acme the Friday deploy notes", project="acme").id
-    links.link(bot, ids["fact"], "depends-on", gone)
     with org.admin() as conn:
         # The rows a harness or an import writes, written here as the admin: on a team server
         # (no superuser) forced row-level security binds the admin too, so it is lifted inside
@@ -124,6 +124,7 @@ OF_ACME = {
     "memory_facts": "project = 'acme'",
     "memory_fact_vectors": "fact_id = %(fact)s",
     "memory_pins": "fact_id = %(fact)s",
+    "memory_links": "to_id = %(fact)s",
     "memory_restores": "fact_id = %(gone)s",
     "memory_tidy_log": "fact_id = %(gone)s",
     "org_todos": "project = 'acme'",
@@ -138,7 +139,6 @@ OF_ACME = {
     "org_project_access": "project = 'acme'",
     "memory_erasures": "fact_id = %(leaked)s",
     "memory_proposals": "project = 'acme'",
-    "memory_links": "to_id = %(gone)s",
     "memory_review_items": "fact_id = %(fact)s",
 }
 # Holding no project's rows, and why.

@@ -12,7 +12,7 @@ from psycopg import sql as pgsql
 
 from cli_org.db.migrate import migrate
 from cli_org.errors import AccessDenied, InputError, OrgError
-from cli_org.store import facts, notebook, pins, todos
+from cli_org.store import facts, links, notebook, pins, todos
 from cli_org.store.agents import add_agent
 from cli_org.store.transfer import FORMAT, export_lines, import_lines
 from tests.databases import OrgDb, _settings_for
@@ -56,6 +56,13 @@ def _populate(org) -> None:
         todo = todos.add_todo(conn, "Migrate the auth tests", project="web", via=VIA).id
         todos.add_todo(conn, "Write the release notes")
         todos.done_todo(conn, todo, via=VIA)
+        # typed links (migration 0041): a live one, and one removed with its reason
+        links.link(conn, second, "explains", kept, reason="the build holds the token check")
+        dropped = links.link(conn, kept, "depends-on", second).id
+        links.unlink(conn, dropped, "not a dependency")
+    with org.as_agent("other") as conn:  # an agent's own confirmation: no FROM fact
+        links.add_link(conn, None, "confirms", kept, "Tokens expire after sixty minutes")
+        conn.commit()
     for secret in SECRETS:
         with org.as_agent("bot") as conn, pytest.raises(OrgError):
             facts.remember(conn, "creds", secret, source="notes/shell.md")
@@ -129,6 +136,7 @@ def test_round_trip_into_an_empty_database(org, server):
             assert got and all(r["computed_by"] == r["author"] for r in got), got
         assert counts["agent"] == (5, 0, 0)
         assert counts["fact"] == (4, 0, 0) and counts["notebook_entry"][0] == 3
+        assert counts["link"] == (3, 0, 0)
         assert _body(_export(other)) == _body(lines)
         # Every harness recorded travels (the body above compares them too): the last
         # retirement's, the restore's (not the retirement it undid: none was given), a pin's, an

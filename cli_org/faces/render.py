@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..recall.answer import RecallResult
     from ..store.erase import Erased
     from ..store.facts import Fact, Remembered
+    from ..store.links import Link, ShownLink
     from ..store.notebook import Change, Notebook
     from ..store.projects import Project
     from ..store.proposals import Proposal
@@ -210,6 +211,28 @@ def restricted_line(project: str | None, agents: list[str] | None) -> str | None
     if not project or not agents:
         return None
     return f"project {project} is restricted to {', '.join(agents)} (and their team leads, owners)"
+
+
+def shown_link_line(link: ShownLink) -> str:
+    """One live link of a fact as `facts show` prints it, read from that fact: `this depends-on
+    #12 ...`, `#14 ... contradicts this`, or an agent's confirmation in its own words."""
+    when = f"{link.author}, {link.created_at:%Y-%m-%d %H:%M}"
+    if link.other_id is None:
+        return f"link {link.id}: {link.author} confirms this in its own words [{when}]: {one_line(link.reason, 100)}"
+    other = f"#{link.other_id} {one_line(link.other_subject)}: {one_line(link.other_claim, 80)}"
+    if not link.other_current:
+        other += " (not current)"
+    said = f"this {link.kind} {other}" if link.direction == "out" else f"{other} {link.kind} this"
+    line = f"link {link.id}: {said} [{when}]"
+    return line + (f": {one_line(link.reason, 100)}" if link.reason else "")
+
+
+def link_line(link: Link) -> str:
+    """What `link` and `unlink` print (the MCP tools too)."""
+    what = f"#{link.from_id} {link.kind} #{link.to_id}" if link.from_id else f"{link.author} confirms #{link.to_id}"
+    if link.removed_at is not None:
+        return f"unlinked {link.id} ({what})"
+    return f"link {link.id}: {what}"
 
 
 def projects_text(found: list[Project]) -> str:

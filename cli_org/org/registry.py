@@ -127,6 +127,10 @@ OPERATIONS: tuple[Operation, ...] = (
     # the review list (issue 36): what waits for a person; its refresh writes the stored items
     _op("review", READ, MEMBER, R, cli=("review",), web=("GET /facts/review", "GET /api/facts/review")),
     _op("review.refresh", WRITE, REVIEWER, L, cli=("review",)),
+    # typed links between facts (issue 36): linking again returns the live link, so a link is
+    # idempotent; an unlink removes what is there (a second one is refused: already removed)
+    _op("links.link", Effect(read_only=False, idempotent=True), MEMBER, P, cli=("link",), mcp=("org_link",)),
+    _op("links.unlink", DESTRUCTIVE, AUTHOR, P, cli=("unlink",), mcp=("org_unlink",)),
     # pins and todos
     _op("pins.pin", WRITE, AUTHOR, P, cli=("pin",), web=("POST /facts/{fact_id}/pin", "POST /api/facts/{fact_id}/pin")),
     _op(

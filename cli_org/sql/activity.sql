@@ -156,6 +156,38 @@ SELECT at, src, ref, sub, kind, who, via, fact_id, subject, detail, project, oth
        AND (%(via_whole)s::text IS NULL OR x.erased_via = %(via_whole)s)
      ORDER BY x.erased_at DESC, x.id DESC
      LIMIT %(n)s)
+    UNION ALL
+    (SELECT l.created_at AS at, 13 AS src, l.id AS ref, 0 AS sub, 'linked' AS kind, l.author AS who,
+            l.via AS via, f.id AS fact_id, f.subject AS subject,
+            CASE WHEN l.from_id IS NULL THEN 'confirms it in its own words' ELSE l.kind || ' #' || l.to_id END
+                || coalesce(': ' || left(l.reason, 300), '') AS detail, f.project AS project,
+            CASE WHEN l.from_id IS NULL THEN NULL ELSE l.to_id END AS other
+     FROM memory_links l JOIN memory_facts f ON f.id = coalesce(l.from_id, l.to_id)
+     WHERE %(k_linked)s
+       AND l.created_at >= %(since)s::timestamptz
+       AND (%(b_at)s::timestamptz IS NULL OR (l.created_at <= %(b_at)s::timestamptz AND (l.created_at, 13, l.id, 0) < (%(b_at)s::timestamptz, %(b_src)s::integer, %(b_ref)s::bigint, %(b_sub)s::integer)))
+       AND (%(agent)s::text IS NULL OR l.author = %(agent)s)
+       AND (%(via_name)s::text IS NULL OR split_part(l.via, '@', 1) = %(via_name)s)
+       AND (%(via_whole)s::text IS NULL OR l.via = %(via_whole)s)
+     ORDER BY l.created_at DESC, l.id DESC
+     LIMIT %(n)s)
+    UNION ALL
+    -- no index on removed_at: links are removed rarely, and a page stops at `since`
+    (SELECT l.removed_at AS at, 14 AS src, l.id AS ref, 0 AS sub, 'unlinked' AS kind, l.removed_by AS who,
+            l.removed_via AS via, f.id AS fact_id, f.subject AS subject,
+            CASE WHEN l.from_id IS NULL THEN 'the confirmation by ' || l.author ELSE l.kind || ' #' || l.to_id END
+                || coalesce(': ' || left(l.removed_reason, 300), '') AS detail, f.project AS project,
+            CASE WHEN l.from_id IS NULL THEN NULL ELSE l.to_id END AS other
+     FROM memory_links l JOIN memory_facts f ON f.id = coalesce(l.from_id, l.to_id)
+     WHERE %(k_unlinked)s
+       AND l.removed_at IS NOT NULL
+       AND l.removed_at >= %(since)s::timestamptz
+       AND (%(b_at)s::timestamptz IS NULL OR (l.removed_at <= %(b_at)s::timestamptz AND (l.removed_at, 14, l.id, 0) < (%(b_at)s::timestamptz, %(b_src)s::integer, %(b_ref)s::bigint, %(b_sub)s::integer)))
+       AND (%(agent)s::text IS NULL OR l.removed_by = %(agent)s)
+       AND (%(via_name)s::text IS NULL OR split_part(l.removed_via, '@', 1) = %(via_name)s)
+       AND (%(via_whole)s::text IS NULL OR l.removed_via = %(via_whole)s)
+     ORDER BY l.removed_at DESC, l.id DESC
+     LIMIT %(n)s)
 ) e
 ORDER BY at DESC, src DESC, ref DESC, sub DESC
 LIMIT %(n)s;

@@ -29,3 +29,14 @@ ORDER BY id;
 -- name: fact_state
 -- The two ends of a link the caller asks for, as it may read them.
 SELECT id, author, project, valid_to IS NULL AS current FROM memory_facts WHERE id = ANY(%(ids)s::bigint[]);
+
+-- name: shown
+-- The live links of one fact, both ways, each with the fact at its other end (none for an
+-- agent's own confirmation), oldest first; row-level security hides what the caller may not read.
+SELECT l.id, CASE WHEN l.from_id = %(id)s THEN 'out' ELSE 'in' END AS direction, l.kind,
+       o.id AS other_id, o.subject AS other_subject, o.claim AS other_claim, o.author AS other_author,
+       o.valid_to IS NULL AS other_current, l.author, l.reason, l.via, l.created_at
+FROM memory_links l
+LEFT JOIN memory_facts o ON o.id = CASE WHEN l.from_id = %(id)s THEN l.to_id ELSE l.from_id END
+WHERE l.removed_at IS NULL AND (l.to_id = %(id)s OR l.from_id = %(id)s)
+ORDER BY l.id;

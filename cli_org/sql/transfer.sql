@@ -37,3 +37,7 @@ SELECT public.org_me() AS agent,
        pg_has_role(current_user,
                    (SELECT c.relowner FROM pg_class c WHERE c.oid = 'public.notebook_entries'::regclass),
                    'USAGE') AS admin;
+
+-- name: link
+SELECT id AS key, to_jsonb(x) - 'kind' || jsonb_build_object('link_kind', x.kind) AS row
+FROM memory_links x ORDER BY id;

@@ -3,9 +3,10 @@
 Read from what the store already records (sql/activity.sql): facts written (with their
 author and `via`), retired and superseded (the fact's row, and memory_restores for a
 retirement a restore undid), restored, pins pinned and unpinned, notebook versions, todos
-added and done; and, only when asked for ("reads"), recall calls and tool calls. Every
-source is read as the caller, so row-level security decides what shows: a notebook's
-versions only to whom may read that notebook (migration 0013).
+added and done, typed links made and removed (migration 0041); and, only when asked for
+("reads"), recall calls and tool calls. Every source is read as the caller, so row-level
+security decides what shows: a notebook's versions only to whom may read that notebook
+(migration 0013).
 
 Bounded: a page is at most MAX_LIMIT events, each source is walked newest first down its own
 time index (migration 0032) and stops after a page, and the next page starts from a cursor
@@ -42,6 +43,8 @@ WRITES = (
     "todo_added",
     "todo_done",
     "erased",
+    "linked",
+    "unlinked",
 )
 READS = ("recall", "tool_call")
 KINDS = WRITES + READS
@@ -49,6 +52,7 @@ KINDS = WRITES + READS
 GROUPS = {
     "facts": ("written", "superseded", "retired", "restored", "erased"),
     "pins": ("pinned", "unpinned"),
+    "links": ("linked", "unlinked"),
     "todos": ("todo_added", "todo_done"),
     "writes": WRITES,
     "reads": READS,
@@ -71,12 +75,12 @@ class ActivityEvent:
     kind: str  # one of KINDS
     who: str | None  # the agent who did it (None: the admin, for a logged call)
     via: str | None  # the harness it came through, RUNTIME@HOST, where recorded
-    fact_id: int | None  # the fact it is about (written ... unpinned)
+    fact_id: int | None  # the fact it is about (written ... unpinned; a link's FROM fact)
     ref: int  # the row's id in its own table (a todo's id, a notebook entry's id, ...)
     subject: str | None  # the fact's subject; a notebook's AGENT/STORE; a tool call's face
     detail: str | None  # the claim (cut), the reason, the todo, the notebook change, the query
     project: str | None
-    other: int | None  # the fact this one supersedes (written) or was superseded by
+    other: int | None  # the fact this one supersedes (written) or was superseded by; a link's TO fact
 
 
 @dataclass

@@ -20,7 +20,7 @@ from ..text import one_line
 from .activity import say_via
 from .approvals import approved as is_approved
 from .erase import Erasure, erasure_of
-from .links import add_link
+from .links import ShownLink, add_link, confirmed_by, shown_links
 from .related import Related, related
 from .vectors import fact_text, store_unembedded, store_vectors
 
@@ -372,6 +372,8 @@ class FactRecord:
     chain: list[int]  # every id of the chain, oldest first
     erased: Erasure | None = None  # its text was erased (migration 0036): who, when, why
     restricted_to: list[str] | None = None  # the fact's project is readable only by these (migration 0035)
+    links: list[ShownLink] = field(default_factory=list)  # its live typed links, both ways (migration 0041)
+    confirmed_by: list[str] = field(default_factory=list)  # the agents who confirmed it (links.confirmed_by)
 
 
 _CHAIN_LIMIT = 1000  # links followed each way; a chain is a few facts, a cycle would never end
@@ -388,6 +390,7 @@ def show_fact(conn: Conn, fact_id: int) -> FactRecord:
                 raise NotFound(f"no fact with id {fact_id}")
             restores = list(conn.execute(sql("facts.restores"), {"id": fact_id}))
             erased = erasure_of(conn, fact_id)
+            shown = shown_links(conn, fact_id)
             restricted_to = None
             if fact.project is not None:
                 rows = conn.execute(sql("projects.access"), {"project": fact.project}).fetchall()
@@ -411,7 +414,7 @@ def show_fact(conn: Conn, fact_id: int) -> FactRecord:
     if erased is not None:
         events.append(Event(erased.at, erased.by, "erased", erased.reason))
     chain = [f.id for f in (*older, fact, *newer)]
-    return FactRecord(fact, events, older, newer, chain, erased, restricted_to)
+    return FactRecord(fact, events, older, newer, chain, erased, restricted_to, shown, confirmed_by(shown))
 
 
 def events_of(fact: Fact, restores: list[dict[str, Any]] | None = None) -> list[Event]:

@@ -113,6 +113,43 @@ def links_of(conn: Conn, fact_ids: list[int]) -> dict[int, list[Link]]:
     return out
 
 
+@dataclass
+class ShownLink:
+    """A live link as one fact's page shows it: which way it points from that fact ("out":
+    the fact is FROM; "in": the fact is TO) and the fact at its other end (other_id None:
+    the link's author confirmed the fact in its own words, held in `reason`)."""
+
+    id: int
+    direction: str  # "out" or "in"
+    kind: str
+    other_id: int | None
+    other_subject: str | None
+    other_claim: str | None
+    other_author: str | None
+    other_current: bool | None
+    author: str
+    reason: str | None
+    via: str | None
+    created_at: datetime
+
+
+def shown_links(conn: Conn, fact_id: int) -> list[ShownLink]:
+    """The live links of one fact, both ways, oldest first, in the caller's transaction."""
+    return [ShownLink(**row) for row in conn.execute(sql("links.shown"), {"id": fact_id})]
+
+
+def confirmed_by(shown: list[ShownLink]) -> list[str]:
+    """Who confirmed the fact these links are shown for: the authors of its own-words
+    confirmations and of the facts that confirm it, each once, oldest first."""
+    out: list[str] = []
+    for found in shown:
+        if found.kind == "confirms" and found.direction == "in":
+            who = found.author if found.other_id is None else found.other_author
+            if who and who not in out:
+                out.append(who)
+    return out
+
+
 def confirmers(fact_id: int, links: list[Link], authors: dict[int, str] | None = None) -> list[str]:
     """The agents who confirmed a fact: the authors of its `confirms` links with no FROM fact,
     and (given their authors) the authors of the facts that confirm it."""

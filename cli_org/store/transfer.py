@@ -3,7 +3,7 @@
 The file's first line is a header: {"kind": "header", "format": FORMAT, "migration": N,
 "exported_at": ...}. Every other line is one record: an agent, a fact (retired and
 superseded ones too, with their history fields), a restore, a pin (unpinned ones too), a
-notebook entry with all its versions, a todo, a tidy-log row. Records are written in an
+notebook entry with all its versions, a todo, a tidy-log row, a typed link (removed ones too). Records are written in an
 order that import can follow (what a row refers to comes before it).
 
 Both directions need the admin: an export reads every row (a member's view is filtered by
@@ -51,7 +51,7 @@ FUTURE_SLACK = timedelta(days=1)
 
 # The record kinds, in the order an import can follow; each one's export query is the
 # named query transfer.<kind> (sql/transfer.sql).
-KINDS = ("agent", "fact", "restore", "pin", "notebook_entry", "todo", "tidy")
+KINDS = ("agent", "fact", "restore", "pin", "notebook_entry", "todo", "tidy", "link")
 _TABLES = {
     "fact": "memory_facts",
     "restore": "memory_restores",
@@ -59,6 +59,7 @@ _TABLES = {
     "notebook_entry": "notebook_entries",
     "todo": "org_todos",
     "tidy": "memory_tidy_log",
+    "link": "memory_links",
 }
 
 
@@ -200,7 +201,7 @@ def parse(lines: Iterable[str]) -> tuple[dict[str, Any], list[tuple[int, str, di
 
 
 # The fields that hold an id, and those that hold a time, in any record.
-_ID_FIELDS = ("id", "fact_id", "supersedes", "superseded_by", "kept_id", "entry_id")
+_ID_FIELDS = ("id", "fact_id", "supersedes", "superseded_by", "kept_id", "entry_id", "from_id", "to_id")
 _TIME_FIELDS = (
     "created_at",
     "valid_from",
@@ -409,6 +410,20 @@ _INSERT_COLUMNS: dict[str, list[str]] = {
     ],
     "todo": ["id", "text", "project", "author", "created_at", "done_by", "done_at", "via", "done_via"],
     "tidy": ["id", "at", "actor", "action", "fact_id", "kept_id", "evidence"],
+    "link": [
+        "id",
+        "from_id",
+        "kind",
+        "to_id",
+        "author",
+        "reason",
+        "via",
+        "created_at",
+        "removed_by",
+        "removed_at",
+        "removed_reason",
+        "removed_via",
+    ],
 }
 _FACT_INSERT = [
     "id",
@@ -467,6 +482,7 @@ _SCANNED = {
     "notebook_entry": ("body",),
     "todo": ("text", "project", "via", "done_via"),
     "tidy": ("evidence",),
+    "link": ("reason", "removed_reason", "via", "removed_via"),
 }
 
 
@@ -503,6 +519,7 @@ _FIELDS: dict[str, dict[str, str]] = {
     "notebook_entry": {},
     "todo": {"project": "project", "via": "via", "done_via": "via"},
     "tidy": {},
+    "link": {"reason": "reason", "removed_reason": "reason", "via": "via", "removed_via": "via"},
 }
 
 
@@ -544,14 +561,14 @@ def _check_fields(kind: str, record: dict[str, Any]) -> None:
 def _check_who(conn: Conn, kind: str, record: dict[str, Any]) -> None:
     """The "who may" rule of a live write (org_may_retire, migration 0001: the author, their
     team lead, or an owner) for every name an import brings as the one who acted on another's
-    row: who retired a fact, restored it, pinned or unpinned it, marked a todo done. The
-    agents of the file are in by now (they come first)."""
+    row: who retired a fact, restored it, pinned or unpinned it, marked a todo done, removed a
+    link. The agents of the file are in by now (they come first)."""
     acts: list[tuple[str, Any]] = []
     if kind == "fact":
         author, what = record.get("author"), f"fact {record['id']}"
         acts = [("retire", record.get("retired_by"))]
     elif kind in ("pin", "restore"):
-        row = first(conn, "SELECT author FROM memory_facts WHERE id = %s", (record.get("fact_id"),))
+        row = conn.execute("SELECT author FROM memory_facts WHERE id = %s", (record.get("fact_id"),)).fetchone()
         if row is None:
             return  # the foreign key refuses it on insert
         author, what = row["author"], f"fact {record.get('fact_id')}"
@@ -561,6 +578,10 @@ def _check_who(conn: Conn, kind: str, record: dict[str, Any]) -> None:
     elif kind == "todo":
         author, what = record.get("author"), f"todo {record['id']}"
         acts = [("mark done", record.get("done_by"))]
+    elif kind == "link":
+        _check_link_ends(conn, record)
+        author, what = record.get("author"), f"link {record['id']}"
+        acts = [("remove", record.get("removed_by"))]
     for verb, who in acts:
         if who is None:
             continue
@@ -569,6 +590,21 @@ def _check_who(conn: Conn, kind: str, record: dict[str, Any]) -> None:
         if not first(conn, "SELECT public.org_may_retire(%s, %s) AS ok", (who, author))["ok"]:
             act = f"mark {what} done" if verb == "mark done" else f"{verb} {what}"
             raise _Refused(f"agent {who} may not {act}: only its author ({author}), their team lead, or an owner may")
+
+
+def _check_link_ends(conn: Conn, record: dict[str, Any]) -> None:
+    """A link joins facts that are here (the file's facts are in by now) and is written by an
+    agent that is here: no link between facts that do not exist, none in a stranger's name."""
+    for end in ("from_id", "to_id"):
+        fact = record.get(end)
+        if fact is None:
+            continue  # from_id: an agent's own confirmation (the table's checks hold it to `confirms`)
+        if conn.execute("SELECT id FROM memory_facts WHERE id = %s", (fact,)).fetchone() is None:
+            raise _Refused(f"{end} {fact} is no fact, in the file or here")
+    author = record.get("author")
+    known = isinstance(author, str) and conn.execute("SELECT 1 FROM org_agents WHERE name = %s", (author,)).fetchone()
+    if not known:
+        raise _Refused(f"its author {str(author)[:40]!r} is no agent, in the file or here")
 
 
 def _insert(conn: Conn, kind: str, record: dict[str, Any]) -> None:
@@ -580,6 +616,8 @@ def _insert(conn: Conn, kind: str, record: dict[str, Any]) -> None:
     elif kind == "fact":
         row = {**record, "kind": record.get("fact_kind")}
         _from_json(conn, "memory_facts", _FACT_INSERT, row)
+    elif kind == "link":
+        _from_json(conn, "memory_links", _INSERT_COLUMNS[kind], {**record, "kind": record.get("link_kind")})
     elif kind == "notebook_entry":
         _check_text(conn, record.get("body"))
         _from_json(conn, "notebook_entries", _ENTRY_COLUMNS, record)

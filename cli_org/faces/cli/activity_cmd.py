@@ -8,7 +8,8 @@ from .common import AGENT, as_option, connection, emit_json, json_option
 
 KINDS_HELP = (
     "written, superseded, retired, restored, pinned, unpinned, notebook, todo_added, todo_done, "
-    "recall, tool_call; or a group: facts, pins, todos, writes (the default), reads, all. "
+    "erased, linked, unlinked, recall, tool_call; or a group: facts, pins, links, todos, writes "
+    "(the default), reads, all. "
     "Repeat or separate with commas."
 )
 
@@ -43,7 +44,7 @@ def activity(
     as_json: bool,
 ) -> None:
     """What changed, newest first: facts written, superseded, retired and restored, pins,
-    notebook edits and todos, each with who did it and the harness it came through (where
+    links between facts, notebook edits and todos, each with who did it and the harness it came through (where
     recorded). What you may not read (another agent's notebook) does not show.
 
     \b

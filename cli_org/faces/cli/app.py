@@ -165,6 +165,7 @@ MODULES = [
     "db_cmd",
     "agents_cmd",
     "facts_cmd",
+    "links_cmd",
     "activity_cmd",
     "pins_cmd",
     "proposals_cmd",

@@ -204,11 +204,12 @@ def summary(root: Path | None, no_stale: bool, agent: str | None, as_json: bool)
 @as_option
 @json_option
 def show(fact_id: int, agent: str | None, as_json: bool) -> None:
-    """One fact whole: its fields, who wrote, superseded or retired it, when and why, and its
-    supersession chain both ways."""
+    """One fact whole: its fields, who wrote, superseded or retired it, when and why, its
+    supersession chain both ways, and its live links both ways (`cli-org link`), with who
+    confirmed it."""
     from ...store.facts import show_fact
     from ...text import one_line
-    from ..render import fact_end, restricted_line
+    from ..render import fact_end, restricted_line, shown_link_line
 
     with connection(agent) as conn:
         record = show_fact(conn, fact_id)
@@ -226,6 +227,8 @@ def show(fact_id: int, agent: str | None, as_json: bool) -> None:
     )
     if restricted := restricted_line(f.project, record.restricted_to):
         click.echo(restricted)
+    if record.confirmed_by:
+        click.echo(f"  confirmed by {', '.join(record.confirmed_by)}")
     click.echo("history:")
     for e in record.events:
         when = f"{e.at:%Y-%m-%d %H:%M}"
@@ -245,6 +248,10 @@ def show(fact_id: int, agent: str | None, as_json: bool) -> None:
             mark = "*" if other.id == f.id else " "
             state = "current" if other.current else fact_end(other)
             click.echo(f" {mark}#{other.id} {one_line(other.claim, 80)}  [{other.author}; {state}]")
+    if record.links:
+        click.echo("links:")
+        for shown in record.links:
+            click.echo(f"  {shown_link_line(shown)}")
 
 
 @facts.command("erase")

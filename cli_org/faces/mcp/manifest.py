@@ -335,6 +335,99 @@ _PACKED: dict[str, Any] = json.loads(
       "destructiveHint": false,
       "idempotentHint": true,
       "openWorldHint": false,
+      "readOnlyHint": false
+     },
+     "description": "Link two current facts as you: from_id is `kind` of to_id. Returns the link's id;\nlinking again returns the live link already there. A contradiction waits for a\nperson to choose.",
+     "inputSchema": {
+      "properties": {
+       "from_id": {
+        "description": "The #id of the fact the link comes from.",
+        "maximum": 9223372036854775807,
+        "minimum": 1,
+        "title": "From Id",
+        "type": "integer"
+       },
+       "kind": {
+        "description": "depends-on: from holds only while to holds; explains: from says why to is so; confirms: from says the same as to; contradicts: both cannot hold.",
+        "enum": [
+         "depends-on",
+         "explains",
+         "confirms",
+         "contradicts"
+        ],
+        "title": "Kind",
+        "type": "string"
+       },
+       "to_id": {
+        "description": "The #id of the fact the link points to.",
+        "maximum": 9223372036854775807,
+        "minimum": 1,
+        "title": "To Id",
+        "type": "integer"
+       },
+       "reason": {
+        "anyOf": [
+         {
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "Why they are linked, in a few words.",
+        "title": "Reason"
+       }
+      },
+      "required": [
+       "from_id",
+       "kind",
+       "to_id"
+      ],
+      "type": "object",
+      "title": "org_linkArguments",
+      "additionalProperties": false
+     },
+     "name": "org_link"
+    },
+    {
+     "annotations": {
+      "destructiveHint": true,
+      "idempotentHint": false,
+      "openWorldHint": false,
+      "readOnlyHint": false
+     },
+     "description": "Remove a link (it is kept, marked removed). Its author, their team lead or an owner may.",
+     "inputSchema": {
+      "properties": {
+       "id": {
+        "description": "The id of the link (org_link gave it).",
+        "maximum": 9223372036854775807,
+        "minimum": 1,
+        "title": "Id",
+        "type": "integer"
+       },
+       "why": {
+        "description": "Why the link no longer holds; kept with it.",
+        "title": "Why",
+        "type": "string"
+       }
+      },
+      "required": [
+       "id",
+       "why"
+      ],
+      "type": "object",
+      "title": "org_unlinkArguments",
+      "additionalProperties": false
+     },
+     "name": "org_unlink"
+    },
+    {
+     "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "openWorldHint": false,
       "readOnlyHint": true
      },
      "description": "Search the markdown vault: one hit per note (its best chunk), with its score.",
@@ -1031,6 +1124,99 @@ _PACKED: dict[str, Any] = json.loads(
       "additionalProperties": false
      },
      "name": "org_facts"
+    },
+    {
+     "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "openWorldHint": false,
+      "readOnlyHint": false
+     },
+     "description": "Link two current facts as you: from_id is `kind` of to_id. Returns the link's id;\nlinking again returns the live link already there. A contradiction waits for a\nperson to choose.",
+     "inputSchema": {
+      "type": "object",
+      "properties": {
+       "from_id": {
+        "description": "The #id of the fact the link comes from.",
+        "maximum": 9223372036854775807,
+        "minimum": 1,
+        "title": "From Id",
+        "type": "integer"
+       },
+       "kind": {
+        "description": "depends-on: from holds only while to holds; explains: from says why to is so; confirms: from says the same as to; contradicts: both cannot hold.",
+        "enum": [
+         "depends-on",
+         "explains",
+         "confirms",
+         "contradicts"
+        ],
+        "title": "Kind",
+        "type": "string"
+       },
+       "to_id": {
+        "description": "The #id of the fact the link points to.",
+        "maximum": 9223372036854775807,
+        "minimum": 1,
+        "title": "To Id",
+        "type": "integer"
+       },
+       "reason": {
+        "anyOf": [
+         {
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "Why they are linked, in a few words.",
+        "title": "Reason"
+       }
+      },
+      "required": [
+       "from_id",
+       "kind",
+       "to_id"
+      ],
+      "title": "org_linkArguments",
+      "additionalProperties": false
+     },
+     "name": "org_link"
+    },
+    {
+     "annotations": {
+      "destructiveHint": true,
+      "idempotentHint": false,
+      "openWorldHint": false,
+      "readOnlyHint": false
+     },
+     "description": "Remove a link (it is kept, marked removed). Its author, their team lead or an owner may.",
+     "inputSchema": {
+      "type": "object",
+      "properties": {
+       "id": {
+        "description": "The id of the link (org_link gave it).",
+        "maximum": 9223372036854775807,
+        "minimum": 1,
+        "title": "Id",
+        "type": "integer"
+       },
+       "why": {
+        "description": "Why the link no longer holds; kept with it.",
+        "title": "Why",
+        "type": "string"
+       }
+      },
+      "required": [
+       "id",
+       "why"
+      ],
+      "title": "org_unlinkArguments",
+      "additionalProperties": false
+     },
+     "name": "org_unlink"
     },
     {
      "annotations": {

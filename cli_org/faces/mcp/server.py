@@ -42,7 +42,7 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from pydantic import AfterValidator, Field, ValidationError
 
 from ... import __version__
-from ...checks.rules import HARNESSES, KINDS, MAX_ID, NOTEBOOK_STORES
+from ...checks.rules import HARNESSES, KINDS, LINK_KINDS, MAX_ID, NOTEBOOK_STORES
 from ...errors import InputError, OrgError
 from ...limits import RECALL_HITS, SESSION_HITS, check_words
 from ...org.registry import tool_effect
@@ -50,11 +50,13 @@ from ...session.context import DEFAULT_BUDGET, MIN_BUDGET, build_context
 from ...session.hooks import HookInput, hook_project
 from ...store import notebook as nb
 from ...store.facts import forget, list_facts, remember
+from ...store.links import link, unlink
 from ...store.proposals import accept, list_proposals, reject
 from ...store.sources import source_hash_at
 from ..render import (
     change_line,
     facts_text,
+    link_line,
     message_hit_line,
     note_hit_lines,
     notebook_text,
@@ -389,6 +391,42 @@ class Tools:
             return _answer(facts_text(found))
 
         return await self.session.answer("facts.list", body)
+
+    async def org_link(
+        self,
+        from_id: Annotated[int, Field(ge=1, le=MAX_ID, description="The #id of the fact the link comes from.")],
+        kind: Annotated[
+            Literal[LINK_KINDS],  # type: ignore[valid-type]
+            Field(
+                description="depends-on: from holds only while to holds; explains: from says why to is so; "
+                "confirms: from says the same as to; contradicts: both cannot hold."
+            ),
+        ],
+        to_id: Annotated[int, Field(ge=1, le=MAX_ID, description="The #id of the fact the link points to.")],
+        reason: Annotated[str | None, Field(description="Why they are linked, in a few words.")] = None,
+    ) -> CallToolResult:
+        """Link two current facts as you: from_id is `kind` of to_id. Returns the link's id;
+        linking again returns the live link already there. A contradiction waits for a
+        person to choose."""
+        via = _via()
+
+        def body(conn: Conn) -> CallToolResult:
+            return _answer(link_line(link(conn, from_id, kind, to_id, reason=reason, via=via)))
+
+        return await self.session.answer("links.link", body)
+
+    async def org_unlink(
+        self,
+        id: Annotated[int, Field(ge=1, le=MAX_ID, description="The id of the link (org_link gave it).")],
+        why: Annotated[str, Field(description="Why the link no longer holds; kept with it.")],
+    ) -> CallToolResult:
+        """Remove a link (it is kept, marked removed). Its author, their team lead or an owner may."""
+        via = _via()
+
+        def body(conn: Conn) -> CallToolResult:
+            return _answer(link_line(unlink(conn, id, why, via=via)))
+
+        return await self.session.answer("links.unlink", body)
 
     async def org_search(
         self,

@@ -18,6 +18,7 @@ from ....evaluation.curation import PAGE_NEWEST, CurationSummary, curation_summa
 from ....store import facts as facts_lib
 from ....store import pins as pins_lib
 from ....store.facts import Event, Fact
+from ....store.links import ShownLink
 from ....store.pins import Pin
 from ....store.review import Review, review
 from ....store.tidy import Proposal, TidyReport, tidy, tidy_roots
@@ -249,6 +250,8 @@ class FactHistory(BaseModel):
     older: list[Fact]
     newer: list[Fact]
     chain: list[int]
+    links: list[ShownLink]  # its live typed links, both ways (`cli-org link`)
+    confirmed_by: list[str]
     pins: list[Pin]
     recalls: FactRecalls
 
@@ -332,7 +335,8 @@ def tidy_apply_api(request: Request, body: TidyIn) -> Any:
 
 @router.get("/api/facts/{fact_id}", response_model=FactHistory, responses=Refusals, tags=["facts"])
 def fact_api(request: Request, fact_id: FactId) -> Any:
-    """One fact, what happened to it, its supersession chain both ways, its pins, and
+    """One fact, what happened to it, its supersession chain both ways, its live links both
+    ways (with who confirmed it), its pins, and
     `recalls`: how often it was a recall hit (in the recalls the serving identity may read),
     to how many agents, the last time, and of the archived sessions' recalls that returned it
     and were judged, how many later quoted it."""
