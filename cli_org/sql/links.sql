@@ -29,3 +29,23 @@ ORDER BY id;
 -- name: fact_state
 -- The two ends of a link the caller asks for, as it may read them.
 SELECT id, author, project, valid_to IS NULL AS current FROM memory_facts WHERE id = ANY(%(ids)s::bigint[]);
+
+-- name: marks
+-- The live links touching these facts, a row per fact and link, with the fact at the link's
+-- other end as the caller reads it: a link to a fact the caller may not read is hidden by
+-- links_read, and an agent's own confirmation has no other end (its columns are NULL). One
+-- statement for every fact a recall answer or a context block shows (recall/marks.py).
+WITH ends AS (
+    SELECT h.hit, l.id AS link_id, l.kind AS link_kind, l.from_id AS link_from, l.to_id AS link_to,
+           l.author AS link_author, l.from_id AS other
+    FROM unnest(%(ids)s::bigint[]) AS h(hit)
+    JOIN memory_links l ON l.to_id = h.hit AND l.removed_at IS NULL
+    UNION ALL
+    SELECT h.hit, l.id, l.kind, l.from_id, l.to_id, l.author, l.to_id
+    FROM unnest(%(ids)s::bigint[]) AS h(hit)
+    JOIN memory_links l ON l.from_id = h.hit AND l.removed_at IS NULL
+)
+SELECT e.hit, e.link_id, e.link_kind, e.link_from, e.link_to, e.link_author, o.*
+FROM ends e
+LEFT JOIN LATERAL (SELECT {facts.columns} FROM memory_facts WHERE id = e.other) o ON true
+ORDER BY e.link_id;
