@@ -53,7 +53,7 @@ def _load(settings) -> None:
 
 
 def _statements(conn, call) -> int:
-    from tests.test_answer_shape import sent
+    from tests.helpers import sent
 
     return len([s for s in sent(conn, call) if s.strip(' "') not in ("BEGIN", "COMMIT")])
 
