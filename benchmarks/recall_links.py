@@ -50,6 +50,10 @@ def _load(settings) -> None:
                 links.link(conn, None, "confirms", fact_id)  # type: ignore[arg-type]  # an own confirmation
             else:
                 links.link(conn, fact_id, kind, other)
+    with connect(settings, bounded=False) as admin:  # the planner's figures, as autovacuum keeps them
+        admin.execute("ANALYZE memory_facts")
+        admin.execute("ANALYZE memory_links")
+        admin.commit()
 
 
 def _statements(conn, call) -> int:

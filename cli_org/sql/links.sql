@@ -36,14 +36,14 @@ SELECT id, author, project, valid_to IS NULL AS current FROM memory_facts WHERE 
 -- links_read, and an agent's own confirmation has no other end (its columns are NULL). One
 -- statement for every fact a recall answer or a context block shows (recall/marks.py).
 WITH ends AS (
-    SELECT h.hit, l.id AS link_id, l.kind AS link_kind, l.from_id AS link_from, l.to_id AS link_to,
+    SELECT l.to_id AS hit, l.id AS link_id, l.kind AS link_kind, l.from_id AS link_from, l.to_id AS link_to,
            l.author AS link_author, l.from_id AS other
-    FROM unnest(%(ids)s::bigint[]) AS h(hit)
-    JOIN memory_links l ON l.to_id = h.hit AND l.removed_at IS NULL
+    FROM memory_links l
+    WHERE l.removed_at IS NULL AND l.to_id = ANY(%(ids)s::bigint[])
     UNION ALL
-    SELECT h.hit, l.id, l.kind, l.from_id, l.to_id, l.author, l.to_id
-    FROM unnest(%(ids)s::bigint[]) AS h(hit)
-    JOIN memory_links l ON l.from_id = h.hit AND l.removed_at IS NULL
+    SELECT l.from_id, l.id, l.kind, l.from_id, l.to_id, l.author, l.to_id
+    FROM memory_links l
+    WHERE l.removed_at IS NULL AND l.from_id = ANY(%(ids)s::bigint[])
 )
 SELECT e.hit, e.link_id, e.link_kind, e.link_from, e.link_to, e.link_author, o.*
 FROM ends e
