@@ -17,7 +17,7 @@ from ..db.queries import sql
 from ..store.facts import Fact
 
 # The one line that explains the contradiction mark, said once under an answer or a block
-# that carries one: 79 characters (the context block's entry adds 2 and a newline, its
+# that carries one: 80 characters (the context block's entry adds 2 and a newline, its
 # section title "Marks:" 7 and a blank line 1).
 NOTE = "contradicts #N: two current facts disagree; choose one and say which you trusted"
 
