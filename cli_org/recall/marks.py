@@ -22,6 +22,17 @@ from ..store.facts import Fact
 NOTE = "contradicts #N: two current facts disagree; choose one and say which you trusted"
 
 
+# A mark names at most this many agents or facts, then says how many more: any member can
+# write facts that contradict or confirm one fact, and fifty of them must not make its line
+# a list (a recall line stays one readable line; the --json lists stay whole).
+MARK_NAMES = 3
+
+
+def _some(items: list[str]) -> str:
+    more = len(items) - MARK_NAMES
+    return ", ".join(items[:MARK_NAMES]) + (f" and {more} more" if more > 0 else "")
+
+
 @dataclass
 class Marks:
     confirmed_by: list[str] = field(default_factory=list)  # agents who confirmed it (not its authors)
@@ -65,9 +76,9 @@ def mark_text(marks: Marks | None, needed_by: int | None = None) -> str:
         parts.append(f"needed by #{needed_by}")
     if marks is not None:
         if marks.confirmed_by:
-            parts.append("confirmed by " + ", ".join(marks.confirmed_by))
+            parts.append("confirmed by " + _some(marks.confirmed_by))
         if marks.contradicts:
-            parts.append("contradicts " + ", ".join(f"#{i}" for i in marks.contradicts))
+            parts.append("contradicts " + _some([f"#{i}" for i in marks.contradicts]))
         if marks.contradicted_by:
-            parts.append("contradicted by " + ", ".join(f"#{i}" for i in marks.contradicted_by))
+            parts.append("contradicted by " + _some([f"#{i}" for i in marks.contradicted_by]))
     return f" [{'; '.join(parts)}]" if parts else ""
