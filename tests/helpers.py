@@ -303,3 +303,31 @@ def propose(org, session_id, claim, **kw) -> int | None:
         made = insert_proposal(conn, session_id, claim, **kw)
         conn.commit()
     return made
+
+
+def sent(conn, call) -> list[str]:
+    """The statements the client sends the server while `call` runs, read from libpq's own
+    trace of the protocol: a simple query, or an extended one's Execute (so BEGIN, COMMIT and
+    SAVEPOINT count too)."""
+    import tempfile
+
+    from psycopg import pq
+
+    with tempfile.TemporaryFile("w+") as trace:
+        conn.pgconn.trace(trace.fileno())
+        conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+        try:
+            call()
+        finally:
+            conn.pgconn.untrace()
+        trace.seek(0)
+        lines = trace.read().splitlines()
+    out, parsed = [], ""
+    for line in lines:  # each Execute shown with the start of the statement its Parse named
+        if line.startswith("F") and "\tParse\t" in line:
+            parsed = line.split("\tParse\t", 1)[1][:90]
+        elif line.startswith("F") and "\tExecute\t" in line:
+            out.append(f"Execute {parsed}")
+        elif line.startswith("F") and "\tQuery\t" in line:
+            out.append(line.split("\tQuery\t", 1)[1][:90])
+    return out

@@ -20,6 +20,7 @@ from ..shaping import SHAPING, VaultShaping
 from ..store.facts import age, fact_words
 from ..text import one_line
 from .facts_arm import FactHit, recall_facts, settle_leads
+from .marks import NOTE, Marks, mark_text, read_marks
 from .memory_arm import MemoryHit, recall_memory, recall_notebook
 from .merge import merge
 from .terms import positive_words, terms
@@ -183,9 +184,16 @@ def recall(
             result.memory_notice = _left_out_notice(left_out)
         if vault:
             settle_leads(facts, vault[0].hit.semantic_score, settings.fact_shaping)
-        result.hits = [_render(item) for item in merge(facts, memory, vault, settings.answer_shaping)[:limit]]
+        chosen = merge(facts, memory, vault, settings.answer_shaping)[:limit]
+        shown = [item for item in chosen if isinstance(item, FactHit)]
+        # One statement for the links of every fact shown (recall/marks.py), none without one.
+        marks = read_marks(conn, [h.fact.id for h in shown], {h.fact.id: h.authors or [h.fact.author] for h in shown})
+        result.hits = [_render(item, marks) for item in chosen]
+        result.hits += _one_hop(shown, marks, project, room=limit - len(chosen))
         result.arms = [arm for arm in ARMS if any(h.arm == arm for h in result.hits)]
         result.text = "\n".join(h.text for h in result.hits) if result.hits else NOTHING
+        if any(h.data.get("contradicts") or h.data.get("contradicted_by") for h in result.hits):
+            result.text += "\n" + NOTE
         result.ms = (time.perf_counter() - started) * 1000
         # A replica cannot store the log line: the face records it on the primary after the
         # answer (record_recall), so a recall read from the replica is still counted.
@@ -293,11 +301,36 @@ def foreign_terms(conn: Conn, query: str, embedder: Embedder, shaping: VaultShap
     return list(unknown)
 
 
-def _render(item: FactHit | MemoryHit | VaultHit) -> RecallHit:
+def _one_hop(shown: list[FactHit], marks: dict[int, Marks], project: str | None, *, room: int) -> list[RecallHit]:
+    """The current facts the shown facts depend on, each once, in the room the limit leaves
+    after the direct hits (never in place of one), marked "needed by #N". A fact shown already
+    (or the same claim in other copies) is not repeated; one outside the asked project's scope
+    is left out, as the fact arm leaves it out. Read with the marks: no statement of its own."""
+    ids = {h.fact.id for h in shown}
+    claims = {(h.fact.subject, h.fact.claim, h.fact.project) for h in shown}
+    out: list[RecallHit] = []
+    for hit in shown:
+        for needed in marks[hit.fact.id].needs if hit.fact.id in marks else []:
+            same = (needed.subject, needed.claim, needed.project)
+            if len(out) >= room or needed.id in ids or same in claims:
+                continue
+            if project is not None and needed.project not in (None, project):
+                continue
+            ids.add(needed.id)
+            claims.add(same)
+            hop = FactHit(needed, "hop", 0.0, authors=[needed.author], why=f"needed by #{hit.fact.id} (depends-on)")
+            out.append(_render(hop, {}, needed_by=hit.fact.id))
+    return out
+
+
+def _render(item: FactHit | MemoryHit | VaultHit, marks: dict[int, Marks], needed_by: int | None = None) -> RecallHit:
     if isinstance(item, FactHit):
         f = item.fact
         authors = ", ".join(item.authors or [f.author])
+        mine = marks.get(f.id)
         line = f"[fact #{f.id}] {fact_words(f)} ({one_line(f.source)}; {authors}; {age(f.created_at)})"
+        line += mark_text(mine, needed_by)
+        seen_by = list(dict.fromkeys([*(item.authors or [f.author]), *(mine.confirmed_by if mine else [])]))
         if item.match == "strict":
             why = "every word matched"
         elif item.match == "loose":
@@ -316,6 +349,13 @@ def _render(item: FactHit | MemoryHit | VaultHit) -> RecallHit:
                 "similarity": item.similarity,
                 "z": item.z,
                 "age": age(f.created_at),
+                # issue 36: who saw it (its authors, then its confirmers), and its live links
+                "seen_by": seen_by,
+                "confirmed_by": mine.confirmed_by if mine else [],
+                "contradicts": mine.contradicts if mine else [],
+                "contradicted_by": mine.contradicted_by if mine else [],
+                "needs": [n.id for n in mine.needs] if mine else [],
+                "needed_by": needed_by,
             },
             similarity=item.similarity,
             whole=item.match == "strict",

@@ -64,6 +64,7 @@ from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import AccessDenied, InputError, NotFound
+from ..recall.marks import NOTE, Marks, mark_text, read_marks
 from ..store.facts import Fact, fact_words
 from ..store.notebook import Notebook
 from ..store.notebook import show as show_notebook
@@ -108,6 +109,7 @@ class Entry:
     key: str  # the id shown in the omitted list: "fact #12", "notebook #3", "todo #4"
     line: str  # the line as printed, without the bullet
     mark: str = ""  # what a session remembers (the key, with the version of a notebook entry)
+    disputed: bool = False  # marked "contradicts #N": the block says once what to do (marks.NOTE)
 
     def __post_init__(self) -> None:
         self.mark = self.mark or self.key
@@ -160,10 +162,15 @@ def _date(moment: datetime) -> str:
     return moment.astimezone(UTC).date().isoformat()
 
 
-def _fact_line(f: Fact, *, kind: bool = False) -> str:
+def _fact_line(f: Fact, *, kind: bool = False, marks: Marks | None = None) -> str:
     where = f", {f.project}" if f.project else ""
     label = f"{f.kind}, " if kind else ""
-    return f"#{f.id} {fact_words(f)} ({label}{f.author}{where}, since {_date(f.created_at)})"
+    return f"#{f.id} {fact_words(f)} ({label}{f.author}{where}, since {_date(f.created_at)}){mark_text(marks)}"
+
+
+def _fact_entry(f: Fact, marks: dict[int, Marks], *, kind: bool = False) -> Entry:
+    mine = marks.get(f.id)
+    return Entry(f"fact #{f.id}", _fact_line(f, kind=kind, marks=mine), disputed=bool(mine and mine.disputed))
 
 
 def _in_scope(project: str | None, own: str | None) -> bool:
@@ -226,9 +233,8 @@ def _stable(
     by_id = {f.id: f for f in (Fact(**r) for r in rows)}
     pinned = [by_id[p.fact_id] for p in pins if p.fact_id in by_id]
     pinned_ids = {f.id for f in pinned}
-    sections.append(
-        Section("pinned", "Pinned", True, [Entry(f"fact #{f.id}", _fact_line(f, kind=True)) for f in pinned])
-    )
+    pinned_section = Section("pinned", "Pinned", True)  # its entries once the marks are read, below
+    sections.append(pinned_section)
 
     open_todos = [t for t in list_todos(conn, project=project) if _in_scope(project, t.project)]
     todo_entries = [
@@ -272,6 +278,9 @@ def _stable(
         if taken[f.kind] < window:  # a kind's two scopes, merged, keep the window too
             taken[f.kind] += 1
             current.append(f)
+    # The links of every fact read, in one statement: confirmed by, contradicts (recall/marks.py).
+    marks = read_marks(conn, [f.id for f in (*pinned, *current)], {f.id: [f.author] for f in (*pinned, *current)})
+    pinned_section.entries = [_fact_entry(f, marks, kind=True) for f in pinned]
     omitted: list[Omitted] = []
     seen: dict[tuple[str, str], int] = {(_normal(f.subject), _normal(f.claim)): f.id for f in pinned}
     by_kind: dict[str, list[Entry]] = {k: [] for k in KIND_ORDER}
@@ -283,7 +292,7 @@ def _stable(
             omitted.append(Omitted(f"fact #{f.id}", f"duplicate of #{seen[same]}"))
             continue
         seen[same] = f.id
-        by_kind[f.kind].append(Entry(f"fact #{f.id}", _fact_line(f)))
+        by_kind[f.kind].append(_fact_entry(f, marks))
     for kind in KIND_ORDER:
         sections.append(Section(f"kind:{kind}", KIND_TITLES[kind], True, by_kind[kind]))
     if not count:
@@ -335,22 +344,33 @@ def _render(agent: str, project: str | None, sections: list[Section], fmt: str) 
     return text, prefix or len(text)
 
 
+MARKS_TITLE = "Marks"
+MARKS_KEY = "marks"  # the note's key: a session is told once (context_delivered)
 STABLE_SHARE = 66  # percent of the budget the stable part may take when --for adds hits
 
 
 def _fit(
-    agent: str, project: str | None, sections: list[Section], extra: list[Omitted], budget_chars: int, fmt: str
+    agent: str,
+    project: str | None,
+    sections: list[Section],
+    extra: list[Omitted],
+    budget_chars: int,
+    fmt: str,
+    note: bool = True,
 ) -> tuple[list[Section], list[Omitted]]:
     """Greedy, in order: an entry is kept when the body with it stays within the budget. An
     entry whose key is already kept (a recall hit for a fact shown above) is not repeated.
     The stable part takes at most STABLE_SHARE of the budget when there are hits, so that its
-    prefix is the same on every turn; the hits have the rest."""
+    prefix is the same on every turn; the hits have the rest. The first entry marked
+    "contradicts" kept (when `note`) also pays for the one line that says what to do about it
+    (marks.NOTE), which follows the part it is in: the stable part, or the hits."""
     volatile = any(not s.stable for s in sections)
     stable_limit = budget_chars * STABLE_SHARE // 100 if volatile else budget_chars
     kept = [Section(s.name, s.title, s.stable) for s in sections]
     keys: set[str] = set()
     cut: list[Omitted] = []
     used = len(_head_line(agent, project, fmt)) + 1
+    noted: Section | None = None
     for s, k in zip(sections, kept, strict=True):
         for e in s.entries:
             if e.key in keys:
@@ -358,13 +378,22 @@ def _fit(
             cost = len(e.line) + 3  # "- " and the newline
             if not k.entries:
                 cost += 1 + len(_title_line(k.title, fmt)) + 1  # the blank line and the title
+            explain = note and e.disputed and noted is None
+            if explain:
+                cost += 1 + len(_title_line(MARKS_TITLE, fmt)) + 1 + len(NOTE) + 3
             if used + cost <= (stable_limit if s.stable else budget_chars):
                 k.entries.append(e)
                 keys.add(e.key)
                 used += cost
+                if explain:
+                    noted = k
             else:
                 cut.append(Omitted(e.key, "budget"))
     cut = [o for o in cut if o.key not in keys]
+    if noted is not None:
+        # after the stable sections when a stable entry asked for it, else at the very end
+        at = max(i for i, k in enumerate(kept) if k.stable == noted.stable) + 1
+        kept.insert(at, Section("marks", MARKS_TITLE, noted.stable, [Entry(MARKS_KEY, NOTE)]))
     return kept, cut + extra
 
 
@@ -438,14 +467,18 @@ def build_context(
                 recalled(result)
             # The notebook is in the block already, first; its entries are not hits again.
             picked = admit(result.hits) if admit is not None else result.hits
-            hits = [Entry(_hit_key(h), h.text) for h in picked if not h.data.get("notebook")]
+            hits = [
+                Entry(_hit_key(h), h.text, disputed=bool(h.data.get("contradicts") or h.data.get("contradicted_by")))
+                for h in picked
+                if not h.data.get("notebook")
+            ]
             sections.append(Section("hits", f'Relevant to "{one_line(for_text, 80)}"', False, hits))
         if hits_only:
             sections, extra = [s for s in sections if not s.stable], []
         if done:
             for s in sections:
                 s.entries = [e for e in s.entries if e.mark not in done]
-        kept, omitted = _fit(whose, project, sections, extra, budget * TOKEN_CHARS, shape)
+        kept, omitted = _fit(whose, project, sections, extra, budget * TOKEN_CHARS, shape, note=MARKS_KEY not in done)
         counts = {}
         if tally:
             budget_cut = sum(1 for o in omitted if o.reason == "budget")

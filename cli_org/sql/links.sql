@@ -40,3 +40,23 @@ FROM memory_links l
 LEFT JOIN memory_facts o ON o.id = CASE WHEN l.from_id = %(id)s THEN l.to_id ELSE l.from_id END
 WHERE l.removed_at IS NULL AND (l.to_id = %(id)s OR l.from_id = %(id)s)
 ORDER BY l.id;
+
+-- name: marks
+-- The live links touching these facts, a row per fact and link, with the fact at the link's
+-- other end as the caller reads it: a link to a fact the caller may not read is hidden by
+-- links_read, and an agent's own confirmation has no other end (its columns are NULL). One
+-- statement for every fact a recall answer or a context block shows (recall/marks.py).
+WITH ends AS (
+    SELECT l.to_id AS hit, l.id AS link_id, l.kind AS link_kind, l.from_id AS link_from, l.to_id AS link_to,
+           l.author AS link_author, l.from_id AS other
+    FROM memory_links l
+    WHERE l.removed_at IS NULL AND l.to_id = ANY(%(ids)s::bigint[])
+    UNION ALL
+    SELECT l.from_id, l.id, l.kind, l.from_id, l.to_id, l.author, l.to_id
+    FROM memory_links l
+    WHERE l.removed_at IS NULL AND l.from_id = ANY(%(ids)s::bigint[])
+)
+SELECT e.hit, e.link_id, e.link_kind, e.link_from, e.link_to, e.link_author, o.*
+FROM ends e
+LEFT JOIN LATERAL (SELECT {facts.columns} FROM memory_facts WHERE id = e.other) o ON true
+ORDER BY e.link_id;
