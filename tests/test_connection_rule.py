@@ -52,6 +52,14 @@ INSIDE_A_CALLERS_TRANSACTION = {
     "cli_org.store.facts.checked_fact",  # the write checks inside remember's transaction
     "cli_org.store.erase.erasure_of",  # one statement inside show_fact's transaction
     "cli_org.store.proposals.known_claim",  # reads inside propose's or the stop hook's transaction
+    "cli_org.store.related.related",  # reads inside remember's or known_claim's transaction
+    "cli_org.store.links.add_link",  # inside remember's, link's or tidy's transaction
+    "cli_org.store.links.shown_links",  # one statement inside show_fact's transaction
+    "cli_org.recall.marks.read_marks",  # one statement inside recall's or the context block's
+    "cli_org.store.review.is_reviewer",  # one statement inside the context block's or review's
+    "cli_org.store.review.waiting_counts",  # reads inside the context block's transaction
+    "cli_org.session.hooks.refresh_review",  # calls claim_refresh, which owns its transaction
+    "cli_org.evaluation.review.refresh",  # takes two idle connections and leaves both idle (checked)
 }
 
 

@@ -18,6 +18,10 @@ def _current(org, fact_id):
         ).fetchone()
 
 
+# What `remember` says of the other facts (issue 36) when the claim neither confirms nor contradicts one.
+NOTHING_RELATED = {"confirms": None, "confirmed": None, "contradicts": []}
+
+
 def test_supersedes_with_an_identical_own_claim_retires_the_old_fact(cli, org):
     old = int(cli("remember", "ci", "CI has 2 cores", "--source", "#4711", agent="bot")[1])
     mine = int(cli("remember", "ci", "CI has 4 cores", "--source", "t_c9", agent="bot")[1])
@@ -26,7 +30,7 @@ def test_supersedes_with_an_identical_own_claim_retires_the_old_fact(cli, org):
     )
     result = json.loads(out)
     assert (code, err) == (0, "")
-    assert result == {"id": mine, "duplicate": True, "superseded": old}
+    assert result == {"id": mine, "duplicate": True, "superseded": old, **NOTHING_RELATED}
     retired = _current(org, old)
     assert retired["valid_to"] is not None and retired["superseded_by"] == mine and retired["retired_by"] == "bot"
     assert _current(org, mine)["supersedes"] == old

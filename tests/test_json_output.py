@@ -303,6 +303,8 @@ FIELDS: dict[str, object] = {
         "threshold",
         proposals=[F("action", "fact_id", "kept_id", "subject", "claim", "author", "project", "evidence", "done")],
     ),
+    # review: what waits for the caller, counted by kind, and the items (docs/facts.md, Review)
+    "review": F("agent", "reviewer", "counts", "items", "refreshed_at", "error"),
     # context: the block, its size and stable prefix, what is shown by section, what is omitted and why
     "context": F(
         "agent",
@@ -401,6 +403,7 @@ ARGS: dict[str, tuple[list[str], str | None]] = {
     "projects": (["projects"], None),
     "projects restrict": (["projects", "restrict", "acme", "--to", "bot"], None),
     "tidy": (["tidy"], None),
+    "review": (["review"], "boss"),
     "activity": (["activity", "--since", "all"], None),
     "import": (["import", "{export}", "--dry-run"], None),
     "context": (["context", "--budget", "30"], "bot"),  # a small budget: something is omitted

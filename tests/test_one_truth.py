@@ -1,5 +1,6 @@
 """One truth across agents at write (issue 36, items 1 and 2): a paraphrase of the writer's own
-fact is refused, another agent's is linked as a confirmation instead of copied, and a claim
+fact is refused, another agent's is stored as its own and linked as confirming it (recall shows
+the two once: tests/test_recall_marks.py), and a claim
 that disagrees with a current fact is stored and linked `contradicts`, through the library,
 the CLI and the database's own rows, with each agent's login."""
 
@@ -34,20 +35,19 @@ def _rows(org):
         return conn.execute("SELECT count(*) AS n FROM memory_facts WHERE valid_to IS NULL").fetchone()["n"]
 
 
-def test_the_same_claim_by_another_agent_under_another_subject_is_a_confirmation_not_a_copy(org):
+def test_the_same_claim_by_another_agent_under_another_subject_is_its_own_row_confirming_the_first(org):
     first = _write(org, "bot", "deploys", "Deploys run from the release branch only.").id
     again = _write(org, "other", "release process", "Deploys run from the release branch only.")
-    assert (again.id, again.duplicate, again.confirmed) == (first, True, "bot")
-    assert _rows(org) == 1
+    assert (again.id != first, again.duplicate, again.confirms, again.confirmed) == (True, False, first, "bot")
     with org.as_agent("other") as conn:
         [link] = links.links_of(conn, [first])[first]
-    assert (link.from_id, link.kind, link.author, link.reason) == (
-        None, "confirms", "other", "Deploys run from the release branch only."
-    )  # fmt: skip
-    # confirming twice keeps one confirmation
-    assert _write(org, "other", "deploys", "Deploys run from the release branch only.").id == first
+    assert (link.from_id, link.kind, link.to_id, link.author) == (again.id, "confirms", first, "other")
+    # each agent's assertion is its own row: the first author's retirement leaves the other's
+    facts.forget(org.writer("bot"), first, "retiring my copy")
     with org.as_agent("other") as conn:
-        assert len(links.links_of(conn, [first])[first]) == 1
+        assert [f.id for f in facts.list_facts(conn)] == [again.id]
+    # writing it again is the writer's own identical claim: the existing id
+    assert _write(org, "other", "release process", "Deploys run from the release branch only.").id == again.id
 
 
 def test_the_writers_own_claim_under_another_subject_is_refused_naming_it_unless_insisted(org):
@@ -77,10 +77,10 @@ def test_a_paraphrase_by_another_agent_is_a_confirmation_and_the_writers_own_is_
     model = _model()
     first = _write(org, "bot", "deploys", "Production deploys happen only from the release branch.", model=model).id
     said = "Only the release branch is ever deployed to production."
-    assert _write(org, "other", "release process", said, model=model).confirmed == "bot"
+    assert _write(org, "other", "release process", said, model=model).confirms == first
     with pytest.raises(NearDuplicate, match=f"#{first}"):
         _write(org, "bot", "shipping", said, model=model)
-    assert _rows(org) == 1
+    assert _rows(org) == 2
 
 
 @pytest.mark.vectors
@@ -102,7 +102,7 @@ def test_a_contradiction_is_stored_linked_and_said_and_a_look_alike_with_another
         "--json", agent="other",
     )  # fmt: skip
     result = json.loads(out)
-    assert code == 0 and not result["duplicate"] and not result["confirmed"]
+    assert code == 0 and not result["duplicate"] and not result["confirms"]
 
 
 @pytest.mark.slow
@@ -124,6 +124,22 @@ def test_over_mcp_another_agents_copy_is_confirmed_and_a_contradiction_is_said(o
         return text(same), text(other)
 
     same, other = serve(org, script, agent="other")
-    assert same.startswith(f"{first} (already known: #{first} by bot")
+    assert f"confirms #{first} by bot: the same fact in your words" in same
     assert f"contradicts #{tests_port} by bot" in other
-    assert _rows(org) == 3  # the confirmation wrote no row; the contradiction did
+    assert _rows(org) == 4
+
+
+def test_recall_and_the_context_block_show_a_confirmed_fact_once_with_who_confirmed_it(org):
+    from cli_org.recall.answer import recall
+    from cli_org.session.context import build_context
+
+    first = _write(org, "bot", "deploys", "Deploys run from the release branch only.").id
+    again = _write(org, "other", "release process", "Deploys run from the release branch only.").id
+    with org.as_agent("boss") as conn:
+        result = recall(conn, "release branch deploys", settings=org.settings, arms=("fact",))
+        block = build_context(conn, settings=org.settings, fmt="json")
+    lines = [h.text for h in result.hits]
+    assert len(lines) == 1 and lines[0].startswith(f"[fact #{first}]") and "[confirmed by other]" in lines[0]
+    assert result.hits[0].data["seen_by"] == ["bot", "other"]
+    assert f"#{again} " not in block.text and "[confirmed by other]" in block.text
+    assert any(o.key == f"fact #{again}" and o.reason == f"confirms #{first}" for o in block.omitted)

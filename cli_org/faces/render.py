@@ -69,14 +69,16 @@ def recall_data(result: RecallResult) -> dict[str, Any]:
 
 
 def remembered_line(result: Remembered) -> str:
-    if result.confirmed:
-        said = f"#{result.id} by {result.confirmed} says this"
-        return f"{result.id} (already known: {said}; your confirmation is linked to it)"
     if result.duplicate and result.superseded:
         return f"{result.id} (already known; supersedes {result.superseded})"
     if result.duplicate:
         return f"{result.id} (already known: an identical current fact exists)"
     line = f"{result.id} (supersedes {result.superseded})" if result.superseded else str(result.id)
+    if result.confirms:
+        line += (
+            f"\nconfirms #{result.confirms} by {result.confirmed}: the same fact in your words;"
+            " recall shows it once, confirmed by you"
+        )
     for other in result.contradicts:
         line += f"\ncontradicts #{other.id} by {other.author}: {one_line(other.claim, 160)}"
     if result.contradicts:

@@ -20,7 +20,7 @@ from ..shaping import SHAPING, VaultShaping
 from ..store.facts import age, fact_words
 from ..text import one_line
 from .facts_arm import FactHit, recall_facts, settle_leads
-from .marks import NOTE, Marks, mark_text, read_marks
+from .marks import NOTE, Marks, folded, mark_text, read_marks
 from .memory_arm import MemoryHit, recall_memory, recall_notebook
 from .merge import merge
 from .terms import positive_words, terms
@@ -188,6 +188,9 @@ def recall(
         shown = [item for item in chosen if isinstance(item, FactHit)]
         # One statement for the links of every fact shown (recall/marks.py), none without one.
         marks = read_marks(conn, [h.fact.id for h in shown], {h.fact.id: h.authors or [h.fact.author] for h in shown})
+        again = folded([h.fact.id for h in shown], marks)  # another agent's words of a fact shown
+        chosen = [c for c in chosen if not (isinstance(c, FactHit) and c.fact.id in again)]
+        shown = [h for h in shown if h.fact.id not in again]
         result.hits = [_render(item, marks) for item in chosen]
         result.hits += _one_hop(shown, marks, project, room=limit - len(chosen))
         result.arms = [arm for arm in ARMS if any(h.arm == arm for h in result.hits)]

@@ -39,6 +39,7 @@ class Marks:
     contradicts: list[int] = field(default_factory=list)  # current facts it contradicts
     contradicted_by: list[int] = field(default_factory=list)  # current facts that contradict it
     needs: list[Fact] = field(default_factory=list)  # current facts it depends on, oldest link first
+    confirms: list[int] = field(default_factory=list)  # current facts of other agents it says again
 
     @property
     def disputed(self) -> bool:
@@ -62,11 +63,21 @@ def read_marks(conn: Conn, fact_ids: list[int], authors: dict[int, list[str]] | 
             who = row["link_author"] if row["link_from"] is None else (other.author if live and other else None)
             if who and who not in marks.confirmed_by and who not in (authors or {}).get(hit, []):
                 marks.confirmed_by.append(who)
+        elif kind == "confirms" and live and other:  # this fact says another agent's again
+            marks.confirms.append(other.id)
         elif kind == "contradicts" and live and other:
             (marks.contradicts if row["link_from"] == hit else marks.contradicted_by).append(other.id)
         elif kind == "depends-on" and live and other and row["link_from"] == hit:
             marks.needs.append(other)
-    return {k: v for k, v in out.items() if v.confirmed_by or v.disputed or v.needs}
+    return {k: v for k, v in out.items() if v.confirmed_by or v.disputed or v.needs or v.confirms}
+
+
+def folded(shown: list[int], marks: dict[int, Marks]) -> set[int]:
+    """The facts shown that say again what another fact shown says (an agent's own words of
+    another agent's fact, linked `confirms` by `remember`: issue 36): shown once, as the fact
+    they confirm, which is marked "confirmed by" their authors. A chain folds into its end."""
+    ids = set(shown)
+    return {i for i in shown if i in marks and any(c in ids and c != i for c in marks[i].confirms)}
 
 
 def mark_text(marks: Marks | None, needed_by: int | None = None) -> str:
@@ -77,6 +88,8 @@ def mark_text(marks: Marks | None, needed_by: int | None = None) -> str:
     if marks is not None:
         if marks.confirmed_by:
             parts.append("confirmed by " + _some(marks.confirmed_by))
+        if marks.confirms:
+            parts.append("confirms " + _some([f"#{i}" for i in marks.confirms]))
         if marks.contradicts:
             parts.append("contradicts " + _some([f"#{i}" for i in marks.contradicts]))
         if marks.contradicted_by:

@@ -27,7 +27,8 @@ many facts per kind gives the block it gave when every fact was read.
 What is not shown is bookkeeping, not context (the `--json` form and the web page, never
 the text an agent reads). `omitted` lists what was read and not shown: "budget", and
 "duplicate of #N" (the same subject and claim, ignoring case and spacing, as a newer fact
-read); `omitted_counts` counts everything in scope not shown by reason: "budget" (those
+read), "confirms #N" (another agent's own words of fact #N, read too: issue 36);
+`omitted_counts` counts everything in scope not shown by reason: "budget" (those
 listed and the facts never read), "duplicate", "retired", "superseded". With `for_text` the
 stable part takes at most
 STABLE_SHARE percent of the budget, whatever the hits, so its prefix is the same on every
@@ -64,7 +65,7 @@ from ..db.errors import translated
 from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import AccessDenied, InputError, NotFound
-from ..recall.marks import NOTE, Marks, mark_text, read_marks
+from ..recall.marks import NOTE, Marks, folded, mark_text, read_marks
 from ..store.facts import Fact, fact_words
 from ..store.notebook import Notebook
 from ..store.notebook import show as show_notebook
@@ -284,8 +285,12 @@ def _stable(
     omitted: list[Omitted] = []
     seen: dict[tuple[str, str], int] = {(_normal(f.subject), _normal(f.claim)): f.id for f in pinned}
     by_kind: dict[str, list[Entry]] = {k: [] for k in KIND_ORDER}
+    again = folded([f.id for f in (*pinned, *current)], marks)  # another agent's words of a fact read
     for f in current:
         if f.id in pinned_ids:
+            continue
+        if f.id in again:
+            omitted.append(Omitted(f"fact #{f.id}", f"confirms #{marks[f.id].confirms[0]}"))
             continue
         same = (_normal(f.subject), _normal(f.claim))
         if same in seen:

@@ -33,8 +33,9 @@ class Remembered:
     id: int
     duplicate: bool = False
     superseded: int | None = None
-    # Another agent's current fact #id said this already: the writer's confirmation was linked
-    # to it instead of a second row (issue 36); the fact's author.
+    # Another agent's current fact said this already (issue 36): the new fact is linked as
+    # confirming it (`confirms`), and recall shows the two once. Its id and author.
+    confirms: int | None = None
     confirmed: str | None = None
     # Current facts the new one disagrees with, each now linked `contradicts` (issue 36).
     contradicts: list[Related] = field(default_factory=list)
@@ -103,8 +104,10 @@ def remember(
     judged first (store/related.py, sameness.judge; issue 36):
     - the same fact as one of the writer's own: refused with NearDuplicate naming it, unless
       `allow_duplicate` (`supersedes` replaces a fact by design and is not refused);
-    - the same fact as another agent's: no second row; the writer's confirmation is linked to
-      that fact (`confirms`, its words kept in the link) and Remembered.confirmed names its author;
+    - the same fact as another agent's: stored as the writer's own (each agent's assertion is
+      its own row, so nobody's retirement makes another's write disappear: migration 0008,
+      claim squatting) and linked `confirms` to that fact, which recall and the context block
+      then show once, "confirmed by" the writer; Remembered.confirms and .confirmed name it;
     - a contradiction: stored, and linked `contradicts` to each fact it disagrees with (at most
       CONTRADICTIONS_LINKED), which Remembered.contradicts lists for the writer to see.
 
@@ -201,8 +204,7 @@ def _store(
         mine = [r for r in same if r.author == me]
         if mine:
             raise _near_duplicate(mine[0])
-        add_link(conn, None, "confirms", same[0].id, claim)
-        return Remembered(same[0].id, duplicate=True, confirmed=same[0].author)
+    theirs = next((r for r in same if r.author != me), None)
     contradicted = [r for r in found if r.relation == "contradicts"][:CONTRADICTIONS_LINKED]
     try:
         with conn.transaction():  # a savepoint: the lookups above opened the transaction
@@ -214,6 +216,9 @@ def _store(
         return _known(conn, first(conn, sql("facts.find_current"), params)["id"], supersedes)
     for other in contradicted:
         add_link(conn, new_id, "contradicts", other.id)
+    if theirs is not None:
+        add_link(conn, new_id, "confirms", theirs.id)
+        return Remembered(new_id, superseded=supersedes, confirms=theirs.id, confirmed=theirs.author)
     return Remembered(new_id, superseded=supersedes, contradicts=contradicted)
 
 

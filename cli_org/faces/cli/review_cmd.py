@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import as_option, emit_json, json_option, org, project_option
+from .common import OsPath, as_option, emit_json, json_option, org, project_option
 
 
 @click.command()
@@ -19,7 +19,7 @@ from .common import as_option, emit_json, json_option, org, project_option
 @project_option("With --refresh: the project whose sources are judged (default: the project root's name).")
 @click.option(
     "--root",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OsPath(file_okay=False, path_type=Path),
     metavar="DIR",
     help="With --refresh: the project's checkout (default: ORG_ROOT or the git top of the working folder).",
 )
