@@ -204,7 +204,8 @@ def _store(
         mine = [r for r in same if r.author == me]
         if mine:
             raise _near_duplicate(mine[0])
-    theirs = next((r for r in same if r.author != me), None)
+    # insisting (`allow_duplicate`) says the claim is not the other's either: no confirms link
+    theirs = None if allow_duplicate else next((r for r in same if r.author != me), None)
     contradicted = [r for r in found if r.relation == "contradicts"][:CONTRADICTIONS_LINKED]
     try:
         with conn.transaction():  # a savepoint: the lookups above opened the transaction
