@@ -43,9 +43,10 @@ def worker(writes: int, mode: str, tag: str, model: bool = False) -> None:
 
     extra: dict[str, object] = {"allow_duplicate": True} if mode == "1" else {}
     if model:
-        from cli_org.vault.embedders import model_files, query_model
+        from cli_org.vault.embedders import onnx_path, query_model
 
-        extra["embedder"] = query_model(model_files(Settings.from_env(dict(os.environ))))  # built once if missing
+        extra["embedder"] = query_model(onnx_path(Settings.from_env(dict(os.environ))))  # built once if missing
+        assert extra["embedder"] is not None, "the query model could not be built"
     hashing = None
     if mode.startswith("h"):
         from cli_org.store.sources import source_hash_at

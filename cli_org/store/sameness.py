@@ -29,6 +29,7 @@ eval/sameness.test.txt and on eval/sameness.fresh.txt (written after tuning) by
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -162,6 +163,10 @@ def _name(w: _Word) -> bool:
     return w.capital or any(c.isdigit() for c in w.text) or bool(_NAME_MARK.search(w.text))
 
 
+# Texts parsed, kept: `remember` judges one new text against up to 20 candidates, and a warm
+# server meets the same facts again (the parse was 9 of a warm remember's 51 ms, cProfile,
+# benchmarks/remember_cost.py --model, 2026-12-04). Bounded: each text is at most MAX_TEXT.
+@functools.lru_cache(maxsize=512)
 def _side(text: str) -> _Side:
     subject, claim = _split(text[:MAX_TEXT])
     numbers: list[tuple[str, int, bool]] = []
