@@ -21,11 +21,11 @@ from .activity import say_via
 from .approvals import approved as is_approved
 from .erase import Erasure, erasure_of
 from .links import ShownLink, add_link, confirmed_by, shown_links
-from .related import Related, related
 from .vectors import fact_text, store_unembedded, store_vectors
 
 if TYPE_CHECKING:
     from ..vault.embedders import Embedder
+    from .related import Related
 
 
 @dataclass
@@ -186,6 +186,10 @@ def _store(
     existing = conn.execute(sql("facts.find_current"), params).fetchone()
     if existing:
         return _known(conn, existing["id"], supersedes)
+    # Imported here: the judge's tables cost a cold command that never writes ~8 ms (recall
+    # imports this module; python -X importtime, 2026-12-04).
+    from .related import related
+
     subject, claim = params["subject"], params["claim"]
     literal = model = None
     if vectors is not None and embedder is not None:

@@ -29,7 +29,6 @@ refused while it runs (the scans and that lock: evaluation/review.py).
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -218,6 +217,8 @@ def start_refresh(agent: str, *, project: str | None, root: Path | None) -> None
     """Start `cli-org review --refresh --due` as `agent` in a process of its own that outlives
     the caller (a new session, no terminal, its output discarded): the session-start hook
     returns without waiting for it, and whatever it meets never reaches the session."""
+    import subprocess  # here: the session-start block imports this module, and rarely starts one
+
     argv = [sys.executable, "-m", "cli_org", "review", "--refresh", "--due", "--as", agent]
     if project:
         argv += ["--project", project]
