@@ -97,6 +97,17 @@ def test_hostile_files_get_no_hash_and_no_error(tmp_path):
     assert source_hash("docs/edge.log", [root]) == _sha(b"y" * MAX_HASHED_BYTES)
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_another_users_private_file_gets_no_hash_and_a_readable_one_does(tmp_path):
+    root = _tree(tmp_path / "root")
+    for name, mode in (("private.md", 0o600), ("shared.md", 0o644)):
+        (root / "docs" / name).write_text(f"{name} of another user\n")
+        os.chown(root / "docs" / name, 65534, 65534)  # nobody
+        os.chmod(root / "docs" / name, mode)
+    assert source_hash("docs/private.md", [root]) is None  # read only by privilege: no verifier of it
+    assert source_hash("docs/shared.md", [root]) == _sha(b"shared.md of another user\n")
+
+
 def test_a_change_is_judged_by_content_alone(tmp_path):
     root = _tree(tmp_path)
     whole, lines = source_hash("docs/deploy.md", [root]), source_hash("docs/deploy.md:2-3", [root])

@@ -15,7 +15,9 @@ is judged by the file's modification time as before.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,7 +57,12 @@ def cited(source: str | None) -> Cited | None:
 def _read(root: Path, path: str) -> bytes | None:
     """The file's bytes under `root` (the module's rule), or None."""
     try:
-        if lstat_under(root, path) is None:
+        st = lstat_under(root, path)
+        if st is None:
+            return None
+        if st.st_uid != os.geteuid() and not st.st_mode & stat.S_IROTH:
+            # Another user's private file, readable here only by privilege (root, a shared
+            # group): its hash, which every member reads, would let them test guesses of it.
             return None
         return read_file(root / path, root=root, limit=MAX_HASHED_BYTES).data
     except FileRefused:
