@@ -155,7 +155,7 @@ def test_three_agents_writing_one_claim_have_something_to_tidy(org):
         assert [(p.fact_id, p.kept_id, p.done) for p in report.proposals] == [(a, c, "forgotten"), (b, c, "forgotten")]
         found = [x for x in links.links_of(conn, [c])[c] if x.author == "boss"]  # remember linked its own
         assert {(x.from_id, x.kind, x.author) for x in found} == {(a, "confirms", "boss"), (b, "confirms", "boss")}
-        assert links.confirmers(c, found, {a: "bot", b: "other"}) == ["bot", "other"]
+        assert facts.show_fact(conn, c).confirmed_by == ["bot", "other"]
     with org.admin() as conn:
         log = conn.execute("SELECT actor, fact_id, kept_id, evidence FROM memory_tidy_log ORDER BY id").fetchall()
     assert [(r["actor"], r["fact_id"], r["kept_id"]) for r in log] == [("boss", a, c), ("boss", b, c)]

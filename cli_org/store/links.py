@@ -148,16 +148,3 @@ def confirmed_by(shown: list[ShownLink]) -> list[str]:
             if who and who not in out:
                 out.append(who)
     return out
-
-
-def confirmers(fact_id: int, links: list[Link], authors: dict[int, str] | None = None) -> list[str]:
-    """The agents who confirmed a fact: the authors of its `confirms` links with no FROM fact,
-    and (given their authors) the authors of the facts that confirm it."""
-    out: list[str] = []
-    for found in links:
-        if found.kind != "confirms" or found.to_id != fact_id:
-            continue
-        who = found.author if found.from_id is None else (authors or {}).get(found.from_id)
-        if who and who not in out:
-            out.append(who)
-    return out
