@@ -43,6 +43,7 @@ from pydantic import AfterValidator, Field, ValidationError
 
 from ... import __version__
 from ...checks.rules import HARNESSES, KINDS, LINK_KINDS, MAX_ID, NOTEBOOK_STORES
+from ...db.errors import translated
 from ...errors import InputError, OrgError
 from ...limits import RECALL_HITS, SESSION_HITS, check_words
 from ...org.registry import tool_effect
@@ -149,10 +150,13 @@ class Session:
 
 
 def _outcome(body: Callable[[], CallToolResult]) -> CallToolResult:
-    """An OrgError is the CLI's line as a tool error; a crash is a tool error too, with its
-    traceback on stderr, and the server goes on."""
+    """An OrgError is the CLI's line as a tool error, and so is a database error no library
+    call translated (the server ending a session as a call begins: "lost the database ...",
+    and the next call connects again); a crash is a tool error too, with its traceback on
+    stderr, and the server goes on."""
     try:
-        return body()
+        with translated():
+            return body()
     except OrgError as exc:
         return _refusal(str(exc))
     except Exception as exc:
