@@ -9,8 +9,9 @@ How Claude Code is started so that it talks only to the stand-in (`User.claude`)
 its own (HOME; CLAUDE_CONFIG_DIR left unset so it reads HOME/.claude as a user's does),
 ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC,
 DISABLE_TELEMETRY and DISABLE_AUTOUPDATER; nothing of the caller's environment but PATH.
-In `-p` mode an MCP tool runs only when allowed: the user types `--allowedTools mcp__cli-org`
-(every tool of the server).
+In `-p` mode an MCP tool runs only when allowed: setup allows the tools that only read or add
+(org/registry.py, UNASKED_TOOLS); a test that needs `org_forget` allows it by name, as a user
+would (`--allowedTools mcp__cli-org__org_forget`).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ WORKTREE = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 VERSIONS = ("claude-code-2.1.197", "claude-code-2.1.332")
 SERVER = "cli-org"
-ALLOW = f"mcp__{SERVER}"  # the permission rule for every tool of the server
+ALLOW = f"mcp__{SERVER}__org_forget"  # what a user allows by name for a headless run: setup leaves it out
 QUESTION = "when do deploys run?"
 MINE = "Deploys run at night from the release branch"  # bot's fact
 THEIRS = "The payments e2e test is flaky on Fridays"  # other's fact, which bot may not retire
@@ -243,7 +244,7 @@ def test_the_stop_hook_asks_for_a_correction_and_the_agent_saves_it(version, org
         trust_folder(user.home, user.project)
 
         # Plain work: the turn ends and nothing is asked.
-        first = user.prompt(standin, INSTALL, "--allowedTools", ALLOW)
+        first = user.prompt(standin, INSTALL)
         plain = main_requests(standin)
         assert plain and not any(ASKS in prompt_text(body) for body in plain)
 
@@ -251,9 +252,7 @@ def test_the_stop_hook_asks_for_a_correction_and_the_agent_saves_it(version, org
         # Stop hook and, told to go on, sends the model a request that holds the hook's reason.
         before = len(standin.kept("/v1/messages"))
         debug = tmp_path / "stop.log"
-        user.prompt(
-            standin, CORRECTION, "--resume", first["session_id"], "--allowedTools", ALLOW, "--debug-file", str(debug)
-        )
+        user.prompt(standin, CORRECTION, "--resume", first["session_id"], "--debug-file", str(debug))
         later = main_requests(standin, before)
         asked = [body for body in later if ASKS in last_user_text(body)]
         assert asked, "no request after the Stop hook carried its reason"
@@ -268,3 +267,67 @@ def test_the_stop_hook_asks_for_a_correction_and_the_agent_saves_it(version, org
         saved = conn.execute("SELECT author, claim FROM memory_facts WHERE valid_to IS NULL").fetchall()
         conn.commit()
     assert [(r["author"], r["claim"]) for r in saved] == [("bot", LESSON)]
+
+
+# --- permissions: reads and remember run unasked, forget is the person's (issue 37) ---------
+
+REMEMBERED = "Release notes are drafted by the builder of the week"
+
+
+def permission_script(mine: int) -> Callable[[Any], list[Block]]:
+    """The model recalls, then remembers, then tries to forget bot's own fact (which bot may
+    retire: only the harness's policy stands in the way), then ends its turn."""
+    steps = {
+        "toolu_recall": tool_use(
+            tool("org_remember"),
+            {"subject": "releases", "claim": REMEMBERED, "source": "docs/release.md"},
+            "toolu_remember",
+        ),
+        "toolu_remember": tool_use(tool("org_forget"), {"id": mine, "why": "moved to mornings"}, "toolu_forget"),
+        "toolu_forget": text("done"),
+    }
+    return plan(steps, tool_use(tool("org_recall"), {"question": QUESTION}, "toolu_recall"), QUESTION)
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+@pytest.mark.parametrize("version", VERSIONS)
+def test_reads_and_remember_run_unasked_and_forget_is_left_to_the_person(version, scope, org, tmp_path):
+    """After setup (no --allowedTools), `claude -p` runs org_recall and org_remember and
+    refuses org_forget, in either scope; what the model receives is the tools' answers and
+    Claude Code's own refusal. The same with forget allowed by name runs it."""
+    with org.as_agent("bot") as conn:
+        mine = facts.remember(conn, "deploys", MINE, source="docs/deploy.md", embedder=query_model(org)).id
+    user = User.make(version, org.env, tmp_path)
+    with standing(Scripted(permission_script(mine))) as standin:
+        if scope == "project":
+            done = user.set_up("bot")
+            trust_folder(user.home, user.project)  # the user accepts Claude Code's first question there
+        else:
+            done = user.cli_org("setup", "claude-code", "--agent", "bot")
+        assert done.returncode == 0, done.stderr
+        user.prompt(standin, QUESTION)
+        answer = tool_results(main_requests(standin)[-1])
+        assert not answer["toolu_recall"].get("is_error"), block_text(answer["toolu_recall"])
+        assert MINE in block_text(answer["toolu_recall"])
+        assert not answer["toolu_remember"].get("is_error"), block_text(answer["toolu_remember"])
+        refused = block_text(answer["toolu_forget"])
+        assert answer["toolu_forget"].get("is_error")
+        assert refused.startswith(f"Claude requested permissions to use {tool('org_forget')}"), refused
+        with org.as_agent("bot") as conn:
+            live = [
+                r["claim"] for r in conn.execute("SELECT claim FROM memory_facts WHERE valid_to IS NULL ORDER BY id")
+            ]
+            conn.commit()
+        assert live == [MINE, REMEMBERED]  # remembered, and not forgotten
+
+        # The person allows forget by name for this run: it runs.
+        before = len(standin.kept("/v1/messages"))
+        user.prompt(standin, QUESTION, "--allowedTools", tool("org_forget"))
+        answer = tool_results(main_requests(standin, before)[-1])
+        assert not answer["toolu_forget"].get("is_error"), block_text(answer["toolu_forget"])
+    with org.as_agent("bot") as conn:
+        retired = conn.execute(
+            "SELECT valid_to IS NOT NULL AS gone FROM memory_facts WHERE id = %s", (mine,)
+        ).fetchone()
+        conn.commit()
+    assert retired["gone"]

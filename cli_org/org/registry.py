@@ -339,3 +339,9 @@ def tool_effect(tool: str) -> Effect:
 
 # The MCP tools a harness may approve without asking (`setup codex`): those that only read.
 READ_TOOLS: tuple[str, ...] = tuple(tool for tool in MCP if tool_effect(tool).read_only)
+# The MCP tools setup lets an agent run without asking its person (issue 37; docs/agents.md,
+# "Approvals"): every tool that changes or retires nothing already there. That is the reads
+# and the writes that only add, each scanned by the write checks and signed by the agent (a
+# wrong fact from `org_remember` is retired again with `org_forget`). A destructive tool
+# (`org_forget`, `org_unlink`, a notebook call that may replace) stays the person's to approve.
+UNASKED_TOOLS: tuple[str, ...] = tuple(tool for tool in MCP if not tool_effect(tool).destructive)

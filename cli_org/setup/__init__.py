@@ -40,12 +40,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, InputError
-from ..org.registry import READ_TOOLS
+from ..org.registry import READ_TOOLS, UNASKED_TOOLS
 from ..session.hooks import HARNESS_TIMEOUT
 from . import files
 from .edits import (
     SERVER,
     Edit,
+    json_allowed,
     json_hooks,
     json_name_in_list,
     json_server,
@@ -67,6 +68,10 @@ PASSED_ON = ("CLI_ORG_DATABASE_URL", "CLI_ORG_DATABASE", "CLI_ORG_DATA_DIR")
 CODEX_STARTUP_SEC = 30
 
 CLAUDE_HOOKS = "session-start, prompt and stop hooks"
+CLAUDE_ALLOWED = "approval of the tools that only read or add (not org_forget)"
+# Claude Code's permission rule for each tool it may run without asking (org/registry.py,
+# UNASKED_TOOLS); any other tool of the server asks the person (`claude -p`: refused).
+CLAUDE_RULES = tuple(f"mcp__{SERVER}__{name}" for name in UNASKED_TOOLS)
 CODEX_HOOKS = "stop hook"
 
 # One block for every harness that reads a project's AGENTS.md: it names no agent (the
@@ -180,6 +185,10 @@ def edits_for(
             )
         }
         user_settings = Path.home() / ".claude" / "settings.json"
+        notes.append(
+            "Claude Code runs cli-org's tools that only read or add without asking; org_forget and the "
+            "other tools that change what is there ask first (`claude -p` refuses them unless allowed by name)"
+        )
         if project_dir is not None:
             # The approval of the project's .mcp.json server, for this project only: its
             # .claude/settings.local.json, where Claude Code itself keeps the approvals you
@@ -202,6 +211,11 @@ def edits_for(
                     "approval of the project's server (this project only)",
                     by_record=False,
                 ),
+                # The tools' approval beside the server's, where Claude Code writes the ones
+                # the person gives in the terminal: 2.1.197 and 2.1.332 honour it in a trusted
+                # folder (2.1.332 in `claude -p` also before), .claude/settings.json only once
+                # the folder is trusted (tests/test_client_claude.py).
+                json_allowed(project_dir / ".claude" / "settings.local.json", CLAUDE_RULES, CLAUDE_ALLOWED),
                 json_name_in_list(
                     user_settings,
                     "enabledMcpjsonServers",
@@ -213,6 +227,7 @@ def edits_for(
         return [
             json_server(Path.home() / ".claude.json", "mcpServers", entry),
             json_hooks(user_settings, groups, CLAUDE_HOOKS),
+            json_allowed(user_settings, CLAUDE_RULES, CLAUDE_ALLOWED),
         ], notes
     entry = {"command": exe[0], "args": args, "env": server_env}
     if harness == "codex":

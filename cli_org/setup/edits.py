@@ -388,6 +388,49 @@ def json_name_in_list(
     return Edit(path, what, "enabled", add, remove, parse, by_record=by_record, retired=retired)
 
 
+def allows_server(rule: Any) -> bool:
+    """A Claude Code permission rule that names cli-org's server: the whole server
+    (`mcp__cli-org`) or one of its tools (`mcp__cli-org__org_recall`)."""
+    return isinstance(rule, str) and (rule == f"mcp__{SERVER}" or rule.startswith(f"mcp__{SERVER}__"))
+
+
+def json_allowed(path: Path, rules: tuple[str, ...], what: str) -> Edit:
+    """Permission rules in data["permissions"]["allow"] (Claude Code's settings files), each
+    added where missing. Taking them out takes every rule that names cli-org's server,
+    those Claude Code wrote when the person approved a tool in the terminal included:
+    once cli-org's server is gone, a rule left behind would let a later server of that
+    name run the tool unasked."""
+
+    def split(text: str | None) -> tuple[dict[str, Any], dict[str, Any], list[Any]]:
+        data = _json(path, text)
+        permissions = _table(path, data, "permissions")
+        return data, permissions, _table(path, permissions, "allow", list)
+
+    def add(text: str | None) -> str:
+        data, permissions, allow = split(text)
+        missing = [rule for rule in rules if rule not in allow]
+        if not missing:
+            return text or ""
+        new = text
+        for rule in missing:
+            new = _json_put(new, ["permissions", "allow", None], rule)  # type: ignore[list-item]
+        expected = {**data, "permissions": {**permissions, "allow": [*allow, *missing]}}
+        return _checked(path, new or "", parse, expected)
+
+    def remove(text: str) -> str:
+        data, permissions, allow = split(text)
+        if not any(allows_server(rule) for rule in allow):
+            return text
+        new = _json_drop(text, ["permissions", "allow"], lambda rule: not allows_server(rule))
+        kept = [rule for rule in allow if not allows_server(rule)]
+        return _checked(path, new, parse, {**data, "permissions": {**permissions, "allow": kept}})
+
+    def parse(text: str) -> Any:
+        return _json(path, text)
+
+    return Edit(path, what, "allowed", add, remove, parse)
+
+
 # --- lines: TOML tables and YAML entries -------------------------------------------------------
 #
 # By hand, not with tomlkit or ruamel.yaml: tried on the files Codex 0.169 and Hermes 0.19
