@@ -66,7 +66,7 @@ RUN_SECONDS = 90  # a guard against a hang, not a measurement
 # How Codex 0.169 hands a tool's result to the model: a timing line, then the result.
 WRAPPED = re.compile(r"\AWall time: [0-9.]+ seconds\nOutput:\n?", re.S)
 QUESTION = "how do deploys run"
-# Codex's own answer to a call its approval policy stops (a write, under `codex exec`).
+# Codex's own answer to a call its approval policy stops (a tool setup does not approve, under `codex exec`).
 REFUSED_BY_CODEX = "MCP tool call requires approval, but approval policy is never"
 
 
@@ -178,15 +178,18 @@ def current(org: Any, fact_id: int) -> bool:
 
 def test_user_setup_gives_the_first_turn_its_tools_and_reads_without_approval(org, tmp_path):
     """`cli-org setup codex` in the user's CODEX_HOME, then `codex exec` as it comes: the
-    instruction block and the 8 tools are in the first request, a recall runs without an
+    instruction block and the tools are in the first request, a recall runs without an
     approval and hands the model the CLI's text, a recall with a wrong argument is answered
-    in one line, and a forget (a write) is refused by Codex's approval policy (`never`
-    under exec) in one line."""
-    _, theirs = two_facts(org)
+    in one line, a remember runs without an approval (setup approves the tools that only read
+    or add), and a forget of bot's own fact (destructive) is refused by Codex's approval
+    policy (`never` under exec) in one line."""
+    mine, theirs = two_facts(org)
+    claim = {"subject": "release", "claim": "Releases are tagged from main by the release job", "source": "ci.yml"}
     script = scripted(
         ("org_recall", {"question": QUESTION}),
         ("org_recall", {"question": QUESTION, "limit": "many"}),
-        ("org_forget", {"id": theirs, "why": "out of date"}),
+        ("org_remember", claim),
+        ("org_forget", {"id": mine, "why": "out of date"}),
     )
     with codex_session(tmp_path, org.env, script) as h:
         h.cli_org("setup", "codex", "--agent", "bot")
@@ -198,11 +201,14 @@ def test_user_setup_gives_the_first_turn_its_tools_and_reads_without_approval(or
     first, *_, last = h.requests()
     assert block in api.said(first)
     assert {f"{NAMESPACE}/{t}" for t in TOOLS} <= set(api.tools(first)), sorted(api.tools(first))
-    recalled, wrong, refused = handed(last)
+    recalled, wrong, remembered, refused = handed(last)
     assert recalled == cli_text
     assert "\n" not in wrong.strip() and "limit" in wrong and "http" not in wrong, wrong
+    with org.admin() as conn:
+        new = conn.execute("SELECT id, author FROM memory_facts WHERE subject = 'release'").fetchone()
+    assert remembered.strip() == str(new["id"]) and new["author"] == "bot", remembered
     assert refused == REFUSED_BY_CODEX
-    assert current(org, theirs)
+    assert current(org, mine) and current(org, theirs)
     assert "Done." in ran.stdout
     # Codex's own record of the session, imported: its two recalls (the namespace and the
     # function joined into one name) count as cli-org's, the refused forget as no recall.

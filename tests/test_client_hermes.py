@@ -261,3 +261,42 @@ def test_refused_forget_reaches_the_model_as_the_cli_line(ran):
     assert "\n" not in line
     assert payload(ran.session.results()["call_1_0"]) == {"error": line}
     assert not ran.retired
+
+
+def test_every_tool_runs_unasked_with_the_model_set_in_hermes_config(org, tmp_path):
+    """Hermes 0.19 asks before no MCP tool (its approvals cover shell commands): after setup,
+    recall, remember and a forget of bot's own fact all run, and only cli-org's rights stand
+    in the way of a forget (the session above: another agent's fact is refused). The model is
+    set the way docs/agents.md tells a user, with `hermes config set` (provider, model, base
+    URL) and no environment: a local endpoint needs no key."""
+    mine = remember(org.writer("bot"), "deploy", ANSWER, source="docs/deploy.md", embedder=query_model(org))
+    home = user_home(tmp_path, org.env)
+    assert home.cli("setup", "hermes", "--agent", "bot").returncode == 0
+    claim = {"subject": "release", "claim": "Releases are tagged from main by the release job", "source": "ci.yml"}
+    script: list[Turn] = [
+        [Call(PREFIX + "org_recall", {"question": "how do we deploy"})],
+        [Call(PREFIX + "org_remember", claim)],
+        [Call(PREFIX + "org_forget", {"id": mine.id, "why": "moved to the release job"})],
+        "Done.",
+    ]
+    chat = Chat(script)
+    with standing(chat) as standin:
+        for key, value in (
+            ("model.provider", "custom"),
+            ("model.default", MODEL),
+            ("model.base_url", standin.url + "/v1"),
+        ):
+            done = home.hermes("config", "set", key, value)
+            assert done.returncode == 0, done.stderr
+        done = home.hermes("-z", "How do we deploy?")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    found = Session(chat, done.stdout, 0.0, 0.0).results()
+    recalled, remembered, forgot = (payload(found[f"call_{n}_0"]) for n in range(3))
+    assert f"[fact #{mine.id}]" in recalled["result"]
+    with org.admin() as conn:
+        new = conn.execute("SELECT id FROM memory_facts WHERE subject = 'release'").fetchone()
+        gone = conn.execute(
+            "SELECT valid_to IS NOT NULL AS gone FROM memory_facts WHERE id = %s", (mine.id,)
+        ).fetchone()
+    assert remembered == {"result": str(new["id"])} and "error" not in forgot, forgot
+    assert gone["gone"]

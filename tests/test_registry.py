@@ -19,7 +19,7 @@ import anyio
 import click
 import pytest
 
-from cli_org.org.registry import CLI, MCP, OPERATIONS, READ_TOOLS, WEB, Route, operation, tool_effect
+from cli_org.org.registry import CLI, MCP, OPERATIONS, READ_TOOLS, UNASKED_TOOLS, WEB, Route, operation, tool_effect
 
 
 def _cli_paths() -> set[str]:
@@ -80,6 +80,9 @@ def test_the_mcp_annotations_and_the_codex_approvals_are_the_registrys():
     # Approved without asking: exactly the tools all of whose operations only read.
     assert set(READ_TOOLS) == {t for t, ops in MCP.items() if all(op.effect.read_only for op in ops)}
     assert "org_remember" not in READ_TOOLS and "org_notebook" not in READ_TOOLS
+    # What setup lets a harness run unasked: the reads and the writes that only add (issue 37).
+    assert set(UNASKED_TOOLS) == {t for t in MCP if not tool_effect(t).destructive} >= set(READ_TOOLS)
+    assert "org_remember" in UNASKED_TOOLS and "org_forget" not in UNASKED_TOOLS
 
 
 def test_a_face_entry_that_offers_two_operations_is_one_that_names_which():

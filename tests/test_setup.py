@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from cli_org.errors import ConfigError, InputError
-from cli_org.org.registry import READ_TOOLS
+from cli_org.org.registry import UNASKED_TOOLS
 from cli_org.setup import setup, via
 from cli_org.setup.record import NAME as RECORD
 from cli_org.setup.record import agent_for
@@ -124,7 +124,7 @@ def check_written(harness: str, home: Path, *, with_originals: bool) -> None:
             "required": True,
             "startup_timeout_sec": 30,
             "env": {"ORG_AGENT": "bot", **ENV, "ORG_VIA": via("codex")},
-            "tools": {n: {"approval_mode": "approve"} for n in READ_TOOLS},
+            "tools": {n: {"approval_mode": "approve"} for n in UNASKED_TOOLS},
         }
         agents = (home / ".codex/AGENTS.md").read_text()
         assert "org_recall" in agents and "org_remember" in agents and "`bot`" not in agents

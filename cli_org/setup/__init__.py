@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, InputError
-from ..org.registry import READ_TOOLS, UNASKED_TOOLS
+from ..org.registry import UNASKED_TOOLS
 from ..session.hooks import HARNESS_TIMEOUT
 from . import files
 from .edits import (
@@ -250,15 +250,16 @@ def edits_for(
             "Codex runs the stop hook only once you trust it: open `codex` and accept its hooks review "
             "(or `/hooks`); until then it is skipped"
         )
-        # Codex waits for a required server before the first turn; the read tools are
-        # approved (org/registry.py), writes are left to the user's approval policy.
+        # Codex waits for a required server before the first turn; the tools that only read
+        # or add are approved (org/registry.py, UNASKED_TOOLS), the others are left to the
+        # user's approval policy (`codex exec`: refused).
         entry = {
             "command": exe[0],
             "args": args,
             "required": True,
             "startup_timeout_sec": CODEX_STARTUP_SEC,
             "env": server_env,
-            "tools": {name: {"approval_mode": "approve"} for name in READ_TOOLS},
+            "tools": {name: {"approval_mode": "approve"} for name in UNASKED_TOOLS},
         }
         if project_dir is not None:
             notes.append(
