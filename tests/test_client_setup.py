@@ -90,6 +90,11 @@ def test_codex_accepts_the_entry_and_setup_survives_codex_mcp_add(place):
     assert set(run_setup("codex", env, remove=True).values()) == {"edit", "delete"}
     config = tomllib.loads(Path(codex, "config.toml").read_text())
     assert config == {"mcp_servers": {"other": {"command": "echo", "args": ["hi"]}}}
+    # Byte for byte what Codex alone writes for the same command in a home of its own.
+    alone = {**env, "CODEX_HOME": str(home / "alone")}
+    Path(alone["CODEX_HOME"]).mkdir()
+    assert harness("codex-0.169.0", "mcp", "add", "other", "--", "echo", "hi", env=alone, cwd=home).returncode == 0
+    assert Path(codex, "config.toml").read_text() == (home / "alone" / "config.toml").read_text()
     assert not Path(codex, "AGENTS.md").exists()
     listed = harness("codex-0.169.0", "mcp", "list", env=env, cwd=home)
     assert listed.returncode == 0 and "other" in listed.stdout and "cli-org" not in listed.stdout

@@ -230,7 +230,10 @@ def test_project_setup_writes_into_the_project_and_is_reversible(home, tmp_path,
             project / ".claude/settings.local.json",
         }
         local = json.loads((project / ".claude/settings.local.json").read_text())
-        assert local == {"enabledMcpjsonServers": ["cli-org"]}
+        # ...and its tools that only read or add (org/registry.py), org_forget not among them
+        rules = [f"mcp__cli-org__{name}" for name in UNASKED_TOOLS]
+        assert local == {"enabledMcpjsonServers": ["cli-org"], "permissions": {"allow": rules}}
+        assert "mcp__cli-org__org_forget" not in rules
         assert not (home / ".claude").exists()  # nothing of the user's that applies to every project
         assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["cli-org"]["args"][-1] == "bot"
     elif harness == "codex":
@@ -786,7 +789,11 @@ def test_an_approval_claude_code_recorded_before_setup_is_taken_out_by_remove(ho
     local = '{\n  "permissions": {"allow": []},\n  "enabledMcpjsonServers": ["cli-org"]\n}\n'
     write(project, {".claude/settings.local.json": local})
     run("claude-code", project_dir=project)
-    assert (project / ".claude/settings.local.json").read_text() == local
+    written = json.loads((project / ".claude/settings.local.json").read_text())
+    assert (
+        written["enabledMcpjsonServers"] == ["cli-org"]
+        and "mcp__cli-org__org_recall" in written["permissions"]["allow"]
+    )
     run("claude-code", project_dir=project, remove=True, agent=None)
     assert (project / ".claude/settings.local.json").read_text() == '{\n  "permissions": {"allow": []}\n}\n'
 
@@ -799,7 +806,7 @@ def test_each_project_is_approved_on_its_own(home, tmp_path):
     run("claude-code", project_dir=two)
     run("claude-code", project_dir=one, remove=True, agent=None)
     assert not any(one.iterdir())
-    assert json.loads((two / ".claude/settings.local.json").read_text()) == {"enabledMcpjsonServers": ["cli-org"]}
+    assert json.loads((two / ".claude/settings.local.json").read_text())["enabledMcpjsonServers"] == ["cli-org"]
     run("claude-code", project_dir=two, remove=True, agent=None)
     assert not (home / ".claude").exists() and not any(two.iterdir())
 
@@ -841,7 +848,7 @@ def test_setup_takes_out_the_approval_an_earlier_version_gave_every_project(home
     result = run("claude-code", project_dir=one)
     assert "cli-org" in json.loads(settings.read_text())["enabledMcpjsonServers"]
     assert any(str(two) in note and "every project" in note for note in result.notes)
-    assert json.loads((one / ".claude/settings.local.json").read_text()) == {"enabledMcpjsonServers": ["cli-org"]}
+    assert json.loads((one / ".claude/settings.local.json").read_text())["enabledMcpjsonServers"] == ["cli-org"]
     # The last one out: the user's file is given back byte for byte.
     run("claude-code", project_dir=two)
     assert settings.read_text() == user_settings
@@ -1031,3 +1038,79 @@ def test_remove_takes_the_stop_hook_out_with_the_others(home):
     assert "Stop" in json.loads((home / ".claude/settings.json").read_text())["hooks"]
     run("claude-code", remove=True)
     assert tree(home) == before
+
+
+# --- issue 37: loose ends of --remove, and the lock ---------------------------------------------
+
+
+def test_the_lock_is_not_left_in_the_data_folder(home, tmp_path):
+    from cli_org.local.places import data_dir_from
+
+    data = data_dir_from(ENV)
+    run("codex")
+    assert sorted(p.name for p in data.iterdir()) == [RECORD]
+    run("codex", remove=True, agent=None)
+    assert not list(data.iterdir())
+
+
+def test_remove_takes_out_the_tool_approvals_claude_code_wrote_and_keeps_the_users_others(home, tmp_path):
+    # After setup the person approved org_forget in the terminal, and a shell command: Claude
+    # Code wrote both into the project's settings.local.json (2-space JSON, its own layout).
+    project = tmp_path / "web"
+    project.mkdir()
+    run("claude-code", project_dir=project)
+    local = project / ".claude/settings.local.json"
+    data = json.loads(local.read_text())
+    data["permissions"]["allow"] += ["mcp__cli-org__org_forget", "Bash(npm test)"]
+    local.write_text(json.dumps(data, indent=2) + "\n")
+    run("claude-code", project_dir=project, remove=True, agent=None)
+    assert json.loads(local.read_text()) == {"permissions": {"allow": ["Bash(npm test)"]}}
+    # Only approvals of cli-org's tools: the whole server's rule goes too, another server's stays.
+    run("claude-code", project_dir=project)
+    data = json.loads(local.read_text())
+    data["permissions"]["allow"] += ["mcp__cli-org", "mcp__cli-orgs__x", "mcp__docs__read"]
+    local.write_text(json.dumps(data, indent=2) + "\n")
+    run("claude-code", project_dir=project, remove=True, agent=None)
+    assert json.loads(local.read_text())["permissions"]["allow"] == [
+        "Bash(npm test)",
+        "mcp__cli-orgs__x",
+        "mcp__docs__read",
+    ]
+
+
+@pytest.mark.parametrize("changed", [False, True])
+def test_a_touched_empty_settings_file_is_given_back_empty(home, tmp_path, changed):
+    # `touch .claude/settings.json` before setup: an empty file of the user's; --remove gives it
+    # back empty, also once something (a harness, an editor) rewrote it in between, not `{}`.
+    project = tmp_path / "web"
+    write(project, {".claude/settings.json": "", ".claude/settings.local.json": ""})
+    run("claude-code", project_dir=project)
+    settings = project / ".claude/settings.json"
+    if changed:
+        settings.write_text(json.dumps(json.loads(settings.read_text()), indent=4))
+    result = run("claude-code", project_dir=project, remove=True, agent=None)
+    assert settings.read_bytes() == b"" and (project / ".claude/settings.local.json").read_bytes() == b""
+    assert {Path(c.path).name: c.action for c in result.changes}["settings.json"] == "restore"
+
+
+def test_codex_tables_cut_out_of_a_file_codex_rewrote_leave_no_blank_lines(home):
+    # Codex rewrites its config with one blank line between every two tables; cli-org's tables
+    # first, a server of the user's after them: what is left is what Codex alone would write.
+    run("codex")
+    config = home / ".codex/config.toml"
+    text = config.read_text()
+    config.write_text(text.rstrip("\n") + '\n\n[mcp_servers.other]\ncommand = "echo"\nargs = ["hi"]\n')
+    run("codex", remove=True, agent=None)
+    assert config.read_text() == '[mcp_servers.other]\ncommand = "echo"\nargs = ["hi"]\n'
+
+
+@pytest.mark.slow
+def test_cli_remove_says_removed(cli, home, tmp_path):
+    project = tmp_path / "p"
+    write(project, {".mcp.json": '{"mcpServers": {"docs": {"command": "docs-mcp"}}}\n'})
+    assert cli("setup", "claude-code", "--project-dir", str(project), "--agent", "bot")[0] == 0
+    servers = json.loads((project / ".mcp.json").read_text())  # the user adds a server meanwhile
+    servers["mcpServers"]["lint"] = {"command": "lint-mcp"}
+    (project / ".mcp.json").write_text(json.dumps(servers, indent=2) + "\n")
+    code, out, _ = cli("setup", "claude-code", "--project-dir", str(project), "--remove")
+    assert code == 0 and f"{project / '.mcp.json'}: MCP server entry removed" in out.splitlines(), out

@@ -449,9 +449,15 @@ def _trim(lines: list[str], first: int, last: int) -> int:
 
 
 def _cut_lines(lines: list[str], spans: list[tuple[int, int]]) -> str:
-    """The text without the spans of lines; the blank line that separated a span at the
-    end of the file goes with it."""
+    """The text without the spans of lines, and without the blank lines that set each one
+    apart: those after it when a blank line (or the file's start) comes before it, else,
+    for a span at the end of the file, the blank line before it. So cutting cli-org's
+    tables out of a file Codex rewrote (a blank line between every two tables) leaves what
+    Codex alone would have written."""
     for first, last in sorted(spans, reverse=True):
+        if not first or not lines[first - 1].strip():
+            while last < len(lines) and not lines[last].strip():
+                last += 1
         at_end = not "".join(lines[last:]).strip()
         del lines[first:last]
         if at_end and first and not lines[first - 1].strip():

@@ -239,21 +239,37 @@ def remove_empty_folder(path: Path) -> None:
 
 @contextlib.contextmanager
 def locked(where: Place) -> Iterator[None]:
-    """Hold an exclusive lock on the file (made if missing, mode 0600) until the block ends;
-    the same rules as any file setup opens: no link, a regular file with one link, yours."""
-    folder = _folder(where, create=True)
-    assert folder is not None
-    try:
-        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    """Hold an exclusive lock on the file (made if missing, mode 0600) until the block ends,
+    then take the file away again (nothing of setup's stays in the data folder but its
+    record); the same rules as any file setup opens: no link, a regular file with one link,
+    yours. A lock won on a file another holder took away meanwhile is tried again on the
+    new one, so two holders never hold two files of one name."""
+    while True:
+        folder = _folder(where, create=True)
+        assert folder is not None
         try:
-            fd = os.open(where.name, flags, 0o600, dir_fd=folder)
-        except OSError as exc:
-            raise _refused(where.path, exc, folder) from None
-    finally:
-        os.close(folder)
-    try:
-        _check(where.path, os.fstat(fd))
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+            flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+            try:
+                fd = os.open(where.name, flags, 0o600, dir_fd=folder)
+            except OSError as exc:
+                raise _refused(where.path, exc, folder) from None
+            try:
+                opened = os.fstat(fd)
+                _check(where.path, opened)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                try:
+                    now = os.stat(where.name, dir_fd=folder, follow_symlinks=False)
+                except FileNotFoundError:
+                    now = None
+                if now is None or (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+                    continue  # taken away (or replaced) while we waited: lock the one there now
+                try:
+                    yield
+                finally:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(where.name, dir_fd=folder)
+                return
+            finally:
+                os.close(fd)
+        finally:
+            os.close(folder)

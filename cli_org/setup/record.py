@@ -120,8 +120,12 @@ class Record:
             if entry["before"] is not None:
                 self.restores.add(key)
             return str(entry["before"]) if entry["before"] is not None else None
-        if entry["before"] is None and after is not None and not empty(after):
-            return None
+        if after is not None and not empty(after):  # nothing but empty objects and lists left
+            if entry["before"] is None:
+                return None  # setup created it
+            if not empty(str(entry["before"])):  # the user's own file held nothing either (a touched one)
+                self.restores.add(key)
+                return str(entry["before"])
         return after
 
     def wrote(self, key: str, text: str) -> None:

@@ -79,7 +79,7 @@ def setup(
     for change in result.changes:
         verb = {
             "create": "created",
-            "edit": "edited",
+            "edit": "removed" if remove else "edited",  # --remove took cli-org's part out of a file that stays
             "delete": "deleted",
             "restore": "restored as it was",
             "unchanged": "unchanged",
