@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -433,3 +435,32 @@ def test_the_entry_point_loads_the_right_module_alone():
     assert not needs_model(["recall", "q", "--arms", "fact"]) and not needs_model(["recall", "--arms=memory", "q"])
     assert needs_model(["context", "--for", "x"]) and needs_model(["context", "--for=x"])
     assert not needs_model(["context"]) and not needs_model(["recall", "q", "--help"]) and not needs_model([])
+
+
+@pytest.mark.slow
+def test_db_stop_stops_the_helper_of_that_database(server, tmp_path_factory):
+    """`cli-org db stop` stops the warm helper of the database it stops (issue 37: the helper
+    stayed, holding a connection to a server that was gone)."""
+    if server.data_dir is None:
+        pytest.skip("CLI_ORG_TEST_DATABASE_URL is set: the embedded server is not under test")
+    from cli_org.db import embedded
+
+    # A server of this test's own (not under pytest's temporary root, as tests/test_backup.py).
+    folder = Path(tempfile.mkdtemp(prefix="cli-org-test-data-"))
+    data_dir = folder / "data"
+    where = Path(tmp_path_factory.getbasetemp()) / "wstop"
+    env = {k: v for k, v in os.environ.items() if k not in ("CLI_ORG_DATABASE_URL", "CLI_ORG_DATABASE", "ORG_AGENT")}
+    env.update({"CLI_ORG_DATA_DIR": str(data_dir), "CLI_ORG_WARM": "1", "CLI_ORG_WARM_DIR": str(where)})
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    try:
+        embedded.ensure_running(data_dir)
+        with helper(env) as proc:
+            stopped = run(env, "db", "stop")
+            assert stopped.returncode == 0 and stopped.stdout == "stopped (and its warm helper)\n", stopped.stderr
+            assert proc.wait(timeout=30) == 0
+        assert not status(env).running and embedded.running(data_dir) is None
+        # Nothing running: says so, and stops nothing.
+        assert run(env, "db", "stop").stdout == "not running\n"
+    finally:
+        embedded.stop(data_dir)
+        shutil.rmtree(folder, ignore_errors=True)

@@ -191,11 +191,18 @@ def start(port: int | None) -> None:
 
 @db.command()
 def stop() -> None:
-    """Stop the embedded server; the next command starts it again."""
-    from ...db import embedded
+    """Stop the embedded server, and the warm helper of this database; the next command
+    starts them again."""
+    import os
 
+    from ...db import embedded
+    from ..warm.server import stop as stop_helper
+
+    # The helper holds a connection to the server and would answer from a database that is
+    # gone (issue 37): it goes first, whether or not the server was running.
+    helper = stop_helper(dict(os.environ))
     stopped = embedded.stop(settings().data_dir)
-    click.echo("stopped" if stopped else "not running")
+    click.echo(("stopped" if stopped else "not running") + (" (and its warm helper)" if helper else ""))
 
 
 @db.command()
