@@ -543,6 +543,7 @@ def test_the_new_tools_refuse_the_wrong_agent_and_bad_input_with_the_cli_line(or
             "restore needs why": ("org_restore", {"id": gone}),
             "notebook read with an action": ("org_notebook", {"action": "add", "text": "x"}),
             "bad store": ("org_notebook", {"target": "diary"}),
+            "pins flag not a flag": ("org_pins", {"include_unpinned": "many"}),
         }
         return {label: await s.call_tool(tool, args) for label, (tool, args) in calls.items()}
 
@@ -563,6 +564,9 @@ def test_the_new_tools_refuse_the_wrong_agent_and_bad_input_with_the_cli_line(or
     assert said["restore needs why"] == "missing argument 'why'"
     assert said["notebook read with an action"] == "org_notebook takes no argument 'action', 'text'"
     assert said["bad store"].startswith("invalid value for 'target': input should be 'memory' or 'user'")
+    assert said["pins flag not a flag"] == (
+        "invalid value for 'include_unpinned': input should be a valid boolean, unable to interpret input"
+    )
     with org.admin() as conn:
         todos = conn.execute("SELECT id, author, done_at FROM org_todos ORDER BY id").fetchall()
         pins = conn.execute("SELECT fact_id, unpinned_at FROM memory_pins ORDER BY id").fetchall()
