@@ -56,7 +56,7 @@ def _calls(forgettable: int, run: int) -> list[dict]:
         "org_facts": {},
         "org_search": {"query": "deploy schedule"},
         "org_sessions_search": {"query": "deploy"},
-        "org_notebook": {"action": "show"},
+        "org_notebook": {},
         "org_context": {},
     }
     return [tool_use(tool(name), args, f"toolu_{name}") for name, args in arguments.items()]

@@ -47,7 +47,7 @@ CALLS: list[tuple[str, dict[str, Any], list[str] | None]] = [
     ("org_search", {"query": "deploy"}, ["search", "deploy"]),
     ("org_sessions_search", {"query": "deploy"}, ["sessions", "search", "deploy"]),
     ("org_context", {"for": "fix the deploy script"}, ["context", "--for", "fix the deploy script"]),
-    ("org_notebook", {"action": "show"}, ["notebook", "show"]),
+    ("org_notebook", {}, ["notebook", "show"]),
     (
         "org_remember",
         {"subject": "release", "claim": "Releases are tagged from main by the release job", "source": "ci.yml"},

@@ -83,7 +83,7 @@ def script(forget_id: int) -> list[Turn]:
         ("org_facts", {"subject": "deploy"}),
         ("org_search", {"query": "deploy"}),
         ("org_sessions_search", {"query": "deploy"}),
-        ("org_notebook", {"action": "show"}),
+        ("org_notebook", {}),
         ("org_context", {}),
         ("org_recall", {"question": question}),
     ]

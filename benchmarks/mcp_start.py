@@ -42,8 +42,8 @@ CALLS = [
     ("org_facts", {}),
     ("org_search", {"query": "deploy"}),
     ("org_sessions_search", {"query": "deploy"}),
-    ("org_notebook", {"action": "add", "text": "The start benchmark adds and removes this"}),
-    ("org_notebook", {"action": "show"}),
+    ("org_notebook_edit", {"action": "add", "text": "The start benchmark adds and removes this"}),
+    ("org_notebook", {}),
     ("org_context", {}),
     ("org_context", {"for": "deploy the app"}),
 ]
@@ -130,7 +130,7 @@ def characters(env: dict[str, str], cwd: Path) -> list[dict]:
                     if name == "org_remember" and not result.is_error:  # leave the sample as it was
                         fact = data["id"] if data else int(text.split()[0])
                         await session.call_tool("org_forget", {"id": fact, "why": "the benchmark's own fact"})
-                await session.call_tool("org_notebook", {"action": "remove", "old_text": "The start benchmark"})
+                await session.call_tool("org_notebook_edit", {"action": "remove", "old_text": "The start benchmark"})
 
     anyio.run(main)
     return rows

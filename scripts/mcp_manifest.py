@@ -4,7 +4,7 @@
 
 writes cli_org/faces/mcp/manifest.py: for each protocol version the SDK negotiates in the
 initialize handshake, the SDK server's own replies to `initialize`, `ping`, `tools/list`,
-`resources/list` and `prompts/list`; for each version without a handshake (each request
+and `resources/list`; for each version without a handshake (each request
 names its version in `_meta`), its replies to `server/discover` and the same lists; all
 taken from the wire of a server built as `cli-org mcp` builds it (no database needed:
 listing touches none), and the version it answers a client it does not know.
@@ -28,9 +28,9 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from cli_org.faces.mcp.server import Session, build_server, serve_lines  # noqa: E402
 
 PATH = ROOT / "cli_org" / "faces" / "mcp" / "manifest.py"
-METHODS = ("initialize", "ping", "tools/list", "resources/list", "prompts/list")
+METHODS = ("initialize", "ping", "tools/list", "resources/list")  # no prompts: the server has none
 # Without a handshake: a client asks what the server is, then lists (Claude Code 2.1.332).
-MODERN_METHODS = ("server/discover", "tools/list", "resources/list", "prompts/list")
+MODERN_METHODS = ("server/discover", "tools/list", "resources/list")
 CLIENT = {"name": "cli-org-manifest", "version": "1"}
 
 HEADER = '''"""What the SDK server answers to a client's first requests (the handshake or

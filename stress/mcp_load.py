@@ -42,7 +42,7 @@ def _call(i: int, agent: str) -> tuple[str, dict]:
             "source": "docs/load.md",
         }
     if kind == "org_notebook":
-        return kind, {"action": "show"}
+        return kind, {}
     return kind, {"subject": "load"}
 
 

@@ -251,7 +251,9 @@ def _mcp_writes(org, client: Implementation | None, **env: str) -> None:
                     {"subject": "ci", "claim": "CI runs on every push to main.", "source": "docs/ci.md"},
                 )
                 assert not said.is_error, said
-                noted = await session.call_tool("org_notebook", {"action": "add", "text": "CI is flaky on Mondays."})
+                noted = await session.call_tool(
+                    "org_notebook_edit", {"action": "add", "text": "CI is flaky on Mondays."}
+                )
                 assert not noted.is_error, noted
 
     anyio.run(main)

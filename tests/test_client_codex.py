@@ -116,13 +116,21 @@ def codex_session(tmp_path: Path, database: dict[str, str], script: Script, **re
     """The stand-in serving `script` (`replies`: how, api.responses), and Codex set up to
     use it, in tmp_path; `database` is the environment that names cli-org's database (what
     `cli-org setup` passes on)."""
-    home, project = tmp_path / "home", tmp_path / "project"
-    for folder in (home / ".codex", project):
+    home, project, tools = tmp_path / "home", tmp_path / "project", tmp_path / "bin"
+    for folder in (home / ".codex", project, tools):
         folder.mkdir(parents=True)
+    # This checkout's `cli-org` first on PATH: setup writes its path into Codex's config, and
+    # Codex starts the server with an environment of its own, without PYTHONPATH (an
+    # installed `cli-org` elsewhere would serve another checkout's tools).
+    program = tools / "cli-org"
+    program.write_text(f'#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} -m cli_org "$@"\n')
+    program.chmod(0o755)
     with standing(api.responses(script, **replies)) as standin:
         (home / ".codex" / "config.toml").write_text(USER_CONFIG.format(url=standin.url))
         env = {
-            "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+            "PATH": os.pathsep.join(
+                [str(tools), str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
+            ),
             "HOME": str(home),
             "CODEX_HOME": str(home / ".codex"),
             "XDG_CONFIG_HOME": str(home / ".config"),
@@ -178,6 +186,7 @@ def current(org: Any, fact_id: int) -> bool:
 
 def test_user_setup_gives_the_first_turn_its_tools_and_reads_without_approval(org, tmp_path):
     """`cli-org setup codex` in the user's CODEX_HOME, then `codex exec` as it comes: the
+<<<<<<< HEAD
     instruction block and the tools are in the first request, a recall runs without an
     approval and hands the model the CLI's text, a recall with a wrong argument is answered
     in one line, a remember runs without an approval (setup approves the tools that only read
@@ -190,6 +199,22 @@ def test_user_setup_gives_the_first_turn_its_tools_and_reads_without_approval(or
         ("org_recall", {"question": QUESTION, "limit": "many"}),
         ("org_remember", claim),
         ("org_forget", {"id": mine, "why": "out of date"}),
+=======
+    instruction block and every tool are in the first request, a recall runs without an
+    approval and hands the model the CLI's text, a recall with a wrong argument is answered
+    in one line, and a forget (a write) is refused by Codex's approval policy (`never`
+    under exec) in one line. The read tools issue 37 added (todos, pins, the notebook's
+    read) run without an approval too; the notebook's write tool is refused like forget."""
+    _, theirs = two_facts(org)
+    script = scripted(
+        ("org_recall", {"question": QUESTION}),
+        ("org_recall", {"question": QUESTION, "limit": "many"}),
+        ("org_forget", {"id": theirs, "why": "out of date"}),
+        ("org_todos", {}),
+        ("org_pins", {}),
+        ("org_notebook", {}),
+        ("org_notebook_edit", {"action": "add", "text": "Deploys need a green CI run"}),
+>>>>>>> i37-toolset
     )
     with codex_session(tmp_path, org.env, script) as h:
         h.cli_org("setup", "codex", "--agent", "bot")
@@ -198,17 +223,30 @@ def test_user_setup_gives_the_first_turn_its_tools_and_reads_without_approval(or
         ran = h.exec("What do we know about deploys?")
         block = (h.home / ".codex" / "AGENTS.md").read_text().strip()
         cli_text = h.cli_org("recall", QUESTION, "--as", "bot").rstrip("\n")
+        reads = [
+            h.cli_org(*args, "--as", "bot").rstrip("\n") for args in (["todo", "list"], ["pins"], ["notebook", "show"])
+        ]
     first, *_, last = h.requests()
     assert block in api.said(first)
     assert {f"{NAMESPACE}/{t}" for t in TOOLS} <= set(api.tools(first)), sorted(api.tools(first))
+<<<<<<< HEAD
     recalled, wrong, remembered, refused = handed(last)
+=======
+    recalled, wrong, refused, *read, edit = handed(last)
+>>>>>>> i37-toolset
     assert recalled == cli_text
     assert "\n" not in wrong.strip() and "limit" in wrong and "http" not in wrong, wrong
     with org.admin() as conn:
         new = conn.execute("SELECT id, author FROM memory_facts WHERE subject = 'release'").fetchone()
     assert remembered.strip() == str(new["id"]) and new["author"] == "bot", remembered
     assert refused == REFUSED_BY_CODEX
+<<<<<<< HEAD
     assert current(org, mine) and current(org, theirs)
+=======
+    assert read == reads and reads[0] == "no todos" and reads[2].startswith("MEMORY (bot)")
+    assert edit == REFUSED_BY_CODEX
+    assert current(org, theirs)
+>>>>>>> i37-toolset
     assert "Done." in ran.stdout
     # Codex's own record of the session, imported: its two recalls (the namespace and the
     # function joined into one name) count as cli-org's, the refused forget as no recall.

@@ -320,3 +320,32 @@ def test_facts_found_by_meaning_are_ordered_by_cosine_and_shared_words():
     (0.361, sharing nothing). Each shared word now adds FactShaping.shared_bonus to the order."""
     assert FACT_SHAPING.order(0.273, 2) > FACT_SHAPING.order(0.361, 0)
     assert dataclasses.replace(FACT_SHAPING, shared_bonus=0.0).order(0.273, 2) < 0.361
+
+
+@pytest.mark.slow
+@pytest.mark.vectors
+def test_the_fact_arm_alone_finds_by_meaning_with_the_real_model(org, cli):
+    """`recall --arms fact` loads the query model too (issue 37: the command once loaded it
+    for the vault arm only, and a fact found only by meaning was "nothing found"). Which arms
+    need the model is the recall library's to say; the command asks it."""
+    import os
+    from pathlib import Path
+
+    from cli_org.recall import ARMS, needs_embedder
+    from cli_org.vault.embedders import model_file, query_model
+
+    model = query_model(model_file(Path(os.environ["CLI_ORG_DATA_DIR"])))  # the session's own
+    assert model is not None, "the query model was not built for the session"
+    for subject, claim in BACKGROUND:
+        remember(org, "bot", subject, claim, embedder=model)
+    port = remember(org, "bot", *PORT_FACT, embedder=model)
+    question = "which port does the backend bind to, given the proxy already took the usual one"
+    with connect(org.settings, "bot") as conn:  # no word of it finds the fact
+        assert recall(conn, question, settings=org.settings, arms=("fact",), log=False).text == NOTHING
+    code, out, err = cli("recall", question, "--arms", "fact", agent="bot")
+    assert code == 0, err
+    assert out.startswith(f"[fact #{port}] backend port: The api listens on 8081"), out
+    code, every, err = cli("recall", question, agent="bot")
+    assert code == 0 and every.startswith(f"[fact #{port}]"), err
+    assert needs_embedder(("fact",)) and needs_embedder(("vault",)) and needs_embedder(ARMS)
+    assert not needs_embedder(("memory",)) and not needs_embedder(())

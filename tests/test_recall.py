@@ -138,11 +138,34 @@ def test_memory_half_of_terms_odd_and_even(env):
     assert [h.data["line"] for h in env("alpha zeta", arms=("memory",)).hits] == [1, 2, 3]  # 1 of 2
 
 
-def test_memory_lines_take_at_most_half_the_pool_and_a_limit_only_cuts_them(env):
+def test_memory_lines_take_at_most_half_the_limit_and_half_the_pool(env):
+    """The primary specification: "at most half of --limit lines are kept" (issue 37: a fixed
+    cap of 8 once let `--limit 4` answer with 3 memory lines); one for --limit 1, and never
+    more than half the pool. A smaller limit keeps the first of a larger one's lines."""
     memory(env, "many.md", "\n".join(f"deploy note number {i}" for i in range(20)))
-    eight = [h.text for h in env("deploy", arms=("memory",), limit=8).hits]
-    assert len(eight) == 8 == ANSWER_SHAPING.pool // 2
-    assert [h.text for h in env("deploy", arms=("memory",), limit=5).hits] == eight[:5]
+    lines = {n: [h.text for h in env("deploy", arms=("memory",), limit=n).hits] for n in (1, 4, 5, 8, 16, 50)}
+    assert {n: len(found) for n, found in lines.items()} == {
+        1: 1,
+        4: 2,
+        5: 2,
+        8: 4,
+        16: 8,
+        50: ANSWER_SHAPING.pool // 2,
+    }
+    for n in (1, 4, 5, 8, 16):
+        assert lines[n] == lines[50][: len(lines[n])]
+
+
+def test_memory_lines_leave_the_other_half_of_the_limit_to_facts(org, env):
+    """More memory lines and facts than `--limit 4` holds: the memory lines that hold every
+    word come before facts holding one of them, and once took all four places; now two."""
+    memory(env, "ci.md", "\n".join(f"the tests of part {i} run nightly" for i in range(6)))
+    for i in range(3):
+        remember(org, "bot", "tests", f"The tests of service {i} need the staging database")
+    hits = env("tests nightly", limit=4).hits
+    assert [h.arm for h in hits] == ["memory", "memory", "fact", "fact"]
+    assert {h.data["match"] for h in hits[2:]} == {"loose"}
+    assert [h.arm for h in env("tests nightly", limit=8).hits] == ["memory"] * 4 + ["fact"] * 3
 
 
 def test_memory_root_from_git_top_level(tmp_path):
@@ -334,9 +357,10 @@ def test_merge_order_and_caps(org, vault_env):
     remember(org, "bot", "git", "We squash commits on merge to main")
     result = vault_env("squash commits", limit=8)
     arms = [h.arm for h in result.hits]
-    # Every memory line holds both words: they come before the vault's best note (issue 13).
-    assert arms[:7] == ["fact", "memory", "memory", "memory", "memory", "memory", "vault"]
-    assert len(arms) == 8 and result.arms == ["fact", "memory", "vault"]
+    # Every memory line holds both words: they come before the vault's best note (issue 13),
+    # four of them, half the limit (issue 37).
+    assert arms[:6] == ["fact", "memory", "memory", "memory", "memory", "vault"]
+    assert arms.count("memory") == 4 and result.arms == ["fact", "memory", "vault"]
     for line in result.text.splitlines():
         assert line.startswith(("[fact #", "[memory] ", "[vault] "))
 

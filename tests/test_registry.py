@@ -79,18 +79,28 @@ def test_the_mcp_annotations_and_the_codex_approvals_are_the_registrys():
         ), tool.name
     # Approved without asking: exactly the tools all of whose operations only read.
     assert set(READ_TOOLS) == {t for t, ops in MCP.items() if all(op.effect.read_only for op in ops)}
-    assert "org_remember" not in READ_TOOLS and "org_notebook" not in READ_TOOLS
+    assert "org_remember" not in READ_TOOLS and "org_notebook_edit" not in READ_TOOLS
+    assert {"org_notebook", "org_pins", "org_todos", "org_proposals"} <= set(READ_TOOLS)
     # What setup lets a harness run unasked: the reads and the writes that only add (issue 37).
     assert set(UNASKED_TOOLS) == {t for t in MCP if not tool_effect(t).destructive} >= set(READ_TOOLS)
     assert "org_remember" in UNASKED_TOOLS and "org_forget" not in UNASKED_TOOLS
+    # a rejected proposal never comes back: that decision stays the person's
+    assert "org_proposal_reject" not in UNASKED_TOOLS and "org_notebook_edit" not in UNASKED_TOOLS
+
+
+def test_no_tool_offers_a_read_beside_a_write():
+    """One tool per effect (issue 37): a harness that asks before every write would block a
+    read offered by the same tool (org_notebook once showed and changed the notebook)."""
+    for tool, ops in MCP.items():
+        assert len({op.effect.read_only for op in ops}) == 1, tool
 
 
 def test_a_face_entry_that_offers_two_operations_is_one_that_names_which():
-    """`tidy` proposes or applies, `org_notebook` shows or changes, `review` lists or
-    refreshes: the only entries that offer more than one operation, and each names the one it
-    does (tidy_cmd, the tool, review_cmd)."""
+    """`tidy` proposes or applies, `org_notebook_edit` adds, replaces, patches or removes,
+    `review` lists or refreshes: the only entries that offer more than one operation, and
+    each names the one it does (tidy_cmd, the tool, review_cmd)."""
     shared = {entry for index in (CLI, MCP, WEB) for entry, ops in index.items() if len(ops) > 1}
-    assert shared == {"tidy", "org_notebook", "review"}
+    assert shared == {"tidy", "org_notebook_edit", "review"}
 
 
 # --- through the faces ---------------------------------------------------------------------
@@ -154,11 +164,14 @@ CLI_CALLS: dict[str, list[str]] = {
     "links.link": ["link", "FACT", "explains", "999"],  # no fact 999: refused where it runs
     "links.unlink": ["unlink", "999", "no link there"],
     "pins.list": ["pins"],
+    "todos.add": ["todo", "add", "Renew the certificate"],
+    "todos.done": ["todo", "done", "999"],  # no todo 999: refused where it runs
     "todos.list": ["todo", "list"],
     "notebook.show": ["notebook", "show"],
     "notebook.add": ["notebook", "add", "--target", "memory", "the first note"],
     "notebook.replace": ["notebook", "replace", "--target", "memory", "first note", "the second note"],
-    "notebook.remove": ["notebook", "remove", "--target", "memory", "second note"],
+    "notebook.patch": ["notebook", "patch", "--target", "memory", "second", "third"],
+    "notebook.remove": ["notebook", "remove", "--target", "memory", "third note"],
     "recall": ["recall", "where does the build cache live"],
     "context": ["context"],
     "vault.search": ["search", "cache", "--mode", "keyword"],
@@ -179,13 +192,21 @@ MCP_CALLS: dict[str, tuple[str, dict]] = {
         {"subject": "ci disk", "claim": "CI runners have 80 GB disks", "source": "c.md"},
     ),
     "facts.forget": ("org_forget", {"id": "FACT", "why": "wrong"}),
+    "facts.restore": ("org_restore", {"id": "FACT", "why": "right after all"}),
     "facts.list": ("org_facts", {}),
     "links.link": ("org_link", {"from_id": "FACT", "kind": "explains", "to_id": 999}),
     "links.unlink": ("org_unlink", {"id": 999, "why": "no link there"}),
-    "notebook.show": ("org_notebook", {"action": "show"}),
-    "notebook.add": ("org_notebook", {"action": "add", "text": "a tool note"}),
-    "notebook.replace": ("org_notebook", {"action": "replace", "old_text": "tool note", "text": "a tool memo"}),
-    "notebook.remove": ("org_notebook", {"action": "remove", "old_text": "tool memo"}),
+    "pins.pin": ("org_pin", {"id": "FACT"}),
+    "pins.unpin": ("org_unpin", {"id": "FACT"}),
+    "pins.list": ("org_pins", {}),
+    "todos.add": ("org_todo_add", {"text": "Renew the signing key"}),
+    "todos.done": ("org_todo_done", {"id": 999}),
+    "todos.list": ("org_todos", {}),
+    "notebook.show": ("org_notebook", {}),
+    "notebook.add": ("org_notebook_edit", {"action": "add", "text": "a tool note"}),
+    "notebook.replace": ("org_notebook_edit", {"action": "replace", "old_text": "tool note", "text": "a tool memo"}),
+    "notebook.patch": ("org_notebook_edit", {"action": "patch", "old_text": "memo", "text": "jotting"}),
+    "notebook.remove": ("org_notebook_edit", {"action": "remove", "old_text": "tool jotting"}),
     "recall": ("org_recall", {"question": "where does the build cache live"}),
     "context": ("org_context", {}),
     "vault.search": ("org_search", {"query": "cache", "mode": "keyword"}),

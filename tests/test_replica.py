@@ -294,8 +294,8 @@ def test_the_mcp_server_process_opens_its_read_pool_on_the_replica(pair):
                     fact = {"subject": "stdio", "claim": "The plum lane opens at nine", "source": "a.md"}
                     await s.call_tool("org_remember", fact)
                     before = await s.call_tool("org_recall", {"question": "plum lane"})
-                    note = await s.call_tool("org_notebook", {"action": "add", "text": "Plum lane notes"})
-                    shown = await s.call_tool("org_notebook", {"action": "show"})
+                    note = await s.call_tool("org_notebook_edit", {"action": "add", "text": "Plum lane notes"})
+                    shown = await s.call_tool("org_notebook", {})
                 pair.caught_up()
                 after = await s.call_tool("org_recall", {"question": "plum lane"})
                 return [" ".join(c.text for c in r.content) for r in (before, note, shown, after)]

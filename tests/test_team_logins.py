@@ -162,9 +162,9 @@ def test_mcp_as_an_agent_logged_in_with_its_own_password(org):
             "org_remember", {"subject": "deploys", "claim": "Deploys need a green zebra check", "source": "ci.md"}
         )
         out["note"] = await s.call_tool(
-            "org_notebook", {"action": "add", "target": "memory", "text": "bot checks the zebra dashboard"}
+            "org_notebook_edit", {"action": "add", "target": "memory", "text": "bot checks the zebra dashboard"}
         )
-        out["show"] = await s.call_tool("org_notebook", {"action": "show", "target": "memory"})
+        out["show"] = await s.call_tool("org_notebook", {"target": "memory"})
         out["facts"] = await s.call_tool("org_facts", {})
         out["recall"] = await s.call_tool("org_recall", {"question": "zebra rollout plan"})
         out["context"] = await s.call_tool("org_context", {"for": "zebra rollout"})

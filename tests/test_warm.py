@@ -432,7 +432,8 @@ def test_the_entry_point_loads_the_right_module_alone():
     for name, module in ALONE.items():
         assert name in [c.name for c in import_module(f"cli_org.faces.cli.{module}").COMMANDS]
     assert needs_model(["recall", "q"]) and needs_model(["recall", "q", "--arms", "fact,vault"])
-    assert not needs_model(["recall", "q", "--arms", "fact"]) and not needs_model(["recall", "--arms=memory", "q"])
+    assert needs_model(["recall", "q", "--arms", "fact"])  # the fact arm finds by meaning too (issue 37)
+    assert not needs_model(["recall", "--arms=memory", "q"]) and not needs_model(["recall", "q", "--arms", "memory"])
     assert needs_model(["context", "--for", "x"]) and needs_model(["context", "--for=x"])
     assert not needs_model(["context"]) and not needs_model(["recall", "q", "--help"]) and not needs_model([])
 

@@ -23,13 +23,15 @@ if TYPE_CHECKING:
     from ..evaluation.curation import CurationSummary
     from ..recall.answer import RecallResult
     from ..store.erase import Erased
-    from ..store.facts import Fact, Remembered
+    from ..store.facts import Fact, Remembered, Restored
     from ..store.links import Link, ShownLink
     from ..store.notebook import Change, Notebook
+    from ..store.pins import Pin
     from ..store.projects import Project
     from ..store.proposals import Proposal
     from ..store.review import Review
     from ..store.tidy import Standing
+    from ..store.todos import Todo
     from ..vault.search import NoteHit
 
 
@@ -134,6 +136,48 @@ def facts_text(found: list[Fact]) -> str:
         if not f.current:
             lines.append(f"    {fact_end(f)}")
     return "\n".join(lines)
+
+
+def scope(project: str | None) -> str:
+    """Where a pin holds: a project, or the whole org."""
+    return f"project {project}" if project else "org-wide"
+
+
+def pinned_line(done: str, p: Pin) -> str:
+    """What `pin` and `unpin` print (done: pinned, unpinned)."""
+    return f"{done} {p.fact_id} ({scope(p.project)})"
+
+
+def pins_text(found: list[Pin]) -> str:
+    """What `cli-org pins` prints."""
+    lines = []
+    for p in found:
+        line = f"#{p.fact_id} {one_line(p.subject)}: {one_line(p.claim, 100)}  [{scope(p.project)}; {p.pinned_by}]"
+        if p.unpinned_at:
+            line += f"  unpinned {p.unpinned_at:%Y-%m-%d %H:%M} by {p.unpinned_by}: {one_line(p.unpin_reason)}"
+        lines.append(line)
+    return "\n".join(lines) or "no pins"
+
+
+def restored_text(fact: Restored) -> str:
+    """What `cli-org restore` prints: the fact back, and whether its pin came back too."""
+    lines = [f"restored {fact.id}"]
+    if fact.pin and fact.pin.back:
+        lines.append(f"pinned again ({scope(fact.pin.project)}; pinned by {fact.pin.pinned_by})")
+    elif fact.pin:
+        lines.append(
+            f"not pinned again: {scope(fact.pin.project)} holds its cap of pins; unpin one, then pin {fact.id}"
+        )
+    return "\n".join(lines)
+
+
+def todos_text(found: list[Todo]) -> str:
+    """What `cli-org todo list` prints."""
+    lines = []
+    for t in found:
+        state = f"done {t.done_at:%Y-%m-%d} by {t.done_by}" if t.done_at else "open"
+        lines.append(f"#{t.id} [{t.project or 'org-wide'}; {t.author}; {state}] {one_line(t.text)}")
+    return "\n".join(lines) or "no todos"
 
 
 def proposal_line(p: Proposal) -> str:

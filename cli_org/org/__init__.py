@@ -185,7 +185,8 @@ class Org:
         primary after `shown` (a face's printing) has the answer, so a slow primary never
         delays it."""
         from ..db.connect import on_replica
-        from ..recall.answer import ARMS, recall
+        from ..recall import ARMS
+        from ..recall.answer import recall
 
         def ask(conn: Conn) -> tuple[RecallResult, bool]:
             found = recall(

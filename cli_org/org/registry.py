@@ -115,6 +115,7 @@ OPERATIONS: tuple[Operation, ...] = (
         AUTHOR,
         P,
         cli=("restore",),
+        mcp=("org_restore",),
         web=("POST /facts/{fact_id}/restore", "POST /api/facts/{fact_id}/restore"),
     ),
     _op("facts.list", READ, MEMBER, R, cli=("facts",), mcp=("org_facts",), web=("GET /facts", "GET /api/facts")),
@@ -132,19 +133,36 @@ OPERATIONS: tuple[Operation, ...] = (
     _op("links.link", Effect(read_only=False, idempotent=True), MEMBER, P, cli=("link",), mcp=("org_link",)),
     _op("links.unlink", DESTRUCTIVE, AUTHOR, P, cli=("unlink",), mcp=("org_unlink",)),
     # pins and todos
-    _op("pins.pin", WRITE, AUTHOR, P, cli=("pin",), web=("POST /facts/{fact_id}/pin", "POST /api/facts/{fact_id}/pin")),
+    _op(
+        "pins.pin",
+        WRITE,
+        AUTHOR,
+        P,
+        cli=("pin",),
+        mcp=("org_pin",),
+        web=("POST /facts/{fact_id}/pin", "POST /api/facts/{fact_id}/pin"),
+    ),
     _op(
         "pins.unpin",
         DESTRUCTIVE,
         AUTHOR,
         P,
         cli=("unpin",),
+        mcp=("org_unpin",),
         web=("POST /facts/{fact_id}/unpin", "POST /api/facts/{fact_id}/unpin"),
     ),
-    _op("pins.list", READ, MEMBER, R, cli=("pins",), web=("GET /pins", "GET /api/pins", "GET /api/pins/past")),
-    _op("todos.add", WRITE, MEMBER, P, cli=("todo add",)),
-    _op("todos.done", DESTRUCTIVE, AUTHOR, P, cli=("todo done",)),
-    _op("todos.list", READ, MEMBER, R, cli=("todo list",), web=("GET /todos", "GET /api/todos")),
+    _op(
+        "pins.list",
+        READ,
+        MEMBER,
+        R,
+        cli=("pins",),
+        mcp=("org_pins",),
+        web=("GET /pins", "GET /api/pins", "GET /api/pins/past"),
+    ),
+    _op("todos.add", WRITE, MEMBER, P, cli=("todo add",), mcp=("org_todo_add",)),
+    _op("todos.done", DESTRUCTIVE, AUTHOR, P, cli=("todo done",), mcp=("org_todo_done",)),
+    _op("todos.list", READ, MEMBER, R, cli=("todo list",), mcp=("org_todos",), web=("GET /todos", "GET /api/todos")),
     _op("hook", WRITE, MEMBER, P, cli=("hook",)),
     _op("vault.search", READ, MEMBER, R, cli=("search",), mcp=("org_search",), web=("GET /search", "GET /api/search")),
     _op(
@@ -186,9 +204,12 @@ OPERATIONS: tuple[Operation, ...] = (
         mcp=("org_notebook",),
         web=("GET /agents/{name}/notebook", "GET /api/agents/{name}/notebook"),
     ),
-    _op("notebook.add", WRITE, SELF, P, cli=("notebook add",), mcp=("org_notebook",)),
-    _op("notebook.replace", DESTRUCTIVE, SELF, P, cli=("notebook replace",), mcp=("org_notebook",)),
-    _op("notebook.remove", DESTRUCTIVE, SELF, P, cli=("notebook remove",), mcp=("org_notebook",)),
+    # Its writes are one tool apart from the read: a harness that asks before a write never
+    # blocks a read (issue 37). A patch replaces a span inside one entry; replace, the entry.
+    _op("notebook.add", WRITE, SELF, P, cli=("notebook add",), mcp=("org_notebook_edit",)),
+    _op("notebook.replace", DESTRUCTIVE, SELF, P, cli=("notebook replace",), mcp=("org_notebook_edit",)),
+    _op("notebook.patch", DESTRUCTIVE, SELF, P, cli=("notebook patch",), mcp=("org_notebook_edit",)),
+    _op("notebook.remove", DESTRUCTIVE, SELF, P, cli=("notebook remove",), mcp=("org_notebook_edit",)),
     _op("notebook.history", READ, SELF, P, cli=("notebook history",)),
     _op("notebook.import", WRITE, SELF, P, cli=("notebook import",)),
     # recall, context, search: what a session asks
@@ -215,9 +236,11 @@ OPERATIONS: tuple[Operation, ...] = (
         mcp=("org_proposal_accept",),
         web=("POST /proposals/{proposal_id}/accept", "POST /api/proposals/{proposal_id}/accept"),
     ),
+    # A rejected proposal never comes back (issue 35): it retires what is there, so it is
+    # destructive, and a harness asks the person before it (setup's UNASKED_TOOLS).
     _op(
         "proposals.reject",
-        WRITE,
+        DESTRUCTIVE,
         DECIDER,
         P,
         cli=("proposals reject",),
@@ -316,7 +339,7 @@ WEB: dict[str, tuple[Operation, ...]] = _index("web")
 
 def only(index: dict[str, tuple[Operation, ...]], entry: str) -> Operation:
     """The one operation a face's entry offers (a command, tool or route that offers more,
-    `tidy` or `org_notebook`, names which one it is doing)."""
+    `tidy` or `org_notebook_edit`, names which one it is doing)."""
     ops = index.get(entry, ())
     if len(ops) != 1:
         raise KeyError(f"{entry!r} offers {len(ops)} registered operations; name one")
@@ -324,8 +347,9 @@ def only(index: dict[str, tuple[Operation, ...]], entry: str) -> Operation:
 
 
 def tool_effect(tool: str) -> Effect:
-    """An MCP tool's declared effect: the strongest of the operations it offers (a tool that
-    reads and writes is a write; one that writes and replaces is destructive)."""
+    """An MCP tool's declared effect: the strongest of the operations it offers (one that adds
+    and replaces is destructive). No tool offers a read beside a write (tests/test_registry.py):
+    a harness that asks before every write would block the read too."""
     ops = MCP[tool]
     if len(ops) == 1:
         return ops[0].effect

@@ -19,6 +19,7 @@ from ..local.project import project_root
 from ..shaping import SHAPING, VaultShaping
 from ..store.facts import age, fact_words
 from ..text import one_line
+from . import ARMS
 from .facts_arm import FactHit, recall_facts, settle_leads
 from .marks import NOTE, Marks, folded, mark_text, read_marks
 from .memory_arm import MemoryHit, recall_memory, recall_notebook
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from ..config import Settings
     from ..vault.embedders import Embedder
 
-ARMS = ("fact", "memory", "vault")
 NOTHING = "nothing found"
 MEMORY_CHARS = 220
 
@@ -184,7 +184,7 @@ def recall(
             result.memory_notice = _left_out_notice(left_out)
         if vault:
             settle_leads(facts, vault[0].hit.semantic_score, settings.fact_shaping)
-        chosen = merge(facts, memory, vault, settings.answer_shaping)[:limit]
+        chosen = merge(facts, memory, vault, settings.answer_shaping, limit)[:limit]
         shown = [item for item in chosen if isinstance(item, FactHit)]
         # One statement for the links of every fact shown (recall/marks.py), none without one.
         marks = read_marks(conn, [h.fact.id for h in shown], {h.fact.id: h.authors or [h.fact.author] for h in shown})

@@ -20,20 +20,33 @@ def similarity(item: Item) -> float | None:
     return None
 
 
+def memory_room(limit: int | None, shaping: AnswerShaping = ANSWER_SHAPING) -> int:
+    """The memory lines an answer of `limit` hits keeps: the primary specification's "at most
+    half of --limit lines are kept" (rounded down; one for `--limit 1`, so that a memory line
+    may still answer alone), and never more than half the pool."""
+    half = shaping.pool // 2
+    return half if limit is None else min(half, max(1, limit // 2))
+
+
 def merge(
-    facts: list[FactHit], memory: list[MemoryHit], vault: list[VaultHit], shaping: AnswerShaping = ANSWER_SHAPING
+    facts: list[FactHit],
+    memory: list[MemoryHit],
+    vault: list[VaultHit],
+    shaping: AnswerShaping = ANSWER_SHAPING,
+    limit: int | None = None,
 ) -> list[Item]:
     """Strict facts and memory lines that hold every query word first (the most precise
     answers there are: an agent's own exact line once ranked below a generic note), then the
     facts that lead (close in meaning and standing out: FactShaping.leads), then the vault's
     best note, then the other memory lines, then the other facts and notes by cosine. Facts
-    and memory lines each take at most half the pool. Then every hit more than `cut_gap`
-    below the best cosine leaves: the answer stops once the rest is about something else.
+    and memory lines each take at most half the pool, and memory lines at most half of
+    `limit` (memory_room: the one rule by which --limit changes more than where the list
+    is cut). Then every hit more than `cut_gap` below the best cosine leaves: the answer
+    stops once the rest is about something else.
     Last, the specification's rule that hits found by meaning alone (vector-only facts and
     notes) fill at most half the limit, held for every limit at once: no start of the
     answer is more than half vector-only (rounded up)."""
-    half = shaping.pool // 2
-    facts, memory = facts[:half], memory[:half]
+    facts, memory = facts[: shaping.pool // 2], memory[: memory_room(limit, shaping)]
     strict = [f for f in facts if f.match == "strict"]
     lead = [f for f in facts if f.match != "strict" and f.lead]
     rest = [f for f in facts if f.match != "strict" and not f.lead]

@@ -456,7 +456,8 @@ def build_context(
                 conn, project, budget * TOKEN_CHARS, len(done), count=fmt == "json", agent=agent
             )
         if for_text is not None:
-            from ..recall.answer import ARMS, recall
+            from ..recall import ARMS
+            from ..recall.answer import recall
 
             result = recall(
                 conn,

@@ -89,8 +89,8 @@ agent you are.
   (a file, a link, a ticket). One fact per call.
 - When a fact is wrong or out of date, retire it with `org_forget` (its id and why);
   `org_facts` lists what is known, `org_search` searches the notes.
-- Keep your own working notes short with `org_notebook`; `org_context` gives the block
-  to start a session with.
+- Keep your own working notes short: `org_notebook` reads them, `org_notebook_edit`
+  changes them; `org_context` gives the block to start a session with.
 """
 
 

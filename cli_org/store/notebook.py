@@ -6,7 +6,8 @@ library with plain SQL, in the database too (migration 0013):
 - an entry identical to a live one is a no-op that says so;
 - a write that would pass the store's cap is refused with the current usage and the entries
   listed; nothing is dropped or trimmed to make room;
-- replace and remove need exactly one live entry containing the substring;
+- replace, patch and remove need exactly one live entry containing the substring (patch: a
+  span that occurs once in it, replaced in place; replace swaps the whole entry);
 - the write checks of facts apply to every entry (checks.check_text; the database runs its
   own copy of the checks in the trigger).
 Usage is the sum of the live entries' lengths in characters.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -67,7 +69,7 @@ class Notebook:
 
 @dataclass
 class Change:
-    """What a write did: `added`, `replaced`, `removed`, or `unchanged` (and why)."""
+    """What a write did: `added`, `replaced`, `patched`, `removed`, or `unchanged` (and why)."""
 
     target: str
     action: str
@@ -109,7 +111,8 @@ class NotebookFull(InputError):
 
 
 class NoSingleMatch(InputError):
-    """replace / remove found no entry, or several, containing the substring."""
+    """replace / patch / remove found no entry, or several, containing the substring (or
+    patch's span occurs more than once in its entry)."""
 
     def __init__(self, message: str, candidates: list[Entry]):
         super().__init__(message)
@@ -237,22 +240,51 @@ def _one(store: Store, substring: str, verb: str) -> Entry:
 def replace(conn: Conn, target: str, old: str, new: str, *, via: str | None = None) -> Change:
     """Replace the one entry containing `old` with `new` (the whole entry becomes `new`)."""
     new = check_entry(new, target)
+    return _rewrite(conn, target, old, "replace", lambda entry: new, via=via)
+
+
+@owns_transaction
+def patch(conn: Conn, target: str, old: str, new: str, *, via: str | None = None) -> Change:
+    """Replace the span `old` with `new` inside the one entry containing it ("oat milk" to
+    "soy milk"); the rest of the entry stays. The span must occur once: in one entry, once
+    in it. The entry it makes is checked as any entry is (the cap, the write checks)."""
+
+    def patched(entry: Entry) -> str:
+        times = entry.body.count(old)
+        if times > 1:
+            raise NoSingleMatch(
+                f'"{_preview(old)}" occurs {times} times in entry #{entry.id} of the {target} notebook; '
+                "give a span that occurs once",
+                [entry],
+            )
+        return check_entry(entry.body.replace(old, new, 1), target)
+
+    return _rewrite(conn, target, old, "patch", patched, via=via)
+
+
+def _rewrite(
+    conn: Conn, target: str, old: str, verb: str, new_body: Callable[[Entry], str], *, via: str | None
+) -> Change:
+    """Give the one entry containing `old` the body `new_body(entry)`, under the store's rules."""
+    _target(target)
     with translated(conn):
         me = current_agent(conn)
         conn.execute(sql("notebook.lock"))
         say_via(conn, via)
         store = _store(me, target, _live(conn, me, target))
-        entry = _one(store, old, "replace")
+        entry = _one(store, old, verb)
+        new = new_body(entry)
         if entry.body == new:
             return Change(target, "unchanged", entry.id, store.used, store.cap, f"entry #{entry.id} already says this")
         twin = next((e for e in store.entries if e.body == new), None)
         if twin is not None:
-            raise InputError(f"entry #{twin.id} already says this; remove #{entry.id} instead of replacing it")
+            raise InputError(f"entry #{twin.id} already says this; remove #{entry.id} instead of changing it")
         after = store.used - len(entry.body) + len(new)
         if after > store.cap:
-            raise _full(target, store, after, f"replacing #{entry.id} ({len(entry.body)} chars by {len(new)})")
+            doing = "replacing" if verb == "replace" else "patching"
+            raise _full(target, store, after, f"{doing} #{entry.id} ({len(entry.body)} chars by {len(new)})")
         first(conn, sql("notebook.replace"), {"id": entry.id, "body": new})
-        return Change(target, "replaced", entry.id, after, store.cap)
+        return Change(target, f"{verb}d" if verb == "replace" else "patched", entry.id, after, store.cap)
 
 
 @owns_transaction

@@ -1,4 +1,4 @@
-"""notebook show / add / replace / remove / history / import."""
+"""notebook show / add / replace / patch / remove / history / import."""
 
 from __future__ import annotations
 
@@ -64,6 +64,21 @@ def replace(target: str, old: str, new: str, agent: str | None) -> None:
     nb.check_entry(new, target)
     with org(agent) as opened, opened.serving(this_operation()) as conn:
         click.echo(change_line(nb.replace(conn, target, old, new, via=opened.settings.via)))
+
+
+@notebook.command("patch")
+@target_option
+@click.argument("old")
+@click.argument("new")
+@as_option
+def patch(target: str, old: str, new: str, agent: str | None) -> None:
+    """Replace the span OLD with NEW inside the one entry containing it; the rest stays.
+
+    OLD must occur once in the whole store ("oat milk" -> "soy milk" in "Prefers oat milk")."""
+    from ...store import notebook as nb
+
+    with org(agent) as opened, opened.serving(this_operation()) as conn:
+        click.echo(change_line(nb.patch(conn, target, old, new, via=opened.settings.via)))
 
 
 @notebook.command("remove")

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import click
 
+from ..render import pinned_line, pins_text, restored_text, todos_text
 from .common import ID, as_option, connection, emit_json, json_option, org, project_option, this_operation
-
-
-def _scope(project: str | None) -> str:
-    return f"project {project}" if project else "org-wide"
 
 
 @click.command()
@@ -25,7 +22,7 @@ def pin(fact_id: int, project: str | None, agent: str | None, as_json: bool) -> 
     if as_json:
         emit_json(result)
     else:
-        click.echo(f"pinned {fact_id} ({_scope(result.project)})")
+        click.echo(pinned_line("pinned", result))
 
 
 @click.command()
@@ -41,7 +38,7 @@ def unpin(fact_id: int, agent: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(result)
     else:
-        click.echo(f"unpinned {fact_id} ({_scope(result.project)})")
+        click.echo(pinned_line("unpinned", result))
 
 
 @click.command("pins")
@@ -52,20 +49,13 @@ def unpin(fact_id: int, agent: str | None, as_json: bool) -> None:
 def pins_list(project: str | None, include_unpinned: bool, agent: str | None, as_json: bool) -> None:
     """List the pinned facts, org-wide ones first."""
     from ...store.pins import list_pins
-    from ...text import one_line
 
     with connection(agent) as conn:
         found = list_pins(conn, project=project, include_unpinned=include_unpinned)
     if as_json:
         emit_json(found)
-        return
-    if not found:
-        click.echo("no pins")
-    for p in found:
-        line = f"#{p.fact_id} {one_line(p.subject)}: {one_line(p.claim, 100)}  [{_scope(p.project)}; {p.pinned_by}]"
-        if p.unpinned_at:
-            line += f"  unpinned {p.unpinned_at:%Y-%m-%d %H:%M} by {p.unpinned_by}: {one_line(p.unpin_reason)}"
-        click.echo(line)
+    else:
+        click.echo(pins_text(found))
 
 
 @click.command()
@@ -85,11 +75,7 @@ def restore(fact_id: int, why: str, agent: str | None, as_json: bool) -> None:
     if as_json:
         emit_json({"id": fact.id, "restored": True, "why": why.strip(), "pin": fact.pin})
         return
-    click.echo(f"restored {fact_id}")
-    if fact.pin and fact.pin.back:
-        click.echo(f"pinned again ({_scope(fact.pin.project)}; pinned by {fact.pin.pinned_by})")
-    elif fact.pin:
-        click.echo(f"not pinned again: {_scope(fact.pin.project)} holds its cap of pins; unpin one, then pin {fact_id}")
+    click.echo(restored_text(fact))
 
 
 @click.group()
@@ -139,18 +125,13 @@ def todo_done(todo_id: int, agent: str | None, as_json: bool) -> None:
 def todo_list(project: str | None, include_done: bool, agent: str | None, as_json: bool) -> None:
     """List open items, org-wide ones first."""
     from ...store.todos import list_todos
-    from ...text import one_line
 
     with connection(agent) as conn:
         found = list_todos(conn, project=project, include_done=include_done)
     if as_json:
         emit_json(found)
-        return
-    if not found:
-        click.echo("no todos")
-    for t in found:
-        state = f"done {t.done_at:%Y-%m-%d} by {t.done_by}" if t.done_at else "open"
-        click.echo(f"#{t.id} [{t.project or 'org-wide'}; {t.author}; {state}] {one_line(t.text)}")
+    else:
+        click.echo(todos_text(found))
 
 
 COMMANDS = [pin, unpin, pins_list, restore, todo]

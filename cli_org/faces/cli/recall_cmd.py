@@ -27,7 +27,8 @@ def _arms(spec: str | None) -> tuple[str, ...]:
     default=RECALL_HITS.default,
     show_default=True,
     type=click.IntRange(RECALL_HITS.low, RECALL_HITS.high),
-    help="Hits in all, at most; the limit only cuts one order (--limit 3 is the first three of --limit 8).",
+    help="Hits in all, at most, of which at most half memory lines; otherwise the limit only cuts one order "
+    "(--limit 3 is the first three of --limit 8).",
 )
 @click.option(
     "--arms",
@@ -56,7 +57,9 @@ def recall(
                 click.echo(f"notice: {notice}", err=True)
             click.echo(result.text)
 
-    with org(agent, embed="vault" in arms) as opened:
+    from ...recall import needs_embedder
+
+    with org(agent, embed=needs_embedder(arms)) as opened:
         opened.recall(question, project=project, limit=limit, arms=arms, shown=show)
     warm_up()
 

@@ -42,11 +42,11 @@ if TYPE_CHECKING:
 # SDK's reply to it is dropped (the client has its answer).
 REPLAYED = "cli-org-front:initialize"
 # What the front answers from MANIFEST once it has answered `initialize` (`ping` too).
-LISTS = ("tools/list", "resources/list", "prompts/list", "ping")
+LISTS = ("tools/list", "resources/list", "ping")
 # A client of a protocol version without a handshake (Claude Code 2.1.332 speaks 2026-07-28)
 # names the version in each request's `_meta` and starts with `server/discover`: queued
 # behind the SDK's import, its connection took 1.8 s where the handshake took 0.36 s.
-MODERN = ("server/discover", "tools/list", "resources/list", "prompts/list")
+MODERN = ("server/discover", "tools/list", "resources/list")
 VERSION_META = "io.modelcontextprotocol/protocolVersion"
 
 

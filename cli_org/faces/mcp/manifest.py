@@ -18,45 +18,37 @@ _PACKED: dict[str, Any] = json.loads(
    "initialize": 0,
    "ping": 1,
    "tools/list": 2,
-   "resources/list": 3,
-   "prompts/list": 4
+   "resources/list": 3
   },
   "2025-03-26": {
+   "initialize": 4,
+   "ping": 1,
+   "tools/list": 2,
+   "resources/list": 3
+  },
+  "2025-06-18": {
    "initialize": 5,
    "ping": 1,
    "tools/list": 2,
-   "resources/list": 3,
-   "prompts/list": 4
+   "resources/list": 3
   },
-  "2025-06-18": {
+  "2025-11-25": {
    "initialize": 6,
    "ping": 1,
    "tools/list": 2,
-   "resources/list": 3,
-   "prompts/list": 4
-  },
-  "2025-11-25": {
-   "initialize": 7,
-   "ping": 1,
-   "tools/list": 2,
-   "resources/list": 3,
-   "prompts/list": 4
+   "resources/list": 3
   }
  },
  "modern": {
   "2026-07-28": {
-   "server/discover": 8,
-   "tools/list": 9,
-   "resources/list": 10,
-   "prompts/list": 11
+   "server/discover": 7,
+   "tools/list": 8,
+   "resources/list": 9
   }
  },
  "answers": [
   {
    "capabilities": {
-    "prompts": {
-     "listChanged": false
-    },
     "resources": {
      "listChanged": false,
      "subscribe": false
@@ -65,7 +57,7 @@ _PACKED: dict[str, Any] = json.loads(
      "listChanged": false
     }
    },
-   "instructions": "cli-org is the team's shared memory. Before you act on a task, call org_recall with one\nquestion about it: the answer comes from shared facts, bot memory files and the markdown\nvault, each hit labelled. When you learn something others should know, store it with\norg_remember (one sourced claim). Retire a wrong fact with org_forget. Your own bounded\nnotes live in org_notebook. You act as one fixed agent; no argument changes who you are.",
+   "instructions": "cli-org is the team's shared memory. Before you act on a task, call org_recall with one\nquestion about it: the answer comes from shared facts, bot memory files and the markdown\nvault, each hit labelled. When you learn something others should know, store it with\norg_remember (one sourced claim). Retire a wrong fact with org_forget. Your own bounded\nnotes: org_notebook reads them, org_notebook_edit changes them. You act as one fixed\nagent; no argument changes who you are.",
    "protocolVersion": "2024-11-05",
    "serverInfo": {
     "name": "cli-org",
@@ -248,6 +240,39 @@ _PACKED: dict[str, Any] = json.loads(
     },
     {
      "annotations": {
+      "destructiveHint": true,
+      "idempotentHint": false,
+      "openWorldHint": false,
+      "readOnlyHint": false
+     },
+     "description": "Bring a forgotten fact back. Its author, their team lead or an owner may. The pin\nits retirement ended comes back too, unless that scope has since filled its cap.",
+     "inputSchema": {
+      "properties": {
+       "id": {
+        "description": "The #id of the retired fact to bring back.",
+        "maximum": 9223372036854775807,
+        "minimum": 1,
+        "title": "Id",
+        "type": "integer"
+       },
+       "why": {
+        "description": "Why it holds after all; kept with the fact.",
+        "title": "Why",
+        "type": "string"
+       }
+      },
+      "required": [
+       "id",
+       "why"
+      ],
+      "type": "object",
+      "title": "org_restoreArguments",
+      "additionalProperties": false
+     },
+     "name": "org_restore"
+    },
+    {
+     "annotations": {
       "destructiveHint": false,
       "idempotentHint": true,
       "openWorldHint": false,
@@ -426,6 +451,210 @@ _PACKED: dict[str, Any] = json.loads(
     {
      "annotations": {
       "destructiveHint": false,
+      "idempotentHint": false,
+      "openWorldHint": false,
+      "readOnlyHint": false
+     },
+     "description": "Pin a current fact so that every session starts with it (10 org-wide, 5 per project;\na full scope is refused). Its author, their team lead or an owner may.",
+     "inputSchema": {
+      "properties": {
+       "id": {
+        "description": "The #id of the current fact to pin.",
+        "maximum": 9223372036854775807,
+        "minimum": 1,
+        "title": "Id",
+        "type": "integer"
+       },
+       "project": {
+        "anyOf": [
+         {
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "Pin in this project (default: the fact's project, else org-wide).",
+        "title": "Project"
+       }
+      },
+      "required": [
+       "id"
+      ],
+      "type": "object",
+      "title": "org_pinArguments",
+      "additionalProperties": false
+     },
+     "name": "org_pin"
+    },
+    {
+     "annotations": {
+      "destructiveHint": true,
+      "idempotentHint": false,
+      "openWorldHint": false,
+      "readOnlyHint": false
+     },
+     "description": "Unpin a fact (the pin is kept in the history, with who unpinned it and when). The\nfact's author, their team lead or an owner may.",
+     "inputSchema": {
+      "properties": {
+       "id": {
+        "description": "The #id of the pinned fact.",
+        "maximum": 9223372036854775807,
+        "minimum": 1,
+        "title": "Id",
+        "type": "integer"
+       }
+      },
+      "required": [
+       "id"
+      ],
+      "type": "object",
+      "title": "org_unpinArguments",
+      "additionalProperties": false
+     },
+     "name": "org_unpin"
+    },
+    {
+     "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "openWorldHint": false,
+      "readOnlyHint": true
+     },
+     "description": "The pinned facts every session starts with, org-wide ones first, one line each.",
+     "inputSchema": {
+      "properties": {
+       "project": {
+        "anyOf": [
+         {
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "The org-wide pins and this project's. Omit for every project's.",
+        "title": "Project"
+       },
+       "include_unpinned": {
+        "default": false,
+        "description": "Also past pins, with who unpinned them and when.",
+        "title": "Include Unpinned",
+        "type": "boolean"
+       }
+      },
+      "type": "object",
+      "title": "org_pinsArguments",
+      "additionalProperties": false
+     },
+     "name": "org_pins"
+    },
+    {
+     "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": false,
+      "openWorldHint": false,
+      "readOnlyHint": false
+     },
+     "description": "Add an open item for the team, as you; returns its id. It stays until marked done.",
+     "inputSchema": {
+      "properties": {
+       "text": {
+        "description": "The open item, in a line (at most 500 characters).",
+        "title": "Text",
+        "type": "string"
+       },
+       "project": {
+        "anyOf": [
+         {
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "The project it belongs to (default: org-wide).",
+        "title": "Project"
+       }
+      },
+      "required": [
+       "text"
+      ],
+      "type": "object",
+      "title": "org_todo_addArguments",
+      "additionalProperties": false
+     },
+     "name": "org_todo_add"
+    },
+    {
+     "annotations": {
+      "destructiveHint": true,
+      "idempotentHint": false,
+      "openWorldHint": false,
+      "readOnlyHint": false
+     },
+     "description": "Mark an item done (it is kept, with who and when). Its author, their team lead or\nan owner may.",
+     "inputSchema": {
+      "properties": {
+       "id": {
+        "description": "The #id of the open item.",
+        "maximum": 9223372036854775807,
+        "minimum": 1,
+        "title": "Id",
+        "type": "integer"
+       }
+      },
+      "required": [
+       "id"
+      ],
+      "type": "object",
+      "title": "org_todo_doneArguments",
+      "additionalProperties": false
+     },
+     "name": "org_todo_done"
+    },
+    {
+     "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "openWorldHint": false,
+      "readOnlyHint": true
+     },
+     "description": "The team's open items, org-wide ones first, one line each with its #id.",
+     "inputSchema": {
+      "properties": {
+       "project": {
+        "anyOf": [
+         {
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "The org-wide items and this project's. Omit for every project's.",
+        "title": "Project"
+       },
+       "include_done": {
+        "default": false,
+        "description": "Also done items, with who and when.",
+        "title": "Include Done",
+        "type": "boolean"
+       }
+      },
+      "type": "object",
+      "title": "org_todosArguments",
+      "additionalProperties": false
+     },
+     "name": "org_todos"
+    },
+    {
+     "annotations": {
+      "destructiveHint": false,
       "idempotentHint": true,
       "openWorldHint": false,
       "readOnlyHint": true
@@ -520,20 +749,54 @@ _PACKED: dict[str, Any] = json.loads(
     },
     {
      "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "openWorldHint": false,
+      "readOnlyHint": true
+     },
+     "description": "Your own bounded notebook (memory 2,200 / user 1,375 characters), read only by you:\neach store with how full it is, its entries separated by lines holding §.",
+     "inputSchema": {
+      "properties": {
+       "target": {
+        "anyOf": [
+         {
+          "enum": [
+           "memory",
+           "user"
+          ],
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "memory (your own notes) or user (about the person you work with). Omit for both.",
+        "title": "Target"
+       }
+      },
+      "type": "object",
+      "title": "org_notebookArguments",
+      "additionalProperties": false
+     },
+     "name": "org_notebook"
+    },
+    {
+     "annotations": {
       "destructiveHint": true,
       "idempotentHint": false,
       "openWorldHint": false,
       "readOnlyHint": false
      },
-     "description": "Your own bounded notebook (memory 2,200 / user 1,375 characters), read only by you.\nA write past the cap is refused with the entries, so you can merge or remove some.",
+     "description": "Change your own notebook (memory 2,200 / user 1,375 characters). A write past the\ncap is refused with the entries, so you can merge or remove some; old_text must match\none entry only (and, to patch, occur once in it).",
      "inputSchema": {
       "properties": {
        "action": {
-        "description": "show the notebook; add an entry; replace or remove the one entry containing old_text.",
+        "description": "add an entry; replace the one entry containing old_text with text; patch: replace the span old_text with text inside its entry; remove the one entry containing old_text.",
         "enum": [
-         "show",
          "add",
          "replace",
+         "patch",
          "remove"
         ],
         "title": "Action",
@@ -559,7 +822,7 @@ _PACKED: dict[str, Any] = json.loads(
          }
         ],
         "default": null,
-        "description": "The new entry (add, replace).",
+        "description": "The new entry (add, replace) or the new span (patch).",
         "title": "Text"
        },
        "old_text": {
@@ -572,7 +835,7 @@ _PACKED: dict[str, Any] = json.loads(
          }
         ],
         "default": null,
-        "description": "A unique part of the entry to replace or remove.",
+        "description": "A part of one entry only: the entry to replace or remove, or the span to patch.",
         "title": "Old Text"
        }
       },
@@ -580,10 +843,10 @@ _PACKED: dict[str, Any] = json.loads(
        "action"
       ],
       "type": "object",
-      "title": "org_notebookArguments",
+      "title": "org_notebook_editArguments",
       "additionalProperties": false
      },
-     "name": "org_notebook"
+     "name": "org_notebook_edit"
     },
     {
      "annotations": {
@@ -777,13 +1040,7 @@ _PACKED: dict[str, Any] = json.loads(
    ]
   },
   {
-   "prompts": []
-  },
-  {
    "capabilities": {
-    "prompts": {
-     "listChanged": false
-    },
     "resources": {
      "listChanged": false,
      "subscribe": false
@@ -792,7 +1049,7 @@ _PACKED: dict[str, Any] = json.loads(
      "listChanged": false
     }
    },
-   "instructions": "cli-org is the team's shared memory. Before you act on a task, call org_recall with one\nquestion about it: the answer comes from shared facts, bot memory files and the markdown\nvault, each hit labelled. When you learn something others should know, store it with\norg_remember (one sourced claim). Retire a wrong fact with org_forget. Your own bounded\nnotes live in org_notebook. You act as one fixed agent; no argument changes who you are.",
+   "instructions": "cli-org is the team's shared memory. Before you act on a task, call org_recall with one\nquestion about it: the answer comes from shared facts, bot memory files and the markdown\nvault, each hit labelled. When you learn something others should know, store it with\norg_remember (one sourced claim). Retire a wrong fact with org_forget. Your own bounded\nnotes: org_notebook reads them, org_notebook_edit changes them. You act as one fixed\nagent; no argument changes who you are.",
    "protocolVersion": "2025-03-26",
    "serverInfo": {
     "name": "cli-org",
@@ -801,9 +1058,6 @@ _PACKED: dict[str, Any] = json.loads(
   },
   {
    "capabilities": {
-    "prompts": {
-     "listChanged": false
-    },
     "resources": {
      "listChanged": false,
      "subscribe": false
@@ -812,7 +1066,7 @@ _PACKED: dict[str, Any] = json.loads(
      "listChanged": false
     }
    },
-   "instructions": "cli-org is the team's shared memory. Before you act on a task, call org_recall with one\nquestion about it: the answer comes from shared facts, bot memory files and the markdown\nvault, each hit labelled. When you learn something others should know, store it with\norg_remember (one sourced claim). Retire a wrong fact with org_forget. Your own bounded\nnotes live in org_notebook. You act as one fixed agent; no argument changes who you are.",
+   "instructions": "cli-org is the team's shared memory. Before you act on a task, call org_recall with one\nquestion about it: the answer comes from shared facts, bot memory files and the markdown\nvault, each hit labelled. When you learn something others should know, store it with\norg_remember (one sourced claim). Retire a wrong fact with org_forget. Your own bounded\nnotes: org_notebook reads them, org_notebook_edit changes them. You act as one fixed\nagent; no argument changes who you are.",
    "protocolVersion": "2025-06-18",
    "serverInfo": {
     "name": "cli-org",
@@ -821,9 +1075,6 @@ _PACKED: dict[str, Any] = json.loads(
   },
   {
    "capabilities": {
-    "prompts": {
-     "listChanged": false
-    },
     "resources": {
      "listChanged": false,
      "subscribe": false
@@ -832,7 +1083,7 @@ _PACKED: dict[str, Any] = json.loads(
      "listChanged": false
     }
    },
-   "instructions": "cli-org is the team's shared memory. Before you act on a task, call org_recall with one\nquestion about it: the answer comes from shared facts, bot memory files and the markdown\nvault, each hit labelled. When you learn something others should know, store it with\norg_remember (one sourced claim). Retire a wrong fact with org_forget. Your own bounded\nnotes live in org_notebook. You act as one fixed agent; no argument changes who you are.",
+   "instructions": "cli-org is the team's shared memory. Before you act on a task, call org_recall with one\nquestion about it: the answer comes from shared facts, bot memory files and the markdown\nvault, each hit labelled. When you learn something others should know, store it with\norg_remember (one sourced claim). Retire a wrong fact with org_forget. Your own bounded\nnotes: org_notebook reads them, org_notebook_edit changes them. You act as one fixed\nagent; no argument changes who you are.",
    "protocolVersion": "2025-11-25",
    "serverInfo": {
     "name": "cli-org",
@@ -842,9 +1093,6 @@ _PACKED: dict[str, Any] = json.loads(
   {
    "cacheScope": "private",
    "capabilities": {
-    "prompts": {
-     "listChanged": true
-    },
     "resources": {
      "listChanged": true,
      "subscribe": true
@@ -853,7 +1101,7 @@ _PACKED: dict[str, Any] = json.loads(
      "listChanged": true
     }
    },
-   "instructions": "cli-org is the team's shared memory. Before you act on a task, call org_recall with one\nquestion about it: the answer comes from shared facts, bot memory files and the markdown\nvault, each hit labelled. When you learn something others should know, store it with\norg_remember (one sourced claim). Retire a wrong fact with org_forget. Your own bounded\nnotes live in org_notebook. You act as one fixed agent; no argument changes who you are.",
+   "instructions": "cli-org is the team's shared memory. Before you act on a task, call org_recall with one\nquestion about it: the answer comes from shared facts, bot memory files and the markdown\nvault, each hit labelled. When you learn something others should know, store it with\norg_remember (one sourced claim). Retire a wrong fact with org_forget. Your own bounded\nnotes: org_notebook reads them, org_notebook_edit changes them. You act as one fixed\nagent; no argument changes who you are.",
    "resultType": "complete",
    "supportedVersions": [
     "2026-07-28"
@@ -1043,6 +1291,39 @@ _PACKED: dict[str, Any] = json.loads(
     },
     {
      "annotations": {
+      "destructiveHint": true,
+      "idempotentHint": false,
+      "openWorldHint": false,
+      "readOnlyHint": false
+     },
+     "description": "Bring a forgotten fact back. Its author, their team lead or an owner may. The pin\nits retirement ended comes back too, unless that scope has since filled its cap.",
+     "inputSchema": {
+      "type": "object",
+      "properties": {
+       "id": {
+        "description": "The #id of the retired fact to bring back.",
+        "maximum": 9223372036854775807,
+        "minimum": 1,
+        "title": "Id",
+        "type": "integer"
+       },
+       "why": {
+        "description": "Why it holds after all; kept with the fact.",
+        "title": "Why",
+        "type": "string"
+       }
+      },
+      "required": [
+       "id",
+       "why"
+      ],
+      "title": "org_restoreArguments",
+      "additionalProperties": false
+     },
+     "name": "org_restore"
+    },
+    {
+     "annotations": {
       "destructiveHint": false,
       "idempotentHint": true,
       "openWorldHint": false,
@@ -1221,6 +1502,210 @@ _PACKED: dict[str, Any] = json.loads(
     {
      "annotations": {
       "destructiveHint": false,
+      "idempotentHint": false,
+      "openWorldHint": false,
+      "readOnlyHint": false
+     },
+     "description": "Pin a current fact so that every session starts with it (10 org-wide, 5 per project;\na full scope is refused). Its author, their team lead or an owner may.",
+     "inputSchema": {
+      "type": "object",
+      "properties": {
+       "id": {
+        "description": "The #id of the current fact to pin.",
+        "maximum": 9223372036854775807,
+        "minimum": 1,
+        "title": "Id",
+        "type": "integer"
+       },
+       "project": {
+        "anyOf": [
+         {
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "Pin in this project (default: the fact's project, else org-wide).",
+        "title": "Project"
+       }
+      },
+      "required": [
+       "id"
+      ],
+      "title": "org_pinArguments",
+      "additionalProperties": false
+     },
+     "name": "org_pin"
+    },
+    {
+     "annotations": {
+      "destructiveHint": true,
+      "idempotentHint": false,
+      "openWorldHint": false,
+      "readOnlyHint": false
+     },
+     "description": "Unpin a fact (the pin is kept in the history, with who unpinned it and when). The\nfact's author, their team lead or an owner may.",
+     "inputSchema": {
+      "type": "object",
+      "properties": {
+       "id": {
+        "description": "The #id of the pinned fact.",
+        "maximum": 9223372036854775807,
+        "minimum": 1,
+        "title": "Id",
+        "type": "integer"
+       }
+      },
+      "required": [
+       "id"
+      ],
+      "title": "org_unpinArguments",
+      "additionalProperties": false
+     },
+     "name": "org_unpin"
+    },
+    {
+     "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "openWorldHint": false,
+      "readOnlyHint": true
+     },
+     "description": "The pinned facts every session starts with, org-wide ones first, one line each.",
+     "inputSchema": {
+      "type": "object",
+      "properties": {
+       "project": {
+        "anyOf": [
+         {
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "The org-wide pins and this project's. Omit for every project's.",
+        "title": "Project"
+       },
+       "include_unpinned": {
+        "default": false,
+        "description": "Also past pins, with who unpinned them and when.",
+        "title": "Include Unpinned",
+        "type": "boolean"
+       }
+      },
+      "title": "org_pinsArguments",
+      "additionalProperties": false
+     },
+     "name": "org_pins"
+    },
+    {
+     "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": false,
+      "openWorldHint": false,
+      "readOnlyHint": false
+     },
+     "description": "Add an open item for the team, as you; returns its id. It stays until marked done.",
+     "inputSchema": {
+      "type": "object",
+      "properties": {
+       "text": {
+        "description": "The open item, in a line (at most 500 characters).",
+        "title": "Text",
+        "type": "string"
+       },
+       "project": {
+        "anyOf": [
+         {
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "The project it belongs to (default: org-wide).",
+        "title": "Project"
+       }
+      },
+      "required": [
+       "text"
+      ],
+      "title": "org_todo_addArguments",
+      "additionalProperties": false
+     },
+     "name": "org_todo_add"
+    },
+    {
+     "annotations": {
+      "destructiveHint": true,
+      "idempotentHint": false,
+      "openWorldHint": false,
+      "readOnlyHint": false
+     },
+     "description": "Mark an item done (it is kept, with who and when). Its author, their team lead or\nan owner may.",
+     "inputSchema": {
+      "type": "object",
+      "properties": {
+       "id": {
+        "description": "The #id of the open item.",
+        "maximum": 9223372036854775807,
+        "minimum": 1,
+        "title": "Id",
+        "type": "integer"
+       }
+      },
+      "required": [
+       "id"
+      ],
+      "title": "org_todo_doneArguments",
+      "additionalProperties": false
+     },
+     "name": "org_todo_done"
+    },
+    {
+     "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "openWorldHint": false,
+      "readOnlyHint": true
+     },
+     "description": "The team's open items, org-wide ones first, one line each with its #id.",
+     "inputSchema": {
+      "type": "object",
+      "properties": {
+       "project": {
+        "anyOf": [
+         {
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "The org-wide items and this project's. Omit for every project's.",
+        "title": "Project"
+       },
+       "include_done": {
+        "default": false,
+        "description": "Also done items, with who and when.",
+        "title": "Include Done",
+        "type": "boolean"
+       }
+      },
+      "title": "org_todosArguments",
+      "additionalProperties": false
+     },
+     "name": "org_todos"
+    },
+    {
+     "annotations": {
+      "destructiveHint": false,
       "idempotentHint": true,
       "openWorldHint": false,
       "readOnlyHint": true
@@ -1315,21 +1800,55 @@ _PACKED: dict[str, Any] = json.loads(
     },
     {
      "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "openWorldHint": false,
+      "readOnlyHint": true
+     },
+     "description": "Your own bounded notebook (memory 2,200 / user 1,375 characters), read only by you:\neach store with how full it is, its entries separated by lines holding §.",
+     "inputSchema": {
+      "type": "object",
+      "properties": {
+       "target": {
+        "anyOf": [
+         {
+          "enum": [
+           "memory",
+           "user"
+          ],
+          "type": "string"
+         },
+         {
+          "type": "null"
+         }
+        ],
+        "default": null,
+        "description": "memory (your own notes) or user (about the person you work with). Omit for both.",
+        "title": "Target"
+       }
+      },
+      "title": "org_notebookArguments",
+      "additionalProperties": false
+     },
+     "name": "org_notebook"
+    },
+    {
+     "annotations": {
       "destructiveHint": true,
       "idempotentHint": false,
       "openWorldHint": false,
       "readOnlyHint": false
      },
-     "description": "Your own bounded notebook (memory 2,200 / user 1,375 characters), read only by you.\nA write past the cap is refused with the entries, so you can merge or remove some.",
+     "description": "Change your own notebook (memory 2,200 / user 1,375 characters). A write past the\ncap is refused with the entries, so you can merge or remove some; old_text must match\none entry only (and, to patch, occur once in it).",
      "inputSchema": {
       "type": "object",
       "properties": {
        "action": {
-        "description": "show the notebook; add an entry; replace or remove the one entry containing old_text.",
+        "description": "add an entry; replace the one entry containing old_text with text; patch: replace the span old_text with text inside its entry; remove the one entry containing old_text.",
         "enum": [
-         "show",
          "add",
          "replace",
+         "patch",
          "remove"
         ],
         "title": "Action",
@@ -1355,7 +1874,7 @@ _PACKED: dict[str, Any] = json.loads(
          }
         ],
         "default": null,
-        "description": "The new entry (add, replace).",
+        "description": "The new entry (add, replace) or the new span (patch).",
         "title": "Text"
        },
        "old_text": {
@@ -1368,17 +1887,17 @@ _PACKED: dict[str, Any] = json.loads(
          }
         ],
         "default": null,
-        "description": "A unique part of the entry to replace or remove.",
+        "description": "A part of one entry only: the entry to replace or remove, or the span to patch.",
         "title": "Old Text"
        }
       },
       "required": [
        "action"
       ],
-      "title": "org_notebookArguments",
+      "title": "org_notebook_editArguments",
       "additionalProperties": false
      },
-     "name": "org_notebook"
+     "name": "org_notebook_edit"
     },
     {
      "annotations": {
@@ -1578,18 +2097,6 @@ _PACKED: dict[str, Any] = json.loads(
      "uri": "cli-org://notebook"
     }
    ],
-   "resultType": "complete",
-   "ttlMs": 0,
-   "_meta": {
-    "io.modelcontextprotocol/serverInfo": {
-     "name": "cli-org",
-     "version": "0.1.0"
-    }
-   }
-  },
-  {
-   "cacheScope": "private",
-   "prompts": [],
    "resultType": "complete",
    "ttlMs": 0,
    "_meta": {

@@ -42,7 +42,7 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from pydantic import AfterValidator, Field, ValidationError
 
 from ... import __version__
-from ...checks.rules import HARNESSES, KINDS, LINK_KINDS, MAX_ID, NOTEBOOK_STORES
+from ...checks.rules import HARNESSES, KINDS, LINK_KINDS, MAX_ID, MAX_TODO, NOTEBOOK_STORES
 from ...db.errors import translated
 from ...errors import InputError, OrgError
 from ...limits import RECALL_HITS, SESSION_HITS, check_words
@@ -50,10 +50,12 @@ from ...org.registry import tool_effect
 from ...session.context import DEFAULT_BUDGET, MIN_BUDGET, build_context
 from ...session.hooks import HookInput, hook_project
 from ...store import notebook as nb
-from ...store.facts import forget, list_facts, remember
+from ...store.facts import forget, list_facts, remember, restore
 from ...store.links import link, unlink
+from ...store.pins import list_pins, pin, unpin
 from ...store.proposals import accept, list_proposals, reject
 from ...store.sources import source_hash_at
+from ...store.todos import add_todo, done_todo, list_todos
 from ..render import (
     change_line,
     facts_text,
@@ -61,8 +63,12 @@ from ..render import (
     message_hit_line,
     note_hit_lines,
     notebook_text,
+    pinned_line,
+    pins_text,
     proposals_text,
     remembered_line,
+    restored_text,
+    todos_text,
 )
 
 if TYPE_CHECKING:
@@ -80,7 +86,8 @@ cli-org is the team's shared memory. Before you act on a task, call org_recall w
 question about it: the answer comes from shared facts, bot memory files and the markdown
 vault, each hit labelled. When you learn something others should know, store it with
 org_remember (one sourced claim). Retire a wrong fact with org_forget. Your own bounded
-notes live in org_notebook. You act as one fixed agent; no argument changes who you are."""
+notes: org_notebook reads them, org_notebook_edit changes them. You act as one fixed
+agent; no argument changes who you are."""
 
 
 @dataclass
@@ -376,6 +383,20 @@ class Tools:
 
         return await self.session.answer("facts.forget", body)
 
+    async def org_restore(
+        self,
+        id: Annotated[int, Field(ge=1, le=MAX_ID, description="The #id of the retired fact to bring back.")],
+        why: Annotated[str, Field(description="Why it holds after all; kept with the fact.")],
+    ) -> CallToolResult:
+        """Bring a forgotten fact back. Its author, their team lead or an owner may. The pin
+        its retirement ended comes back too, unless that scope has since filled its cap."""
+        via = _via()
+
+        def body(conn: Conn) -> CallToolResult:
+            return _answer(restored_text(restore(conn, id, why, embedder=self.session.org.embedder, via=via)))
+
+        return await self.session.answer("facts.restore", body)
+
     async def org_facts(
         self,
         subject: Annotated[str | None, Field(description="Only this subject (case-insensitive).")] = None,
@@ -432,6 +453,90 @@ class Tools:
 
         return await self.session.answer("links.unlink", body)
 
+    async def org_pin(
+        self,
+        id: Annotated[int, Field(ge=1, le=MAX_ID, description="The #id of the current fact to pin.")],
+        project: Annotated[
+            str | None, Field(description="Pin in this project (default: the fact's project, else org-wide).")
+        ] = None,
+    ) -> CallToolResult:
+        """Pin a current fact so that every session starts with it (10 org-wide, 5 per project;
+        a full scope is refused). Its author, their team lead or an owner may."""
+        via = _via()
+
+        def body(conn: Conn) -> CallToolResult:
+            return _answer(pinned_line("pinned", pin(conn, id, project, via=via)))
+
+        return await self.session.answer("pins.pin", body)
+
+    async def org_unpin(
+        self, id: Annotated[int, Field(ge=1, le=MAX_ID, description="The #id of the pinned fact.")]
+    ) -> CallToolResult:
+        """Unpin a fact (the pin is kept in the history, with who unpinned it and when). The
+        fact's author, their team lead or an owner may."""
+        via = _via()
+
+        def body(conn: Conn) -> CallToolResult:
+            return _answer(pinned_line("unpinned", unpin(conn, id, via=via)))
+
+        return await self.session.answer("pins.unpin", body)
+
+    async def org_pins(
+        self,
+        project: Annotated[
+            str | None, Field(description="The org-wide pins and this project's. Omit for every project's.")
+        ] = None,
+        include_unpinned: Annotated[
+            bool, Field(description="Also past pins, with who unpinned them and when.")
+        ] = False,
+    ) -> CallToolResult:
+        """The pinned facts every session starts with, org-wide ones first, one line each."""
+
+        def body(conn: Conn) -> CallToolResult:
+            return _answer(pins_text(list_pins(conn, project=project, include_unpinned=include_unpinned)))
+
+        return await self.session.answer("pins.list", body)
+
+    async def org_todo_add(
+        self,
+        text: Annotated[str, Field(description=f"The open item, in a line (at most {MAX_TODO} characters).")],
+        project: Annotated[str | None, Field(description="The project it belongs to (default: org-wide).")] = None,
+    ) -> CallToolResult:
+        """Add an open item for the team, as you; returns its id. It stays until marked done."""
+        via = _via()
+
+        def body(conn: Conn) -> CallToolResult:
+            return _answer(str(add_todo(conn, text, project, via=via).id))
+
+        return await self.session.answer("todos.add", body)
+
+    async def org_todo_done(
+        self, id: Annotated[int, Field(ge=1, le=MAX_ID, description="The #id of the open item.")]
+    ) -> CallToolResult:
+        """Mark an item done (it is kept, with who and when). Its author, their team lead or
+        an owner may."""
+        via = _via()
+
+        def body(conn: Conn) -> CallToolResult:
+            done_todo(conn, id, via=via)
+            return _answer(f"done {id}")
+
+        return await self.session.answer("todos.done", body)
+
+    async def org_todos(
+        self,
+        project: Annotated[
+            str | None, Field(description="The org-wide items and this project's. Omit for every project's.")
+        ] = None,
+        include_done: Annotated[bool, Field(description="Also done items, with who and when.")] = False,
+    ) -> CallToolResult:
+        """The team's open items, org-wide ones first, one line each with its #id."""
+
+        def body(conn: Conn) -> CallToolResult:
+            return _answer(todos_text(list_todos(conn, project=project, include_done=include_done)))
+
+        return await self.session.answer("todos.list", body)
+
     async def org_search(
         self,
         query: Annotated[str, Words, Field(description="Words or a question to look for in the markdown vault.")],
@@ -478,34 +583,61 @@ class Tools:
 
     async def org_notebook(
         self,
+        target: Annotated[
+            Literal[NOTEBOOK_STORES] | None,  # type: ignore[valid-type]
+            Field(description="memory (your own notes) or user (about the person you work with). Omit for both."),
+        ] = None,
+    ) -> CallToolResult:
+        """Your own bounded notebook (memory 2,200 / user 1,375 characters), read only by you:
+        each store with how full it is, its entries separated by lines holding §."""
+
+        def body(conn: Conn) -> CallToolResult:
+            return _answer(notebook_text(nb.show(conn, target), nb.SEPARATOR))
+
+        return await self.session.answer("notebook.show", body)
+
+    async def org_notebook_edit(
+        self,
         action: Annotated[
-            Literal["show", "add", "replace", "remove"],
-            Field(description="show the notebook; add an entry; replace or remove the one entry containing old_text."),
+            Literal["add", "replace", "patch", "remove"],
+            Field(
+                description="add an entry; replace the one entry containing old_text with text; patch: replace "
+                "the span old_text with text inside its entry; remove the one entry containing old_text."
+            ),
         ],
         target: Annotated[
             Literal[NOTEBOOK_STORES],  # type: ignore[valid-type]
             Field(description="memory: your own notes. user: what you know about the person you work with."),
         ] = "memory",
-        text: Annotated[str | None, Field(description="The new entry (add, replace).")] = None,
-        old_text: Annotated[str | None, Field(description="A unique part of the entry to replace or remove.")] = None,
+        text: Annotated[str | None, Field(description="The new entry (add, replace) or the new span (patch).")] = None,
+        old_text: Annotated[
+            str | None,
+            Field(description="A part of one entry only: the entry to replace or remove, or the span to patch."),
+        ] = None,
     ) -> CallToolResult:
-        """Your own bounded notebook (memory 2,200 / user 1,375 characters), read only by you.
-        A write past the cap is refused with the entries, so you can merge or remove some."""
-        needs = {"add": ("text",), "replace": ("old_text", "text"), "remove": ("old_text",), "show": ()}
+        """Change your own notebook (memory 2,200 / user 1,375 characters). A write past the
+        cap is refused with the entries, so you can merge or remove some; old_text must match
+        one entry only (and, to patch, occur once in it)."""
+        needs = {
+            "add": ("text",),
+            "replace": ("old_text", "text"),
+            "patch": ("old_text", "text"),
+            "remove": ("old_text",),
+        }
         given = {"text": text, "old_text": old_text}
-        missing = [n for n in needs[action] if not given[n]]
+        # A patch's new span may be empty (it cuts the span out); nothing else may.
+        missing = [n for n in needs[action] if given[n] is None or not given[n] and (action, n) != ("patch", "text")]
         if missing:
             return _refusal(f"{action} needs {' and '.join(missing)}")
         via = _via()
 
         def body(conn: Conn) -> CallToolResult:
-            if action == "show":
-                found = nb.show(conn, target)
-                return _answer(notebook_text(found, nb.SEPARATOR))
             if action == "add":
                 change = nb.add(conn, target, text or "", via=via)
             elif action == "replace":
                 change = nb.replace(conn, target, old_text or "", text or "", via=via)
+            elif action == "patch":
+                change = nb.patch(conn, target, old_text or "", text or "", via=via)
             else:
                 change = nb.remove(conn, target, old_text or "", via=via)
             return _answer(change_line(change))
@@ -595,7 +727,7 @@ class Tools:
 def build_server(session: Session) -> OrgServer:
     """The server: the tools (Tools' `org_*` methods, in the order they are defined), each
     with its effect (the registry's: org/registry.py tool_effect) and a schema that takes no other argument, and
-    the two resources. Listing needs no Org: scripts/mcp_manifest.py lists a server built
+    the two resources; no prompts. Listing needs no Org: scripts/mcp_manifest.py lists a server built
     on a session that has none."""
     server = OrgServer(session)
     tools = Tools(session)
@@ -613,6 +745,11 @@ def build_server(session: Session) -> OrgServer:
             listed = server._tool_manager.get_tool(name)
             assert listed is not None
             listed.parameters["additionalProperties"] = False
+    # No prompts: a capability with nothing in it is a capability a client acts on (Hermes 0.19
+    # gives the model list_prompts and get_prompt tools for it). The SDK advertises a method
+    # family it has a handler for (lowlevel Server.get_capabilities), so the handlers go.
+    for method in ("prompts/list", "prompts/get"):
+        server._lowlevel_server._request_handlers.pop(method, None)
     server.resource(
         "cli-org://context",
         name="context",
