@@ -186,12 +186,13 @@ def current(org: Any, fact_id: int) -> bool:
 
 def test_user_setup_gives_the_first_turn_its_tools_and_reads_without_approval(org, tmp_path):
     """`cli-org setup codex` in the user's CODEX_HOME, then `codex exec` as it comes: the
-<<<<<<< HEAD
-    instruction block and the tools are in the first request, a recall runs without an
+    instruction block and every tool are in the first request, a recall runs without an
     approval and hands the model the CLI's text, a recall with a wrong argument is answered
     in one line, a remember runs without an approval (setup approves the tools that only read
     or add), and a forget of bot's own fact (destructive) is refused by Codex's approval
-    policy (`never` under exec) in one line."""
+    policy (`never` under exec) in one line. The read tools issue 37 added (todos, pins, the
+    notebook's read) run without an approval too; the notebook's write tool (it may replace)
+    is refused like forget."""
     mine, theirs = two_facts(org)
     claim = {"subject": "release", "claim": "Releases are tagged from main by the release job", "source": "ci.yml"}
     script = scripted(
@@ -199,22 +200,10 @@ def test_user_setup_gives_the_first_turn_its_tools_and_reads_without_approval(or
         ("org_recall", {"question": QUESTION, "limit": "many"}),
         ("org_remember", claim),
         ("org_forget", {"id": mine, "why": "out of date"}),
-=======
-    instruction block and every tool are in the first request, a recall runs without an
-    approval and hands the model the CLI's text, a recall with a wrong argument is answered
-    in one line, and a forget (a write) is refused by Codex's approval policy (`never`
-    under exec) in one line. The read tools issue 37 added (todos, pins, the notebook's
-    read) run without an approval too; the notebook's write tool is refused like forget."""
-    _, theirs = two_facts(org)
-    script = scripted(
-        ("org_recall", {"question": QUESTION}),
-        ("org_recall", {"question": QUESTION, "limit": "many"}),
-        ("org_forget", {"id": theirs, "why": "out of date"}),
         ("org_todos", {}),
         ("org_pins", {}),
         ("org_notebook", {}),
         ("org_notebook_edit", {"action": "add", "text": "Deploys need a green CI run"}),
->>>>>>> i37-toolset
     )
     with codex_session(tmp_path, org.env, script) as h:
         h.cli_org("setup", "codex", "--agent", "bot")
@@ -229,24 +218,16 @@ def test_user_setup_gives_the_first_turn_its_tools_and_reads_without_approval(or
     first, *_, last = h.requests()
     assert block in api.said(first)
     assert {f"{NAMESPACE}/{t}" for t in TOOLS} <= set(api.tools(first)), sorted(api.tools(first))
-<<<<<<< HEAD
-    recalled, wrong, remembered, refused = handed(last)
-=======
-    recalled, wrong, refused, *read, edit = handed(last)
->>>>>>> i37-toolset
+    recalled, wrong, remembered, refused, *read, edit = handed(last)
     assert recalled == cli_text
     assert "\n" not in wrong.strip() and "limit" in wrong and "http" not in wrong, wrong
     with org.admin() as conn:
         new = conn.execute("SELECT id, author FROM memory_facts WHERE subject = 'release'").fetchone()
     assert remembered.strip() == str(new["id"]) and new["author"] == "bot", remembered
     assert refused == REFUSED_BY_CODEX
-<<<<<<< HEAD
     assert current(org, mine) and current(org, theirs)
-=======
     assert read == reads and reads[0] == "no todos" and reads[2].startswith("MEMORY (bot)")
     assert edit == REFUSED_BY_CODEX
-    assert current(org, theirs)
->>>>>>> i37-toolset
     assert "Done." in ran.stdout
     # Codex's own record of the session, imported: its two recalls (the namespace and the
     # function joined into one name) count as cli-org's, the refused forget as no recall.

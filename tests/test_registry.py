@@ -385,3 +385,16 @@ def test_the_warm_helper_hands_a_command_its_request_not_its_own_environment(org
     assert answer["exit_code"] == 0, answer
     assert "staging database restarts" in answer["stdout"]  # as bot
     assert "staging cache is emptied" in answer["stdout"]  # the request's folder's memory files
+
+
+def test_the_approvals_page_names_the_writes_that_run_unasked_and_those_that_ask():
+    """docs/agents.md's Approvals names each write setup lets through and each tool it leaves
+    to the person, as the registry derives them (a new tool, or an effect changed, shows here)."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "agents.md").read_text()
+    section = page[page.index("### Approvals") :]
+    unasked, _, asked = section[: section.index("stay the person's")].partition("The tools that")
+    named = set(re.findall(r"`(org_\w+)`", unasked)), set(re.findall(r"`(org_\w+)`", asked))
+    writes = {t for t in UNASKED_TOOLS if not tool_effect(t).read_only}
+    assert named == (writes, {t for t in MCP if t not in UNASKED_TOOLS})

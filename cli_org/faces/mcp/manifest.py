@@ -983,7 +983,7 @@ _PACKED: dict[str, Any] = json.loads(
     },
     {
      "annotations": {
-      "destructiveHint": false,
+      "destructiveHint": true,
       "idempotentHint": false,
       "openWorldHint": false,
       "readOnlyHint": false
@@ -2034,7 +2034,7 @@ _PACKED: dict[str, Any] = json.loads(
     },
     {
      "annotations": {
-      "destructiveHint": false,
+      "destructiveHint": true,
       "idempotentHint": false,
       "openWorldHint": false,
       "readOnlyHint": false
