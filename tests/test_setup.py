@@ -10,6 +10,7 @@ import difflib
 import itertools
 import json
 import os
+import shlex
 import shutil
 import tomllib
 from pathlib import Path
@@ -132,10 +133,12 @@ def check_written(harness: str, home: Path, *, with_originals: bool) -> None:
         stop = hooks["Stop"][0]["hooks"][0]
         assert stop["command"].endswith("cli-org hook codex stop --as bot") and stop["timeout"] > 5
         assert "CLI_ORG_DATABASE_URL=postgresql://bot@db.internal:5432/org" in stop["command"]
+        start = hooks["SessionStart"][-1]["hooks"][0]
+        assert start["command"].endswith("cli-org hook codex session-start --as bot") and start["timeout"] > 5
         if with_originals:
             assert config["model"] == "o4" and config["mcp_servers"]["docs"] == {"command": "docs-mcp"}
             assert agents.startswith("# My rules\n\nAlways run the tests.\n")
-            assert hooks["SessionStart"] == [{"hooks": [{"type": "command", "command": "echo hi"}]}]
+            assert hooks["SessionStart"][0] == {"hooks": [{"type": "command", "command": "echo hi"}]}
     else:
         text = (home / ".hermes/config.yaml").read_text()
         config = yaml.safe_load(text)
@@ -145,6 +148,10 @@ def check_written(harness: str, home: Path, *, with_originals: bool) -> None:
             "env": {"ORG_AGENT": "bot", **ENV, "ORG_VIA": via("hermes")},
         }
         assert "org_recall" in config["agent"]["environment_hint"]
+        [hook] = config["hooks"]["pre_llm_call"]
+        words = shlex.split(hook["command"])  # Hermes runs it without a shell: `env` sets the variables
+        assert words[0] == "env" and "ORG_VIA=" + via("hermes") in words and hook["timeout"] > 5
+        assert words[-6:] == [EXE[0], "hook", "hermes", "session-start", "--as", "bot"]
         assert not (home / ".hermes/SOUL.md").exists()  # Hermes keeps its own identity
         if with_originals:
             assert "# my docs" in text and config["mcp_servers"]["docs"] == {"command": "docs-mcp"}
