@@ -5,9 +5,9 @@ front of the model: the instruction block, cli-org's tools in the first request,
 as the CLI's text, a refused forget as one line.
 
 Codex runs with HOME and CODEX_HOME in the test's folder, its analytics, feedback and
-update check off, and no network but the stand-in (a `model_providers` entry). The server
-Codex starts is the `cli-org` setup found on PATH, in the environment Codex gives a server
-(PATH and HOME, not PYTHONPATH), so it runs the checkout the venv has installed.
+update check off, and no network but the stand-in (a `model_providers` entry). The server and
+hooks Codex starts run the `cli-org` setup found first on PATH: a script that runs this
+checkout (Codex gives a server PATH and HOME, not PYTHONPATH).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import pytest
 from cli_org.archive.importer import import_sessions
 from cli_org.archive.usage import usage
 from cli_org.org.registry import MCP as TOOLS
-from cli_org.store import facts
+from cli_org.store import facts, pins
 from tests import standin_responses as api
 from tests.clients import client, query_model
 from tests.standin import StandIn, standing
@@ -116,13 +116,16 @@ def codex_session(tmp_path: Path, database: dict[str, str], script: Script, **re
     """The stand-in serving `script` (`replies`: how, api.responses), and Codex set up to
     use it, in tmp_path; `database` is the environment that names cli-org's database (what
     `cli-org setup` passes on)."""
-    home, project = tmp_path / "home", tmp_path / "project"
-    for folder in (home / ".codex", project):
+    home, project, tools = tmp_path / "home", tmp_path / "project", tmp_path / "bin"
+    for folder in (home / ".codex", project, tools):
         folder.mkdir(parents=True)
+    program = tools / "cli-org"
+    program.write_text(f'#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} -m cli_org "$@"\n')
+    program.chmod(0o755)
     with standing(api.responses(script, **replies)) as standin:
         (home / ".codex" / "config.toml").write_text(USER_CONFIG.format(url=standin.url))
         env = {
-            "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+            "PATH": os.pathsep.join([str(tools), str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
             "HOME": str(home),
             "CODEX_HOME": str(home / ".codex"),
             "XDG_CONFIG_HOME": str(home / ".config"),
@@ -252,9 +255,8 @@ def test_after_a_compaction_the_next_request_has_the_block_and_the_tools(org, tm
     """Codex compacts on its own once a reply says the context is past
     `model_auto_compact_token_limit` (set low, as a long session reaches it): it asks the
     model for a summary, then starts the history again from its instructions, so the block
-    (AGENTS.md) and cli-org's tools come back with the summary. (Codex's hooks,
-    SessionStart and PreCompact/PostCompact among them, run only once the user trusts them;
-    setup wires only the Stop hook, and trusts nothing.)"""
+    (AGENTS.md) and cli-org's tools come back with the summary. (The session-start block
+    after a compaction is the next test's.)"""
     summary = "Summary: asked the org how deploys run."
 
     def script(body: dict[str, Any]) -> list[api.Item]:
@@ -276,6 +278,66 @@ def test_after_a_compaction_the_next_request_has_the_block_and_the_tools(org, tm
     after = h.requests()[kinds.index("compaction") + 1]
     assert summary in api.said(after) and block in api.said(after)
     assert {f"{NAMESPACE}/{t}" for t in TOOLS} <= set(api.tools(after)), sorted(api.tools(after))
+
+
+# --- the session start: the SessionStart hook gives the block (issue 37) ------------------------
+
+PINNED = "Release builds are signed on the build host, never on a laptop"
+SUMMARY = "Summary: asked the org how deploys run."
+
+
+def pinned_fact(org: Any) -> int:
+    """A fact of another agent's, pinned org-wide: every agent's block starts with it."""
+    other = org.writer("other")
+    fact = facts.remember(other, "release", PINNED, source="docs/release.md", embedder=query_model(org))
+    pins.pin(other, fact.id)
+    return fact.id
+
+
+def compacting(body: dict[str, Any]) -> list[api.Item]:
+    """A recall, whose reply fills the context (compacting_tokens); the summary; then done."""
+    if kind(body) == "compaction":
+        return [api.text(SUMMARY)]
+    if SUMMARY in api.said(body):
+        return [api.text("Done.")]
+    return [api.call("org_recall", {"question": QUESTION}, NAMESPACE)]
+
+
+def compacting_tokens(body: dict[str, Any]) -> int:
+    return 5000 if kind(body) == "turn" and SUMMARY not in api.said(body) else 100
+
+
+def messages(body: dict[str, Any]) -> list[str]:
+    """The text of each input message of a request, in order."""
+    return ["".join(p.get("text", "") for p in item.get("content") or []) for item in body.get("input") or []]
+
+
+def test_the_session_start_hook_puts_a_pinned_fact_in_the_first_request_and_after_compaction(org, tmp_path):
+    """`cli-org setup codex` writes Codex's SessionStart hook beside the Stop hook. Until the
+    user trusts it, `codex exec` skips it: the first request holds no block. Trusted (here
+    --dangerously-bypass-hook-trust, what accepting Codex's hooks review does for good), the
+    hook's block, a pinned fact's claim in it, is in the model's first request (a developer
+    message), and Codex runs it again after its compaction (source compact), so the request
+    after the summary holds the block again, after the summary."""
+    pinned_fact(org)
+    with codex_session(tmp_path, org.env, compacting, tokens=compacting_tokens) as h:
+        h.cli_org("setup", "codex", "--agent", "bot")
+        hooks = json.loads((h.home / ".codex" / "hooks.json").read_text())
+        assert "hook codex session-start --as bot" in hooks["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        compact = ("-c", "model_auto_compact_token_limit=2000")
+        h.exec("What do we know about deploys?", *compact)
+        untrusted = h.requests()
+        h.exec("What do we know about deploys?", *compact, "--dangerously-bypass-hook-trust")
+        trusted = h.requests()[len(untrusted) :]
+    assert untrusted and not any(PINNED in api.said(body) for body in untrusted)
+    first = trusted[0]
+    assert kind(first) == "turn" and PINNED in api.said(first) and "== Org context for bot, project project ==" in api.said(first)
+    kinds = [kind(body) for body in trusted]
+    assert "compaction" in kinds, kinds
+    after = messages(trusted[kinds.index("compaction") + 1])
+    summary = next(n for n, text in enumerate(after) if SUMMARY in text)
+    again = [n for n, text in enumerate(after) if PINNED in text]
+    assert again and again[-1] > summary, after  # delivered again after the summary, not only kept
 
 
 # --- the end of a turn: the Stop hook asks for a lesson (issue 35) ---------------------------
