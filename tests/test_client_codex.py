@@ -125,7 +125,9 @@ def codex_session(tmp_path: Path, database: dict[str, str], script: Script, **re
     with standing(api.responses(script, **replies)) as standin:
         (home / ".codex" / "config.toml").write_text(USER_CONFIG.format(url=standin.url))
         env = {
-            "PATH": os.pathsep.join([str(tools), str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+            "PATH": os.pathsep.join(
+                [str(tools), str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
+            ),
             "HOME": str(home),
             "CODEX_HOME": str(home / ".codex"),
             "XDG_CONFIG_HOME": str(home / ".config"),
@@ -331,7 +333,11 @@ def test_the_session_start_hook_puts_a_pinned_fact_in_the_first_request_and_afte
         trusted = h.requests()[len(untrusted) :]
     assert untrusted and not any(PINNED in api.said(body) for body in untrusted)
     first = trusted[0]
-    assert kind(first) == "turn" and PINNED in api.said(first) and "== Org context for bot, project project ==" in api.said(first)
+    assert (
+        kind(first) == "turn"
+        and PINNED in api.said(first)
+        and "== Org context for bot, project project ==" in api.said(first)
+    )
     kinds = [kind(body) for body in trusted]
     assert "compaction" in kinds, kinds
     after = messages(trusted[kinds.index("compaction") + 1])
