@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -314,13 +315,68 @@ def messages(body: dict[str, Any]) -> list[str]:
     return ["".join(p.get("text", "") for p in item.get("content") or []) for item in body.get("input") or []]
 
 
+# What the terminal answers when Codex's interface asks for its colours, the cursor or its
+# attributes (it waits for the answers before it draws).
+TERMINAL_ANSWERS = {
+    b"]10;?": b"\x1b]10;rgb:ffff/ffff/ffff\x1b\\",
+    b"]11;?": b"\x1b]11;rgb:0000/0000/0000\x1b\\",
+    b"[6n": b"\x1b[1;1R",
+    b"[c": b"\x1b[?62;c",
+}
+SCREEN = re.compile(rb"\x1b\[[0-9;?>]*[a-zA-Z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()=>][A-Z0-9]?")
+
+
+def trust_in_codex(h: Harness) -> str:
+    """Start `codex` (its terminal interface) in the project as a user does, choose "Trust all
+    and continue" in its hooks review, and quit; returns the review's screen text."""
+    import fcntl
+    import pty
+    import select
+    import signal
+    import struct
+    import termios
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: codex in a terminal of 40 x 120
+        os.chdir(h.project)
+        os.execve(str(h.program), [str(h.program), "--strict-config"], {**h.env, "TERM": "xterm-256color"})
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    screen = b""
+
+    def read_until(done: Callable[[], bool]) -> None:
+        nonlocal screen
+        deadline = time.monotonic() + RUN_SECONDS  # a guard against a hang, not a measurement
+        while not done() and time.monotonic() < deadline:
+            if select.select([fd], [], [], 0.2)[0]:
+                chunk = os.read(fd, 65536)
+                screen += chunk
+                for asked, answer in TERMINAL_ANSWERS.items():
+                    if asked in chunk:
+                        os.write(fd, answer)
+
+    config = h.home / ".codex" / "config.toml"
+    try:
+        read_until(lambda: b"Continuewithouttrusting" in SCREEN.sub(b"", screen).replace(b" ", b""))
+        review = SCREEN.sub(b"", screen).decode(errors="replace")
+        for key in (b"\x1b[B", b"\r"):  # down to "2. Trust all and continue", enter
+            time.sleep(0.5)  # one key at a time, as typed (two in one read are not read as keys)
+            os.write(fd, key)
+        read_until(lambda: "trusted_hash" in config.read_text())
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return review
+
+
 def test_the_session_start_hook_puts_a_pinned_fact_in_the_first_request_and_after_compaction(org, tmp_path):
     """`cli-org setup codex` writes Codex's SessionStart hook beside the Stop hook. Until the
-    user trusts it, `codex exec` skips it: the first request holds no block. Trusted (here
-    --dangerously-bypass-hook-trust, what accepting Codex's hooks review does for good), the
-    hook's block, a pinned fact's claim in it, is in the model's first request (a developer
-    message), and Codex runs it again after its compaction (source compact), so the request
-    after the summary holds the block again, after the summary."""
+    user trusts them, `codex exec` skips them: the first request holds no block. The user starts
+    `codex` once and chooses "Trust all and continue" in its hooks review; from then on the
+    hook's block, a pinned fact's claim in it, is in the model's first request of `codex exec`
+    (a developer message), and Codex runs it again after its compaction (source compact), so
+    the request after the summary holds the block again, after the summary."""
     pinned_fact(org)
     with codex_session(tmp_path, org.env, compacting, tokens=compacting_tokens) as h:
         h.cli_org("setup", "codex", "--agent", "bot")
@@ -329,8 +385,12 @@ def test_the_session_start_hook_puts_a_pinned_fact_in_the_first_request_and_afte
         compact = ("-c", "model_auto_compact_token_limit=2000")
         h.exec("What do we know about deploys?", *compact)
         untrusted = h.requests()
-        h.exec("What do we know about deploys?", *compact, "--dangerously-bypass-hook-trust")
+        review = trust_in_codex(h)
+        h.exec("What do we know about deploys?", *compact)
         trusted = h.requests()[len(untrusted) :]
+        state = tomllib.loads((h.home / ".codex" / "config.toml").read_text())["hooks"]["state"]
+    assert "Hooks need review" in review and "2 hooks are new or changed" in review, review
+    assert sorted(key.split(":")[-3] for key in state) == ["session_start", "stop"], state
     assert untrusted and not any(PINNED in api.said(body) for body in untrusted)
     first = trusted[0]
     assert (
