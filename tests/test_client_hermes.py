@@ -316,3 +316,26 @@ def test_the_hook_runs_once_the_user_allows_it_and_from_then_on(server, template
     assert PINNED not in user_text(untrusted.chat, 0)
     assert PINNED in user_text(allowed.chat, 0) and PINNED in user_text(later.chat, 0)
     assert PINNED not in user_text(removed.chat, 0)
+
+
+def test_a_later_turn_replays_the_block_once_and_adds_nothing(server, template, tmp_path):
+    """A session of two turns (`hermes chat -q`, then `--continue`): the hook gives the block on
+    the first turn; on the second, the conversation Hermes hands it still holds the block (the
+    first turn's user message, as sent), so it adds nothing, and the request holds it once."""
+    from tests.databases import fresh_database, with_team
+
+    with fresh_database(server, template) as blank:
+        org = with_team(blank)
+        pinned_fact(org)
+        home = user_home(tmp_path, org.env)
+        assert home.cli("setup", "hermes", "--agent", "bot").returncode == 0
+        chat = Chat([ANSWER, ANSWER])
+        with standing(chat) as standin:
+            for key, value in (("model.provider", "custom"), ("model.base_url", standin.url + "/v1")):
+                assert home.hermes("config", "set", key, value).returncode == 0
+            for prompt, flag in (("first question", "--accept-hooks"), ("second question", "--continue")):
+                done = home.hermes("chat", "-q", prompt, flag, "-m", MODEL)
+                assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    first, second = user_text(chat, 0), user_text(chat, 1)
+    assert PINNED in first and BLOCK in first
+    assert second.count(BLOCK) == 1 and second.startswith(first) and second.endswith("second question"), second
