@@ -282,6 +282,13 @@ def test_a_malformed_file_is_refused_and_nothing_is_written(home, harness):
         ("claude-code", ".claude.json", '{"mcpServers": {"cli-org": {"command": "my-own-org"}}}'),
         ("codex", ".codex/config.toml", '[mcp_servers.cli-org]\ncommand = "my-own-org"\n'),
         ("hermes", ".hermes/config.yaml", "mcp_servers:\n  cli-org:\n    command: my-own-org\n"),
+        # The user's own pre_llm_call hooks (Hermes's one list per event): setup adds none beside them.
+        ("hermes", ".hermes/config.yaml", "hooks:\n  pre_llm_call:\n    - command: /home/u/today.sh\n"),
+        (
+            "hermes",
+            ".hermes/config.yaml",
+            "hooks:\n  pre_llm_call:\n    - command: cli-org hook hermes session-start\n      matcher: x\n",
+        ),
     ],
 )
 def test_a_users_own_entry_of_the_same_name_is_never_overwritten(home, harness, name, text):
@@ -1038,3 +1045,15 @@ def test_remove_takes_the_stop_hook_out_with_the_others(home):
     assert "Stop" in json.loads((home / ".claude/settings.json").read_text())["hooks"]
     run("claude-code", remove=True)
     assert tree(home) == before
+
+
+def test_hermes_hook_goes_beside_the_users_other_hooks_and_remove_leaves_them(home):
+    """Other events under `hooks:` (and Hermes's own `output_spill` settings) stay as they were."""
+    text = "hooks:\n  post_tool_call:\n    - command: /home/u/log.sh\n      timeout: 5\n  output_spill:\n    max_chars: 9000\n"
+    write(home, {".hermes/config.yaml": text})
+    run("hermes")
+    config = yaml.safe_load((home / ".hermes/config.yaml").read_text())
+    assert config["hooks"]["post_tool_call"] == [{"command": "/home/u/log.sh", "timeout": 5}]
+    assert config["hooks"]["output_spill"] == {"max_chars": 9000} and len(config["hooks"]["pre_llm_call"]) == 1
+    run("hermes", remove=True, agent=None)
+    assert (home / ".hermes/config.yaml").read_text() == text
