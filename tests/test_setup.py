@@ -1049,7 +1049,10 @@ def test_remove_takes_the_stop_hook_out_with_the_others(home):
 
 def test_hermes_hook_goes_beside_the_users_other_hooks_and_remove_leaves_them(home):
     """Other events under `hooks:` (and Hermes's own `output_spill` settings) stay as they were."""
-    text = "hooks:\n  post_tool_call:\n    - command: /home/u/log.sh\n      timeout: 5\n  output_spill:\n    max_chars: 9000\n"
+    text = (
+        "hooks:\n  post_tool_call:\n    - command: /home/u/log.sh\n      timeout: 5\n"
+        "  output_spill:\n    max_chars: 9000\n"
+    )
     write(home, {".hermes/config.yaml": text})
     run("hermes")
     config = yaml.safe_load((home / ".hermes/config.yaml").read_text())

@@ -286,7 +286,9 @@ def edits_for(
         if project_dir is None:
             # Not SOUL.md: Hermes takes that file as its whole identity, in place of its own.
             return [config, hook, yaml_hint(home / "config.yaml", INSTRUCTIONS)], notes
-        notes.append("Hermes reads MCP servers only from its home's config.yaml; that entry applies to every project")
+        notes.append(
+            "Hermes reads MCP servers and hooks only from its home's config.yaml; those entries apply to every project"
+        )
         context = next(
             (project_dir / n for n in (".hermes.md", "HERMES.md") if (project_dir / n).is_file()),
             project_dir / "AGENTS.md",
