@@ -5,9 +5,9 @@ front of the model: the instruction block, cli-org's tools in the first request,
 as the CLI's text, a refused forget as one line.
 
 Codex runs with HOME and CODEX_HOME in the test's folder, its analytics, feedback and
-update check off, and no network but the stand-in (a `model_providers` entry). The server
-Codex starts is the `cli-org` setup found on PATH, in the environment Codex gives a server
-(PATH and HOME, not PYTHONPATH), so it runs the checkout the venv has installed.
+update check off, and no network but the stand-in (a `model_providers` entry). The server and
+hooks Codex starts run the `cli-org` setup found first on PATH: a script that runs this
+checkout (Codex gives a server PATH and HOME, not PYTHONPATH).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ import pytest
 from cli_org.archive.importer import import_sessions
 from cli_org.archive.usage import usage
 from cli_org.org.registry import MCP as TOOLS
-from cli_org.store import facts
+from cli_org.store import facts, pins
 from tests import standin_responses as api
 from tests.clients import client, query_model
 from tests.standin import StandIn, standing
@@ -277,9 +278,8 @@ def test_after_a_compaction_the_next_request_has_the_block_and_the_tools(org, tm
     """Codex compacts on its own once a reply says the context is past
     `model_auto_compact_token_limit` (set low, as a long session reaches it): it asks the
     model for a summary, then starts the history again from its instructions, so the block
-    (AGENTS.md) and cli-org's tools come back with the summary. (Codex's hooks,
-    SessionStart and PreCompact/PostCompact among them, run only once the user trusts them;
-    setup wires only the Stop hook, and trusts nothing.)"""
+    (AGENTS.md) and cli-org's tools come back with the summary. (The session-start block
+    after a compaction is the next test's.)"""
     summary = "Summary: asked the org how deploys run."
 
     def script(body: dict[str, Any]) -> list[api.Item]:
@@ -301,6 +301,129 @@ def test_after_a_compaction_the_next_request_has_the_block_and_the_tools(org, tm
     after = h.requests()[kinds.index("compaction") + 1]
     assert summary in api.said(after) and block in api.said(after)
     assert {f"{NAMESPACE}/{t}" for t in TOOLS} <= set(api.tools(after)), sorted(api.tools(after))
+
+
+# --- the session start: the SessionStart hook gives the block (issue 37) ------------------------
+
+PINNED = "Release builds are signed on the build host, never on a laptop"
+SUMMARY = "Summary: asked the org how deploys run."
+
+
+def pinned_fact(org: Any) -> int:
+    """A fact of another agent's, pinned org-wide: every agent's block starts with it."""
+    other = org.writer("other")
+    fact = facts.remember(other, "release", PINNED, source="docs/release.md", embedder=query_model(org))
+    pins.pin(other, fact.id)
+    return fact.id
+
+
+def compacting(body: dict[str, Any]) -> list[api.Item]:
+    """A recall, whose reply fills the context (compacting_tokens); the summary; then done."""
+    if kind(body) == "compaction":
+        return [api.text(SUMMARY)]
+    if SUMMARY in api.said(body):
+        return [api.text("Done.")]
+    return [api.call("org_recall", {"question": QUESTION}, NAMESPACE)]
+
+
+def compacting_tokens(body: dict[str, Any]) -> int:
+    return 5000 if kind(body) == "turn" and SUMMARY not in api.said(body) else 100
+
+
+def messages(body: dict[str, Any]) -> list[str]:
+    """The text of each input message of a request, in order."""
+    return ["".join(p.get("text", "") for p in item.get("content") or []) for item in body.get("input") or []]
+
+
+# What the terminal answers when Codex's interface asks for its colours, the cursor or its
+# attributes (it waits for the answers before it draws).
+TERMINAL_ANSWERS = {
+    b"]10;?": b"\x1b]10;rgb:ffff/ffff/ffff\x1b\\",
+    b"]11;?": b"\x1b]11;rgb:0000/0000/0000\x1b\\",
+    b"[6n": b"\x1b[1;1R",
+    b"[c": b"\x1b[?62;c",
+}
+SCREEN = re.compile(rb"\x1b\[[0-9;?>]*[a-zA-Z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()=>][A-Z0-9]?")
+
+
+def trust_in_codex(h: Harness) -> str:
+    """Start `codex` (its terminal interface) in the project as a user does, choose "Trust all
+    and continue" in its hooks review, and quit; returns the review's screen text."""
+    import fcntl
+    import pty
+    import select
+    import signal
+    import struct
+    import termios
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: codex in a terminal of 40 x 120
+        os.chdir(h.project)
+        os.execve(str(h.program), [str(h.program), "--strict-config"], {**h.env, "TERM": "xterm-256color"})
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    screen = b""
+
+    def read_until(done: Callable[[], bool]) -> None:
+        nonlocal screen
+        deadline = time.monotonic() + RUN_SECONDS  # a guard against a hang, not a measurement
+        while not done() and time.monotonic() < deadline:
+            if select.select([fd], [], [], 0.2)[0]:
+                chunk = os.read(fd, 65536)
+                screen += chunk
+                for asked, answer in TERMINAL_ANSWERS.items():
+                    if asked in chunk:
+                        os.write(fd, answer)
+
+    config = h.home / ".codex" / "config.toml"
+    try:
+        read_until(lambda: b"Continuewithouttrusting" in SCREEN.sub(b"", screen).replace(b" ", b""))
+        review = SCREEN.sub(b"", screen).decode(errors="replace")
+        for key in (b"\x1b[B", b"\r"):  # down to "2. Trust all and continue", enter
+            time.sleep(0.5)  # one key at a time, as typed (two in one read are not read as keys)
+            os.write(fd, key)
+        read_until(lambda: "trusted_hash" in config.read_text())
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return review
+
+
+def test_the_session_start_hook_puts_a_pinned_fact_in_the_first_request_and_after_compaction(org, tmp_path):
+    """`cli-org setup codex` writes Codex's SessionStart hook beside the Stop hook. Until the
+    user trusts them, `codex exec` skips them: the first request holds no block. The user starts
+    `codex` once and chooses "Trust all and continue" in its hooks review; from then on the
+    hook's block, a pinned fact's claim in it, is in the model's first request of `codex exec`
+    (a developer message), and Codex runs it again after its compaction (source compact), so
+    the request after the summary holds the block again, after the summary."""
+    pinned_fact(org)
+    with codex_session(tmp_path, org.env, compacting, tokens=compacting_tokens) as h:
+        h.cli_org("setup", "codex", "--agent", "bot")
+        hooks = json.loads((h.home / ".codex" / "hooks.json").read_text())
+        assert "hook codex session-start --as bot" in hooks["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        compact = ("-c", "model_auto_compact_token_limit=2000")
+        h.exec("What do we know about deploys?", *compact)
+        untrusted = h.requests()
+        review = trust_in_codex(h)
+        h.exec("What do we know about deploys?", *compact)
+        trusted = h.requests()[len(untrusted) :]
+        state = tomllib.loads((h.home / ".codex" / "config.toml").read_text())["hooks"]["state"]
+    assert "Hooks need review" in review and "2 hooks are new or changed" in review, review
+    assert sorted(key.split(":")[-3] for key in state) == ["session_start", "stop"], state
+    assert untrusted and not any(PINNED in api.said(body) for body in untrusted)
+    first = trusted[0]
+    assert (
+        kind(first) == "turn"
+        and PINNED in api.said(first)
+        and "== Org context for bot, project project ==" in api.said(first)
+    )
+    kinds = [kind(body) for body in trusted]
+    assert "compaction" in kinds, kinds
+    after = messages(trusted[kinds.index("compaction") + 1])
+    summary = next(n for n, text in enumerate(after) if SUMMARY in text)
+    again = [n for n, text in enumerate(after) if PINNED in text]
+    assert again and again[-1] > summary, after  # delivered again after the summary, not only kept
 
 
 # --- the end of a turn: the Stop hook asks for a lesson (issue 35) ---------------------------

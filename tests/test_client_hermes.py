@@ -9,11 +9,16 @@ cli-org's tools in the first request, the recall's result as the CLI's text, the
 the CLI's one line. One session serves the module's tests.
 
 Hermes 0.19 has no hook that adds context at a session's start (its `on_session_start`
-shell hook cannot add any; `pre_llm_call` can, on every call): cli-org's instructions live
-in its system prompt, which its compaction keeps (context_compressor.py summarises the
-middle of the conversation only). The session is made to compact: one turn carries a long
-text and a later one reports a prompt as large as the model's window, and the request after
-the summary must still carry Hermes's identity and cli-org's instructions.
+shell hook cannot add any); its `pre_llm_call` shell hook runs before each turn and adds
+what it prints to the turn's user message. Setup wires it to `cli-org hook hermes
+session-start`: the context block (a pinned fact's claim in it) on the first turn. Hermes runs
+a shell hook only once the user allows it (a question in a terminal, or `--accept-hooks`
+once): the session here passes --accept-hooks, and a test of its own shows the hook skipped
+before that and kept after it. cli-org's instructions live in its system prompt, which its
+compaction keeps (context_compressor.py summarises the middle of the conversation only). The
+session is made to compact: one turn carries a long text and a later one reports a prompt as
+large as the model's window, and the request after the summary must still carry Hermes's
+identity, cli-org's instructions and the block.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ PREFIX = "mcp__cli_org__"  # Hermes names an MCP tool mcp__<server, non-word cha
 # Hermes's own identity (agent/prompt_builder.py DEFAULT_AGENT_IDENTITY), its first sentence.
 IDENTITY = "You are Hermes Agent, an intelligent AI assistant created by Nous Research."
 ANSWER = "Deploys go through scripts/deploy.sh."
+PINNED = "Release builds are signed on the build host, never on a laptop"
+BLOCK = "== Org context for bot, project web =="  # the block's first line (session/context.py)
 RUN_SECONDS = 180  # a guard against a hang, not a measurement
 
 
@@ -128,11 +135,11 @@ class Session:
         return found
 
 
-def run_session(home: Home, script: list[Turn], prompt: str) -> Session:
+def run_session(home: Home, script: list[Turn], prompt: str, *flags: str) -> Session:
     chat = Chat(script)
     with standing(chat) as standin:
         started = time.monotonic()
-        done = home.hermes("-z", prompt, "-m", MODEL, base_url=standin.url)
+        done = home.hermes(*flags, "-z", prompt, "-m", MODEL, base_url=standin.url)
         seconds = time.monotonic() - started
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     return Session(chat, done.stdout, started, seconds)
@@ -151,6 +158,20 @@ def one_line(done: subprocess.CompletedProcess[str]) -> str:
     """The CLI's refusal: exit 1, one line on stderr after `cli-org: `."""
     assert done.returncode == 1 and done.stderr.startswith("cli-org: "), done.stderr
     return done.stderr.removeprefix("cli-org: ").rstrip("\n")
+
+
+def pinned_fact(org: Any) -> None:
+    """A fact of another agent's, pinned org-wide: every agent's block starts with it."""
+    from cli_org.store.pins import pin
+
+    other = org.writer("other")
+    pin(other, remember(other, "release", PINNED, source="docs/release.md", embedder=query_model(org)).id)
+
+
+def user_text(chat: Chat, turn: int) -> str:
+    """The text of the user messages of a turn's first request."""
+    messages = chat.first(turn).request.body["messages"]
+    return "\n".join(str(m["content"]) for m in messages if m["role"] == "user")
 
 
 @dataclass
@@ -188,6 +209,7 @@ def ran(server, template, tmp_path_factory) -> Iterator[Ran]:
             source="config/cache.yml",
             embedder=query_model(org),
         )
+        pinned_fact(org)
         home = user_home(tmp_path_factory.mktemp("hermes"), org.env)
         setup = home.cli("setup", "hermes", "--agent", "bot")
         assert setup.returncode == 0, setup.stderr
@@ -205,7 +227,7 @@ def ran(server, template, tmp_path_factory) -> Iterator[Ran]:
             Step(calls=facts[2:], prompt_tokens=CONTEXT_LENGTH),
             ANSWER,
         ]
-        session = run_session(home, script, "How do we deploy?")
+        session = run_session(home, script, "How do we deploy?", "--accept-hooks")
         with org.admin() as conn:
             row = conn.execute("SELECT valid_to FROM memory_facts WHERE id = %s", (theirs.id,)).fetchone()
         yield Ran(home, setup, listed, tested, session, mine.id, theirs.id, question, why, row["valid_to"] is not None)
@@ -306,3 +328,59 @@ def test_every_tool_runs_unasked_with_the_model_set_in_hermes_config(org, tmp_pa
         ).fetchone()
     assert remembered == {"result": str(new["id"])} and "error" not in forgot, forgot
     assert gone["gone"]
+
+
+def test_the_first_request_holds_the_block_with_a_pinned_fact(ran):
+    first = user_text(ran.session.chat, 0)
+    assert BLOCK in first and PINNED in first and "How do we deploy?" in first
+    assert BLOCK not in ran.session.system_prompt(0)  # in the turn's user message, as Hermes puts it
+
+
+def test_after_compaction_the_request_holds_the_block_again(ran):
+    chat = ran.session.chat
+    assert any(e.turn is None for e in chat.exchanges), "no compaction happened"
+    after = user_text(chat, 5)  # the request after the summary (the compaction test above)
+    assert PINNED in after and after.count(BLOCK) == 1
+
+
+def test_the_hook_runs_once_the_user_allows_it_and_from_then_on(server, template, tmp_path):
+    """Until the user allows the hook (a terminal's question, or --accept-hooks), Hermes skips
+    it: no block. Allowed once, it runs in every later session, and setup --remove takes it out."""
+    from tests.databases import fresh_database, with_team
+
+    with fresh_database(server, template) as blank:
+        org = with_team(blank)
+        pinned_fact(org)
+        home = user_home(tmp_path, org.env)
+        assert home.cli("setup", "hermes", "--agent", "bot").returncode == 0
+        untrusted = run_session(home, [ANSWER], "hello")
+        allowed = run_session(home, [ANSWER], "hello", "--accept-hooks")
+        later = run_session(home, [ANSWER], "hello")
+        assert home.cli("setup", "hermes", "--remove").returncode == 0
+        removed = run_session(home, [ANSWER], "hello")
+    assert PINNED not in user_text(untrusted.chat, 0)
+    assert PINNED in user_text(allowed.chat, 0) and PINNED in user_text(later.chat, 0)
+    assert PINNED not in user_text(removed.chat, 0)
+
+
+def test_a_later_turn_replays_the_block_once_and_adds_nothing(server, template, tmp_path):
+    """A session of two turns (`hermes chat -q`, then `--continue`): the hook gives the block on
+    the first turn; on the second, the conversation Hermes hands it still holds the block (the
+    first turn's user message, as sent), so it adds nothing, and the request holds it once."""
+    from tests.databases import fresh_database, with_team
+
+    with fresh_database(server, template) as blank:
+        org = with_team(blank)
+        pinned_fact(org)
+        home = user_home(tmp_path, org.env)
+        assert home.cli("setup", "hermes", "--agent", "bot").returncode == 0
+        chat = Chat([ANSWER, ANSWER])
+        with standing(chat) as standin:
+            for key, value in (("model.provider", "custom"), ("model.base_url", standin.url + "/v1")):
+                assert home.hermes("config", "set", key, value).returncode == 0
+            for prompt, flag in (("first question", "--accept-hooks"), ("second question", "--continue")):
+                done = home.hermes("chat", "-q", prompt, flag, "-m", MODEL)
+                assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    first, second = user_text(chat, 0), user_text(chat, 1)
+    assert PINNED in first and BLOCK in first
+    assert second.count(BLOCK) == 1 and second.startswith(first) and second.endswith("second question"), second

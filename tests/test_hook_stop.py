@@ -249,6 +249,6 @@ def test_codex_stop_reads_its_rollout(org, project, tmp_path):
     assert CLAIM_WORDS in reason and "org_remember" in reason
     # A Claude Code transcript handed to the Codex hook holds no Codex turn: nothing.
     assert hook(org, "stop", stop_input(corrected(tmp_path), project, session_id="s3"), argv=codex).stdout == ""
-    # Codex gets only the stop hook from cli-org.
+    # Codex gets the session-start and stop hooks from cli-org, no prompt hook.
     done = hook(org, "prompt", stop_input(rollout, project), argv=["hook", "codex", "prompt", "--as", "bot"])
-    assert done.stdout == "" and "only the stop hook" in done.stderr
+    assert done.stdout == "" and "codex gets no prompt hook" in done.stderr

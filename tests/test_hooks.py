@@ -211,6 +211,8 @@ def test_parse_hook_input_reads_the_recorded_fields():
         ["hook", "claude-code", "sesion-start", "--as", "bot"],  # a mistyped event
         ["hook", "claude-code", "SessionStart", "--as", "bot"],  # the harness's name for it
         ["hook", "claude", "prompt", "--as", "bot"],
+        ["hook", "codex", "prompt", "--as", "bot"],  # Codex gets session-start and stop only
+        ["hook", "hermes", "stop", "--as", "bot"],  # Hermes gets session-start only
         ["hook", "claude-code", "prompt", "--as"],
         ["hook", "claude-code", "prompt", "--as", "bot", "--bogus"],
         ["--json", "hook", "claude-code", "prompt"],  # an option the group does not know
@@ -229,3 +231,84 @@ def test_a_mistyped_hook_command_line_exits_0_never_2(args):
     )
     assert (done.returncode, done.stdout) == (0, "")
     assert len(done.stderr.splitlines()) == 1, done.stderr
+
+
+# --- Codex and Hermes at a session's start (issue 37) -------------------------------------------
+
+
+def codex_start(project: Path, source: str = "startup") -> str:
+    """A SessionStart input as Codex 0.169 sends it (its fields, seen in a real run)."""
+    return json.dumps(
+        {
+            "session_id": "01a241c6-4a98-7320-a06e-7e06e1f0b0b8",
+            "transcript_path": "/home/dev/.codex/sessions/rollout.jsonl",
+            "cwd": str(project),
+            "hook_event_name": "SessionStart",
+            "model": "gpt-5",
+            "permission_mode": "default",
+            "source": source,
+        }
+    )
+
+
+def hermes_turn(project: Path, first: bool, history: object = None) -> str:
+    """A pre_llm_call input as Hermes 0.19 sends it (agent/shell_hooks.py, seen in a real run)."""
+    extra = {"user_message": "hello", "conversation_history": history or [], "is_first_turn": first}
+    return json.dumps(
+        {"hook_event_name": "pre_llm_call", "session_id": "20261204_155828_fdf7d7", "cwd": str(project), "extra": extra}
+    )
+
+
+def harness_hook(org, harness: str, stdin: str, **kwargs):
+    return hook(org, "", stdin, argv=["hook", harness, "session-start", "--as", "bot"], **kwargs)
+
+
+@pytest.mark.slow
+def test_codex_session_start_gives_the_block_and_again_after_compaction(org, project):
+    with org.as_agent("bot") as conn:
+        facts.remember(conn, "deploys", "Deploys run at night from the release branch", source="docs/deploy.md")
+    first = context_of(harness_hook(org, "codex", codex_start(project)), "SessionStart")
+    assert "Deploys run at night" in first and tokens(first) <= SESSION_START_BUDGET
+    assert harness_hook(org, "codex", codex_start(project)).stdout == ""  # delivered in this session
+    assert context_of(harness_hook(org, "codex", codex_start(project, "compact")), "SessionStart") == first
+
+
+@pytest.mark.slow
+def test_hermes_gets_the_block_on_the_first_turn_and_when_the_conversation_lost_it(org, project):
+    with org.as_agent("bot") as conn:
+        facts.remember(conn, "deploys", "Deploys run at night from the release branch", source="docs/deploy.md")
+    block = json.loads(harness_hook(org, "hermes", hermes_turn(project, True)).stdout)["context"]
+    assert block.startswith("== Org context for bot, project web ==") and "Deploys run at night" in block
+    # A later turn whose history still holds it (what Hermes keeps as the message's api_content):
+    # nothing, and no connection (a database that is down is never tried).
+    held = [{"role": "user", "content": "hello", "api_content": "hello\n\n" + block}]
+    down = {"CLI_ORG_DATABASE_URL": f"postgresql://bot@127.0.0.1:{_closed_port()}/org"}
+    done = harness_hook(org, "hermes", hermes_turn(project, False, held), env=down)
+    assert (done.stdout, done.stderr) == ("", "")
+    # A later turn whose history lost it (a compaction summarised the first turn): all again.
+    lost = [{"role": "user", "content": "[CONTEXT COMPACTION] summary of earlier turns"}]
+    again = json.loads(harness_hook(org, "hermes", hermes_turn(project, False, lost)).stdout)["context"]
+    assert again == block
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("stdin", "given"),
+    [
+        ("not json", False),
+        ("[1]", False),
+        # No usable history: read as a conversation that holds no block, so it gets one.
+        (json.dumps({"extra": "first"}), True),
+        (json.dumps({"extra": {"is_first_turn": "true"}, "session_id": 7, "cwd": ["/"]}), True),
+        (json.dumps({"extra": {"is_first_turn": True}, "session_id": "s" * 5000, "cwd": "relative/web"}), True),
+    ],
+    ids=["text", "list", "extra-text", "wrong-types", "long-session"],
+)
+def test_hostile_hermes_input_gives_nothing_or_the_plain_block_and_exits_0(org, stdin, given):
+    with org.as_agent("bot") as conn:
+        facts.remember(conn, "deploys", "Deploys run at night from the release branch", source="docs/deploy.md")
+    done = harness_hook(org, "hermes", stdin)
+    if given:
+        assert "Deploys run at night" in json.loads(done.stdout)["context"]
+    else:
+        assert done.stdout == "" and "not" in done.stderr

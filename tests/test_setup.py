@@ -10,6 +10,7 @@ import difflib
 import itertools
 import json
 import os
+import shlex
 import shutil
 import tomllib
 from pathlib import Path
@@ -132,10 +133,12 @@ def check_written(harness: str, home: Path, *, with_originals: bool) -> None:
         stop = hooks["Stop"][0]["hooks"][0]
         assert stop["command"].endswith("cli-org hook codex stop --as bot") and stop["timeout"] > 5
         assert "CLI_ORG_DATABASE_URL=postgresql://bot@db.internal:5432/org" in stop["command"]
+        start = hooks["SessionStart"][-1]["hooks"][0]
+        assert start["command"].endswith("cli-org hook codex session-start --as bot") and start["timeout"] > 5
         if with_originals:
             assert config["model"] == "o4" and config["mcp_servers"]["docs"] == {"command": "docs-mcp"}
             assert agents.startswith("# My rules\n\nAlways run the tests.\n")
-            assert hooks["SessionStart"] == [{"hooks": [{"type": "command", "command": "echo hi"}]}]
+            assert hooks["SessionStart"][0] == {"hooks": [{"type": "command", "command": "echo hi"}]}
     else:
         text = (home / ".hermes/config.yaml").read_text()
         config = yaml.safe_load(text)
@@ -145,6 +148,10 @@ def check_written(harness: str, home: Path, *, with_originals: bool) -> None:
             "env": {"ORG_AGENT": "bot", **ENV, "ORG_VIA": via("hermes")},
         }
         assert "org_recall" in config["agent"]["environment_hint"]
+        [hook] = config["hooks"]["pre_llm_call"]
+        words = shlex.split(hook["command"])  # Hermes runs it without a shell: `env` sets the variables
+        assert words[0] == "env" and "ORG_VIA=" + via("hermes") in words and hook["timeout"] > 5
+        assert words[-6:] == [EXE[0], "hook", "hermes", "session-start", "--as", "bot"]
         assert not (home / ".hermes/SOUL.md").exists()  # Hermes keeps its own identity
         if with_originals:
             assert "# my docs" in text and config["mcp_servers"]["docs"] == {"command": "docs-mcp"}
@@ -278,6 +285,13 @@ def test_a_malformed_file_is_refused_and_nothing_is_written(home, harness):
         ("claude-code", ".claude.json", '{"mcpServers": {"cli-org": {"command": "my-own-org"}}}'),
         ("codex", ".codex/config.toml", '[mcp_servers.cli-org]\ncommand = "my-own-org"\n'),
         ("hermes", ".hermes/config.yaml", "mcp_servers:\n  cli-org:\n    command: my-own-org\n"),
+        # The user's own pre_llm_call hooks (Hermes's one list per event): setup adds none beside them.
+        ("hermes", ".hermes/config.yaml", "hooks:\n  pre_llm_call:\n    - command: /home/u/today.sh\n"),
+        (
+            "hermes",
+            ".hermes/config.yaml",
+            "hooks:\n  pre_llm_call:\n    - command: cli-org hook hermes session-start\n      matcher: x\n",
+        ),
     ],
 )
 def test_a_users_own_entry_of_the_same_name_is_never_overwritten(home, harness, name, text):
@@ -1114,3 +1128,18 @@ def test_cli_remove_says_removed(cli, home, tmp_path):
     (project / ".mcp.json").write_text(json.dumps(servers, indent=2) + "\n")
     code, out, _ = cli("setup", "claude-code", "--project-dir", str(project), "--remove")
     assert code == 0 and f"{project / '.mcp.json'}: MCP server entry removed" in out.splitlines(), out
+
+
+def test_hermes_hook_goes_beside_the_users_other_hooks_and_remove_leaves_them(home):
+    """Other events under `hooks:` (and Hermes's own `output_spill` settings) stay as they were."""
+    text = (
+        "hooks:\n  post_tool_call:\n    - command: /home/u/log.sh\n      timeout: 5\n"
+        "  output_spill:\n    max_chars: 9000\n"
+    )
+    write(home, {".hermes/config.yaml": text})
+    run("hermes")
+    config = yaml.safe_load((home / ".hermes/config.yaml").read_text())
+    assert config["hooks"]["post_tool_call"] == [{"command": "/home/u/log.sh", "timeout": 5}]
+    assert config["hooks"]["output_spill"] == {"max_chars": 9000} and len(config["hooks"]["pre_llm_call"]) == 1
+    run("hermes", remove=True, agent=None)
+    assert (home / ".hermes/config.yaml").read_text() == text

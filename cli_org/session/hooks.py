@@ -4,8 +4,11 @@ prompt or the agent ends its turn, and the fail-open wrapper every hook runs in.
 Separate parts, so that a warm helper process can later do the work for the hook:
 - `parse_hook_input`: the harness's JSON on stdin (Claude Code: session_id, prompt, cwd,
   hook_event_name, source, transcript_path, stop_hook_active), checked and nothing more;
+- `parse_hermes_turn`: Hermes's `pre_llm_call` input read as a session start: its first turn,
+  or a later one whose conversation no longer holds a block (compaction summarised it away);
 - `claude_code_hook`: the work, on a connection: the `cli-org context` block at session
-  start, only the new on-match hits on each prompt, as the harness's JSON output; at an owner's
+  start (Claude Code, Codex and Hermes, each in its own JSON), only the new on-match hits on
+  each prompt (Claude Code), as the harness's JSON output; at an owner's
   or a team lead's session start, the review list's daily refresh started in the background
   (`refresh_review`);
 - `turn_lessons` and `lesson_ask`: at the end of a turn, the lasting lessons of the
@@ -60,6 +63,17 @@ HARNESS_TIMEOUT = 10
 SESSION_START_BUDGET = DEFAULT_BUDGET
 PROMPT_BUDGET = 400
 EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
+# The events each harness's hooks run cli-org for. Codex 0.169's SessionStart hook takes
+# Claude Code's input and answer (hookSpecificOutput.additionalContext, added to the model's
+# context as a developer message), with source startup, resume, clear, compact or fork; it
+# runs again after a compaction. Hermes 0.19 has no session-start hook that can add context:
+# its `pre_llm_call` shell hook runs before each turn and adds `{"context": ...}` to the
+# turn's user message, which later requests replay (tests/test_client_*.py, docs/agents.md).
+HARNESS_EVENTS = {
+    "claude-code": ("session-start", "prompt", "stop"),
+    "codex": ("session-start", "stop"),
+    "hermes": ("session-start",),
+}
 # The end of a turn (`cli-org hook HARNESS stop`): its own work (turn_lessons, lesson_ask).
 # Codex's Stop hook (0.169) takes the same answer as Claude Code's: a "block" whose reason
 # Codex hands the model as the next prompt.
@@ -81,6 +95,9 @@ ASKED = "lesson "
 # starts a conversation in which what was delivered before is gone or summarised away: the
 # agent loses what it was told exactly then, so the stable block is delivered again in full.
 NEW_CONVERSATION = "startup"
+# Every block starts with this (context.py _head_line, text format): a Hermes conversation that
+# holds it still has what a session start delivered, so its later turns get nothing more.
+BLOCK_HEAD = "== Org context for "
 
 
 @dataclass(frozen=True)
@@ -123,6 +140,36 @@ def parse_hook_input(raw: str) -> HookInput:
     )
 
 
+def parse_hermes_turn(raw: str) -> HookInput | None:
+    """Hermes's `pre_llm_call` input (session_id, cwd, and under `extra` is_first_turn and
+    conversation_history, the messages so far with what a hook added to each) as a session
+    start: source startup on the first turn, compact on a later turn whose history holds no
+    block (Hermes's compaction summarised it away); None when the history still holds one
+    (nothing to add, no connection)."""
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise InputError(f"the hook input is not JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise InputError("the hook input is not a JSON object")
+    extra = data.get("extra")
+    extra = extra if isinstance(extra, dict) else {}
+    if extra.get("is_first_turn") is True:
+        source = NEW_CONVERSATION
+    elif BLOCK_HEAD in json.dumps(extra.get("conversation_history"), ensure_ascii=False, default=str):
+        return None
+    else:
+        source = "compact"
+    session, cwd = data.get("session_id"), data.get("cwd")
+    return HookInput(
+        EVENTS["session-start"],
+        session if isinstance(session, str) and session.strip() else None,
+        None,
+        cwd if isinstance(cwd, str) and cwd.strip() else None,
+        source,
+    )
+
+
 def turn_text(prompt: str) -> str:
     """A prompt cut to what a recall accepts (limits.py): its first words, as a question."""
     words = prompt.split()[:MAX_QUERY_WORDS]
@@ -148,12 +195,16 @@ def claude_code_hook(
     project: str | None = None,
     embedder: Embedder | None = None,
     log: bool = True,
+    harness: str = "claude-code",
 ) -> str:
-    """What Claude Code should read on stdout for `event` (session-start or prompt): its
-    JSON with the block as additionalContext, or "" when nothing applies. `log=False` (an
-    evaluation run) keeps the prompt's recall out of the usage log."""
+    """What the harness should read on stdout for `event` (session-start or prompt): Claude
+    Code's JSON (Codex's too) with the block as additionalContext, Hermes's `{"context": ...}`,
+    or "" when nothing applies. `log=False` (an evaluation run) keeps the prompt's recall out
+    of the usage log."""
     if event not in EVENTS:
         raise InputError(f"unknown hook event {event!r}; use one of {', '.join(EVENTS)}")
+    if event not in HARNESS_EVENTS.get(harness, ()):
+        raise InputError(f"no {event} hook for {harness!r}")
     session = hook.session_id if hook.session_id and len(hook.session_id) <= MAX_SESSION else None
     name, root = hook_project(hook, project)
     if root is not None and settings.root is None:
@@ -182,6 +233,8 @@ def claude_code_hook(
         )
     if not block.text:
         return ""
+    if harness == "hermes":
+        return json.dumps({"context": block.text}, ensure_ascii=False)
     output = {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": block.text}}
     return json.dumps(output, ensure_ascii=False)
 

@@ -54,6 +54,7 @@ from .edits import (
     toml_server,
     without_empties,
     yaml_hint,
+    yaml_hook,
     yaml_server,
 )
 from .record import Record, held, user_of
@@ -72,7 +73,10 @@ CLAUDE_ALLOWED = "approval of the tools that only read or add (not org_forget)"
 # Claude Code's permission rule for each tool it may run without asking (org/registry.py,
 # UNASKED_TOOLS); any other tool of the server asks the person (`claude -p`: refused).
 CLAUDE_RULES = tuple(f"mcp__{SERVER}__{name}" for name in UNASKED_TOOLS)
-CODEX_HOOKS = "stop hook"
+CODEX_HOOKS = "session-start and stop hooks"
+# Hermes 0.19's shell hooks (`hooks:` in its config.yaml): `pre_llm_call` runs before each
+# turn and is the one that can add context (session/hooks.py HARNESS_EVENTS).
+HERMES_HOOK = "pre_llm_call"
 
 # One block for every harness that reads a project's AGENTS.md: it names no agent (the
 # MCP server fixes who the agent is), so Codex and Hermes share it.
@@ -146,8 +150,11 @@ def _home(env: Mapping[str, str], variable: str, default: str) -> Path:
 
 
 def _hook_command(event: str, agent: str, exe: list[str], env: dict[str, str], harness: str = "claude-code") -> str:
+    words = [*exe, "hook", harness, event, "--as", agent]
+    if harness == "hermes":  # Hermes splits the command into words and runs no shell
+        return shlex.join(["env", *(f"{k}={v}" for k, v in env.items()), *words])
     assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-    command = shlex.join([*exe, "hook", harness, event, "--as", agent])
+    command = shlex.join(words)
     return f"{assignments} {command}" if assignments else command
 
 
@@ -232,23 +239,25 @@ def edits_for(
     entry = {"command": exe[0], "args": args, "env": server_env}
     if harness == "codex":
         home = _home(env, "CODEX_HOME", ".codex")
-        # Codex 0.169's Stop hook, in the hooks.json beside its config (the form Claude Code's
-        # settings use): a lesson of the turn asked for (hooks.py). Codex runs a hook it has
-        # not seen only once the user trusts it (`/hooks` in `codex`).
-        stop = {
-            "Stop": {
+        # Codex 0.169's SessionStart and Stop hooks, in the hooks.json beside its config (the
+        # form Claude Code's settings use): the context block at a session's start and again
+        # after a compaction, a lesson of the turn asked for (hooks.py). Codex runs a hook it
+        # has not seen only once the user trusts it (`/hooks` in `codex`).
+        groups = {
+            event_name: {
                 "hooks": [
                     {
                         "type": "command",
-                        "command": _hook_command("stop", agent, exe, extra, "codex"),
+                        "command": _hook_command(event, agent, exe, extra, "codex"),
                         "timeout": HARNESS_TIMEOUT,
                     }
                 ]
             }
+            for event, event_name in (("session-start", "SessionStart"), ("stop", "Stop"))
         }
         notes.append(
-            "Codex runs the stop hook only once you trust it: open `codex` and accept its hooks review "
-            "(or `/hooks`); until then it is skipped"
+            "Codex runs the session-start and stop hooks only once you trust them: open `codex` and accept "
+            "its hooks review (or `/hooks`); until then they are skipped"
         )
         # Codex waits for a required server before the first turn; the tools that only read
         # or add are approved (org/registry.py, UNASKED_TOOLS), the others are left to the
@@ -268,26 +277,39 @@ def edits_for(
             )
             return [
                 toml_server(project_dir / ".codex" / "config.toml", entry),
-                json_hooks(project_dir / ".codex" / "hooks.json", stop, CODEX_HOOKS),
+                json_hooks(project_dir / ".codex" / "hooks.json", groups, CODEX_HOOKS),
                 markdown_block(project_dir / "AGENTS.md", INSTRUCTIONS),
             ], notes
         return [
             toml_server(home / "config.toml", entry),
-            json_hooks(home / "hooks.json", stop, CODEX_HOOKS),
+            json_hooks(home / "hooks.json", groups, CODEX_HOOKS),
             markdown_block(home / "AGENTS.md", INSTRUCTIONS),
         ], notes
     if harness == "hermes":
         home = _home(env, "HERMES_HOME", ".hermes")
         config = yaml_server(home / "config.yaml", entry)
+        # The session-start block through Hermes's pre_llm_call shell hook (hooks.py
+        # parse_hermes_turn), which Hermes runs only once the user consents to it.
+        hook = yaml_hook(
+            home / "config.yaml",
+            HERMES_HOOK,
+            {"command": _hook_command("session-start", agent, exe, extra, "hermes"), "timeout": HARNESS_TIMEOUT},
+        )
+        notes.append(
+            "Hermes runs the session-start hook only once you allow it: answer y when `hermes` first asks in a "
+            "terminal, or run it once with --accept-hooks; until then it is skipped"
+        )
         if project_dir is None:
             # Not SOUL.md: Hermes takes that file as its whole identity, in place of its own.
-            return [config, yaml_hint(home / "config.yaml", INSTRUCTIONS)], notes
-        notes.append("Hermes reads MCP servers only from its home's config.yaml; that entry applies to every project")
+            return [config, hook, yaml_hint(home / "config.yaml", INSTRUCTIONS)], notes
+        notes.append(
+            "Hermes reads MCP servers and hooks only from its home's config.yaml; those entries apply to every project"
+        )
         context = next(
             (project_dir / n for n in (".hermes.md", "HERMES.md") if (project_dir / n).is_file()),
             project_dir / "AGENTS.md",
         )
-        return [config, markdown_block(context, INSTRUCTIONS)], notes
+        return [config, hook, markdown_block(context, INSTRUCTIONS)], notes
     raise InputError(f"unknown harness {harness!r}; use one of {', '.join(HARNESSES)}")
 
 
@@ -378,10 +400,14 @@ def _change(edit: Edit, here: files.Place, before: str | None, after: str | None
 def _merged(changes: list[Change]) -> list[Change]:
     """One change per file: the first one's text before, the last one's after."""
     out: dict[str, Change] = {}
+    whats: dict[str, list[str]] = {}
     for c in changes:
+        whats.setdefault(c.path, []).append(c.what)
         if c.path in out:
             first = out[c.path]
-            merged = Change(c.path, f"{first.what} and {c.what}", c.action, c.backup, first.before, c.after, c.here)
+            *most, last = whats[c.path]
+            what = f"{', '.join(most)} and {last}"  # "MCP server entry, session-start hook and ..."
+            merged = Change(c.path, what, c.action, c.backup, first.before, c.after, c.here)
             if merged.after == merged.before:
                 merged.action = "unchanged"
             elif merged.before is None:

@@ -714,6 +714,26 @@ def yaml_server(path: Path, entry: dict[str, Any]) -> Edit:
     return yaml_entry(path, "mcp_servers", SERVER, lines_of, entry, ours_server, "MCP server entry", "server")
 
 
+def yaml_hook(path: Path, event: str, hook: dict[str, Any]) -> Edit:
+    """A shell hook as Hermes's `hooks.EVENT` list, holding cli-org's one hook (`command`
+    running `cli-org hook`, `timeout`); a list holding anything else is the user's."""
+    value = [hook]
+
+    def lines_of(indent: str) -> str:
+        return f"{indent}{event}: {json.dumps(value)}\n"
+
+    def ours(current: Any) -> bool:
+        return (
+            isinstance(current, list)
+            and len(current) == 1
+            and isinstance(current[0], dict)
+            and not set(current[0]) - {"command", "timeout"}
+            and ours_hook_group({"hooks": [current[0]]})
+        )
+
+    return yaml_entry(path, "hooks", event, lines_of, value, ours, "session-start hook", "hooks")
+
+
 def yaml_hint(path: Path, body: str) -> Edit:
     """The instructions as Hermes's `agent.environment_hint`, which Hermes adds to its
     system prompt beside its own identity."""

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 @click.command()
-@click.argument("harness", type=click.Choice(["claude-code", "codex"]), metavar="HARNESS")
+@click.argument("harness", type=click.Choice(["claude-code", "codex", "hermes"]), metavar="HARNESS")
 @click.argument("event", type=click.Choice(["session-start", "prompt", "stop"]), metavar="EVENT")
 # Not as_option: a hook fails open; a usage error exits 0 too (OrgGroup.main in app.py).
 @click.option(
@@ -29,7 +29,9 @@ def hook(harness: str, event: str, agent: str | None, project: str | None) -> No
     the context block at session start, the new on-match hits on each prompt; at the end
     of a turn (stop), when the turn holds a lasting lesson that is no fact yet, a request
     to the agent to save it with org_remember or say why not (once per lesson and session).
-    HARNESS: claude-code (every event) or codex (stop; Codex 0.169's Stop hook).
+    HARNESS: claude-code (every event), codex (session-start and stop: Codex 0.169's
+    SessionStart and Stop hooks) or hermes (session-start, run by Hermes 0.19's pre_llm_call
+    hook: the block on the first turn, and again on a turn whose conversation lost it).
 
     Fails open: on any error, or after 5 seconds, it prints nothing and exits 0.
     """
@@ -59,11 +61,17 @@ def _hook_work(harness: str, event: str, agent: str | None, project: str | None,
     from dataclasses import replace
 
     from ...errors import InputError
-    from ...session.hooks import claude_code_hook, parse_hook_input
+    from ...session.hooks import HARNESS_EVENTS, claude_code_hook, parse_hermes_turn, parse_hook_input
 
-    if harness != "claude-code" and event != "stop":
-        raise InputError(f"{harness} gets only the stop hook from cli-org")
-    hook_input = parse_hook_input(stdin_text())
+    if event not in HARNESS_EVENTS[harness]:
+        raise InputError(f"{harness} gets no {event} hook from cli-org")
+    if harness == "hermes":
+        turn = parse_hermes_turn(stdin_text())
+        if turn is None:
+            return ""  # the conversation still holds the block: nothing to add
+        hook_input = turn
+    else:
+        hook_input = parse_hook_input(stdin_text())
     if not agent:
         raise InputError("no agent named; the hook command carries --as NAME")
     # A connection attempt gives up within connect_seconds, unless the user set a bound.
@@ -78,7 +86,13 @@ def _hook_work(harness: str, event: str, agent: str | None, project: str | None,
         wanted = not build_in_background(onnx_path(cfg))
     with org(agent, cfg=cfg, embed=wanted) as opened, opened.serving(this_operation()) as conn:
         return claude_code_hook(
-            conn, event, hook_input, settings=opened.settings, project=project, embedder=opened.embedder
+            conn,
+            event,
+            hook_input,
+            settings=opened.settings,
+            project=project,
+            embedder=opened.embedder,
+            harness=harness,
         )
 
 
