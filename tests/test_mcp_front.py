@@ -374,3 +374,89 @@ def test_a_failed_start_with_a_recall_waiting_is_still_one_line(org, agent, tmp_
     assert done.returncode == 1 and done.stderr.startswith("cli-org: ") and done.stderr.count("\n") == 1
     if agent == "nobody":
         assert done.stderr.startswith("cli-org: unknown agent 'nobody'")
+
+
+# --- subscriptions/listen: acknowledged by the front, the stream kept by the SDK server -------
+
+LISTEN_ALL = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True}
+
+
+def _sdk_acknowledgement(line: str) -> dict:
+    """What the SDK server (built with no Org, as scripts/mcp_manifest.py does) sends first
+    for `line`."""
+    import anyio
+
+    from cli_org.faces.mcp.server import Session, build_server, serve_lines
+
+    server = build_server(Session(None))  # type: ignore[arg-type]
+    sent: list[dict] = []
+    done = anyio.Event()
+
+    def send(text: str) -> None:
+        sent.append(json.loads(text))
+        done.set()
+
+    async def lines():
+        yield line
+        await done.wait()
+
+    anyio.run(serve_lines, server, lines(), send)
+    return sent[0]
+
+
+@pytest.mark.parametrize("wanted", [LISTEN_ALL, {"toolsListChanged": True}, {"promptsListChanged": False}, {}])
+def test_the_front_acknowledges_a_listen_as_the_sdk_server_does_and_replays_it(wanted):
+    listen = request("listen:0", "subscriptions/listen", {**modern("2026-07-28"), "notifications": wanted})
+    f, sent = _front([request(1, "server/discover", modern("2026-07-28")), listen])
+    assert sent[1] == _sdk_acknowledgement(listen)
+    assert f.hand_off() == [listen]  # the SDK server keeps the stream...
+    out: list[bytes] = []
+    f.write = out.append
+    f.deliver(json.dumps(sent[1]))  # ...and its own acknowledgement is dropped, once
+    f.deliver(json.dumps(sent[1]))
+    f.deliver(json.dumps({"jsonrpc": "2.0", "id": "listen:0", "error": {"code": -32000, "message": "closed"}}))
+    assert [json.loads(b).get("id") for b in out] == [None, "listen:0"]
+
+
+def test_a_listen_the_front_cannot_vouch_for_goes_to_the_sdk_server():
+    hello = [request(1, "initialize", HELLO)]
+    for lines in (
+        [*hello, request("l", "subscriptions/listen", {**modern("2026-07-28"), "notifications": LISTEN_ALL})],
+        [request("l", "subscriptions/listen", {**modern("2099-01-01"), "notifications": LISTEN_ALL})],
+        [
+            request(
+                "l", "subscriptions/listen", {**modern("2026-07-28"), "notifications": {"resourceSubscriptions": []}}
+            )
+        ],
+        [request("l", "subscriptions/listen", {**modern("2026-07-28"), "notifications": {"toolsListChanged": 1}})],
+        [request("l", "subscriptions/listen", modern("2026-07-28"))],
+    ):
+        f, sent = _front(lines)
+        assert all(m.get("method") != front.ACKNOWLEDGED for m in sent)
+        assert json.loads(f.lines.get_nowait())["id"] == "l" and f.listens == []
+
+
+@pytest.mark.slow
+def test_a_listen_is_acknowledged_once_and_its_stream_ends_with_the_session(org):
+    proc = _spawn(org, "cli-org-mcp-listen")
+    try:
+        proc.stdin.write(
+            (
+                request("d", "server/discover", modern("2026-07-28"))
+                + request("listen:0", "subscriptions/listen", {**modern("2026-07-28"), "notifications": LISTEN_ALL})
+                + request(4, "tools/call", {"name": "org_facts", "arguments": {}, **modern("2026-07-28")})
+            ).encode()
+        )
+        proc.stdin.flush()
+        first = [json.loads(proc.stdout.readline()) for _ in range(3)]
+        proc.stdin.close()
+        rest = [json.loads(line) for line in proc.stdout.read().splitlines()]
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    said = first + rest
+    assert [m.get("id", m.get("method")) for m in said[:3]] == ["d", front.ACKNOWLEDGED, 4]
+    assert said[2]["result"]["content"][0]["text"] == "no facts"
+    assert [m.get("id") for m in rest] == ["listen:0"]  # the SDK server ended the stream it kept

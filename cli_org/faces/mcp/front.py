@@ -14,6 +14,10 @@ the front answered first (replayed under an id of the front's, its reply dropped
 every queued and later message: the SDK does the protocol work from there on, and serves
 every tool call.
 
+A client of the 2026-07-28 protocol (Claude Code 2.1.332) waits for the acknowledgement of
+its `subscriptions/listen` before it starts: the front sends it, and hands the request to the
+SDK server with the rest, which keeps the stream (its own acknowledgement is dropped).
+
 The first tool call: the Org (its connection, the query model loading beside it) opens
 before the SDK is imported, and from then on the front answers an `org_recall` with plain
 arguments itself, on that Org, in a thread of its own, while nothing with an id waits for the
@@ -58,6 +62,15 @@ LISTS = ("tools/list", "resources/list", "prompts/list", "ping")
 # behind the SDK's import, its connection took 1.8 s where the handshake took 0.36 s.
 MODERN = ("server/discover", "tools/list", "resources/list", "prompts/list")
 VERSION_META = "io.modelcontextprotocol/protocolVersion"
+# Claude Code 2.1.332 reports the server connected, and starts its session, only once its
+# `subscriptions/listen` is acknowledged: behind the SDK's import, 2.3 s after its
+# `server/discover` was answered. The front acknowledges it (the change notifications asked
+# for, as the SDK honours them) and replays the request to the SDK server, which keeps the
+# stream and whose own acknowledgement is dropped.
+LISTEN = "subscriptions/listen"
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+SUBSCRIPTION_META = "io.modelcontextprotocol/subscriptionId"
+LIST_CHANGES = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
 # The SDK's import, in steps the front's calls go between: beside the import, which holds the
 # interpreter, a first org_recall was answered 1.2 s after spawn, 0.77 s alone (a cold
 # `cli-org recall`: 0.68 s). The packages it loads, in the order it loads them (python -X
@@ -101,6 +114,8 @@ class Front:
         self.version: str | None = None  # negotiated by the initialize the front answered
         self.initialize: dict[str, Any] | None = None  # that request, to replay
         self.replaying = False  # the SDK's reply to the replayed initialize is still to come
+        self.listens: list[str] = []  # the subscriptions/listen the front acknowledged, to replay
+        self.acknowledged: set[object] = set()  # their ids: the SDK's acknowledgements are dropped
         self.waiting = False  # a request with an id is queued for the SDK server: no early call after it
         # Tool calls the front answers itself (calls.py): (id, arguments, the modern version or None).
         self.calls: queue.Queue[tuple[object, dict[str, Any], str | None]] = queue.Queue()
@@ -143,6 +158,8 @@ class Front:
             return False
         if method == "tools/call":
             return self._call(message["id"], params or {})
+        if method == LISTEN:
+            return self._listen(line, message["id"], params or {})
         if isinstance(method, str) and method in MODERN and not (params or {}).get("cursor"):
             meta = (params or {}).get("_meta")
             modern = meta.get(VERSION_META) if isinstance(meta, dict) else None
@@ -183,6 +200,25 @@ class Front:
         if self.answering is None:
             self.answering = threading.Thread(target=self._answer_calls, name="cli-org-mcp-first", daemon=True)
             self.answering.start()
+        return True
+
+    def _listen(self, line: str, id_: object, params: dict[str, Any]) -> bool:
+        """Acknowledge a client's listen for list changes as the SDK server would; the
+        request goes to it at the hand-off. Anything else about it is the SDK server's."""
+        meta, wanted = params.get("_meta"), params.get("notifications")
+        if self.version is not None or not isinstance(meta, dict) or not set(params) <= {"_meta", "notifications"}:
+            return False
+        if meta.get(VERSION_META) not in MANIFEST["modern"] or not _modern_meta(meta):
+            return False
+        if not isinstance(wanted, dict) or not set(wanted) <= set(LIST_CHANGES):
+            return False
+        if not all(isinstance(v, bool) for v in wanted.values()) or isinstance(id_, (dict, list)):
+            return False
+        honored = {k: True for k in LIST_CHANGES if wanted.get(k)}
+        ack = {"_meta": {SUBSCRIPTION_META: id_}, "notifications": honored}
+        self.send(json.dumps({"jsonrpc": "2.0", "method": ACKNOWLEDGED, "params": ack}, separators=(",", ":")))
+        self.listens.append(line + "\n")
+        self.acknowledged.add(id_)
         return True
 
     def ready(self, org: Org) -> None:
@@ -226,19 +262,27 @@ class Front:
             self.handed = True
         self.calls.join()  # the front's call in hand, answered first: the SDK server never serves beside it
         if self.initialize is None:
-            return []
+            return self.listens
         self.replaying = True
         return [json.dumps({**self.initialize, "id": REPLAYED}) + "\n"]
 
     def deliver(self, text: str) -> None:
-        """A message from the SDK server, to the wire; not its reply to the replayed initialize."""
-        if self.replaying:
+        """A message from the SDK server, to the wire; not its reply to the replayed initialize,
+        nor its acknowledgement of a listen the front acknowledged."""
+        if self.replaying or self.acknowledged:
             try:
-                replayed = json.loads(text).get("id") == REPLAYED
-            except (ValueError, AttributeError):
-                replayed = False
+                message = json.loads(text)
+                replayed = message.get("id") == REPLAYED
+                listen = (
+                    message["params"]["_meta"][SUBSCRIPTION_META] if message.get("method") == ACKNOWLEDGED else None
+                )
+            except (ValueError, AttributeError, KeyError, TypeError):
+                replayed, listen = False, None
             if replayed:
                 self.replaying = False
+                return
+            if listen is not None and listen in self.acknowledged:
+                self.acknowledged.discard(listen)
                 return
         self.send(text)
 
