@@ -64,19 +64,50 @@ def first_answers(log: Path) -> list[dict[str, float]]:
 
 
 def claude(version: str, tools: Path, runs: int, tmp: Path) -> dict[str, Any]:
-    import tests.test_client_claude as harness
+    """client_claude's sessions (each tool once, org_recall first), set up by the `cli-org` in `tools`."""
+    import subprocess
+
+    from cli_org.db.connect import connect
+    from cli_org.store import facts
+    from tests.standin import standing
+    from tests.standin_anthropic import Scripted, block_text, text, tool_results
+    from tests.test_client_claude import ALLOW, QUESTION, User, main_requests, plan
 
     from . import client_claude
+    from .common import drop_database
 
-    harness.BIN = tools  # User.make puts it first on PATH and runs its cli-org
     settings, env = client_claude.org("first_answer_claude")
+    chars: dict[str, int] = {}
+    problems: list[str] = []
     try:
-        figures = client_claude.session(f"claude-code-{version}", env, settings, tmp, runs)
+        user = User.make(f"claude-code-{version}", env, tmp)
+        user.env["PATH"] = f"{tools}{os.pathsep}{user.env['PATH']}"
+        setup = [str(tools / "cli-org"), "setup", "claude-code", "--project-dir", str(user.project), "--agent", "bot"]
+        done = subprocess.run(setup, cwd=user.project, env=user.env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        for run in range(runs):
+            with connect(settings, "bot") as conn:
+                forgettable = facts.remember(
+                    conn, "staging", f"Staging {run} lives on host stg-{run}", source="o.md"
+                ).id
+            calls = client_claude._calls(forgettable, run)
+            steps = {a["id"]: b for a, b in zip(calls, calls[1:], strict=False)} | {calls[-1]["id"]: text("done")}
+            with standing(Scripted(plan(steps, calls[0], QUESTION))) as standin:
+                user.prompt(standin, QUESTION, "--allowedTools", ALLOW)
+                results = tool_results(main_requests(standin)[-1])
+            with connect(settings, "bot") as conn:  # the next run starts from the same facts
+                for fact in facts.list_facts(conn, subject="releases"):
+                    facts.forget(conn, fact.id, "a benchmark run's own fact")
+            for call in calls:
+                name = call["name"].rsplit("__", 1)[1]
+                result = results.get(call["id"])
+                if result is None or result.get("is_error"):
+                    problems.append(f"run {run}: {name}: {block_text(result)[:120] if result else 'no result'}")
+                elif run == 0:
+                    chars[name] = len(block_text(result))
     finally:
-        from .common import drop_database
-
         drop_database(settings)
-    return {"chars": figures["chars"], "problems": figures["problems"]}
+    return {"chars": chars, "problems": problems}
 
 
 def codex(tools: Path, runs: int, tmp: Path) -> dict[str, Any]:
