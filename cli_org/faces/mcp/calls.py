@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import sys
 import traceback
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError, OrgError
@@ -55,9 +56,10 @@ def early_arguments(name: object, arguments: object) -> dict[str, Any] | None:
     return {"question": question, "project": project, "limit": limit}
 
 
-def answer_early(org: Org, arguments: dict[str, Any]) -> tuple[str, bool]:
-    """An early call's text and whether it is an error, as the SDK server says them (its
-    `_outcome` and `in_tool_terms`), with its line in the call log."""
+def answer_early(org: Org, arguments: dict[str, Any], reply: Callable[[str, bool], None]) -> None:
+    """Answer an early call: `reply` gets its text and whether it is an error, as the SDK
+    server says them (its `_outcome` and `in_tool_terms`); then its line in the call log (a
+    write the answer need not wait for)."""
     import time
 
     from ...db.errors import translated
@@ -71,8 +73,8 @@ def answer_early(org: Org, arguments: dict[str, Any]) -> tuple[str, bool]:
     except Exception as exc:
         traceback.print_exc(file=sys.stderr)
         text, failed = unexpected(exc), True
+    reply(text, failed)
     org.log_call(RECALL, not failed, started)
-    return text, failed
 
 
 def unexpected(exc: BaseException) -> str:

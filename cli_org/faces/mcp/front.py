@@ -42,6 +42,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from functools import partial
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -232,18 +233,16 @@ class Front:
             try:
                 self.opened.wait()
                 assert self.org is not None
-                text, failed = answer_early(self.org, arguments)
-                result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": failed}
-                if modern is not None:  # every result of that version carries these, as discovery's does
-                    discovered = MANIFEST["modern"][modern]["server/discover"]
-                    result.update({k: discovered[k] for k in ("resultType", "_meta") if k in discovered})
-                self._reply(id_, result)
+                answer_early(self.org, arguments, partial(self._answered, id_, modern))
             finally:
                 with self.state:
                     self.calls.task_done()
                     then = self.then if self.calls.unfinished_tasks == 0 else None
                 if then is not None:
                     then()
+
+    def _answered(self, id_: object, modern: str | None, text: str, failed: bool) -> None:
+        self._reply(id_, _result(text, failed, modern))
 
     def in_hand(self, then: Callable[[], None]) -> bool:
         """At a signal while starting: True when the front has a call in hand, and `then` is
@@ -264,7 +263,7 @@ class Front:
         if self.initialize is None:
             return self.listens
         self.replaying = True
-        return [json.dumps({**self.initialize, "id": REPLAYED}) + "\n"]
+        return [json.dumps({**self.initialize, "id": REPLAYED}) + "\n", *self.listens]
 
     def deliver(self, text: str) -> None:
         """A message from the SDK server, to the wire; not its reply to the replayed initialize,
@@ -293,6 +292,16 @@ class Front:
     def stop(self, signum: int | None = None, frame: FrameType | None = None) -> None:
         """The end of the messages: the SDK server ends after the call in hand."""
         self.lines.put(None)
+
+
+def _result(text: str, failed: bool, modern: str | None) -> dict[str, Any]:
+    """A tool's result as the SDK server puts it, in a session of `modern` (its protocol
+    version), or of the handshake (None)."""
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": failed}
+    if modern is not None:  # every result of that version carries these, as discovery's does
+        discovered = MANIFEST["modern"][modern]["server/discover"]
+        result.update({k: discovered[k] for k in ("resultType", "_meta") if k in discovered})
+    return result
 
 
 def _has_id(line: str) -> bool:
