@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from cli_org.faces.mcp import front
-from cli_org.faces.mcp.calls import recall_text
+from cli_org.faces.mcp.calls import RECALL_ARGUMENTS, recall_text
 from cli_org.faces.mcp.manifest import MANIFEST
+from cli_org.limits import RECALL_HITS
 from tests.helpers import ROOT
 
 HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}
@@ -268,6 +269,24 @@ def test_the_front_takes_an_org_recall_only_with_plain_arguments_and_nothing_wai
     assert _taken([request(3, "tools/call", {**RECALL, **modern("2026-07-28")})])[1] == ["front"]
     assert _taken([*hello, request(3, "tools/call", {**RECALL, **modern("2026-07-28")})])[1] == [3]
     assert _taken([request(3, "tools/call", {**RECALL, **modern("2099-01-01")})])[1] == [3]
+
+
+def test_the_fronts_org_recall_is_the_listed_one():
+    """The arguments the front takes are the tool's schema (the manifest: what the SDK server
+    lists), so a change to org_recall that the front does not know of sends its calls to the
+    SDK server rather than answering them by an old rule."""
+    for version in MANIFEST["versions"].values():
+        listed = next(t for t in version["tools/list"]["tools"] if t["name"] == "org_recall")["inputSchema"]
+        assert tuple(listed["properties"]) == RECALL_ARGUMENTS and listed["required"] == ["question"]
+        assert listed["properties"]["question"]["type"] == "string"
+        assert listed["properties"]["project"]["anyOf"] == [{"type": "string"}, {"type": "null"}]
+        limit = listed["properties"]["limit"]
+        assert (limit["type"], limit["minimum"], limit["maximum"], limit["default"]) == (
+            "integer",
+            RECALL_HITS.low,
+            RECALL_HITS.high,
+            RECALL_HITS.default,
+        )
 
 
 def _org(org):
