@@ -29,8 +29,7 @@ def main() -> None:
 
 def needs_model(argv: list[str]) -> bool:
     """Whether this command line will embed a query or a claim: recall (unless --arms
-    leaves out the vault), context --for, remember (its injection check and its vector),
-    the MCP server.
+    leaves out the vault), context --for, remember (its injection check and its vector).
     A guess from the raw words, before click parses them: a wrong guess costs time, never
     a different answer."""
     if not argv or any(a in ("-h", "--help") for a in argv):
@@ -39,7 +38,7 @@ def needs_model(argv: list[str]) -> bool:
         arms = [a.split("=", 1)[1] if "=" in a else "" for a in argv if a.startswith("--arms")]
         given = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--arms"] + [a for a in arms if a]
         return not given or any("vault" in g for g in given)
-    if argv[0] in ("remember", "mcp"):  # the MCP server's first org_recall (faces/mcp/front.py)
+    if argv[0] == "remember":
         return True
     return argv[0] == "context" and any(a == "--for" or a.startswith("--for=") for a in argv)
 
