@@ -1,13 +1,16 @@
-"""`cli-org mcp` as a harness meets it: how soon it answers `initialize` and `tools/list`
-after spawning, against a cold `cli-org facts` (spawn to exit) in the same run, the runs of
-every variant interleaved so load on the shared machine falls on all of them alike; and
-what a model reads from each tool: the characters of text and of structured content per
-call, through the SDK's own stdio client, on the shipped sample (facts and vault).
+"""`cli-org mcp` as a harness meets it: how soon it answers `initialize`, `tools/list` and
+its first `org_recall` (sent at once after the list, as a direct JSON-RPC client does) after
+spawning, against a cold `cli-org facts` and a cold `cli-org recall` of the same question
+(spawn to exit) in the same run, the runs of every variant interleaved so load on the shared
+machine falls on all of them alike; and what a model reads from each tool: the characters
+of text and of structured content per call, through the SDK's own stdio client, on the
+shipped sample (facts and vault).
 
     python -m benchmarks.mcp_start [--runs 15] [--before PATH]
 
-With --before, the same for another checkout (the code before a change), run from there.
-Figures are medians; the ratios to `facts` are what counts on a noisy machine.
+With --before, the same for another checkout (the code before a change, e.g. a worktree of
+main), run from there. Figures are medians; the ratios to the cold commands are what counts
+on a noisy machine. The harnesses' own figures: benchmarks/first_answer.py.
 """
 
 from __future__ import annotations
@@ -27,10 +30,11 @@ from .common import ROOT, bench_settings, median
 from .recall_eval import SAMPLE, load_sample
 
 AGENT = "builder"
+QUESTION = "how do deploys run"
 HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
 # One call per tool (two for the notebook and the context), as an agent makes them.
 CALLS = [
-    ("org_recall", {"question": "how do deploys run"}),
+    ("org_recall", {"question": QUESTION}),
     (
         "org_remember",
         {
@@ -68,8 +72,9 @@ def _line(message: dict) -> bytes:
     return (json.dumps(message) + "\n").encode()
 
 
-def time_mcp(env: dict[str, str], cwd: Path) -> tuple[float, float]:
-    """Seconds from spawning `cli-org mcp` to its reply to `initialize`, and to `tools/list`."""
+def time_mcp(env: dict[str, str], cwd: Path) -> tuple[float, float, float]:
+    """Seconds from spawning `cli-org mcp` to its reply to `initialize`, to `tools/list`, and
+    to its first `org_recall`."""
     started = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "cli_org", "mcp"],
@@ -90,18 +95,25 @@ def time_mcp(env: dict[str, str], cwd: Path) -> tuple[float, float]:
         proc.stdin.flush()
         assert json.loads(proc.stdout.readline())["id"] == 2
         listed = time.perf_counter() - started
+        call = {"name": "org_recall", "arguments": {"question": QUESTION}}
+        proc.stdin.write(_line({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call}))
+        proc.stdin.flush()
+        answer = json.loads(proc.stdout.readline())
+        assert answer["id"] == 3 and not answer["result"]["isError"], answer
+        recalled = time.perf_counter() - started
         proc.stdin.close()
         proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    return initialized, listed
+    return initialized, listed, recalled
 
 
-def time_facts(env: dict[str, str], cwd: Path) -> float:
+def time_command(env: dict[str, str], cwd: Path, *args: str) -> float:
+    """Seconds from spawning a cold `cli-org ARGS` to its exit."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "cli_org", "facts"], env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "cli_org", *args], env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - started
 
 
@@ -149,18 +161,22 @@ def main() -> None:
         load_sample(settings, facts_only=False)
     checkouts = {"this": ROOT, **({"before": args.before.resolve()} if args.before else {})}
     times: dict[str, list[float]] = {}
+    load = os.getloadavg()
     for _ in range(args.runs):
-        times.setdefault("facts", []).append(time_facts(env, ROOT))
+        times.setdefault("facts", []).append(time_command(env, ROOT, "facts"))
+        times.setdefault("recall", []).append(time_command(env, ROOT, "recall", QUESTION))
         for label, checkout in checkouts.items():
-            initialized, listed = time_mcp(_env(settings, checkout), checkout)
+            initialized, listed, recalled = time_mcp(_env(settings, checkout), checkout)
             times.setdefault(f"{label}: initialize", []).append(initialized)
             times.setdefault(f"{label}: tools/list", []).append(listed)
-    facts = median(times["facts"])
+            times.setdefault(f"{label}: first org_recall", []).append(recalled)
+    facts, recall = median(times["facts"]), median(times["recall"])
     report: dict = {
         "runs": args.runs,
-        "load": os.getloadavg(),
+        "load": {"before": load, "after": os.getloadavg()},
         "median_s": {k: round(median(v), 3) for k, v in times.items()},
         "ratio_to_facts": {k: round(median(v) / facts, 2) for k, v in times.items()},
+        "ratio_to_recall": {k: round(median(v) / recall, 2) for k, v in times.items()},
         "characters": {label: characters(_env(settings, c), c) for label, c in checkouts.items()},
     }
     print(json.dumps(report, indent=1))

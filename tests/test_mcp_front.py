@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from cli_org.faces.mcp import front
+from cli_org.faces.mcp.calls import RECALL_ARGUMENTS, recall_text
 from cli_org.faces.mcp.manifest import MANIFEST
+from cli_org.limits import RECALL_HITS
 from tests.helpers import ROOT
 
 HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}
@@ -223,3 +225,257 @@ def test_a_signal_while_starting_ends_the_server_at_once(org, tmp_path):
     assert "result" in _ask(proc, request(1, "initialize", HELLO))  # the front is up; the SDK is loading
     _ended(proc, signal.SIGINT)
     assert not (tmp_path / "teardown").exists()
+
+
+# --- the first tool call: the front answers an org_recall on the Org it opened ----------------
+
+RECALL = {"name": "org_recall", "arguments": {"question": "when do deploys run?"}}
+
+
+def _taken(lines: list[str]) -> tuple[front.Front, list[object]]:
+    """A front that has read `lines` (no Org yet); the ids of the requests it queued for the
+    SDK server, with "front" in place of each call it took for itself."""
+    f, sent = _front(lines)
+    assert all(m["id"] != 3 for m in sent)  # no call answered before the Org is open
+    queued = []
+    while (line := f.lines.get_nowait()) is not None:
+        if "id" in json.loads(line):
+            queued.append(json.loads(line)["id"])
+    return f, queued + ["front"] * f.calls.unfinished_tasks
+
+
+def test_the_front_takes_an_org_recall_only_with_plain_arguments_and_nothing_waiting_ahead():
+    hello = [request(1, "initialize", HELLO), '{"jsonrpc":"2.0","method":"notifications/initialized"}\n']
+    assert _taken([*hello, request(3, "tools/call", RECALL)])[1] == ["front"]
+    bad = [
+        {"name": "org_recall", "arguments": {"question": "   "}},  # blank: the SDK server says what is wrong
+        {"name": "org_recall", "arguments": {"question": "q", "limit": True}},
+        {"name": "org_recall", "arguments": {"question": "q", "limit": 51}},
+        {"name": "org_recall", "arguments": {"question": "q", "limit": "5"}},
+        {"name": "org_recall", "arguments": {"question": "q", "as": "boss"}},
+        {"name": "org_recall", "arguments": {"question": "q", "project": 7}},
+        {"name": "org_recall", "arguments": ["q"]},
+        {"name": "org_facts", "arguments": {}},
+        {**RECALL, "task": {}},
+        {**RECALL, "_meta": "x"},
+    ]
+    for params in bad:
+        assert _taken([*hello, request(3, "tools/call", params)])[1] == [3], params
+    # Before the handshake, or behind a request queued for the SDK server: queued, in order.
+    assert _taken([request(3, "tools/call", RECALL)])[1] == [3]
+    facts = request(2, "tools/call", {"name": "org_facts", "arguments": {}})
+    assert _taken([*hello, facts, request(3, "tools/call", RECALL)])[1] == [2, 3]
+    # A client without a handshake: taken with its envelope, not on a handshake's session.
+    assert _taken([request(3, "tools/call", {**RECALL, **modern("2026-07-28")})])[1] == ["front"]
+    assert _taken([*hello, request(3, "tools/call", {**RECALL, **modern("2026-07-28")})])[1] == [3]
+    assert _taken([request(3, "tools/call", {**RECALL, **modern("2099-01-01")})])[1] == [3]
+
+
+def test_the_fronts_org_recall_is_the_listed_one():
+    """The arguments the front takes are the tool's schema (the manifest: what the SDK server
+    lists), so a change to org_recall that the front does not know of sends its calls to the
+    SDK server rather than answering them by an old rule."""
+    for version in MANIFEST["versions"].values():
+        listed = next(t for t in version["tools/list"]["tools"] if t["name"] == "org_recall")["inputSchema"]
+        assert tuple(listed["properties"]) == RECALL_ARGUMENTS and listed["required"] == ["question"]
+        assert listed["properties"]["question"]["type"] == "string"
+        assert listed["properties"]["project"]["anyOf"] == [{"type": "string"}, {"type": "null"}]
+        limit = listed["properties"]["limit"]
+        assert (limit["type"], limit["minimum"], limit["maximum"], limit["default"]) == (
+            "integer",
+            RECALL_HITS.low,
+            RECALL_HITS.high,
+            RECALL_HITS.default,
+        )
+
+
+def _org(org):
+    from cli_org.org import Org
+
+    return Org.open(org.settings, "bot", face="mcp", pool=1)
+
+
+def test_a_call_that_arrives_before_the_org_is_open_is_answered_once_it_is_and_before_the_hand_off(org):
+    from cli_org.store import facts
+
+    with org.as_agent("bot") as conn:
+        facts.remember(conn, "deploys", "Deploys run at night from the release branch", source="docs/deploy.md")
+    f, taken = _taken([request(1, "initialize", HELLO), request(3, "tools/call", RECALL), request(4, "ping")])
+    assert taken == ["front"]
+    out: list[bytes] = []
+    f.write = out.append
+    with _org(org) as opened:
+        f.ready(opened)
+        replay = f.hand_off()  # waits for the front's call in hand
+        answer = json.loads(out[0])
+        assert answer["id"] == 3 and answer["result"]["isError"] is False
+        text = answer["result"]["content"][0]["text"]
+        assert "Deploys run at night" in text
+        assert text == recall_text(opened, RECALL["arguments"]["question"])  # what org_recall says (server.py)
+        assert [json.loads(line)["id"] for line in replay] == [front.REPLAYED]
+    with org.admin() as conn:
+        logged = conn.execute("SELECT agent, tool, ok FROM tool_calls").fetchall()
+    assert [(r["agent"], r["tool"], r["ok"]) for r in logged] == [("bot", "org_recall", True)]
+
+
+def test_a_signal_while_the_front_has_a_call_in_hand_ends_the_process_after_it(org):
+    f, taken = _taken([request(1, "initialize", HELLO), request(3, "tools/call", RECALL)])
+    assert taken == ["front"]
+    out: list[bytes] = []
+    f.write = out.append
+    ended: list[int] = []
+    assert f.in_hand(lambda: ended.append(len(out)))  # the signal's handler: not at once
+    with _org(org) as opened:
+        f.ready(opened)
+        f.calls.join()
+    assert ended == [1] and json.loads(out[0])["id"] == 3  # after the answer went out
+    idle, _ = _front([request(1, "initialize", HELLO)])
+    assert not idle.in_hand(lambda: None)  # nothing in hand: the handler ends the process at once
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("era", ["handshake", "2026-07-28"])
+def test_the_fronts_answer_is_the_sdk_servers_word_for_word(org, era):
+    """The same recall, answered by the front (the first call) and by the SDK server (a call
+    behind one queued for it), in a session of each protocol era."""
+    from cli_org.store import facts
+
+    with org.as_agent("bot") as conn:
+        facts.remember(conn, "deploys", "Deploys run at night from the release branch", source="docs/deploy.md")
+        conn.commit()
+    envelope = {} if era == "handshake" else modern(era)
+    start = request(1, "initialize", HELLO) if era == "handshake" else request(1, "server/discover", modern(era))
+    proc = _spawn(org, "cli-org-mcp-first")
+    try:
+        proc.stdin.write(
+            (
+                start
+                + request(3, "tools/call", {**RECALL, **envelope})  # the front's
+                + request(4, "tools/call", {"name": "org_facts", "arguments": {}, **envelope})
+                + request(5, "tools/call", {**RECALL, **envelope})  # the SDK server's
+            ).encode()
+        )
+        proc.stdin.flush()
+        replies = {r["id"]: r for r in (json.loads(proc.stdout.readline()) for _ in range(4))}
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "Deploys run at night" in replies[3]["result"]["content"][0]["text"]
+    assert replies[3]["result"] == replies[5]["result"]
+    with org.admin() as conn:
+        logged = conn.execute("SELECT tool, ok FROM tool_calls ORDER BY id").fetchall()
+    assert [(r["tool"], r["ok"]) for r in logged] == [("org_recall", True), ("org_facts", True), ("org_recall", True)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("agent", ["nobody", "bot"], ids=["unknown agent", "database down"])
+def test_a_failed_start_with_a_recall_waiting_is_still_one_line(org, agent, tmp_path):
+    """A recall the front took is never answered when the Org cannot open: the process
+    stops with the same one line and exit 1 as without it."""
+    requests = tmp_path / "in.jsonl"
+    requests.write_text(request(1, "initialize", HELLO) + request(3, "tools/call", RECALL))
+    env = {**os.environ, **org.env, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    if agent == "bot":
+        env["CLI_ORG_DATABASE_URL"] = "postgresql://nobody@127.0.0.1:1/none"
+    with open(requests) as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "cli_org", "mcp", "--as", agent],
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [1]
+    assert done.returncode == 1 and done.stderr.startswith("cli-org: ") and done.stderr.count("\n") == 1
+    if agent == "nobody":
+        assert done.stderr.startswith("cli-org: unknown agent 'nobody'")
+
+
+# --- subscriptions/listen: acknowledged by the front, the stream kept by the SDK server -------
+
+LISTEN_ALL = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True}
+
+
+def _sdk_acknowledgement(line: str) -> dict:
+    """What the SDK server (built with no Org, as scripts/mcp_manifest.py does) sends first
+    for `line`."""
+    import anyio
+
+    from cli_org.faces.mcp.server import Session, build_server, serve_lines
+
+    server = build_server(Session(None))  # type: ignore[arg-type]
+    sent: list[dict] = []
+    done = anyio.Event()
+
+    def send(text: str) -> None:
+        sent.append(json.loads(text))
+        done.set()
+
+    async def lines():
+        yield line
+        await done.wait()
+
+    anyio.run(serve_lines, server, lines(), send)
+    return sent[0]
+
+
+@pytest.mark.parametrize("wanted", [LISTEN_ALL, {"toolsListChanged": True}, {"promptsListChanged": False}, {}])
+def test_the_front_acknowledges_a_listen_as_the_sdk_server_does_and_replays_it(wanted):
+    listen = request("listen:0", "subscriptions/listen", {**modern("2026-07-28"), "notifications": wanted})
+    f, sent = _front([request(1, "server/discover", modern("2026-07-28")), listen])
+    assert sent[1] == _sdk_acknowledgement(listen)
+    assert f.hand_off() == [listen]  # the SDK server keeps the stream...
+    out: list[bytes] = []
+    f.write = out.append
+    f.deliver(json.dumps(sent[1]))  # ...and its own acknowledgement is dropped, once
+    f.deliver(json.dumps(sent[1]))
+    f.deliver(json.dumps({"jsonrpc": "2.0", "id": "listen:0", "error": {"code": -32000, "message": "closed"}}))
+    assert [json.loads(b).get("id") for b in out] == [None, "listen:0"]
+
+
+def test_a_listen_the_front_cannot_vouch_for_goes_to_the_sdk_server():
+    hello = [request(1, "initialize", HELLO)]
+    for lines in (
+        [*hello, request("l", "subscriptions/listen", {**modern("2026-07-28"), "notifications": LISTEN_ALL})],
+        [request("l", "subscriptions/listen", {**modern("2099-01-01"), "notifications": LISTEN_ALL})],
+        [
+            request(
+                "l", "subscriptions/listen", {**modern("2026-07-28"), "notifications": {"resourceSubscriptions": []}}
+            )
+        ],
+        [request("l", "subscriptions/listen", {**modern("2026-07-28"), "notifications": {"toolsListChanged": 1}})],
+        [request("l", "subscriptions/listen", modern("2026-07-28"))],
+    ):
+        f, sent = _front(lines)
+        assert all(m.get("method") != front.ACKNOWLEDGED for m in sent)
+        assert json.loads(f.lines.get_nowait())["id"] == "l" and f.listens == []
+
+
+@pytest.mark.slow
+def test_a_listen_is_acknowledged_once_and_its_stream_ends_with_the_session(org):
+    proc = _spawn(org, "cli-org-mcp-listen")
+    try:
+        proc.stdin.write(
+            (
+                request("d", "server/discover", modern("2026-07-28"))
+                + request("listen:0", "subscriptions/listen", {**modern("2026-07-28"), "notifications": LISTEN_ALL})
+                + request(4, "tools/call", {"name": "org_facts", "arguments": {}, **modern("2026-07-28")})
+            ).encode()
+        )
+        proc.stdin.flush()
+        first = [json.loads(proc.stdout.readline()) for _ in range(3)]
+        proc.stdin.close()
+        rest = [json.loads(line) for line in proc.stdout.read().splitlines()]
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    said = first + rest
+    assert [m.get("id", m.get("method")) for m in said[:3]] == ["d", front.ACKNOWLEDGED, 4]
+    assert said[2]["result"]["content"][0]["text"] == "no facts"
+    assert [m.get("id") for m in rest] == ["listen:0"]  # the SDK server ended the stream it kept

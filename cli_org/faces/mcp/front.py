@@ -14,14 +14,26 @@ the front answered first (replayed under an id of the front's, its reply dropped
 every queued and later message: the SDK does the protocol work from there on, and serves
 every tool call.
 
+A client of the 2026-07-28 protocol (Claude Code 2.1.332) waits for the acknowledgement of
+its `subscriptions/listen` before it starts: the front sends it, and hands the request to the
+SDK server with the rest, which keeps the stream (its own acknowledgement is dropped).
+
+The first tool call: the Org (its connection, the query model loading beside it) opens
+before the SDK is imported, and from then on the front answers an `org_recall` with plain
+arguments itself, on that Org, in a thread of its own, while nothing with an id waits for the
+SDK server ahead of it (calls.py; the answer is the SDK server's, word for word). Such calls
+are answered one at a time, in order; the hand-off waits for the one in hand, so the SDK
+server never serves beside it. The Org is closed on every way out, here.
+
 stdin and stdout are the protocol's wire and nothing else's: while serving, fd 1 points at
 stderr and fd 0 at the null device (a stray print or a child's output never lands on the
 wire), and both are restored on exit. SIGINT and SIGTERM stop the server: after the call in
-hand, or at once while it is still starting; the Org is closed either way.
+hand (the SDK server's or the front's), or at once while it is still starting.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import queue
@@ -29,14 +41,17 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from functools import partial
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from .calls import FACE, answer_early, early_arguments
 from .manifest import MANIFEST
 
 if TYPE_CHECKING:
     from ...config import Settings
+    from ...org import Org
 
 # The id under which the initialize the front answered is replayed to the SDK server; the
 # SDK's reply to it is dropped (the client has its answer).
@@ -48,6 +63,21 @@ LISTS = ("tools/list", "resources/list", "ping")
 # behind the SDK's import, its connection took 1.8 s where the handshake took 0.36 s.
 MODERN = ("server/discover", "tools/list", "resources/list")
 VERSION_META = "io.modelcontextprotocol/protocolVersion"
+# Claude Code 2.1.332 reports the server connected, and starts its session, only once its
+# `subscriptions/listen` is acknowledged: behind the SDK's import, 2.3 s after its
+# `server/discover` was answered. The front acknowledges it (the change notifications asked
+# for, as the SDK honours them) and replays the request to the SDK server, which keeps the
+# stream and whose own acknowledgement is dropped.
+LISTEN = "subscriptions/listen"
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+SUBSCRIPTION_META = "io.modelcontextprotocol/subscriptionId"
+LIST_CHANGES = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
+# The SDK's import, in steps the front's calls go between: beside the import, which holds the
+# interpreter, a first org_recall was answered 1.2 s after spawn, 0.77 s alone (a cold
+# `cli-org recall`: 0.68 s). The packages it loads, in the order it loads them (python -X
+# importtime, SDK 2.3): mcp_types 210 ms, the web stack 90 ms, then `mcp` itself, whose
+# package imports all of its modules at once (about 300 ms, the longest wait).
+SDK_STEPS = ("pydantic", "anyio", "mcp_types", "httpx2", "uvicorn", "sse_starlette", "mcp", "mcp.server.mcpserver")
 
 
 def negotiate(requested: object) -> str:
@@ -80,11 +110,20 @@ class Front:
         self.write = write
         self.lines: queue.Queue[str | None] = queue.Queue()  # for the SDK server; None: the end
         self.writing = threading.Lock()
-        self.state = threading.Lock()  # answering or queueing a message, against the hand-off
+        self.state = threading.RLock()  # answering or queueing a message, against the hand-off (and a signal)
         self.handed = False  # the SDK server takes every message from now on
         self.version: str | None = None  # negotiated by the initialize the front answered
         self.initialize: dict[str, Any] | None = None  # that request, to replay
         self.replaying = False  # the SDK's reply to the replayed initialize is still to come
+        self.listens: list[str] = []  # the subscriptions/listen the front acknowledged, to replay
+        self.acknowledged: set[object] = set()  # their ids: the SDK's acknowledgements are dropped
+        self.waiting = False  # a request with an id is queued for the SDK server: no early call after it
+        # Tool calls the front answers itself (calls.py): (id, arguments, the modern version or None).
+        self.calls: queue.Queue[tuple[object, dict[str, Any], str | None]] = queue.Queue()
+        self.org: Org | None = None  # set by `ready`; the front's calls wait for it
+        self.opened = threading.Event()
+        self.answering: threading.Thread | None = None
+        self.then: Callable[[], None] | None = None  # at a signal while a call is in hand: after it
 
     # --- the front's thread ----------------------------------------------------------------
 
@@ -104,6 +143,7 @@ class Front:
             return
         with self.state:
             if self.handed or not self._answer(line):
+                self.waiting = self.waiting or _has_id(line)
                 self.lines.put(line + "\n")
 
     def _answer(self, line: str) -> bool:
@@ -117,6 +157,10 @@ class Front:
         method, params = message.get("method"), message.get("params")
         if params is not None and not isinstance(params, dict):
             return False
+        if method == "tools/call":
+            return self._call(message["id"], params or {})
+        if method == LISTEN:
+            return self._listen(line, message["id"], params or {})
         if isinstance(method, str) and method in MODERN and not (params or {}).get("cursor"):
             meta = (params or {}).get("_meta")
             modern = meta.get(VERSION_META) if isinstance(meta, dict) else None
@@ -136,26 +180,108 @@ class Front:
     def _reply(self, id_: object, result: object) -> None:
         self.send(json.dumps({"jsonrpc": "2.0", "id": id_, "result": result}, separators=(",", ":")))
 
+    def _call(self, id_: object, params: dict[str, Any]) -> bool:
+        """Take a tool call the SDK server would answer in the same words (calls.py), in a
+        session the front opened, with nothing ahead of it waiting for the SDK server."""
+        if self.waiting or not set(params) <= {"name", "arguments", "_meta"}:
+            return False
+        meta = params.get("_meta", {})
+        if not isinstance(meta, dict):
+            return False
+        modern = meta.get(VERSION_META)
+        if modern is None:  # a call in the session the front's initialize began
+            if self.version is None:
+                return False
+        elif self.version is not None or modern not in MANIFEST["modern"] or not _modern_meta(meta):
+            return False
+        arguments = early_arguments(params.get("name"), params.get("arguments", {}))
+        if arguments is None:
+            return False
+        self.calls.put((id_, arguments, modern))
+        if self.answering is None:
+            self.answering = threading.Thread(target=self._answer_calls, name="cli-org-mcp-first", daemon=True)
+            self.answering.start()
+        return True
+
+    def _listen(self, line: str, id_: object, params: dict[str, Any]) -> bool:
+        """Acknowledge a client's listen for list changes as the SDK server would; the
+        request goes to it at the hand-off. Anything else about it is the SDK server's."""
+        meta, wanted = params.get("_meta"), params.get("notifications")
+        if self.version is not None or not isinstance(meta, dict) or not set(params) <= {"_meta", "notifications"}:
+            return False
+        if meta.get(VERSION_META) not in MANIFEST["modern"] or not _modern_meta(meta):
+            return False
+        if not isinstance(wanted, dict) or not set(wanted) <= set(LIST_CHANGES):
+            return False
+        if not all(isinstance(v, bool) for v in wanted.values()) or isinstance(id_, (dict, list)):
+            return False
+        honored = {k: True for k in LIST_CHANGES if wanted.get(k)}
+        ack = {"_meta": {SUBSCRIPTION_META: id_}, "notifications": honored}
+        self.send(json.dumps({"jsonrpc": "2.0", "method": ACKNOWLEDGED, "params": ack}, separators=(",", ":")))
+        self.listens.append(line + "\n")
+        self.acknowledged.add(id_)
+        return True
+
+    def ready(self, org: Org) -> None:
+        """The Org is open: the front's calls run on it from now on."""
+        self.org = org
+        self.opened.set()
+
+    def _answer_calls(self) -> None:
+        while True:
+            id_, arguments, modern = self.calls.get()
+            try:
+                self.opened.wait()
+                assert self.org is not None
+                answer_early(self.org, arguments, partial(self._answered, id_, modern))
+            finally:
+                with self.state:
+                    self.calls.task_done()
+                    then = self.then if self.calls.unfinished_tasks == 0 else None
+                if then is not None:
+                    then()
+
+    def _answered(self, id_: object, modern: str | None, text: str, failed: bool) -> None:
+        self._reply(id_, _result(text, failed, modern))
+
+    def in_hand(self, then: Callable[[], None]) -> bool:
+        """At a signal while starting: True when the front has a call in hand, and `then` is
+        done after the last one; False when it has none."""
+        with self.state:
+            if self.calls.unfinished_tasks == 0:
+                return False
+            self.then = then
+            return True
+
     # --- the SDK server's side -------------------------------------------------------------
 
     def hand_off(self) -> list[str]:
         """From now on every message goes to the SDK server; the lines it reads first."""
         with self.state:
             self.handed = True
-            if self.initialize is None:
-                return []
-            self.replaying = True
-            return [json.dumps({**self.initialize, "id": REPLAYED}) + "\n"]
+        self.calls.join()  # the front's call in hand, answered first: the SDK server never serves beside it
+        if self.initialize is None:
+            return self.listens
+        self.replaying = True
+        return [json.dumps({**self.initialize, "id": REPLAYED}) + "\n", *self.listens]
 
     def deliver(self, text: str) -> None:
-        """A message from the SDK server, to the wire; not its reply to the replayed initialize."""
-        if self.replaying:
+        """A message from the SDK server, to the wire; not its reply to the replayed initialize,
+        nor its acknowledgement of a listen the front acknowledged."""
+        if self.replaying or self.acknowledged:
             try:
-                replayed = json.loads(text).get("id") == REPLAYED
-            except (ValueError, AttributeError):
-                replayed = False
+                message = json.loads(text)
+                replayed = message.get("id") == REPLAYED
+                listen = (
+                    message["params"]["_meta"][SUBSCRIPTION_META] if message.get("method") == ACKNOWLEDGED else None
+                )
+            except (ValueError, AttributeError, KeyError, TypeError):
+                replayed, listen = False, None
             if replayed:
                 self.replaying = False
+                return
+            if listen is not None and listen in self.acknowledged:
+                self.acknowledged.discard(listen)
                 return
         self.send(text)
 
@@ -166,6 +292,35 @@ class Front:
     def stop(self, signum: int | None = None, frame: FrameType | None = None) -> None:
         """The end of the messages: the SDK server ends after the call in hand."""
         self.lines.put(None)
+
+
+def _result(text: str, failed: bool, modern: str | None) -> dict[str, Any]:
+    """A tool's result as the SDK server puts it, in a session of `modern` (its protocol
+    version), or of the handshake (None)."""
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": failed}
+    if modern is not None:  # every result of that version carries these, as discovery's does
+        discovered = MANIFEST["modern"][modern]["server/discover"]
+        result.update({k: discovered[k] for k in ("resultType", "_meta") if k in discovered})
+    return result
+
+
+def _has_id(line: str) -> bool:
+    """Whether a queued line is a request (a reply will be owed), not a notification."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return True  # the SDK server answers it with an error
+    return not isinstance(message, dict) or "id" in message
+
+
+def _modern_meta(meta: dict[str, Any]) -> bool:
+    """The envelope a request of the 2026-07-28 protocol carries: who the client is and what it can."""
+    client = meta.get("io.modelcontextprotocol/clientInfo")
+    return (
+        isinstance(client, dict)
+        and isinstance(client.get("name"), str)
+        and isinstance(meta.get("io.modelcontextprotocol/clientCapabilities"), dict)
+    )
 
 
 @contextmanager
@@ -211,15 +366,18 @@ def _wire() -> Iterator[tuple[int, Callable[[bytes], Any], bool]]:
 
 
 def serve(settings: Settings, agent: str | None) -> None:
-    """Answer at once from the front; import the SDK and open the Org meanwhile; serve."""
+    """Answer at once from the front; open the Org, then import the SDK, meanwhile (the
+    front answers an org_recall as soon as the Org is open); serve."""
     with _wire() as (read_fd, write, own):
         front = Front(read_fd, write)
 
         def on_signal(signum: int, frame: FrameType | None) -> None:
             if front.handed:
                 front.stop()  # the SDK server ends after the call in hand; the Org is closed
-            elif own:  # still starting, no call served: end now (a half-open connection is the server's to drop)
-                _exit_now()
+            elif own:  # still starting: end after the front's call in hand, or now (a half-open
+                # connection is the server's to drop)
+                if not front.in_hand(_exit_now):
+                    _exit_now()
             else:
                 raise SystemExit(0)  # still starting: what was opened so far is closed
 
@@ -229,9 +387,21 @@ def serve(settings: Settings, agent: str | None) -> None:
         # the handlers in place (before, a SIGINT there ended the server with a traceback).
         threading.Thread(target=front.read, name="cli-org-mcp-front", daemon=True).start()
         try:
-            from .server import serve as serve_sdk
+            from ...org import Org
 
-            serve_sdk(front, settings, agent)
+            def notify(message: str) -> None:
+                print(f"cli-org mcp: {message}", file=sys.stderr)
+
+            with Org.open(settings, agent, face=FACE, embed=True, pool=1, notify=notify) as org:
+                front.ready(org)
+                for step in SDK_STEPS:  # the front's call in hand first, then a step of the SDK
+                    front.calls.join()
+                    with suppress(ImportError):
+                        importlib.import_module(step)
+                front.calls.join()
+                from .server import serve as serve_sdk
+
+                serve_sdk(front, org)
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)

@@ -70,15 +70,14 @@ from ..render import (
     restored_text,
     todos_text,
 )
+from .calls import in_tool_terms, recall_text, unexpected
 
 if TYPE_CHECKING:
-    from ...config import Settings
     from ...db import Conn
     from ...org import Org
     from .front import Front
 
 SERVER_NAME = "cli-org"  # the name harnesses prefix to the tools: mcp__cli-org__org_recall
-FACE = "mcp"  # tool_calls.face
 R = TypeVar("R")
 
 INSTRUCTIONS = """\
@@ -168,7 +167,7 @@ def _outcome(body: Callable[[], CallToolResult]) -> CallToolResult:
         return _refusal(str(exc))
     except Exception as exc:
         traceback.print_exc(file=sys.stderr)
-        return _refusal(f"unexpected error ({type(exc).__name__}); the server's stderr has the details")
+        return _refusal(unexpected(exc))
 
 
 def _answer(text: str) -> CallToolResult:
@@ -178,21 +177,6 @@ def _answer(text: str) -> CallToolResult:
 
 def _refusal(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-
-
-# A command-line flag in a library message (`--source is required: ...`).
-FLAG = re.compile(r"(?<![\w-])--([a-z][a-z-]*)")
-
-
-def in_tool_terms(message: str, arguments: set[str]) -> str:
-    """A refusal as an MCP caller reads it: a flag that is one of the tool's arguments is
-    named as that argument (`--source` -> `'source'`); the CLI keeps its own words."""
-
-    def named(flag: re.Match[str]) -> str:
-        name = flag[1].replace("-", "_")
-        return repr(name) if name in arguments else flag[0]
-
-    return FLAG.sub(named, message)
 
 
 def argument_problem(error: Any) -> str:
@@ -316,9 +300,7 @@ class Tools:
         per hit, or "nothing found". Cite a fact by its #id."""
 
         def body(org: Org) -> CallToolResult:
-            result = org.recall(question, project=project, limit=limit).result
-            # as org_search says the vault's: a first line each
-            return _answer("".join(f"notice: {n}\n" for n in result.warnings) + result.text)
+            return _answer(recall_text(org, question, project, limit))  # the front's too (calls.py)
 
         return await self.session.ask(body)
 
@@ -813,19 +795,13 @@ def _warm_up_writes(org: Org) -> None:
         org.run(warm_up_writes)
 
 
-def serve(front: Front, settings: Settings, agent: str | None) -> None:
-    """Open the Org (one connection, and one to the replica with CLI_ORG_READ_URL: calls are
-    served one at a time, so a second would idle; the query model), take every message over
-    from the front (the initialize it answered first, replayed), serve them until stdin closes
-    or a signal stops the server, close the Org."""
-    from ...org import Org
-
-    def notify(message: str) -> None:
-        print(f"cli-org mcp: {message}", file=sys.stderr)
-
-    with Org.open(settings, agent, face=FACE, embed=True, pool=1, notify=notify) as org:
-        # The first org_remember would pay the write path's one-time costs (the checks'
-        # imports and compiles, the session's write scan): paid here, beside the handshake.
-        threading.Thread(target=_warm_up_writes, args=(org,), daemon=True).start()
-        server = build_server(Session(org))
-        anyio.run(serve_lines, server, _Lines(front.hand_off(), front.lines.get), front.deliver)
+def serve(front: Front, org: Org) -> None:
+    """Serve on the Org the front opened (front.py: one connection, and one to the replica with
+    CLI_ORG_READ_URL, since calls are served one at a time; the query model): take every
+    message over from the front (the initialize it answered first, replayed), serve them until
+    stdin closes or a signal stops the server. The front closes the Org."""
+    # The first org_remember would pay the write path's one-time costs (the checks'
+    # imports and compiles, the session's write scan): paid here, beside the handshake.
+    threading.Thread(target=_warm_up_writes, args=(org,), daemon=True).start()
+    server = build_server(Session(org))
+    anyio.run(serve_lines, server, _Lines(front.hand_off(), front.lines.get), front.deliver)
