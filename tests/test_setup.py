@@ -1028,6 +1028,25 @@ def test_setup_records_the_agent_it_wired_for_each_harness_and_project(home, tmp
     assert agent_for(ENV, "hermes", None) is None
 
 
+def test_two_homes_sharing_one_data_folder_name_only_their_own_sessions(home, tmp_path, monkeypatch):
+    """The record's user scope is the home it was set up in: another home that shares the
+    data folder (a shared CLI_ORG_DATA_DIR; the suite's server) gets no agent from it, and a
+    record from before homes were told apart (`hermes:~`) still answers, and goes at --remove."""
+    shared = {**ENV, "CLI_ORG_DATA_DIR": str(tmp_path / "data")}
+    setup("hermes", agent="bot", project_dir=None, env=shared, exe=EXE)
+    assert agent_for(shared, "hermes", None) == "bot"
+    other = tmp_path / "other-home"
+    other.mkdir()
+    assert agent_for({**shared, "HOME": str(other)}, "hermes", "/tmp") is None
+    record = tmp_path / "data" / RECORD
+    data = json.loads(record.read_text())
+    data["agents"] = {"hermes:~": "old-bot"}
+    record.write_text(json.dumps(data))
+    assert agent_for({**shared, "HOME": str(other)}, "hermes", None) == "old-bot"
+    setup("hermes", agent=None, project_dir=None, env=shared, exe=EXE, remove=True)
+    assert agent_for(shared, "hermes", None) is None and not record.exists()
+
+
 def test_agent_for_reads_a_broken_record_as_no_setup(home):
     run("claude-code", agent="bot")
     record = next(home.rglob(RECORD))

@@ -57,7 +57,7 @@ from .edits import (
     yaml_hook,
     yaml_server,
 )
-from .record import Record, held, user_of
+from .record import Record, agent_key, held, user_of
 
 HARNESSES = ("claude-code", "codex", "hermes")
 # What the MCP server and the hooks need from the environment of the one who ran setup:
@@ -475,7 +475,9 @@ def setup(
         user = user_of(harness, project_dir)
         changes = plan(edits, record, user, remove=remove, project_dir=project_dir)
         # Whose sessions this harness makes here: the archive's importer asks (record.agent_for).
-        record.wired(user, None if remove else agent)
+        record.wired(agent_key(harness, project_dir, env), None if remove else agent)
+        if remove and project_dir is None:
+            record.wired(user, None)  # what a record from before homes were told apart says
         # The harness's notes tell how to use what was written; --remove keeps only the
         # warning that an earlier setup's approval still applies to every project.
         notes = ([] if remove else notes) + _still_approved(edits, record, project_dir)

@@ -157,10 +157,22 @@ def user_of(harness: str, project_dir: Path | None) -> str:
     return f"{harness}:{os.path.realpath(project_dir) if project_dir is not None else '~'}"
 
 
+def agent_key(harness: str, project_dir: Path | None, env: Mapping[str, str]) -> str:
+    """Whose sessions a harness makes in a scope, as the record's `agents` keeps it: the
+    project (its real path), or the user's home (`~` and its real path: two homes that share
+    one data folder, as a shared CLI_ORG_DATA_DIR or the test suite's server do, are two
+    users; one home's setup named another's sessions in the suite)."""
+    if project_dir is not None:
+        return user_of(harness, project_dir)
+    home = env.get("HOME") or str(Path.home())
+    return f"{harness}:~{os.path.realpath(home)}"
+
+
 def agent_for(env: Mapping[str, str], harness: str, cwd: str | None) -> str | None:
     """The agent `cli-org setup HARNESS` wired for the project folder that holds `cwd` (the
-    innermost, when set-up projects nest), else for the user's scope; None when setup wired
-    neither, or its record cannot be read (the importer then assigns the session itself)."""
+    innermost, when set-up projects nest), else for the user's scope (of this home; a record
+    from before homes were told apart says `harness:~`); None when setup wired neither, or its
+    record cannot be read (the importer then assigns the session itself)."""
     try:
         agents = Record.load(env).agents
     except (ConfigError, OSError):
@@ -170,11 +182,11 @@ def agent_for(env: Mapping[str, str], harness: str, cwd: str | None) -> str | No
         prefix = f"{harness}:"
         best: tuple[int, str] | None = None
         for user, agent in agents.items():
-            if not user.startswith(prefix) or user == user_of(harness, None):
+            if not user.startswith(prefix) or user.startswith(f"{prefix}~"):
                 continue
             folder = Path(user[len(prefix) :])
             if (folder == here or folder in here.parents) and (best is None or len(folder.parts) > best[0]):
                 best = (len(folder.parts), agent)
         if best is not None:
             return best[1]
-    return agents.get(user_of(harness, None))
+    return agents.get(agent_key(harness, None, env)) or agents.get(user_of(harness, None))
