@@ -35,12 +35,19 @@ from cli_org.store import facts
 from cli_org.store.agents import add_agent
 from tests.standin import standing
 from tests.standin_anthropic import Scripted, block_text, text, tool_names, tool_results, tool_use
-from tests.test_client_claude import ALLOW, MINE, QUESTION, THEIRS, VERSIONS, User, main_requests, plan, tool
+from tests.test_client_claude import MINE, QUESTION, THEIRS, VERSIONS, User, main_requests, plan, tool
 
 from .common import bench_settings, drop_database, median
 
 RUNS = 3
 STAMP = r"^(\S+Z) "
+
+
+def every_tool(calls: list[dict]) -> str:
+    """`--allowedTools` naming each tool the session calls: the benchmark times calls, not
+    approvals (setup's own rules apply only in a trusted folder on 2.1.197, and the code
+    before issue 37 wrote none), so both checkouts run the same session."""
+    return ",".join(dict.fromkeys(call["name"] for call in calls))
 
 
 def _calls(forgettable: int, run: int) -> list[dict]:
@@ -98,7 +105,7 @@ def session(version: str, env: dict[str, str], settings, folder: Path, runs: int
         model = Scripted(plan(steps, calls[0], QUESTION))
         log = folder / f"debug-{run}.log"
         with standing(model) as standin:
-            user.prompt(standin, QUESTION, "--allowedTools", ALLOW, "--debug-file", str(log))
+            user.prompt(standin, QUESTION, "--allowedTools", every_tool(calls), "--debug-file", str(log))
             requests = main_requests(standin)
             results = tool_results(requests[-1])
         offered = set(tool_names(requests[0]))

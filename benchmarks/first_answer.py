@@ -71,7 +71,7 @@ def claude(version: str, tools: Path, runs: int, tmp: Path) -> dict[str, Any]:
     from cli_org.store import facts
     from tests.standin import standing
     from tests.standin_anthropic import Scripted, block_text, text, tool_results
-    from tests.test_client_claude import ALLOW, QUESTION, User, main_requests, plan
+    from tests.test_client_claude import QUESTION, User, main_requests, plan
 
     from . import client_claude
     from .common import drop_database
@@ -93,7 +93,7 @@ def claude(version: str, tools: Path, runs: int, tmp: Path) -> dict[str, Any]:
             calls = client_claude._calls(forgettable, run)
             steps = {a["id"]: b for a, b in zip(calls, calls[1:], strict=False)} | {calls[-1]["id"]: text("done")}
             with standing(Scripted(plan(steps, calls[0], QUESTION))) as standin:
-                user.prompt(standin, QUESTION, "--allowedTools", ALLOW)
+                user.prompt(standin, QUESTION, "--allowedTools", client_claude.every_tool(calls))
                 results = tool_results(main_requests(standin)[-1])
             with connect(settings, "bot") as conn:  # the next run starts from the same facts
                 for fact in facts.list_facts(conn, subject="releases"):
