@@ -329,11 +329,22 @@ def test_a_dropped_connection_is_replaced_and_the_server_keeps_serving(org):
             )
         answers = [await s.call_tool("org_notebook", {}) for _ in range(3)]
         # Without the wait the next call may reach the session before its goodbye does: it
-        # is answered, or refused with the CLI's line (never "unexpected error"), and the
-        # call after it is answered on a new connection.
+        # is answered, or refused with the CLI's line (never "unexpected error"); once the
+        # session has ended, the call after it is answered on a new connection.
         with org.admin() as conn:
-            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", (app,))
-        raced = [await s.call_tool("org_notebook", {}) for _ in range(2)]
+            pids = [
+                r["pid"]
+                for r in conn.execute(
+                    "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", (app,)
+                )
+            ]
+        raced = [await s.call_tool("org_notebook", {})]
+        for _ in range(200):  # up to 10 s
+            with org.admin() as conn:
+                if not conn.execute("SELECT 1 FROM pg_stat_activity WHERE pid = ANY(%s)", (pids,)).fetchone():
+                    break
+            await anyio.sleep(0.05)
+        raced.append(await s.call_tool("org_notebook", {}))
         return first, answers, raced
 
     first, answers, raced = serve(org, script, PGAPPNAME=app)
