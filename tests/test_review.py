@@ -209,7 +209,13 @@ def test_the_hook_starts_the_refresh_and_returns_while_it_holds_its_lock(org, tm
         admin.execute("LOCK TABLE memory_review_items IN EXCLUSIVE MODE")
         done = hook(org, "session-start", start, agent="boss")
         assert "Deploys run at 02:00 UTC" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-        assert _wait(locked), "the refresh never took its lock"
+        # Watched without taking a lock: a probe that takes the run row's lock as the refresh
+        # starts can make it give up ("a refresh ... is running now"), the likely cause of one
+        # CI failure in issue 37. Its write waiting for this table means it holds its lock
+        # (review.hold comes first).
+        waiting = "SELECT 1 FROM pg_locks WHERE relation = to_regclass('memory_review_items') AND NOT granted"
+        assert _wait(lambda: admin.execute(waiting).fetchone() is not None), "the refresh never reached its write"
+        assert locked(), "the refresh does not hold its lock"
         assert not refreshed()  # the hook returned; the refresh is still running
         admin.rollback()
     assert _wait(refreshed), "the refresh never finished"
