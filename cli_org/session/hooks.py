@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..db import Conn
 from ..db.queries import sql
@@ -116,14 +116,20 @@ class HookInput:
         return self.event == "SessionStart" and self.source not in (None, NEW_CONVERSATION)
 
 
-def parse_hook_input(raw: str) -> HookInput:
-    """The fields cli-org uses from the harness's JSON; a field of the wrong type is absent."""
+def _hook_json(raw: str) -> dict[str, Any]:
+    """A harness's hook input: one JSON object (nothing at all reads as an empty one)."""
     try:
         data = json.loads(raw) if raw.strip() else {}
     except json.JSONDecodeError as exc:
         raise InputError(f"the hook input is not JSON ({exc.msg})") from None
     if not isinstance(data, dict):
         raise InputError("the hook input is not a JSON object")
+    return data
+
+
+def parse_hook_input(raw: str) -> HookInput:
+    """The fields cli-org uses from the harness's JSON; a field of the wrong type is absent."""
+    data = _hook_json(raw)
 
     def text(key: str) -> str | None:
         value = data.get(key)
@@ -146,12 +152,7 @@ def parse_hermes_turn(raw: str) -> HookInput | None:
     start: source startup on the first turn, compact on a later turn whose history holds no
     block (Hermes's compaction summarised it away); None when the history still holds one
     (nothing to add, no connection)."""
-    try:
-        data = json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise InputError(f"the hook input is not JSON ({exc.msg})") from None
-    if not isinstance(data, dict):
-        raise InputError("the hook input is not a JSON object")
+    data = _hook_json(raw)
     extra = data.get("extra")
     extra = extra if isinstance(extra, dict) else {}
     if extra.get("is_first_turn") is True:
