@@ -128,11 +128,22 @@ def _timed(conn, statement: str) -> float:
     return round(time.perf_counter() - started, 1)
 
 
-def load_facts(conn, n: int, words: Words, timings: dict, real: Sentences | None = None, arm: bool = True) -> None:
-    """n current facts by the bench agent, spread over four projects and the org, with one
-    random unit vector each (computed by the author, so recall trusts it); with `real`, fact
-    i's claim is sentence i and its vector that sentence's. `arm` False (--context-only): no
+def load_facts(
+    conn,
+    n: int,
+    words: Words,
+    timings: dict,
+    real: Sentences | None = None,
+    arm: bool = True,
+    vectors: int | None = None,
+) -> None:
+    """n current facts by the bench agent, a third org-wide and the rest spread over four
+    projects, the newest `vectors` (default: all) with a random unit vector each (computed by
+    the author, so recall trusts it); with `real`, the newest `vectors` facts' claims are
+    sentences 0, 1, ... and their vectors those sentences'. `arm` False (--context-only): no
     vectors and none of the fact arm's indexes, what the context block never reads."""
+    with_vectors = n if vectors is None else min(n, vectors)
+    plain = n - with_vectors  # the oldest facts: no vector, made-up words
     conn.execute("DROP INDEX IF EXISTS memory_facts_search")
     conn.execute("DROP INDEX IF EXISTS memory_facts_no_duplicate")
     conn.execute("DROP INDEX IF EXISTS memory_facts_current")
@@ -146,14 +157,18 @@ def load_facts(conn, n: int, words: Words, timings: dict, real: Sentences | None
     for at in range(0, n, BATCH):
         size = min(BATCH, n - at)
         subjects = words.texts(size, 2, 3)
-        claims = real.texts[at : at + size] if real else words.texts(size, 10, 30)
+        made = words.texts(size, 10, 30)
+        claims = [
+            real.texts[at + i - plain] if real and at + i >= plain else f"{made[i]} (item {at + i})"
+            for i in range(size)
+        ]  # unique claims: the duplicate index holds
         rows = (
             (
                 s,
-                c if real else f"{c} (item {at + i})",  # unique claims: the duplicate index holds
+                c,
                 f"docs/{at + i}.md",
                 AGENT,
-                None if (at + i) % 5 == 4 else PROJECTS[(at + i) % 4],
+                None if (at + i) % 3 == 2 else PROJECTS[(at + i) % 4],
                 KINDS[(at + i) % len(KINDS)],
             )
             for i, (s, c) in enumerate(zip(subjects, claims, strict=True))
@@ -164,8 +179,8 @@ def load_facts(conn, n: int, words: Words, timings: dict, real: Sentences | None
     started = time.perf_counter()
     if not arm:
         pass
-    elif real:  # the facts' ids in the order they were copied: fact i holds sentence i
-        ids = [r["id"] for r in conn.execute("SELECT id FROM memory_facts ORDER BY id")]
+    elif real:  # the facts' ids in the order they were copied: the newest hold the sentences
+        ids = [r["id"] for r in conn.execute("SELECT id FROM memory_facts ORDER BY id OFFSET %s", (plain,))]
         _copy(
             conn,
             "COPY memory_fact_vectors (fact_id, model, computed_by, embedding) FROM STDIN",
@@ -174,8 +189,9 @@ def load_facts(conn, n: int, words: Words, timings: dict, real: Sentences | None
     else:
         conn.execute(
             "INSERT INTO memory_fact_vectors (fact_id, model, computed_by, embedding) "
-            f"SELECT f.id, %s, f.author, {RANDOM_VECTOR.format(ref='f.id')} FROM memory_facts f",
-            (MODEL_NAME,),
+            f"SELECT f.id, %s, f.author, {RANDOM_VECTOR.format(ref='f.id')} FROM memory_facts f"
+            " WHERE f.id > (SELECT max(id) FROM memory_facts) - %s",
+            (MODEL_NAME, with_vectors),
         )
     conn.execute("RESET session_replication_role")
     conn.commit()
@@ -448,6 +464,7 @@ def cold_context(settings) -> dict:
         "CLI_ORG_DATABASE": settings.database_name,
         "ORG_ROOT": settings.root,
         "ORG_AGENT": AGENT,
+        "CLI_ORG_WARM": "0",  # a cold process each time, never the warm helper
     }
     times = []
     for i in range(COLD_RUNS + 1):
@@ -470,6 +487,9 @@ def run(
     nn: int = 0,
     real_vectors: Path | None = None,
     context_only: bool = False,
+    vectors: int | None = None,
+    load_only: bool = False,
+    mcp_calls: int = 0,
 ) -> dict:
     if context_only:
         n_chunks = 0
@@ -488,20 +508,29 @@ def run(
         index_embedder(settings)  # leaves the ONNX query model
         timings = {}
         words = Words(seed=14)
-        real = Sentences(max(n_facts, n_chunks), real_vectors, settings) if real_vectors else None
+        fact_sentences = n_facts if vectors is None else min(n_facts, vectors)
+        real = Sentences(max(fact_sentences, n_chunks), real_vectors, settings) if real_vectors else None
         if real is not None and real.rate:
             timings["sentences_per_s"] = real.rate
         with connect(settings, bounded=False) as admin:
             add_agent(admin, AGENT)
             admin.commit()
-            load_facts(admin, n_facts, words, timings, real, arm=not context_only)
+            load_facts(admin, n_facts, words, timings, real, arm=not context_only, vectors=vectors)
             print("facts loaded", timings, file=sys.stderr, flush=True)
             if not context_only:
                 load_chunks(admin, n_chunks, words, timings, build_mem, real)
             print("chunks loaded", timings, file=sys.stderr, flush=True)
             table_sizes = sizes(admin)
-    queries = Words(seed=15).texts(n_queries, 1, 8)
+    if load_only:
+        _saved_run(
+            {"facts": n_facts, "chunks": n_chunks, "load_s": timings, "sizes_mb": table_sizes, "vectors": vectors,
+             "load_only": True, "when": time.strftime("%Y-%m-%d %H:%M")}
+        )  # fmt: skip
+        return {"loaded": settings.database_name, "load_s": timings, "sizes_mb": table_sizes}
+    queries = question_mix(settings, n_queries)
     latency = measure(settings, queries, warm, context_only)
+    if mcp_calls:
+        latency.update(through_mcp(settings, queries, mcp_calls, warm))
     neighbours = nearest_neighbours(settings, Words(seed=16).texts(nn, 1, 8)) if nn else None
     result = {
         "facts": n_facts,
@@ -521,9 +550,9 @@ def run(
         result["context_only"] = True
     if not load:
         result["reused_database"] = True  # load times and sizes are the earlier run's
-    runs = _saved()
-    runs.append(result)
-    RESULTS.write_text(json.dumps(runs, indent=1) + "\n")
+    if vectors is not None:
+        result["vectors"] = vectors  # only the newest facts have a vector
+    _saved_run(result)
     if not keep:
         from .common import drop_database
 
@@ -533,6 +562,94 @@ def run(
 
 def _saved() -> list[dict]:
     return json.loads(RESULTS.read_text()) if RESULTS.exists() else []
+
+
+def _saved_run(result: dict) -> None:
+    RESULTS.write_text(json.dumps([*_saved(), result], indent=1) + "\n")
+
+
+def question_mix(settings, n: int) -> list[str]:
+    """`n` questions in four kinds, in turn (issue 38): short (1-2 words), long (10-16),
+    with a number (3-5 words and an item number, as the made-up claims carry), and a
+    paraphrase of a stored claim (a fact with a vector: two thirds of its words, shuffled)."""
+    words = Words(seed=15)
+    rng = np.random.default_rng(18)
+    with connect(settings, bounded=False) as conn:
+        stored = [
+            r["claim"]
+            for r in conn.execute(
+                "SELECT f.claim FROM memory_facts f JOIN memory_fact_vectors v ON v.fact_id = f.id"
+                " ORDER BY md5(f.id::text) LIMIT %s",
+                (max(1, n // 4),),
+            )
+        ]
+        top = conn.execute("SELECT coalesce(max(id), 1) AS m FROM memory_facts").fetchone()["m"]
+    out: list[str] = []
+    for i in range(n):
+        kind = i % 4
+        if kind == 0:
+            out += words.texts(1, 1, 2)
+        elif kind == 1:
+            out += words.texts(1, 10, 16)
+        elif kind == 2:
+            out.append(f"{words.texts(1, 3, 5)[0]} item {int(rng.integers(0, top))}")
+        elif stored:
+            picked = stored[(i // 4) % len(stored)].rstrip(".").split()
+            keep = sorted(rng.choice(len(picked), size=max(1, len(picked) * 2 // 3), replace=False))
+            phrase = [picked[k] for k in keep]
+            rng.shuffle(phrase)
+            out.append(" ".join(phrase))
+        else:
+            out += words.texts(1, 4, 8)
+    return out
+
+
+def through_mcp(settings, queries: list[str], calls: int, warm: int) -> dict:
+    """Warm `org_context` and `org_recall` through one `cli-org mcp` server (the SDK's stdio
+    client), as the agent: `warm` untimed calls each, then `calls` timed ones (p50/p95 ms)."""
+    import os
+
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    env = {
+        **os.environ,
+        "CLI_ORG_DATA_DIR": str(settings.data_dir),
+        "CLI_ORG_DATABASE": settings.database_name,
+        "ORG_ROOT": settings.root,
+        "HF_HUB_OFFLINE": "1",
+    }
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "cli_org", "mcp", "--as", AGENT], env=env, cwd=str(ROOT)
+    )
+
+    async def session() -> dict:
+        out: dict = {}
+        with open(os.devnull, "w") as quiet:
+            async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as s:
+                await s.initialize()
+                for tool, args_of in (
+                    ("org_context", lambda i, q: {"project": PROJECTS[i % len(PROJECTS)]}),
+                    ("org_recall", lambda i, q: {"question": q}),
+                ):
+                    times, errors = [], 0
+                    for i in range(warm + calls):
+                        q = queries[i % len(queries)]
+                        started = time.perf_counter()
+                        got = await s.call_tool(tool, args_of(i, q))
+                        if i >= warm:
+                            times.append((time.perf_counter() - started) * 1000)
+                        errors += bool(got.is_error)
+                    out[f"MCP {tool}"] = {
+                        "n": len(times),
+                        "p50_ms": round(median(times), 1),
+                        "p95_ms": round(percentile(times, 0.95), 1),
+                        "errors": errors,
+                    }
+                    print(f"MCP {tool}", out[f"MCP {tool}"], file=sys.stderr, flush=True)
+        return out
+
+    return anyio.run(session)
 
 
 # Top-10 chunks through the HNSW index, as search.dense asks for them, against exact search.
@@ -644,7 +761,7 @@ def plot(out: Path) -> None:
         # Runs marked with a "code" note are side runs (a first version, a re-run of main).
         latest: dict[tuple[int, int], dict] = {}
         for r in saved:
-            if "code" not in r and bool(r.get("fact_arm_indexed")) == indexed:
+            if "code" not in r and "latency_ms" in r and bool(r.get("fact_arm_indexed")) == indexed:
                 latest[(r["facts"], r["chunks"])] = r
         return sorted(latest.values(), key=lambda r: (r["facts"], r["chunks"]))
 
@@ -716,7 +833,8 @@ def table() -> str:
     """The RESULTS.md tables (markdown) from the saved runs, the latest run of each size."""
     latest: dict[tuple[int, int], dict] = {}
     for r in json.loads(RESULTS.read_text()):
-        latest[(r["facts"], r["chunks"])] = r
+        if "latency_ms" in r:  # --load-only runs measured nothing
+            latest[(r["facts"], r["chunks"])] = r
     runs = sorted(latest.values(), key=lambda r: (r["facts"], r["chunks"]))
 
     def cell(r, label):
@@ -802,6 +920,17 @@ def main() -> None:
     parser.add_argument(
         "--context-only", action="store_true", help="facts without vectors or arm indexes; time the context block only"
     )
+    parser.add_argument(
+        "--vectors", type=int, metavar="N", help="only the newest N facts get a vector (default: every fact)"
+    )
+    parser.add_argument("--load-only", action="store_true", help="load and keep the database; measure nothing")
+    parser.add_argument(
+        "--mcp",
+        type=int,
+        default=0,
+        metavar="CALLS",
+        help="also time warm org_context and org_recall through cli-org mcp",
+    )
     parser.add_argument("--plot", action="store_true", help="only draw docs/scale.png from the saved results")
     parser.add_argument("--table", action="store_true", help="only print the RESULTS.md tables")
     args = parser.parse_args()
@@ -811,7 +940,7 @@ def main() -> None:
     if args.table:
         print(table())
         return
-    keep = args.keep or args.no_load
+    keep = args.keep or args.no_load or args.load_only
     result = run(
         args.facts,
         args.chunks,
@@ -823,6 +952,9 @@ def main() -> None:
         args.nn,
         args.real_vectors,
         args.context_only,
+        args.vectors,
+        args.load_only,
+        args.mcp,
     )
     print(json.dumps(result, indent=1))
 
