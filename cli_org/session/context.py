@@ -19,10 +19,13 @@ newline included (TOKEN_CHARS). The block never passes the budget. Entries are t
 order above; one that does not fit is skipped (a smaller later one may still fit).
 
 Reads only what it can show (the read window): no budget holds more fact entries than its
-characters over SHORTEST_FACT_ENTRY, so of each kind the block reads only that many newest
-facts in scope (and room for the pinned and already delivered ones it skips); an older fact
-past them is never read, even where a short one would still fit a gap. A store of up to that
-many facts per kind gives the block it gave when every fact was read.
+characters over SHORTEST_FACT_ENTRY, so the block reads only that many facts in scope (and
+room for the pinned and already delivered ones it skips), in its own order: the newest of
+the first kind, then of the next, a statement per kind until the window is read. A fact past
+them is never read, even where a short one would still fit a gap. A store of up to that many
+facts in all gives the block it gave when every fact was read. (Issue 38: reading the window
+for every kind read seven times the rows, and the block at 1M facts spent most of its time
+on facts it could never show.)
 
 What is not shown is bookkeeping, not context (the `--json` form and the web page, never
 the text an agent reads). `omitted` lists what was read and not shown: "budget", and
@@ -269,16 +272,13 @@ def _stable(
         sections.append(Section("proposals", "Proposals", True, [Entry(f"proposals {waiting}", line)]))
 
     window = budget_chars // SHORTEST_FACT_ENTRY + len(pinned_ids) + delivered
-    read = [
-        Fact(**r)
-        for r in conn.execute(sql("context.facts"), {"kinds": list(KIND_ORDER), "project": project, "window": window})
-    ]
-    taken = dict.fromkeys(KIND_ORDER, 0)
     current: list[Fact] = []
-    for f in sorted(read, key=lambda f: (-f.created_at.timestamp(), -f.id)):
-        if taken[f.kind] < window:  # a kind's two scopes, merged, keep the window too
-            taken[f.kind] += 1
-            current.append(f)
+    for kind in KIND_ORDER:  # in the block's order, until the window is read
+        if len(current) >= window:
+            break
+        rows = conn.execute(sql("context.facts"), {"kind": kind, "project": project, "window": window - len(current)})
+        current += [Fact(**r) for r in rows]
+    current.sort(key=lambda f: (-f.created_at.timestamp(), -f.id))  # a duplicate gives way to the newer copy
     # The links of every fact read, in one statement: confirmed by, contradicts (recall/marks.py).
     marks = read_marks(conn, [f.id for f in (*pinned, *current)], {f.id: [f.author] for f in (*pinned, *current)})
     pinned_section.entries = [_fact_entry(f, marks, kind=True) for f in pinned]

@@ -7,20 +7,20 @@ INSERT INTO context_delivered (session, hit_key) VALUES (%(session)s, %(key)s)
 ON CONFLICT DO NOTHING;
 
 -- name: facts
--- The newest current facts of each kind, at most %(window)s of each scope: org-wide, and
--- with %(project)s that project's (migration 0030's index, walked and stopped). The caller
--- merges the two scopes of a kind newest first.
-SELECT f.*
-FROM unnest(%(kinds)s::text[]) AS k(kind)
-CROSS JOIN LATERAL (
+-- The newest current facts of one kind in scope, at most %(window)s: org-wide, and with
+-- %(project)s that project's, each scope read from migration 0030's index, walked and
+-- stopped, and the two merged newest first.
+SELECT * FROM (
     (SELECT {facts.columns} FROM memory_facts
-     WHERE valid_to IS NULL AND kind = k.kind AND project IS NULL
+     WHERE valid_to IS NULL AND kind = %(kind)s AND project IS NULL
      ORDER BY created_at DESC, id DESC LIMIT %(window)s)
     UNION ALL
     (SELECT {facts.columns} FROM memory_facts
-     WHERE valid_to IS NULL AND kind = k.kind AND project = %(project)s
+     WHERE valid_to IS NULL AND kind = %(kind)s AND project = %(project)s
      ORDER BY created_at DESC, id DESC LIMIT %(window)s)
-) f;
+) f
+ORDER BY created_at DESC, id DESC
+LIMIT %(window)s;
 
 -- name: pinned
 -- The pinned facts in scope (org-wide, or the project's), current or not.
