@@ -73,6 +73,10 @@ QUERIES = [
     "???",
     "a b c d",
     "replica lag vacuum relay",
+    # long questions: the loose pass splits the terms into groups (facts_arm._loose_pieces)
+    "streaming replicas lag vacuum relay port nightly job toolchain clang rollbacks minutes fridays",
+    "deploy deploys deployed rollbacks take forty minutes on fridays with the toolchain clang at nightly",
+    "worker config block pool size set thirty two streaming replica relay outgoing mail port job runs",
 ]
 
 
@@ -106,6 +110,41 @@ def test_the_index_backed_passes_answer_as_a_full_read(org):
             conn.rollback()
             assert got == want, query
         assert gone.id not in [h.fact.id for h in _lexical(conn, "gres", project=None, limit=8)]
+
+
+def _holds(query: str | None, pieces: set[str]) -> bool:
+    """Whether a fact holding `pieces` (each a word's first run) matches a loose pass's
+    tsquery, an OR of ANDs of prefixes, read as `_loose_pieces` writes it."""
+    if query is None:
+        return True
+    return any(
+        all(any(p.startswith(a.strip("()' ").removesuffix("':*")) for p in pieces) for a in group.split(" & "))
+        for group in query.split(" | ")
+    )
+
+
+def test_the_loose_filter_keeps_every_fact_holding_enough_terms():
+    """The index's filter never drops a fact the exact test would keep, for questions of 1 to
+    16 terms, terms too short for the index and terms sharing a first piece among them, and
+    it stays within MAX_PIECE_GROUPS ANDs of two pieces or more once there are many terms."""
+    import itertools
+    import random
+
+    from cli_org.recall.facts_arm import MAX_PIECE_GROUPS, _loose_pieces
+
+    rng = random.Random(38)
+    for n in range(1, 17):
+        for _ in range(20):
+            words = [[rng.choice(["ab", "deploy", "relay", "cache", f"w{i}x", f"term{i}"])] for i in range(n)]
+            need = needed(n)
+            query = _loose_pieces(words, need)
+            for held in itertools.islice(
+                (set(rng.sample(range(n), k)) for k in range(need, n + 1) for _ in range(5)), 200
+            ):
+                assert _holds(query, {words[i][0] for i in held}), (words, need, held, query)
+            if query and n >= 10 and len({w[0] for w in words if len(w[0]) >= 3}) >= 10:
+                groups = query.split(" | ")
+                assert len(groups) <= MAX_PIECE_GROUPS and all(" & " in g for g in groups), query
 
 
 FACTS = 5000  # past BACKGROUND_SAMPLE * 2, so the background is sampled
@@ -195,7 +234,14 @@ def _names(plans: list[str]) -> str:
         "tem4321",  # a substring inside a word ("item4321")
     ],
 )
-def test_the_lexical_passes_read_an_index_not_every_fact(org, query):
+def test_the_lexical_passes_read_an_index_not_every_fact(org, query, monkeypatch):
+    """Each tier of a pass reads a bounded part: the newest facts by an id range, the older
+    ones through the full-text or the piece index (a first tier small enough here that both
+    are planned over FACTS facts, and a cap high enough that both run)."""
+    from cli_org.recall import facts_arm
+
+    monkeypatch.setattr(facts_arm, "TIER_NEWEST", 200)
+    monkeypatch.setattr(facts_arm, "RANK_CAP", 10 * FACTS)
     _many_facts(org, vectors=False)
     with org.as_agent("lead") as conn:
         rec = Recorder(conn)
@@ -204,8 +250,11 @@ def test_the_lexical_passes_read_an_index_not_every_fact(org, query):
     assert plans, "no statement read memory_facts"
     text = _names(plans)
     assert "Seq Scan on memory_facts" not in text, text
-    for plan in plans:  # each pass reads the full-text or the piece index, not all current facts
+    passes = [p for p in plans if "Function Scan on unnest t " not in p]  # not the pieces' (the newest id)
+    assert passes, text
+    for plan in passes:  # each pass reads the full-text or the piece index, not all current facts
         assert "memory_facts_pieces" in plan or "memory_facts_search" in plan, plan
+        assert "memory_facts_pkey" in plan, plan  # the newest tier: an id range
 
 
 @pytest.mark.vectors
@@ -260,8 +309,9 @@ def test_the_sampled_background_keeps_the_trust_rule(org):
 
 
 def test_a_common_word_ranks_only_its_newest_matches(org):
-    """Past RANK_CAP matches a lexical pass ranks only the newest of them (it walks the
-    newest-first index and stops): older facts that hold the word more often are not read."""
+    """Past RANK_CAP matches a lexical pass ranks only the newest of them (its first tier
+    finds them and the others never run): older facts that hold the word more often are not
+    read."""
     with org.admin() as admin:
         admin.execute("ALTER TABLE memory_facts DISABLE TRIGGER USER")  # the load only, as above
         admin.commit()
@@ -278,7 +328,7 @@ def test_a_common_word_ranks_only_its_newest_matches(org):
         admin.commit()
     with org.as_agent("bot") as conn:
         hits = _lexical(conn, "ubiquity", project=None, limit=8)
-        rows = conn.execute(sql("recall.facts_strict").replace("%(cap)s", "2000"), _strict_params("ubiquity"))
+        rows = conn.execute(sql("recall.facts_strict"), {**_strict_params("ubiquity"), "cap": 2000})
         uncapped = [r["id"] for r in rows]
     assert len(hits) == 8 and all(h.match == "strict" for h in hits)
     assert not {h.fact.id for h in hits} & set(old)  # the older, better-ranked ones were never read
@@ -286,4 +336,4 @@ def test_a_common_word_ranks_only_its_newest_matches(org):
 
 
 def _strict_params(query: str) -> dict:
-    return {"query": query, "project": None, "limit": 16, "substring": True, "pieces": None}
+    return {"query": query, "project": None, "limit": 16, "substring": True, "pieces": None, "newest": 0}

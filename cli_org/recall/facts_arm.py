@@ -5,7 +5,6 @@ whose hits must clear the floor and second signal of FactShaping."""
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
@@ -116,8 +115,10 @@ def _lexical(conn: Conn, query: str, *, project: str | None, limit: int) -> list
         # match every fact, each ranked (the review's 400-term attack).
         return []
     words = terms(" ".join(positive_words(query)))
-    # One round trip cuts the query and its terms into the word pieces of migration 0020.
-    query_words, *term_words = _pieces(conn, [query, *words])
+    # One round trip cuts the query and its terms into the word pieces of migration 0020,
+    # and reads where the passes' tiers start.
+    (query_words, *term_words), top = _pieces(conn, [query, *words])
+    tiers = {"cap": RANK_CAP, "newest": top - TIER_NEWEST}
     rows = conn.execute(
         sql("recall.facts_strict"),
         {
@@ -127,7 +128,7 @@ def _lexical(conn: Conn, query: str, *, project: str | None, limit: int) -> list
             # A substring of two letters matches almost anything.
             "substring": len(query) >= 3,
             "pieces": _all_of([w for w in query_words if len(w) >= PIECE_MIN]),
-            "cap": RANK_CAP,
+            **tiers,
         },
     ).fetchall()
     if rows:
@@ -143,29 +144,39 @@ def _lexical(conn: Conn, query: str, *, project: str | None, limit: int) -> list
             "project": project,
             "limit": limit * 2,
             "pieces": _loose_pieces(term_words, need),
-            "cap": RANK_CAP,
+            **tiers,
         },
     ).fetchall()
     return _once([FactHit(_fact(r), "loose", r["matched"] / len(words)) for r in rows], limit)
 
 
-# A lexical pass ranks at most this many of its matches, the newest: a word so common that
-# more facts hold it says little about which is best, and ranking every fact that holds it
-# was the fact arm's p95 at 1M facts (7.3 s; GIN gives no early stop, the newest-first
-# index of migration 0031 does). Far above any golden set's store, so their hits are the same.
-RANK_CAP = 1000
+# A lexical pass ranks at most this many of its matches, the newest (by id: the order facts
+# were written): a word so common that more facts hold it says little about which is best.
+# The matches are read in two tiers (recall.newest_matches): the newest TIER_NEWEST facts,
+# then, only while they held fewer than RANK_CAP, the older ones, each as the planner finds
+# best (an id range walked, or the piece and full-text indexes). A word in more than 1% of
+# the newest facts (RANK_CAP / TIER_NEWEST) stops in the first tier; a rarer one has fewer
+# matches to read from the heap in the second, where matches are spread evenly. At 1M
+# facts, ranking 1,000 matches in one statement that the planner ran either as a bitmap or
+# as an index-ordered walk, a question of common words read 160,000 facts (5.8 s) and a
+# rare word walked every fact (4.5 s; issue 38). Far above any golden set's store: their
+# hits are the same.
+RANK_CAP = 200
+TIER_NEWEST = 20_000
 # The shortest word run the piece index of migration 0020 can find inside a word: it holds
 # every tail of three characters or more.
 PIECE_MIN = 3
 # The loose pass asks the index for facts holding k of its terms as an OR of every k-term
-# AND; past this many ANDs it asks for fewer terms at once (a weaker filter, the same answers).
+# AND; past this many ANDs it splits the terms into groups (`_loose_pieces`: a weaker
+# filter, the same answers).
 MAX_PIECE_GROUPS = 64
 
 
-def _pieces(conn: Conn, texts: list[str]) -> list[list[str]]:
-    """Each text's runs of word characters, cut as the index cuts a fact (`recall.pieces`)."""
+def _pieces(conn: Conn, texts: list[str]) -> tuple[list[list[str]], int]:
+    """Each text's runs of word characters, cut as the index cuts a fact (`recall.pieces`),
+    and the newest fact's id."""
     rows = conn.execute(sql("recall.pieces"), {"texts": texts}).fetchall()
-    return [list(r["words"] or []) for r in rows]
+    return [list(r["words"] or []) for r in rows], int(rows[0]["top"])
 
 
 def _prefix(piece: str) -> str:
@@ -182,16 +193,33 @@ def _loose_pieces(term_words: list[list[str]], need: int) -> str | None:
     """A tsquery that every fact matching `need` of the terms matches: a term's first word run
     starts a word wherever its regex matches, so it is a piece of that fact. A term whose first
     run is too short for the index could match anywhere, and lowers what the others must
-    show; None when nothing can be asked of the index."""
+    show; None when nothing can be asked of the index.
+
+    A fact holding k of the terms asked holds, for any split of them into g groups, at least
+    ceil(k / g) of one group's (pigeonhole): the query is an OR, over the groups, of every
+    AND of that many of a group's pieces. One group (the exact condition) while its ANDs
+    number at most MAX_PIECE_GROUPS, else the fewest groups that fit: a long question keeps
+    ANDs of three or more pieces, where lowering k to fit asked for any one of its words
+    and walked most of 1M facts (issue 38)."""
     firsts = [w[0] if w and len(w[0]) >= PIECE_MIN else None for w in term_words]
-    asked = [p for p in firsts if p is not None]
-    k = need - (len(firsts) - len(asked))
+    listed = [p for p in firsts if p is not None]
+    asked = sorted(set(listed))
+    # a term the index cannot ask for, or a second term of the same first piece, lowers it
+    k = need - (len(firsts) - len(listed)) - (len(listed) - len(asked))
     if k <= 0 or not asked:
         return None
-    while k > 1 and math.comb(len(asked), k) > MAX_PIECE_GROUPS:
-        k -= 1
-    groups = {" & ".join(_prefix(p) for p in sorted(set(g))) for g in itertools.combinations(asked, k)}
-    return " | ".join(f"({g})" for g in sorted(groups))
+    for g in range(1, len(asked) + 1):
+        at_least = -(-k // g)
+        groups = [asked[i::g] for i in range(g)]
+        ands = {
+            " & ".join(_prefix(p) for p in combo)
+            for group in groups
+            if len(group) >= at_least
+            for combo in itertools.combinations(group, at_least)
+        }
+        if len(ands) <= MAX_PIECE_GROUPS or at_least == 1:
+            return " | ".join(f"({a})" for a in sorted(ands))
+    return None
 
 
 def _semantic_hits(

@@ -3,24 +3,20 @@
 -- The substring test runs only on the facts whose word pieces (migration 0020) hold every
 -- word of three or more characters of the query (%(pieces)s, from `pieces`); NULL when the
 -- query has no such word, and then every current fact is tested.
--- Only the newest %(cap)s matches are ranked (facts_arm.RANK_CAP): a common word's matches
--- are then found walking migration 0031's index newest first and stopped, not all ranked.
-SELECT {facts.columns},
-       ts_rank_cd(search, websearch_to_tsquery('english', %(query)s)) AS rank
-FROM (
+-- Only the newest %(cap)s matches are ranked (`newest_matches`).
+WITH matching AS NOT MATERIALIZED (
     SELECT * FROM memory_facts
     WHERE valid_to IS NULL
       AND (%(project)s::text IS NULL OR project IS NULL OR project = %(project)s)
       AND (search @@ websearch_to_tsquery('english', %(query)s)
            OR (%(substring)s
-               -- strpos first: a walk down the newest-first index tests each row as written,
-               -- and cutting a fact into its pieces costs far more than strpos
                AND (strpos(lower(subject), lower(%(query)s)) > 0
                     OR strpos(lower(claim), lower(%(query)s)) > 0)
                AND (%(pieces)s::tsquery IS NULL OR fact_word_pieces(subject, claim) @@ %(pieces)s::tsquery)))
-    ORDER BY created_at DESC, id DESC
-    LIMIT %(cap)s
-) f
+), {recall.newest_matches}
+SELECT {facts.columns},
+       ts_rank_cd(search, websearch_to_tsquery('english', %(query)s)) AS rank
+FROM newest
 ORDER BY rank DESC, created_at DESC
 LIMIT %(limit)s;
 
@@ -28,10 +24,10 @@ LIMIT %(limit)s;
 -- At least %(need)s of the query's terms start a word of the subject or claim. The regex
 -- runs only on the facts whose word pieces (migration 0020) can hold that many of the terms
 -- (%(pieces)s, built by facts_arm._loose_pieces); NULL: every current fact. Only the newest
--- %(cap)s matches are ranked (facts_arm.RANK_CAP), as in facts_strict.
-SELECT * FROM (
+-- %(cap)s matches are ranked (`newest_matches`).
+WITH matching AS NOT MATERIALIZED (
     SELECT * FROM (
-        SELECT {facts.columns},
+        SELECT *,
                (SELECT count(*) FROM unnest(%(patterns)s::text[]) AS p
                 WHERE (subject || ' ' || claim) ~* p) AS matched
         FROM memory_facts
@@ -40,20 +36,38 @@ SELECT * FROM (
           AND (%(pieces)s::tsquery IS NULL OR fact_word_pieces(subject, claim) @@ %(pieces)s::tsquery)
     ) f
     WHERE matched >= %(need)s
-    ORDER BY created_at DESC, id DESC
-    LIMIT %(cap)s
-) f
+), {recall.newest_matches}
+SELECT {facts.columns}, matched
+FROM newest
 ORDER BY matched DESC, created_at DESC
 LIMIT %(limit)s;
+
+-- name: newest_matches
+-- The newest %(cap)s rows of `matching` (a lexical pass's current facts in scope that
+-- match, inlined into each tier), by id, read in two tiers (facts_arm.RANK_CAP, issue 38):
+-- the facts after id %(newest)s, then, only while they held fewer than %(cap)s matches (a
+-- one-time filter), the older ones. A common word stops in the first tier; a rarer one's
+-- matches are few in the second. A fragment, included by facts_strict and facts_loose.
+recent AS MATERIALIZED (SELECT * FROM matching WHERE id > %(newest)s),
+older AS MATERIALIZED (
+    SELECT * FROM matching WHERE id <= %(newest)s AND (SELECT count(*) FROM recent) < %(cap)s
+),
+newest AS (
+    SELECT * FROM (SELECT * FROM recent UNION ALL SELECT * FROM older) t
+    ORDER BY id DESC
+    LIMIT %(cap)s
+)
 
 -- name: pieces
 -- The runs of word characters of each text, as migration 0020's fact_word_pieces cuts a
 -- fact (lower case, split on \W+, 60 characters at most), for the lexical passes' index
 -- queries: cut by the server, so a query's words and a fact's pieces are cut the same way.
+-- And the newest fact's id, where the passes' tiers start (`newest_matches`).
 SELECT t.ord,
        (SELECT array_agg(left(s.w, 60) ORDER BY s.n)
         FROM unnest(regexp_split_to_array(lower(t.text), '\W+')) WITH ORDINALITY AS s(w, n)
-        WHERE s.w <> '') AS words
+        WHERE s.w <> '') AS words,
+       (SELECT coalesce(max(id), 0) FROM memory_facts) AS top
 FROM unnest(%(texts)s::text[]) WITH ORDINALITY AS t(text, ord)
 ORDER BY t.ord;
 
