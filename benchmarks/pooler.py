@@ -11,11 +11,13 @@ start-up cost (CPU, resident and private memory, read from /proc once all are up
 
     python -m benchmarks.pooler --clients 200 --seconds 60 --think 20
 
-Think time: 20 s by default, a model's turn between two tool calls of one agent (reading
-the answer, writing, running the tests; the harness sessions of benchmarks/client_*.py took
-5 to 30 s a turn against a real model's speed); --think 2 is a stress run, not an agent.
+Think time: 20 s by default (the pause drawn evenly from 0 to 40 s), an agent's turn between
+two tool calls: the model reads the answer and writes its next step, often running a command
+or an edit between them, which takes seconds to tens of seconds at a hosted model's speed (an
+estimate, not a measurement; operations.md's earlier runs used the same 20 s). --think 2 is
+a stress test of the pooler, not a team of agents.
 
-Needs Debian's pgbouncer (apt-get install pgbouncer). Each server holds about 1.3 s of CPU to
+Needs Debian's pgbouncer (apt-get install pgbouncer). Each server takes 1.6 to 1.8 s of CPU to
 start on this 2-core machine, so 200 starting at once take minutes here (the figures: the
 report's `server_start`).
 """
@@ -260,7 +262,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--agents", type=int, help="logins the clients share (default: one of its own each)")
     parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--think", type=float, default=2.0, help="mean pause between a client's calls (s)")
+    parser.add_argument("--think", type=float, default=20.0, help="mean pause between a client's calls (s)")
     args = parser.parse_args()
     if not os.access(PGBOUNCER, os.X_OK):
         sys.exit("pgbouncer is not installed: apt-get install -y pgbouncer")
