@@ -1,14 +1,25 @@
 """Many `cli-org mcp` servers behind PgBouncer in transaction mode: each MCP client (the SDK's
-stdio client) spawns its own server whose CLI_ORG_DATABASE_URL is the pooler, logged in as one
-of a few agents; all of them share at most SERVER_CONNECTIONS server connections. Each client
-calls org_recall, org_remember and org_context in a random mix, pausing THINK seconds on
-average between calls, for SECONDS after every client is up. Reports errors (target 0), p50/p95
-per tool, calls per second, and the most server connections seen (pg_stat_activity).
+stdio client) spawns its own server whose CLI_ORG_DATABASE_URL is the pooler, logged in as its
+own agent (or as one of --agents logins); all of them share at most SERVER_CONNECTIONS server
+connections. Each client calls org_recall, org_remember and org_context in a random mix,
+pausing THINK seconds on average between calls, for SECONDS after every client is up.
 
-    python -m benchmarks.pooler [--clients 200] [--agents 4] [--seconds 60] [--think 2]
+Reports: how long all servers took to start (spawn to the first answered org_context, which
+needs the server's pool open), how many opened it, failed calls (target 0), p50/p95 per tool,
+calls per second, the most server connections seen (pg_stat_activity), and each server's
+start-up cost (CPU, resident and private memory, read from /proc once all are up).
 
-Needs Debian's pgbouncer (apt-get install pgbouncer). Each server process holds about 90 MB
-and takes about 2 s of CPU to start (measured on this 2-core machine).
+    python -m benchmarks.pooler --clients 200 --seconds 60 --think 20
+
+Think time: 20 s by default (the pause drawn evenly from 0 to 40 s), an agent's turn between
+two tool calls: the model reads the answer and writes its next step, often running a command
+or an edit between them, which takes seconds to tens of seconds at a hosted model's speed (an
+estimate, not a measurement; operations.md's earlier runs used the same 20 s). --think 2 is
+a stress test of the pooler, not a team of agents.
+
+Needs Debian's pgbouncer (apt-get install pgbouncer). Each server takes 1.6 to 1.8 s of CPU to
+start on this 2-core machine, so 200 starting at once take minutes here (the figures: the
+report's `server_start`).
 """
 
 from __future__ import annotations
@@ -52,13 +63,17 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_pgbouncer(settings, logins: dict[str, str], folder: Path) -> tuple[subprocess.Popen, int]:
-    """PgBouncer in transaction mode before the embedded server's TCP port. It keeps a pool per
-    login: each agent's is SERVER_CONNECTIONS / agents, so all of them together hold at most
-    SERVER_CONNECTIONS. (Measured: one shared cap, max_db_connections, with idle server
-    connections closed after 10 s so a busy pool could grow, made new server connections all
-    run long; each paid the write checks' first-write cost again, and a new MCP server waited
-    past its 10 s to open its pool.)"""
+def start_pgbouncer(settings, logins: dict[str, str], folder: Path, clients: int) -> tuple[subprocess.Popen, int]:
+    """PgBouncer in transaction mode before the embedded server's TCP port. PgBouncer keeps a
+    pool per login, and a server connection logs in as its client's login, so an agent's own
+    login is its identity in PostgreSQL (row-level security) through the pooler too. With as
+    many logins as servers: max_db_connections caps them all at SERVER_CONNECTIONS, and a
+    login whose pool is empty gets one by PgBouncer closing another login's idle one (so no
+    server_idle_timeout is needed for pools to take turns); each pool holds at most its
+    share (default_pool_size), no reserve. With a few shared logins (--agents 4): each one's
+    pool is SERVER_CONNECTIONS / agents. (Measured with 4 logins: one shared cap with idle
+    connections closed after 10 s made new server connections all run long; each paid the
+    write checks' first-write cost again.)"""
     server = psycopg.conninfo.conninfo_to_dict(admin_conninfo(settings))
     port, name = _free_port(), settings.database_name
     (folder / "users.txt").write_text("".join(f'"{r}" "{p}"\n' for r, p in logins.items()))
@@ -66,7 +81,8 @@ def start_pgbouncer(settings, logins: dict[str, str], folder: Path) -> tuple[sub
         f"[databases]\n{name} = host=127.0.0.1 port={server['port']} dbname={name}\n"
         f"[pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = {port}\nunix_socket_dir =\n"
         f"auth_type = scram-sha-256\nauth_file = {folder / 'users.txt'}\npool_mode = transaction\n"
-        f"default_pool_size = {SERVER_CONNECTIONS // len(logins)}\nmax_client_conn = 1000\n"
+        f"default_pool_size = {max(1, SERVER_CONNECTIONS // len(logins))}\nreserve_pool_size = 0\n"
+        f"max_db_connections = {SERVER_CONNECTIONS}\nmax_client_conn = {clients + 100}\n"
     )
     argv = [PGBOUNCER, str(folder / "pgbouncer.ini")]
     if os.geteuid() == 0:  # PgBouncer refuses to run as root
@@ -130,7 +146,10 @@ async def client(i: int, url: str, stop_at: list[float], ready: list[int], think
         try:
             async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
                 await session.initialize()
-                await session.call_tool("org_context", {})  # the server is up and connected
+                first = await session.call_tool("org_context", {})  # the server is up, its pool open
+                if first.is_error:
+                    raise RuntimeError(first.content[0].text)
+                out["up"] += 1
                 ready[0] += 1
                 while not stop_at:
                     await anyio.sleep(0.1)
@@ -163,6 +182,55 @@ async def client(i: int, url: str, stop_at: list[float], ready: list[int], think
             ready[0] += 1
 
 
+def _servers() -> list[int]:
+    """The pids of this process's `cli-org mcp` children."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            argv = (stat.parent / "cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == os.getpid() and argv[1:4] == [b"-m", b"cli_org", b"mcp"]:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def server_costs() -> dict:
+    """What each running server cost to start: CPU (user + system, its threads included),
+    resident memory, and its private part (anonymous: not the page cache's shared copy of
+    the model and libraries). Read once every server is up and before any timed call."""
+    cpu, rss, anon = [], [], []
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in _servers():
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            memory = {
+                line.split(":")[0]: int(line.split()[1]) / 1024
+                for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]
+            }
+        except (OSError, ValueError):
+            continue
+        cpu.append((int(fields[11]) + int(fields[12])) / tick)
+        rss.append(memory["Rss"])
+        anon.append(memory["Anonymous"])
+    return {
+        "servers": len(cpu),
+        "cpu_s_p50": round(median(cpu), 2) if cpu else None,
+        "cpu_s_p95": round(percentile(cpu, 0.95), 2) if cpu else None,
+        "rss_mb_p50": round(median(rss)) if rss else None,
+        "private_mb_p50": round(median(anon)) if anon else None,
+    }
+
+
+def misattributed(settings, agents: int) -> tuple[int, int]:
+    """The clients' facts, and how many of them carry another author than the client's own
+    login (client i logs in as agent pooled{i % agents})."""
+    with psycopg.connect(admin_conninfo(settings), autocommit=True) as conn:
+        rows = conn.execute("SELECT source, author FROM memory_facts WHERE source LIKE '#c%'").fetchall()
+    return len(rows), sum(author != f"pooled{int(source[2:]) % agents}" for source, author in rows)
+
+
 def sample_connections(settings, roles: list[str], stop: threading.Event, seen: list[int]) -> None:
     with psycopg.connect(admin_conninfo(settings), autocommit=True) as conn:
         while not stop.is_set():
@@ -178,31 +246,33 @@ async def run(urls: list[str], clients: int, seconds: float, think: float, out: 
     stop_at: list[float] = []
     ready = [0]
     async with anyio.create_task_group() as tg:
+        started = time.monotonic()  # from the first spawn (one every 50 ms) to the last server up
         for i in range(clients):
             tg.start_soon(client, i, urls[i % len(urls)], stop_at, ready, think, out, logs)
             await anyio.sleep(0.05)
-        started = time.monotonic()
         while ready[0] < clients:
             await anyio.sleep(0.2)
         out["start_s"] = round(time.monotonic() - started, 1)
+        out["server_start"] = server_costs()
         stop_at.append(time.monotonic() + seconds)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--clients", type=int, default=200)
-    parser.add_argument("--agents", type=int, default=4)
+    parser.add_argument("--agents", type=int, help="logins the clients share (default: one of its own each)")
     parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--think", type=float, default=2.0, help="mean pause between a client's calls (s)")
+    parser.add_argument("--think", type=float, default=20.0, help="mean pause between a client's calls (s)")
     args = parser.parse_args()
     if not os.access(PGBOUNCER, os.X_OK):
         sys.exit("pgbouncer is not installed: apt-get install -y pgbouncer")
+    args.agents = min(args.agents or args.clients, args.clients)
     settings = bench_settings("pooler", fresh=True)
     logins = seed(settings, args.agents)
     folder = Path(tempfile.mkdtemp(prefix="cli-org-bench-pgbouncer-"))
-    proc, port = start_pgbouncer(settings, logins, folder)
+    proc, port = start_pgbouncer(settings, logins, folder, args.clients)
     urls = [f"postgresql://{r}:{p}@127.0.0.1:{port}/{settings.database_name}" for r, p in logins.items()]
-    out: dict = {"ms": {}, "errors": []}
+    out: dict = {"ms": {}, "errors": [], "up": 0}
     stop, seen = threading.Event(), []
     sampler = threading.Thread(target=sample_connections, args=(settings, list(logins), stop, seen))
     sampler.start()
@@ -219,13 +289,17 @@ def main() -> None:
         if not out["errors"]:
             shutil.rmtree(folder, ignore_errors=True)
     calls = sum(len(v) for v in out["ms"].values())
+    written, wrong = misattributed(settings, args.agents)
     report = {
         "clients": args.clients,
         "agents": args.agents,
-        "pool": f"transaction, default_pool_size {SERVER_CONNECTIONS // args.agents} per agent login",
+        "pool": f"transaction, max_db_connections {SERVER_CONNECTIONS}, default_pool_size "
+        f"{max(1, SERVER_CONNECTIONS // args.agents)} per login",
         "seconds": args.seconds,
         "think_s": args.think,
         "all_clients_up_s": out.get("start_s"),
+        "servers_with_pool_open": out["up"],
+        "server_start": out.get("server_start"),
         "calls": calls,
         "calls_per_s": round(calls / max(wall, 1e-9), 1),
         "errors": len(out["errors"]),
@@ -236,6 +310,8 @@ def main() -> None:
             for t, v in sorted(out["ms"].items())
         },
         "server_connections_max": max(seen, default=0),
+        "facts_written": written,
+        "facts_with_another_author": wrong,
         "loadavg": Path("/proc/loadavg").read_text().split()[:3],
         "date": time.strftime("%Y-%m-%d %H:%M"),
     }

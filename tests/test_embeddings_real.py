@@ -155,6 +155,20 @@ def test_onnx_matches_a_plain_numpy_forward_pass(expected, indexer, model_settin
     assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-4)
 
 
+def test_the_query_model_loads_at_its_first_embed_and_without_prepacking_agrees(expected, indexer, model_settings):
+    """The query model as a process shares it (query_model: weights left where onnxruntime
+    mapped them, not prepacked) may be made without loading (start=False, the web page's):
+    closed unused it waits for nothing, its first embed loads it, and its vectors are the
+    default session's within float rounding."""
+    path = onnx_path(model_settings)
+    OnnxEmbedder(path, prepack=False, start=False).close()  # never started: nothing to join
+    lazy = OnnxEmbedder(path, prepack=False, start=False)
+    got = lazy.embed(TEXTS)
+    assert np.abs(got - OnnxEmbedder(path).embed(TEXTS)).max() < 1e-5
+    assert _cosines(expected, got).min() > 0.9999
+    lazy.close()
+
+
 def test_the_numpy_check_can_fail(expected):
     """The comparison above tells models apart: the same weights with two layers run in the
     wrong order, or one layer left out, fall far below its bar."""

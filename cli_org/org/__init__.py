@@ -95,11 +95,13 @@ class Org:
         pool: int | None = None,
         notify: Callable[[str], None] = _stderr,
         lender: Lender | None = None,
+        lazy: bool = False,
     ) -> Iterator[Org]:
         """The Org of one command (`pool=None`) or of a server's life (`pool=N`): the query
-        model when `embed` (it starts loading now, beside the first connection; None when
-        no model has been exported yet), and connections acting as `agent`; with `lender`
-        (the warm helper running a command), its model and connection instead."""
+        model when `embed` (it starts loading now, beside the first connection, or with
+        `lazy` at the first call that embeds; None when no model has been exported yet), and
+        connections acting as `agent`; with `lender` (the warm helper running a command),
+        its model and connection instead."""
         from ..vault.embedders import opened, query_embedder
 
         with ExitStack() as stack:
@@ -107,7 +109,7 @@ class Org:
                 model = lender.embedder(settings) if embed else None
                 yield cls(settings, agent, face, model, notify, lender=lender)
                 return
-            model = stack.enter_context(opened(query_embedder(settings)[0] if embed else None))
+            model = stack.enter_context(opened(query_embedder(settings, start=not lazy)[0] if embed else None))
             primary = reads = None
             if pool is not None:
                 from ..db.pool import open_pool

@@ -84,8 +84,9 @@ def model_file(data_dir: Path) -> Path:
 class OnnxEmbedder(Closing):
     """onnxruntime and tokenizers, no torch; the query path and (with the int8 model) indexing.
 
-    Loading starts in a background thread at construction, so a cold process reads the
-    model while it connects to the database and runs the keyword query. Texts are
+    Loading starts in a background thread at construction (or at `start()`, or the first
+    embed, with `start=False`), so a cold process reads the model while it connects to the
+    database and runs the keyword query. Texts are
     tokenized once, sorted by length and cut into batches, so a batch pads to the length
     of its own longest text rather than the call's.
     """
@@ -93,13 +94,31 @@ class OnnxEmbedder(Closing):
     name = MODEL_NAME
     dimension = DIMENSION
 
-    def __init__(self, model_file: Path, *, threads: int | None = None, batch: int = 64, workers: int = 1):
+    def __init__(
+        self,
+        model_file: Path,
+        *,
+        threads: int | None = None,
+        batch: int = 64,
+        workers: int = 1,
+        prepack: bool = True,
+        start: bool = True,
+    ):
         self.batch = batch
+        self.prepack = prepack
         self.threads = threads
         self.workers = workers  # batches run at once, each on the session's own threads
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._load, args=(model_file,), daemon=True)
-        self._thread.start()
+        self._starting = threading.Lock()
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Begin loading, in the background, unless it has begun."""
+        with self._starting:
+            if self._thread.ident is None:
+                self._thread.start()
 
     def _load(self, model_file: Path) -> None:
         try:
@@ -116,6 +135,14 @@ class OnnxEmbedder(Closing):
             # took CPU from the main thread's imports and queries; a cold recall used 0.54 s of
             # CPU instead of 0.59 and finished sooner (benchmarks/JOURNAL.md, `startup`).
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            if not self.prepack:
+                # onnxruntime maps the weights file (the page cache's copy, shared by every
+                # process that loads it) but copies each matrix product's weights into its
+                # own layout: 40 MB of private memory a process, 200 MCP servers 8 GB. Without
+                # it a query's vector takes 2.5 ms longer (5.5 to 8 ms) and differs by 1e-7
+                # at most; the load takes 55 ms of CPU instead of 98 (an MCP server's private
+                # memory: `server_start` of benchmarks/pooler.py, 131 MB before, 91 after).
+                options.add_session_config_entry("session.disable_prepacking", "1")
             self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
             self.tokenizer = tokenizer
             self._run(["warm up"])  # the first run allocates; do it here, off the query's path
@@ -124,9 +151,13 @@ class OnnxEmbedder(Closing):
 
     def close(self) -> None:
         """Wait for the loader: native code must not run on while the interpreter exits."""
-        self._thread.join()
+        with self._starting:
+            started = self._thread.ident is not None
+        if started:
+            self._thread.join()
 
     def ready(self) -> None:
+        self.start()
         self._thread.join()
         if self._error is not None:
             raise ConfigError(f"embedding model failed to load: {self._error}")
@@ -312,19 +343,22 @@ _models_lock = threading.Lock()
 _unbuildable: set[Path] = set()
 
 
-def query_model(model: Path) -> OnnxEmbedder | None:
+def query_model(model: Path, *, start: bool = True) -> OnnxEmbedder | None:
     """The process's query model of this file, loading in the background from the first
-    ask; built from the installed weights first when the file is not there (build_model).
-    None when it is not there and cannot be made (the weights are not installed, or the
-    build failed: said once on stderr, the command goes on without the model)."""
+    ask (`start=False`: from its first embed); built from the installed weights first when
+    the file is not there (build_model). None when it is not there and cannot be made (the
+    weights are not installed, or the build failed: said once on stderr, the command goes
+    on without the model)."""
     with _models_lock:
         if model not in _models:
             if not model.exists() and not _build(model):
                 return None
             import atexit
 
-            _models[model] = OnnxEmbedder(model)
+            _models[model] = OnnxEmbedder(model, prepack=False, start=start)
             atexit.register(_models[model].close)
+        if start:
+            _models[model].start()
         return _models[model]
 
 
@@ -347,9 +381,10 @@ def start_early(model: Path) -> None:
     query_model(model)
 
 
-def query_embedder(settings: Settings) -> tuple[Embedder | None, str | None]:
-    """The fast query embedder, or None and the reason it is unavailable."""
-    model = query_model(onnx_path(settings))
+def query_embedder(settings: Settings, *, start: bool = True) -> tuple[Embedder | None, str | None]:
+    """The fast query embedder, or None and the reason it is unavailable; `start=False`:
+    it loads on its first embed, not now."""
+    model = query_model(onnx_path(settings), start=start)
     if model is None:
         return None, missing_reason()
     return model, None

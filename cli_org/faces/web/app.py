@@ -35,7 +35,7 @@ from ... import __version__
 from ...errors import AccessDenied, ConfigError, DatabaseError, InputError, NotFound, OrgError
 from . import guard
 from .state import Web
-from .view import STATIC_DIR, render
+from .view import ENV, STATIC_DIR, render
 
 if TYPE_CHECKING:
     from ...config import Settings
@@ -120,7 +120,24 @@ def create_app(web: Web) -> FastAPI:
     for router in ROUTERS:
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    _resolve_routes(app)
+    for name in ENV.list_templates():  # compiled once a process, kept by ENV
+        ENV.get_template(name)  # (the first page of a kind paid 20-30 ms of CPU, 90-170 ms loaded)
     return app
+
+
+# A path no route matches: matching it walks every route (_resolve_routes).
+_UNROUTED = {"type": "http", "method": "GET", "path": "/\x00", "root_path": "", "headers": [], "query_string": b""}
+
+
+def _resolve_routes(app: FastAPI) -> None:
+    """Have FastAPI build every route's validators now. It builds those of an included
+    router's routes (a TypeAdapter per parameter and response model) on the first request
+    that is matched against them, so the first request for a page late in the list paid
+    for all the routes before it: 450 ms of the Usage page's first request of 650 ms
+    (benchmarks/usage_scale.py --before). Matching a path no route takes walks them all."""
+    for route in app.router.routes:
+        route.matches(_UNROUTED)
 
 
 def _problem(error: dict[str, Any]) -> str:
@@ -133,13 +150,16 @@ def _problem(error: dict[str, Any]) -> str:
 def opened(
     settings: Settings, agent: str | None, *, token: str, hosts: frozenset[str], cookie: str = guard.COOKIE
 ) -> Iterator[Web]:
-    """The pools and the query model for a server's life; closed on exit."""
+    """The pools and the query model for a server's life; closed on exit. The model loads at
+    the first page that embeds (recall, search, a fact's write): loaded at the start, it
+    took the CPU from the first page of every other kind (the Usage page's first request:
+    benchmarks/usage_scale.py)."""
     from ...org import Org
 
     if settings.embedded and not agent:
         raise ConfigError("say who the page acts as: --as NAME or ORG_AGENT (a person, usually)")
     _check_schema(settings)
-    with Org.open(settings, agent, face="web", embed=True, pool=4) as org:
+    with Org.open(settings, agent, face="web", embed=True, pool=4, lazy=True) as org:
         yield Web(org, token=token, cookie=cookie, hosts=hosts)
 
 
