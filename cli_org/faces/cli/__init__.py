@@ -21,7 +21,7 @@ def main() -> None:
         from ...local.places import data_dir_from
         from ...vault.embedders import model_file, start_early
 
-        start_early(model_file(data_dir_from(environment())))
+        start_early(model_file(data_dir_from(environment())), process=argv[0] == "remember")
     from .app import group
 
     group(argv[0] if argv else None)(prog_name="cli-org")
