@@ -33,6 +33,8 @@ verdicts = [injection.judge(t) for t in texts]
 vectors = forked.embed(texts[:40])
 assert "numpy" not in sys.modules, "the command loaded numpy"
 forked.close()
+assert forked.embed(texts[:1])  # close() leaves a shared model usable
+forked.end()
 E._models.clear()
 here = E.query_model(model)
 assert isinstance(here, E.OnnxEmbedder)

@@ -177,8 +177,8 @@ class ProcessEmbedder(Closing):
 
     The child prints nothing (its stdin, stdout and stderr are the null device) and ignores
     SIGINT (a terminal sends it to both). A load error is sent back and raised by ready(), as
-    OnnxEmbedder's. It ends when its pipe does: close() (at exit) ends it, loaded or not, and
-    a parent killed outright closes the pipe too."""
+    OnnxEmbedder's. It ends when its pipe does: end() (at exit) ends it, loaded or not, and a
+    parent killed outright closes the pipe too."""
 
     name = MODEL_NAME
     dimension = DIMENSION
@@ -231,6 +231,10 @@ class ProcessEmbedder(Closing):
         return None if found is None else (found[0], found[1], found[2])
 
     def close(self) -> None:
+        """Nothing: a query model is shared by the process's users (query_model), and the
+        child is ended at exit (end)."""
+
+    def end(self) -> None:
         """End the child (at once: nothing it does is needed after this) and reap it."""
         if self.pid > 0:
             import signal
@@ -484,7 +488,7 @@ def start_early(model: Path, *, process: bool = False) -> None:
         started = ProcessEmbedder(model)  # forked outside the lock: the child takes it too
         with _models_lock:
             _models[model] = started
-        atexit.register(started.close)
+        atexit.register(started.end)
         return
     query_model(model)
 
