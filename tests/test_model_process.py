@@ -26,7 +26,7 @@ from cli_org.checks import injection
 from cli_org.vault import embedders as E
 model = E.model_file(Path(sys.argv[1]))
 texts = json.loads(sys.stdin.read())
-E.start_early(model, process=True)
+E.start_early(model, served={'judge': injection.judge})
 forked = E._models[model]
 assert isinstance(forked, E.ProcessEmbedder) and "numpy" not in sys.modules
 verdicts = [injection.judge(t) for t in texts]

@@ -138,7 +138,8 @@ def judge(text: str) -> tuple[str, float, float] | None:
     from ..vault.embedders import ProcessEmbedder
 
     if isinstance(embedder, ProcessEmbedder):  # this same judge, run in the model's process
-        return embedder.judge(text)
+        found = embedder.ask("judge", text)  # served there: faces/cli
+        return None if found is None else (found[0], found[1], found[2])
     # The embedder's loader thread imports onnxruntime, and with it numpy; numpy imported by
     # two threads at once fails ("partially initialized module"), as a cold `remember` did in
     # CI right after `vault embed` made the model. So the loader finishes first.

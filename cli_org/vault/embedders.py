@@ -170,10 +170,11 @@ class ProcessEmbedder(Closing):
     then run on the machine's other core, where a thread shares the interpreter's lock with
     the command's own imports and saved little (benchmarks/RESULTS.md, "Cold writes").
 
-    The child runs the same OnnxEmbedder and the same injection judge, so the vectors are the
-    same bytes and the verdicts the same. The parent never imports numpy: `embed` gives each
-    vector as an array of float32 (what a remember stores: vector_literal reads it as it reads
-    a numpy row, digit for digit), and `judge` is checks/injection.py's, run in the child.
+    The child runs the same OnnxEmbedder, and the functions of `served` (the caller's: the
+    injection judge, from a layer above this one) on it, so the vectors are the same bytes and
+    the verdicts the same. The parent never imports numpy: `embed` gives each vector as an
+    array of float32 (what a remember stores: vector_literal reads it as it reads a numpy row,
+    digit for digit), and `ask` runs a served function in the child.
 
     The child prints nothing (its stdin, stdout and stderr are the null device) and ignores
     SIGINT (a terminal sends it to both). A load error is sent back and raised by ready(), as
@@ -183,7 +184,7 @@ class ProcessEmbedder(Closing):
     name = MODEL_NAME
     dimension = DIMENSION
 
-    def __init__(self, model_file: Path):
+    def __init__(self, model_file: Path, served: dict[str, Callable[..., Any]]):
         requests_r, self._requests = os.pipe()
         self._replies, replies_w = os.pipe()
         self._status: str | None = None  # "" once loaded, else the load's error
@@ -192,7 +193,7 @@ class ProcessEmbedder(Closing):
             try:
                 os.close(self._requests)
                 os.close(self._replies)
-                _serve(model_file, requests_r, replies_w)
+                _serve(model_file, served, requests_r, replies_w)
             finally:
                 os._exit(0)
         os.close(requests_r)
@@ -223,12 +224,11 @@ class ProcessEmbedder(Closing):
         step = DIMENSION * 4
         return [array("f", raw[i : i + step]) for i in range(0, len(raw), step)]
 
-    def judge(self, text: str) -> tuple[str, float, float] | None:
-        """checks/injection.py's judge of `text`, run in the child."""
+    def ask(self, name: str, *arguments: Any) -> Any:
+        """served[name](*arguments), run in the child; its answer as JSON gives it back."""
         import json
 
-        found = json.loads(self._ask({"judge": text}))
-        return None if found is None else (found[0], found[1], found[2])
+        return json.loads(self._ask({"call": name, "arguments": list(arguments)}))
 
     def close(self) -> None:
         """Nothing: a query model is shared by the process's users (query_model), and the
@@ -247,7 +247,7 @@ class ProcessEmbedder(Closing):
             self.pid = -1
 
 
-def _serve(model_file: Path, requests: int, replies: int) -> None:
+def _serve(model_file: Path, served: dict[str, Callable[..., Any]], requests: int, replies: int) -> None:
     """A ProcessEmbedder's child: load the model (the process's query model from now on), say
     how that went, then answer each request until the pipe ends."""
     import json
@@ -262,8 +262,6 @@ def _serve(model_file: Path, requests: int, replies: int) -> None:
     _write_frame(replies, b"" if model._error is None else str(model._error).encode("utf-8"))
     if model._error is not None:
         return
-    from ..checks.injection import judge
-
     while True:
         try:
             request = json.loads(_read_frame(requests))
@@ -272,7 +270,7 @@ def _serve(model_file: Path, requests: int, replies: int) -> None:
         try:
             answer = model._run(request["embed"]).tobytes() if "embed" in request else None
             if answer is None:
-                answer = json.dumps(judge(request["judge"])).encode("utf-8")
+                answer = json.dumps(served[request["call"]](*request["arguments"])).encode("utf-8")
             _write_frame(replies, b"+")
         except Exception as exc:  # said in the parent, on the call that asked
             answer = f"{type(exc).__name__}: {exc}".encode()
@@ -476,16 +474,16 @@ def _build(model: Path) -> bool:
     return False
 
 
-def start_early(model: Path, *, process: bool = False) -> None:
+def start_early(model: Path, *, served: dict[str, Callable[..., Any]] | None = None) -> None:
     """Begin loading the query model now, in the background: a cold `recall` or `remember`
     calls this before it imports click and psycopg, so the model loads beside those imports
     and the connection instead of after them (benchmarks/RESULTS.md, `startup`). With
-    `process` (a cold `remember`, whose checks and vector need no numpy of its own), in a
-    ProcessEmbedder where this process can fork one."""
-    if process and model.exists() and _forkable():
+    `served` (a cold `remember`, whose checks and vector need no numpy of its own), in a
+    ProcessEmbedder that serves those functions too, where this process can fork one."""
+    if served is not None and model.exists() and _forkable():
         import atexit
 
-        started = ProcessEmbedder(model)  # forked outside the lock: the child takes it too
+        started = ProcessEmbedder(model, served)  # forked outside the lock: the child takes it too
         with _models_lock:
             _models[model] = started
         atexit.register(started.end)
