@@ -2,9 +2,11 @@
 against cold `cli-org facts` and `cli-org recall --arms fact` (spawn to exit, no warm
 helper), and the first `org_remember` of a fresh MCP server against its later ones (the
 SDK's own stdio client), sent MCP_PAUSE s after the tool list as a harness's model would,
-and ("at once") right after the handshake, start-up included. Every variant's runs are
-interleaved, so load on the shared machine falls on all alike; medians, and the ratios that
-count on a noisy machine.
+and ("at once") right after the handshake (however soon it comes: the first call's own
+wait is timed, and set against the later calls of all those servers). Every variant's runs
+are interleaved, so load on the shared machine falls on all alike; medians, and the ratios
+that count on a noisy machine (issue 38's targets: remember / facts <= 1.3, at once / later
+<= 5, with the model).
 
     python -m benchmarks.cold_writes [--runs 15] [--model] [--before PATH]
 
@@ -117,17 +119,18 @@ def main() -> None:
                 got.setdefault("mcp later", []).append(median(writes[1:]))
                 at_once = anyio.run(_mcp_writes, env, checkout, f"{name}{r}x", 0.0)
                 got.setdefault("mcp at once", []).append(at_once[0])
+                got.setdefault("mcp later", []).append(median(at_once[1:]))
     load = Path("/proc/loadavg").read_text().split()[:3]
     model = "with" if args.model else "without"
     print(f"cold commands, {args.runs} interleaved runs, {model} the query model; load average now {' '.join(load)}")
     print(f"{'variant':8} {'facts':>8} {'remember':>9} {'recall':>8} {'remember/facts':>15}"
-          f" {'mcp 1st':>8} {'mcp later':>10} {'1st/later':>10} {'mcp at once':>12}")  # fmt: skip
+          f" {'mcp 1st':>8} {'mcp later':>10} {'1st/later':>10} {'mcp at once':>12} {'at once/later':>14}")  # fmt: skip
     for name, got in times.items():
         m = {kind: median(values) for kind, values in got.items()}
         print(
             f"{name:8} {m['facts']:8.3f} {m['remember']:9.3f} {m['recall']:8.3f} {m['remember'] / m['facts']:15.2f}"
             f" {m['mcp first']:8.3f} {m['mcp later']:10.3f} {m['mcp first'] / m['mcp later']:10.1f}"
-            f" {m['mcp at once']:12.3f}"
+            f" {m['mcp at once']:12.3f} {m['mcp at once'] / m['mcp later']:14.1f}"
         )
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from cli_org.faces.mcp import front
-from cli_org.faces.mcp.calls import RECALL_ARGUMENTS, recall_text
+from cli_org.faces.mcp.calls import RECALL_ARGUMENTS, REMEMBER_ARGUMENTS, recall_text
 from cli_org.faces.mcp.manifest import MANIFEST
 from cli_org.limits import RECALL_HITS
 from tests.helpers import ROOT
@@ -269,6 +269,108 @@ def test_the_front_takes_an_org_recall_only_with_plain_arguments_and_nothing_wai
     assert _taken([request(3, "tools/call", {**RECALL, **modern("2026-07-28")})])[1] == ["front"]
     assert _taken([*hello, request(3, "tools/call", {**RECALL, **modern("2026-07-28")})])[1] == [3]
     assert _taken([request(3, "tools/call", {**RECALL, **modern("2099-01-01")})])[1] == [3]
+
+
+REMEMBER = {
+    "name": "org_remember",
+    "arguments": {"subject": "deploys", "claim": "Deploys run at night from the release branch", "source": "a.md"},
+}
+
+
+def test_the_front_takes_an_org_remember_only_with_plain_arguments():
+    hello = [request(1, "initialize", HELLO), '{"jsonrpc":"2.0","method":"notifications/initialized"}\n']
+    every = {**REMEMBER["arguments"], "project": None, "kind": "rule", "supersedes": 3, "inferred": True}
+    for arguments in (REMEMBER["arguments"], {**every, "allow_duplicate": False}):
+        assert _taken([*hello, request(3, "tools/call", {**REMEMBER, "arguments": arguments})])[1] == ["front"]
+    plain = REMEMBER["arguments"]
+    bad = [
+        {"subject": "s", "claim": "c"},  # no source: the SDK server says it is missing
+        {**plain, "kind": "gossip"},
+        {**plain, "supersedes": 0},
+        {**plain, "supersedes": True},
+        {**plain, "supersedes": "3"},
+        {**plain, "inferred": "yes"},
+        {**plain, "allow_duplicate": 1},
+        {**plain, "project": 7},
+        {**plain, "claim": None},
+        {**plain, "as": "boss"},
+    ]
+    for arguments in bad:
+        assert _taken([*hello, request(3, "tools/call", {**REMEMBER, "arguments": arguments})])[1] == [3], arguments
+
+
+def test_the_fronts_org_remember_is_the_listed_one():
+    for version in MANIFEST["versions"].values():
+        listed = next(t for t in version["tools/list"]["tools"] if t["name"] == "org_remember")["inputSchema"]
+        assert tuple(listed["properties"]) == REMEMBER_ARGUMENTS
+        assert listed["required"] == ["subject", "claim", "source"]
+        supersedes = listed["properties"]["supersedes"]["anyOf"][0]
+        assert (supersedes["type"], supersedes["minimum"]) == ("integer", 1)
+        assert [listed["properties"][k]["type"] for k in ("inferred", "allow_duplicate")] == ["boolean", "boolean"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("era", ["handshake", "2026-07-28"])
+def test_the_fronts_org_remember_is_the_sdk_servers_word_for_word(org, era):
+    """The same refused write, answered by the front (the first call) and by the SDK server (a
+    call behind one queued for it), then a stored one from each: written with the same harness."""
+    envelope = {} if era == "handshake" else modern(era)
+    start = request(1, "initialize", HELLO) if era == "handshake" else request(1, "server/discover", modern(era))
+    secret = {**REMEMBER["arguments"], "claim": "The deploy key is ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"}
+    calls = [
+        {"name": "org_remember", "arguments": secret},  # the front's
+        {"name": "org_facts", "arguments": {}},
+        {"name": "org_remember", "arguments": secret},  # the SDK server's
+        REMEMBER,
+    ]
+    proc = _spawn(org, "cli-org-mcp-first")
+    try:
+        proc.stdin.write(
+            (start + "".join(request(3 + i, "tools/call", {**c, **envelope}) for i, c in enumerate(calls))).encode()
+        )
+        proc.stdin.flush()
+        replies = {r["id"]: r for r in (json.loads(proc.stdout.readline()) for _ in range(5))}
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert replies[3]["result"]["isError"] is True and "secret" in replies[3]["result"]["content"][0]["text"]
+    assert replies[3]["result"] == replies[5]["result"]
+    assert replies[6]["result"]["isError"] is False
+    with org.admin() as conn:
+        logged = conn.execute("SELECT tool, ok FROM tool_calls ORDER BY id").fetchall()
+        stored = conn.execute("SELECT author, via FROM memory_facts").fetchall()
+    assert [(r["tool"], r["ok"]) for r in logged] == [
+        ("org_remember", False),
+        ("org_facts", True),
+        ("org_remember", False),
+        ("org_remember", True),
+    ]
+    assert len(stored) == 1 and stored[0]["author"] == "bot"
+    client = "test" if era == "handshake" else "claude-code"
+    assert stored[0]["via"].startswith(f"{client}@"), stored[0]["via"]
+
+
+@pytest.mark.slow
+def test_a_stored_first_remember_from_the_front_carries_the_harness(org):
+    proc = _spawn(org, "cli-org-mcp-first")
+    try:
+        proc.stdin.write((request(1, "initialize", HELLO) + request(3, "tools/call", REMEMBER)).encode())
+        proc.stdin.flush()
+        replies = {r["id"]: r for r in (json.loads(proc.stdout.readline()) for _ in range(2))}
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert replies[3]["result"]["isError"] is False
+    with org.admin() as conn:
+        stored = conn.execute("SELECT id, author, via FROM memory_facts").fetchall()
+    assert len(stored) == 1 and stored[0]["author"] == "bot" and stored[0]["via"].startswith("test@")
+    assert str(stored[0]["id"]) in replies[3]["result"]["content"][0]["text"]
 
 
 def test_the_fronts_org_recall_is_the_listed_one():

@@ -193,6 +193,21 @@ def test_library_is_imported_only_when_scanning():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=checks.__file__.rsplit("/cli_org/", 1)[0])
 
 
+def test_the_detectors_load_without_the_http_client_and_leave_it_importable():
+    import subprocess
+
+    # a fresh process: the detectors are loaded once per process
+    code = (
+        "import sys; from cli_org.checks import write; "
+        "token = 'ghp_' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8'; "
+        "found = [v for d in write._library_detectors() for v in d.analyze_string('key ' + token)]; "
+        "assert found, found; "
+        "assert 'requests' not in sys.modules; "
+        "import requests; assert hasattr(requests, 'get'), requests"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=checks.__file__.rsplit("/cli_org/", 1)[0])
+
+
 def test_cf_ranges_match_unicode_data():
     expected = [cp for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp)) == "Cf"]
     listed = [cp for a, b in checks.CF_RANGES for cp in range(a, b + 1)]

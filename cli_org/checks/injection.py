@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..local.places import data_dir_from
 
 if TYPE_CHECKING:
-    from ..vault.embedders import Embedder, OnnxEmbedder
+    from ..vault.embedders import Embedder, OnnxEmbedder, ProcessEmbedder
 
 WEIGHTS = Path(__file__).with_name("injection_weights.npz")
 # Shorter texts (a subject, a path) are left to the patterns: the training lines are sentences,
@@ -37,7 +37,7 @@ def _weights() -> tuple[Any, float, float]:
         return w["coef"].astype(np.float32), float(w["intercept"]), float(w["threshold"])
 
 
-def _embedder(model: Path) -> OnnxEmbedder | None:
+def _embedder(model: Path) -> OnnxEmbedder | ProcessEmbedder | None:
     from ..vault.embedders import query_model
 
     return query_model(model)
@@ -135,6 +135,11 @@ def judge(text: str) -> tuple[str, float, float] | None:
     embedder = _embedder(_model())
     if embedder is None:
         return None
+    from ..vault.embedders import ProcessEmbedder
+
+    if isinstance(embedder, ProcessEmbedder):  # this same judge, run in the model's process
+        found = embedder.ask("judge", text)  # served there: faces/cli
+        return None if found is None else (found[0], found[1], found[2])
     # The embedder's loader thread imports onnxruntime, and with it numpy; numpy imported by
     # two threads at once fails ("partially initialized module"), as a cold `remember` did in
     # CI right after `vault embed` made the model. So the loader finishes first.

@@ -233,11 +233,17 @@ _PLAIN = ("deploys", "The api is deployed at night from the release branch.", "d
 
 
 @owns_transaction
+def warm_up_checks() -> None:
+    """The client's part of warm_up_writes, which needs no connection (the injection check
+    waits for the query model)."""
+    check_fact(*_PLAIN)
+
+
 def warm_up_writes(conn: Conn) -> None:
     """Pay a first write's one-time costs now, writing nothing: a long-lived server calls this
     when it starts, so that its first `remember` costs what a later one does (the client's
     checks import and compile, the connection's write scan compiles)."""
-    check_fact(*_PLAIN)
+    warm_up_checks()
     subject, claim, source = _PLAIN
     first(conn, sql("facts.warm_scan"), {"subject": subject, "claim": claim, "source": source})
 

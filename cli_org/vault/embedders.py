@@ -12,12 +12,13 @@ remains an optional reference for the benchmarks (benchmarks/reference.py, the `
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from ..errors import ConfigError
 from .weights import WEIGHTS_PACKAGE
@@ -194,6 +195,142 @@ class OnnxEmbedder(Closing):
         return out
 
 
+class ProcessEmbedder(Closing):
+    """The query model in a process of its own, forked at the start of a cold `remember`: the
+    model's imports (numpy, onnxruntime, tokenizers: 0.17 s of CPU) and its session (0.11 s)
+    then run on the machine's other core, where a thread shares the interpreter's lock with
+    the command's own imports and saved little (benchmarks/RESULTS.md, "Cold writes").
+
+    The child runs the same OnnxEmbedder, and the functions of `served` (the caller's: the
+    injection judge, from a layer above this one) on it, so the vectors are the same bytes and
+    the verdicts the same. The parent never imports numpy: `embed` gives each vector as an
+    array of float32 (what a remember stores: vector_literal reads it as it reads a numpy row,
+    digit for digit), and `ask` runs a served function in the child.
+
+    The child prints nothing (its stdin, stdout and stderr are the null device) and ignores
+    SIGINT (a terminal sends it to both). A load error is sent back and raised by ready(), as
+    OnnxEmbedder's. It ends when its pipe does: end() (at exit) ends it, loaded or not, and a
+    parent killed outright closes the pipe too."""
+
+    name = MODEL_NAME
+    dimension = DIMENSION
+
+    def __init__(self, model_file: Path, served: dict[str, Callable[..., Any]]):
+        requests_r, self._requests = os.pipe()
+        self._replies, replies_w = os.pipe()
+        self._status: str | None = None  # "" once loaded, else the load's error
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: it never returns into the parent's code
+            try:
+                os.close(self._requests)
+                os.close(self._replies)
+                _serve(model_file, served, requests_r, replies_w)
+            finally:
+                os._exit(0)
+        os.close(requests_r)
+        os.close(replies_w)
+
+    def ready(self) -> None:
+        if self._status is None:
+            self._status = _read_frame(self._replies).decode("utf-8", "replace")
+        if self._status:
+            raise ConfigError(f"embedding model failed to load: {self._status}")
+
+    def _ask(self, request: dict[str, object]) -> bytes:
+        import json
+
+        self.ready()
+        _write_frame(self._requests, json.dumps(request).encode("utf-8"))
+        tag = _read_frame(self._replies)
+        reply = _read_frame(self._replies)
+        if tag != b"+":
+            raise ConfigError(f"the embedding model failed: {reply.decode('utf-8', 'replace')}")
+        return reply
+
+    def embed(self, texts: list[str]) -> Any:
+        """One array of float32 per text (not a numpy matrix: see the class's doc)."""
+        from array import array
+
+        raw = self._ask({"embed": texts})
+        step = DIMENSION * 4
+        return [array("f", raw[i : i + step]) for i in range(0, len(raw), step)]
+
+    def ask(self, name: str, *arguments: Any) -> Any:
+        """served[name](*arguments), run in the child; its answer as JSON gives it back."""
+        import json
+
+        return json.loads(self._ask({"call": name, "arguments": list(arguments)}))
+
+    def start(self) -> None:
+        """Nothing: the child began loading when it was forked."""
+
+    def close(self) -> None:
+        """Nothing: a query model is shared by the process's users (query_model), and the
+        child is ended at exit (end)."""
+
+    def end(self) -> None:
+        """End the child (at once: nothing it does is needed after this) and reap it."""
+        if self.pid > 0:
+            import signal
+
+            os.close(self._requests)
+            os.close(self._replies)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+            self.pid = -1
+
+
+def _serve(model_file: Path, served: dict[str, Callable[..., Any]], requests: int, replies: int) -> None:
+    """A ProcessEmbedder's child: load the model (the process's query model from now on), say
+    how that went, then answer each request until the pipe ends."""
+    import json
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    model = _models[model_file] = OnnxEmbedder(model_file, prepack=False)  # as query_model makes it
+    model._thread.join()
+    _write_frame(replies, b"" if model._error is None else str(model._error).encode("utf-8"))
+    if model._error is not None:
+        return
+    while True:
+        try:
+            request = json.loads(_read_frame(requests))
+        except EOFError:
+            return
+        try:
+            answer = model._run(request["embed"]).tobytes() if "embed" in request else None
+            if answer is None:
+                answer = json.dumps(served[request["call"]](*request["arguments"])).encode("utf-8")
+            _write_frame(replies, b"+")
+        except Exception as exc:  # said in the parent, on the call that asked
+            answer = f"{type(exc).__name__}: {exc}".encode()
+            _write_frame(replies, b"!")
+        _write_frame(replies, answer)
+
+
+def _write_frame(fd: int, data: bytes) -> None:
+    view = memoryview(len(data).to_bytes(4, "little") + data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read_frame(fd: int) -> bytes:
+    def exactly(n: int) -> bytes:
+        got = bytearray()
+        while len(got) < n:
+            chunk = os.read(fd, n - len(got))
+            if not chunk:
+                raise ConfigError("the embedding model's process ended")
+            got += chunk
+        return bytes(got)
+
+    return exactly(int.from_bytes(exactly(4), "little"))
+
+
 def installed() -> bool:
     """Whether the query model can be built here: the model package's weights and the onnx
     package that writes the graph (the `index` extra and the README's --no-deps step)."""
@@ -335,7 +472,7 @@ def index_embedder(settings: Settings) -> Embedder:
 # One query model per model file and process: a load takes 0.3 s or more, and the write
 # checks' injection classifier, the claim's vector of a `remember` and a recall all use the
 # same one. close() only waits for the loader, so a shared model is never closed for good.
-_models: dict[Path, OnnxEmbedder] = {}
+_models: dict[Path, OnnxEmbedder | ProcessEmbedder] = {}
 _models_lock = threading.Lock()
 
 
@@ -343,7 +480,7 @@ _models_lock = threading.Lock()
 _unbuildable: set[Path] = set()
 
 
-def query_model(model: Path, *, start: bool = True) -> OnnxEmbedder | None:
+def query_model(model: Path, *, start: bool = True) -> OnnxEmbedder | ProcessEmbedder | None:
     """The process's query model of this file, loading in the background from the first
     ask (`start=False`: from its first embed); built from the installed weights first when
     the file is not there (build_model). None when it is not there and cannot be made (the
@@ -374,11 +511,29 @@ def _build(model: Path) -> bool:
     return False
 
 
-def start_early(model: Path) -> None:
+def start_early(model: Path, *, served: dict[str, Callable[..., Any]] | None = None) -> None:
     """Begin loading the query model now, in the background: a cold `recall` or `remember`
     calls this before it imports click and psycopg, so the model loads beside those imports
-    and the connection instead of after them (benchmarks/RESULTS.md, `startup`)."""
+    and the connection instead of after them (benchmarks/RESULTS.md, `startup`). With
+    `served` (a cold `remember`, whose checks and vector need no numpy of its own), in a
+    ProcessEmbedder that serves those functions too, where this process can fork one."""
+    if served is not None and model.exists() and _forkable():
+        import atexit
+
+        started = ProcessEmbedder(model, served)  # forked outside the lock: the child takes it too
+        with _models_lock:
+            _models[model] = started
+        atexit.register(started.end)
+        return
     query_model(model)
+
+
+def _forkable() -> bool:
+    """Whether this process may fork the model's: on a system with fork, while no other
+    thread runs and numpy (whose thread pool a fork would not copy) is not loaded."""
+    import sys
+
+    return hasattr(os, "fork") and threading.active_count() == 1 and "numpy" not in sys.modules
 
 
 def query_embedder(settings: Settings, *, start: bool = True) -> tuple[Embedder | None, str | None]:

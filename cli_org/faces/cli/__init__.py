@@ -21,7 +21,13 @@ def main() -> None:
         from ...local.places import data_dir_from
         from ...vault.embedders import model_file, start_early
 
-        start_early(model_file(data_dir_from(environment())))
+        model = model_file(data_dir_from(environment()))
+        if argv[0] == "remember":  # its model in a process of its own, which judges there too
+            from ...checks.injection import judge
+
+            start_early(model, served={"judge": judge})
+        else:
+            start_early(model)
     from .app import group
 
     group(argv[0] if argv else None)(prog_name="cli-org")

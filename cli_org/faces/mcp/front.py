@@ -46,7 +46,7 @@ from functools import partial
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from .calls import FACE, answer_early, early_arguments
+from .calls import FACE, answer_early, client_via, early_call, warm_up_writes
 from .manifest import MANIFEST
 
 if TYPE_CHECKING:
@@ -118,8 +118,9 @@ class Front:
         self.listens: list[str] = []  # the subscriptions/listen the front acknowledged, to replay
         self.acknowledged: set[object] = set()  # their ids: the SDK's acknowledgements are dropped
         self.waiting = False  # a request with an id is queued for the SDK server: no early call after it
-        # Tool calls the front answers itself (calls.py): (id, arguments, the modern version or None).
-        self.calls: queue.Queue[tuple[object, dict[str, Any], str | None]] = queue.Queue()
+        # Tool calls the front answers itself (calls.py): (id, (tool, arguments, the client's
+        # name), the modern version or None).
+        self.calls: queue.Queue[tuple[object, tuple[str, dict[str, Any], object], str | None]] = queue.Queue()
         self.org: Org | None = None  # set by `ready`; the front's calls wait for it
         self.opened = threading.Event()
         self.answering: threading.Thread | None = None
@@ -194,10 +195,12 @@ class Front:
                 return False
         elif self.version is not None or modern not in MANIFEST["modern"] or not _modern_meta(meta):
             return False
-        arguments = early_arguments(params.get("name"), params.get("arguments", {}))
-        if arguments is None:
+        taken = early_call(params.get("name"), params.get("arguments", {}))
+        if taken is None:
             return False
-        self.calls.put((id_, arguments, modern))
+        client = (self.initialize or {}).get("params", {}) if modern is None else meta
+        name = client.get("clientInfo" if modern is None else "io.modelcontextprotocol/clientInfo", {}).get("name")
+        self.calls.put((id_, (*taken, name), modern))
         if self.answering is None:
             self.answering = threading.Thread(target=self._answer_calls, name="cli-org-mcp-first", daemon=True)
             self.answering.start()
@@ -229,11 +232,12 @@ class Front:
 
     def _answer_calls(self) -> None:
         while True:
-            id_, arguments, modern = self.calls.get()
+            id_, (tool, arguments, client), modern = self.calls.get()
             try:
                 self.opened.wait()
                 assert self.org is not None
-                answer_early(self.org, arguments, partial(self._answered, id_, modern))
+                via = self.org.settings.via or client_via(client)  # as the SDK server's via_of
+                answer_early(self.org, tool, arguments, via, partial(self._answered, id_, modern))
             finally:
                 with self.state:
                     self.calls.task_done()
@@ -394,6 +398,9 @@ def serve(settings: Settings, agent: str | None) -> None:
 
             with Org.open(settings, agent, face=FACE, embed=True, pool=1, notify=notify) as org:
                 front.ready(org)
+                # A first org_remember's one-time costs (the checks' imports and compiles, the
+                # connection's write scan), paid beside the SDK's import.
+                threading.Thread(target=warm_up_writes, args=(org,), daemon=True).start()
                 for step in SDK_STEPS:  # the front's call in hand first, then a step of the SDK
                     front.calls.join()
                     with suppress(ImportError):

@@ -22,13 +22,10 @@ benchmarks/JOURNAL.md, "Tuning notes that were in the code, second batch"):
 from __future__ import annotations
 
 import inspect
-import re
 import sys
-import threading
 import time
 import traceback
 from collections.abc import AsyncIterator, Callable
-from contextlib import suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -50,11 +47,10 @@ from ...org.registry import tool_effect
 from ...session.context import DEFAULT_BUDGET, MIN_BUDGET, build_context
 from ...session.hooks import HookInput, hook_project
 from ...store import notebook as nb
-from ...store.facts import forget, list_facts, remember, restore
+from ...store.facts import forget, list_facts, restore
 from ...store.links import link, unlink
 from ...store.pins import list_pins, pin, unpin
 from ...store.proposals import accept, list_proposals, reject
-from ...store.sources import source_hash_at
 from ...store.todos import add_todo, done_todo, list_todos
 from ..render import (
     change_line,
@@ -66,11 +62,10 @@ from ..render import (
     pinned_line,
     pins_text,
     proposals_text,
-    remembered_line,
     restored_text,
     todos_text,
 )
-from .calls import in_tool_terms, recall_text, unexpected
+from .calls import client_via, in_tool_terms, recall_text, remember_text, unexpected
 
 if TYPE_CHECKING:
     from ...db import Conn
@@ -250,15 +245,6 @@ class OrgServer(MCPServer):
         return client_via(params.client_info.name) if params is not None else None
 
 
-def client_via(name: object) -> str | None:
-    """RUNTIME@HOST for a client that calls itself `name` (its clientInfo), in the shape of
-    a fact's via (checks/rules.py): characters outside [A-Za-z0-9_.-] become `-`."""
-    from ...setup import via
-
-    runtime = re.sub(r"[^A-Za-z0-9_.-]", "-", name.strip())[:64].strip("-") if isinstance(name, str) else ""
-    return via(runtime) if runtime else None
-
-
 def _via() -> str | None:
     """The harness of the call being served (None outside a call)."""
     call = _CALL.get()
@@ -332,22 +318,9 @@ class Tools:
         via = _via()
 
         def body(conn: Conn) -> CallToolResult:
-            settings = self.session.org.settings
-            result = remember(
-                conn,
-                subject,
-                claim,
-                source=source,
-                project=project,
-                kind=kind,
-                supersedes=supersedes,
-                inferred=inferred,
-                via=via,
-                allow_duplicate=allow_duplicate,
-                embedder=self.session.org.embedder,
-                source_hash=source_hash_at(source, settings.root, settings.vault),
-            )
-            return _answer(remembered_line(result))
+            arguments = {"subject": subject, "claim": claim, "source": source, "project": project, "kind": kind}
+            arguments.update(supersedes=supersedes, inferred=inferred, allow_duplicate=allow_duplicate)
+            return _answer(remember_text(conn, self.session.org, via, **arguments))  # the front's too (calls.py)
 
         return await self.session.answer("facts.remember", body)
 
@@ -788,20 +761,10 @@ async def serve_lines(server: OrgServer, lines: AsyncIterator[str] | _Lines, sen
         await lowlevel.run(read, write, lowlevel.create_initialization_options())
 
 
-def _warm_up_writes(org: Org) -> None:
-    from ...store.facts import warm_up_writes
-
-    with suppress(Exception):  # a refusal or a lost database shows at the first real call
-        org.run(warm_up_writes)
-
-
 def serve(front: Front, org: Org) -> None:
     """Serve on the Org the front opened (front.py: one connection, and one to the replica with
     CLI_ORG_READ_URL, since calls are served one at a time; the query model): take every
     message over from the front (the initialize it answered first, replayed), serve them until
     stdin closes or a signal stops the server. The front closes the Org."""
-    # The first org_remember would pay the write path's one-time costs (the checks'
-    # imports and compiles, the session's write scan): paid here, beside the handshake.
-    threading.Thread(target=_warm_up_writes, args=(org,), daemon=True).start()
     server = build_server(Session(org))
     anyio.run(serve_lines, server, _Lines(front.hand_off(), front.lines.get), front.deliver)
