@@ -395,7 +395,9 @@ def _found(got) -> int:
     return got.text.count("\n")
 
 
-def measure(settings, queries: list[str], warm: int = WARM, context_only: bool = False) -> dict:
+def measure(
+    settings, queries: list[str], warm: int = WARM, context_only: bool = False, only: list[str] | None = None
+) -> dict:
     """p50/p95 in ms of each call, after `warm` untimed calls that read tables and indexes in."""
     embedder, why = query_embedder(settings)
     if embedder is None:
@@ -415,6 +417,8 @@ def measure(settings, queries: list[str], warm: int = WARM, context_only: bool =
     }
     if context_only:
         calls = {"context": calls["context"]}
+    if only:
+        calls = {k: v for k, v in calls.items() if k in only}
     out = {}
     with connect(settings, AGENT) as conn:
         for label, call in calls.items():
@@ -490,6 +494,8 @@ def run(
     vectors: int | None = None,
     load_only: bool = False,
     mcp_calls: int = 0,
+    only: list[str] | None = None,
+    label: str | None = None,
 ) -> dict:
     if context_only:
         n_chunks = 0
@@ -528,7 +534,7 @@ def run(
         )  # fmt: skip
         return {"loaded": settings.database_name, "load_s": timings, "sizes_mb": table_sizes}
     queries = question_mix(settings, n_queries)
-    latency = measure(settings, queries, warm, context_only)
+    latency = measure(settings, queries, warm, context_only, only)
     if mcp_calls:
         latency.update(through_mcp(settings, queries, mcp_calls, warm))
     neighbours = nearest_neighbours(settings, Words(seed=16).texts(nn, 1, 8)) if nn else None
@@ -552,6 +558,8 @@ def run(
         result["reused_database"] = True  # load times and sizes are the earlier run's
     if vectors is not None:
         result["vectors"] = vectors  # only the newest facts have a vector
+    if label:
+        result["label"] = label
     _saved_run(result)
     if not keep:
         from .common import drop_database
@@ -899,6 +907,41 @@ def table() -> str:
     return "\n".join(lines)
 
 
+GROWTH = (
+    "context",
+    "MCP org_context",
+    "context, cold process",
+    "fact arm",
+    "recall",
+    "MCP org_recall",
+    "hybrid search",
+)
+
+
+def growth() -> str:
+    """The growth table (issue 38): per size and labelled run (the latest of each), p50 / p95
+    ms of each call in GROWTH, warm unless named cold."""
+    latest: dict[tuple[int, int, str], dict] = {}
+    for r in _saved():
+        if "latency_ms" in r and r.get("label"):
+            latest[(r["facts"], r["chunks"], r["label"])] = r
+    lines = [
+        "| facts / chunks | code | " + " | ".join(GROWTH) + " |",
+        "| --- | --- |" + " ---: |" * len(GROWTH),
+    ]
+    for (facts, chunks, label), r in sorted(latest.items()):
+        cells = []
+        for call in GROWTH:
+            f = r["latency_ms"].get(call)
+            if not f or f.get("p50_ms") is None:
+                cells.append("-")
+                continue
+            errors = f.get("errors", 0)
+            cells.append(f"{f['p50_ms']:g} / {f['p95_ms']:g}" + (f" ({errors} failed)" if errors else ""))
+        lines.append(f"| {facts:,} / {chunks:,} | {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--facts", type=int, default=10_000)
@@ -931,6 +974,13 @@ def main() -> None:
         metavar="CALLS",
         help="also time warm org_context and org_recall through cli-org mcp",
     )
+    parser.add_argument(
+        "--calls", help="a comma-separated choice of the calls to time (default: all), e.g. 'fact arm,context'"
+    )
+    parser.add_argument("--label", help="name the run (the code it measured), for --growth")
+    parser.add_argument(
+        "--growth", action="store_true", help="only print the growth table of the labelled runs (issue 38)"
+    )
     parser.add_argument("--plot", action="store_true", help="only draw docs/scale.png from the saved results")
     parser.add_argument("--table", action="store_true", help="only print the RESULTS.md tables")
     args = parser.parse_args()
@@ -939,6 +989,9 @@ def main() -> None:
         return
     if args.table:
         print(table())
+        return
+    if args.growth:
+        print(growth())
         return
     keep = args.keep or args.no_load or args.load_only
     result = run(
@@ -955,6 +1008,8 @@ def main() -> None:
         args.vectors,
         args.load_only,
         args.mcp,
+        args.calls.split(",") if args.calls else None,
+        args.label,
     )
     print(json.dumps(result, indent=1))
 
