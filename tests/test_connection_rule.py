@@ -46,7 +46,6 @@ INSIDE_A_CALLERS_TRANSACTION = {
     "cli_org.store.vectors.store_unembedded",  # inside import's or restore's transaction
     "cli_org.archive.verdicts.judge_sessions",  # inside an archive import's transaction
     "cli_org.archive.verdicts.judge_outdated",  # inside judge_stale's or an import's transaction
-    "cli_org.recall.answer.unembedded_notice",  # one statement inside recall's transaction
     "cli_org.store.agents.check_agent_role",  # reads inside add_agent's or import's transaction
     "cli_org.store.approvals.approved",  # one statement inside remember's transaction (checked_fact)
     "cli_org.store.facts.checked_fact",  # the write checks inside remember's transaction

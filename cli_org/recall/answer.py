@@ -20,7 +20,7 @@ from ..shaping import SHAPING, VaultShaping
 from ..store.facts import age, fact_words
 from ..text import one_line
 from . import ARMS
-from .facts_arm import FactHit, recall_facts, settle_leads
+from .facts_arm import FactHit, candidates, lexical_inputs, lexical_texts, recall_facts, settle_leads
 from .marks import NOTE, Marks, folded, mark_text, read_marks
 from .memory_arm import MemoryHit, recall_memory, recall_notebook
 from .merge import merge
@@ -29,6 +29,7 @@ from .vault_arm import VaultHit, recall_vault
 
 if TYPE_CHECKING:
     import numpy as np
+    from psycopg.rows import DictRow
 
     from ..config import Settings
     from ..vault.embedders import Embedder
@@ -58,7 +59,7 @@ class RecallResult:
     ms: float = 0.0
     notice: str | None = None  # the vault's (no vectors, no model), or a server without pgvector
     # Current facts the reader can see that have no vector: recall finds them by their words
-    # only. Said with the command that stores them (unembedded_notice).
+    # only. Said with the command that stores them (_unembedded_text).
     vectors_notice: str | None = None
     # Memory-file lines left out as instructions (issue 33): where, never the text.
     memory_notice: str | None = None
@@ -151,9 +152,20 @@ def recall(
     # Every arm gathers the same pool whatever the limit, so the limit only cuts one order.
     pool = max(limit, settings.answer_shaping.pool)
     with translated(conn):
-        unknown = embedder is not None and bool(foreign_terms(conn, wanted, embedder, settings.vault_shaping))
-        if "fact" in arms and embedder is not None:
-            result.vectors_notice = unembedded_notice(conn)
+        # One statement for what the arms need first: the question's words the memory lacks,
+        # the count of facts without a vector, the fact arm's word pieces and HNSW settings.
+        semantic = "fact" in arms and embedder is not None
+        texts = lexical_texts(query) if "fact" in arms else None
+        inputs = _inputs(
+            conn,
+            words=terms(wanted) if embedder is not None else None,
+            texts=texts,
+            counted=semantic,
+            ef_search=candidates(pool) if semantic and texts is not None else None,
+        )
+        unknown = embedder is not None and bool(_foreign(inputs["unknown"], embedder, settings.vault_shaping))
+        if semantic:
+            result.vectors_notice = _unembedded_text(int(inputs["unembedded"]))
         if "fact" in arms:
             facts = recall_facts(
                 conn,
@@ -163,6 +175,8 @@ def recall(
                 embedder=embedder,
                 shaping=settings.fact_shaping,
                 unknown=unknown,
+                pieces=lexical_inputs(inputs) if texts is not None else None,
+                scan_set=semantic and texts is not None,
             )
         if "memory" in arms and wanted:
             half = pool // 2
@@ -211,11 +225,27 @@ def recall(
 UNEMBEDDED_SCAN = 1000
 
 
-def unembedded_notice(conn: Conn) -> str | None:
+def _inputs(
+    conn: Conn, *, words: list[str] | None, texts: list[str] | None, counted: bool, ef_search: int | None
+) -> DictRow:
+    """`recall.inputs` (or `inputs_counted`, which needs pgvector): each part for a parameter
+    given, NULL for one that is None."""
+    return first(
+        conn,
+        sql("recall.inputs_counted" if counted else "recall.inputs"),
+        {
+            "words": words,
+            "texts": texts,
+            "scan": UNEMBEDDED_SCAN,
+            "ef_search": None if ef_search is None else str(min(1000, ef_search)),
+        },
+    )
+
+
+def _unembedded_text(n: int) -> str | None:
     """The notice while current facts the caller can read lack their author's vector (written
     before the query model existed, or loaded in bulk): recall matches them by words only.
-    One query of migration 0038's list, bounded by UNEMBEDDED_SCAN."""
-    n = int(first(conn, sql("fact_vectors.unembedded_visible"), {"scan": UNEMBEDDED_SCAN})["n"])
+    `n`: `recall.inputs_counted`'s count of migration 0038's list, bounded by UNEMBEDDED_SCAN."""
     if not n:
         return None
     count = f"{n}+" if n == UNEMBEDDED_SCAN else str(n)
@@ -298,7 +328,14 @@ def foreign_terms(conn: Conn, query: str, embedder: Embedder, shaping: VaultShap
     words = terms(query)
     if not words:
         return []
-    unknown = first(conn, sql("recall.unknown_terms"), {"words": words})["unknown"] or []
+    unknown = _inputs(conn, words=words, texts=None, counted=False, ef_search=None)["unknown"]
+    return _foreign(unknown, embedder, shaping)
+
+
+def _foreign(unknown: list[str] | None, embedder: Embedder, shaping: VaultShaping) -> list[str]:
+    """Of the words `recall.inputs` found nowhere in the memory, those the shaping counts as
+    foreign (not one token of the query model, where it asks for that)."""
+    unknown = unknown or []
     if shaping.unknown_needs_foreign and isinstance(embedder, _QueryOnce):
         unknown = [w for w in unknown if not embedder.knows_word(w)]
     return list(unknown)

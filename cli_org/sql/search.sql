@@ -46,11 +46,26 @@ ORDER BY sc.score DESC, sc.file_id
 LIMIT %(limit)s;
 
 -- name: dense
-SELECT c.id AS chunk_id, c.file_id, 1 - (c.embedding <=> %(vector)s::vector) AS similarity
-FROM vault_chunks c JOIN vault_files f ON f.id = c.file_id
-WHERE c.embedding IS NOT NULL AND (%(private)s OR NOT f.private) AND NOT (f.path LIKE ANY (%(exclude)s))
-ORDER BY c.embedding <=> %(vector)s::vector
-LIMIT %(limit)s;
+-- The chunks nearest the query, nearest first, as the HNSW index gives them. A chunk as near
+-- as its note's nearest also brings its text (`hit_rows`'s columns; NULL for the others):
+-- search keeps a note's nearest chunk, so the hits found here need no statement for their text.
+WITH near AS MATERIALIZED (
+    SELECT c.id AS chunk_id, c.file_id, 1 - (c.embedding <=> %(vector)s::vector) AS similarity
+    FROM vault_chunks c JOIN vault_files f ON f.id = c.file_id
+    WHERE c.embedding IS NOT NULL AND (%(private)s OR NOT f.private) AND NOT (f.path LIKE ANY (%(exclude)s))
+    ORDER BY c.embedding <=> %(vector)s::vector
+    LIMIT %(limit)s
+), ranked AS (
+    -- the index's order kept as `ord` (a window with no ORDER BY reads its input in order)
+    SELECT near.*, row_number() OVER () AS ord FROM near
+), best AS (
+    SELECT ranked.*, similarity = max(similarity) OVER (PARTITION BY file_id) AS nearest FROM ranked
+)
+SELECT b.chunk_id, b.file_id, b.similarity, f.path, f.title, c.heading, c.content
+FROM best b
+LEFT JOIN vault_chunks c ON b.nearest AND c.id = b.chunk_id
+LEFT JOIN vault_files f ON f.id = c.file_id
+ORDER BY b.ord;
 
 -- name: has_vectors
 SELECT EXISTS (SELECT 1 FROM vault_chunks WHERE embedding IS NOT NULL) AS yes,
@@ -74,6 +89,7 @@ WHERE c.file_id = ANY (%(ids)s)
 ORDER BY c.file_id, c.ord;
 
 -- name: hit_rows
+-- The text of the hits' chunks that `dense` and `dense_for` did not bring.
 SELECT c.id AS chunk_id, f.id AS file_id, f.path, f.title, c.heading, c.content
 FROM vault_chunks c JOIN vault_files f ON f.id = c.file_id
 WHERE c.id = ANY (%(ids)s);
@@ -96,11 +112,16 @@ CROSS JOIN LATERAL (
 GROUP BY p.file_id;
 
 -- name: dense_for
--- Best chunk similarity of the given notes (those the keyword side found).
-SELECT DISTINCT ON (file_id) file_id, id AS chunk_id, 1 - (embedding <=> %(vector)s::vector) AS similarity
-FROM vault_chunks
-WHERE file_id = ANY (%(ids)s) AND embedding IS NOT NULL
-ORDER BY file_id, embedding <=> %(vector)s::vector;
+-- Best chunk similarity of the given notes (those the keyword side found), with the chunk's
+-- text (`hit_rows`'s columns).
+SELECT n.file_id, n.chunk_id, n.similarity, f.path, f.title, n.heading, n.content
+FROM (
+    SELECT DISTINCT ON (file_id) file_id, id AS chunk_id, 1 - (embedding <=> %(vector)s::vector) AS similarity,
+           heading, content
+    FROM vault_chunks
+    WHERE file_id = ANY (%(ids)s) AND embedding IS NOT NULL
+    ORDER BY file_id, embedding <=> %(vector)s::vector
+) n JOIN vault_files f ON f.id = n.file_id;
 
 -- name: may_see_private
 -- Owners and the admin may (a role with no agent behind it is not the admin);

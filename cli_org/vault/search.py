@@ -124,10 +124,12 @@ def search(
             else:
                 semantic = _semantic(conn, vector, depth, patterns, private)
         hits = _candidates(keyword, semantic)
+        # the text of chunks already read (`dense` and `dense_for` bring their chunks' text)
+        texts = {r["chunk_id"]: r for r in semantic}
         if result.used == "hybrid":
-            _complete(conn, hits, keyword, vector, tuning)
+            texts |= _complete(conn, hits, keyword, vector, tuning)
         result.hits = _rank(hits, result.used, tuning)[:limit]
-        _fill(conn, query, result.hits)
+        _fill(conn, query, result.hits, texts)
     result.ms = (time.perf_counter() - started) * 1000
     return result
 
@@ -221,8 +223,9 @@ def _candidates(keyword: list[DictRow], semantic: list[DictRow]) -> dict[int, No
 
 def _complete(
     conn: Conn, hits: dict[int, NoteHit], keyword: list[DictRow], vector: str | None, tuning: SearchTuning
-) -> None:
-    """Score every candidate on both sides, so fusion never has to guess a missing score."""
+) -> dict[int, DictRow]:
+    """Score every candidate on both sides, so fusion never has to guess a missing score.
+    Returns the rows of the chunks it read, by chunk id, with their text."""
     only_dense = [fid for fid, h in hits.items() if h.keyword_score is None]
     found = {}
     if only_dense and keyword:
@@ -251,10 +254,13 @@ def _complete(
         hits[fid].matched_words = tuple(row["words"] or ()) if row else ()
         hits[fid].term_idf = {t: float(v) for t, v in (keyword[0]["idfs"] or {}).items()} if keyword else {}
     only_keyword = [fid for fid, h in hits.items() if h.semantic_score is None]
+    read: dict[int, DictRow] = {}
     if only_keyword and vector:
         for row in conn.execute(sql("search.dense_for"), {"vector": vector, "ids": only_keyword}):
             hit = hits[row["file_id"]]
             hit.semantic_score, hit.chunk_id = float(row["similarity"]), row["chunk_id"]
+            read[row["chunk_id"]] = row
+    return read
 
 
 def _rank(hits: dict[int, NoteHit], used: str, tuning: SearchTuning) -> list[NoteHit]:
@@ -282,7 +288,9 @@ def _standardise(scores: dict[int, float], basis: set[int]) -> dict[int, float]:
     return {k: (v - mean) / spread if spread else 0.0 for k, v in scores.items()}
 
 
-def _fill(conn: Conn, query: str, hits: list[NoteHit]) -> None:
+def _fill(conn: Conn, query: str, hits: list[NoteHit], texts: dict[int, DictRow]) -> None:
+    """Each hit's path, title, heading and snippet; `texts`: rows of chunks already read (a
+    row whose `content` is NULL brought no text)."""
     need = [h.file_id for h in hits if not h.chunk_id]
     if need:
         best = {
@@ -290,7 +298,10 @@ def _fill(conn: Conn, query: str, hits: list[NoteHit]) -> None:
         }
         for hit in hits:
             hit.chunk_id = hit.chunk_id or best.get(hit.file_id, 0)
-    rows = {r["chunk_id"]: r for r in conn.execute(sql("search.hit_rows"), {"ids": [h.chunk_id for h in hits]})}
+    rows = {h.chunk_id: texts[h.chunk_id] for h in hits if h.chunk_id in texts and texts[h.chunk_id]["path"]}
+    unread = [h.chunk_id for h in hits if h.chunk_id not in rows]
+    if unread:
+        rows |= {r["chunk_id"]: r for r in conn.execute(sql("search.hit_rows"), {"ids": unread})}
     for hit in hits:
         row = rows[hit.chunk_id]
         hit.path, hit.title, hit.heading = row["path"], row["title"], row["heading"]
