@@ -54,6 +54,7 @@ INSIDE_A_CALLERS_TRANSACTION = {
     "cli_org.store.related.related",  # reads inside remember's or known_claim's transaction
     "cli_org.store.links.add_link",  # inside remember's, link's or tidy's transaction
     "cli_org.store.links.shown_links",  # one statement inside show_fact's transaction
+    "cli_org.recall.inputs.read_inputs",  # one statement inside recall's or an arm's transaction
     "cli_org.recall.marks.read_marks",  # one statement inside recall's or the context block's
     "cli_org.store.review.is_reviewer",  # one statement inside the context block's or review's
     "cli_org.store.review.waiting_counts",  # reads inside the context block's transaction

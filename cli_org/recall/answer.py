@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..checks.write import check_field
-from ..db import Conn, first
+from ..db import Conn
 from ..db.connect import on_replica
 from ..db.errors import translated
 from ..db.migrate import NO_VECTORS, vectors_ready
@@ -21,6 +21,7 @@ from ..store.facts import age, fact_words
 from ..text import one_line
 from . import ARMS
 from .facts_arm import FactHit, candidates, lexical_inputs, lexical_texts, recall_facts, settle_leads
+from .inputs import UNEMBEDDED_SCAN, read_inputs
 from .marks import NOTE, Marks, folded, mark_text, read_marks
 from .memory_arm import MemoryHit, recall_memory, recall_notebook
 from .merge import merge
@@ -29,7 +30,6 @@ from .vault_arm import VaultHit, recall_vault
 
 if TYPE_CHECKING:
     import numpy as np
-    from psycopg.rows import DictRow
 
     from ..config import Settings
     from ..vault.embedders import Embedder
@@ -156,10 +156,11 @@ def recall(
         # the count of facts without a vector, the fact arm's word pieces and HNSW settings.
         semantic = "fact" in arms and embedder is not None
         texts = lexical_texts(query) if "fact" in arms else None
-        inputs = _inputs(
+        inputs = read_inputs(
             conn,
-            words=terms(wanted) if embedder is not None else None,
             texts=texts,
+            words=terms(wanted) if embedder is not None else None,
+            notebook="memory" in arms and bool(wanted),
             counted=semantic,
             ef_search=candidates(pool) if semantic and texts is not None else None,
         )
@@ -181,7 +182,7 @@ def recall(
         if "memory" in arms and wanted:
             half = pool // 2
             memory = recall_memory(project_root(settings.root), wanted, limit=half, left_out=left_out)
-            memory += recall_notebook(conn, wanted, limit=half)
+            memory += recall_notebook(conn, wanted, limit=half, entries=inputs["notebook"])
             memory.sort(key=lambda h: -h.matched)  # stable: files before notebook on a tie
         if "vault" in arms and wanted:
             vault, notice = recall_vault(
@@ -218,28 +219,6 @@ def recall(
             _log(conn, result)
             conn.commit()
     return result
-
-
-# Facts counted for the notice: the newest this many on the list of facts without a vector
-# (migration 0038), of which the notice counts those the reader can see.
-UNEMBEDDED_SCAN = 1000
-
-
-def _inputs(
-    conn: Conn, *, words: list[str] | None, texts: list[str] | None, counted: bool, ef_search: int | None
-) -> DictRow:
-    """`recall.inputs` (or `inputs_counted`, which needs pgvector): each part for a parameter
-    given, NULL for one that is None."""
-    return first(
-        conn,
-        sql("recall.inputs_counted" if counted else "recall.inputs"),
-        {
-            "words": words,
-            "texts": texts,
-            "scan": UNEMBEDDED_SCAN,
-            "ef_search": None if ef_search is None else str(min(1000, ef_search)),
-        },
-    )
 
 
 def _unembedded_text(n: int) -> str | None:
@@ -328,7 +307,7 @@ def foreign_terms(conn: Conn, query: str, embedder: Embedder, shaping: VaultShap
     words = terms(query)
     if not words:
         return []
-    unknown = _inputs(conn, words=words, texts=None, counted=False, ef_search=None)["unknown"]
+    unknown = read_inputs(conn, words=words)["unknown"]
     return _foreign(unknown, embedder, shaping)
 
 

@@ -17,6 +17,7 @@ from ..db.session import owns_transaction
 from ..shaping import FACT_SHAPING, FactShaping
 from ..store.facts import Fact
 from ..vault.search import hnsw_scan
+from .inputs import read_inputs
 from .terms import needed, positive_words, terms, word_start_patterns, word_start_regex
 
 if TYPE_CHECKING:
@@ -193,8 +194,7 @@ MAX_PIECE_GROUPS = 64
 def _pieces(conn: Conn, texts: list[str]) -> tuple[list[list[str]], int]:
     """Each text's runs of word characters, cut as the index cuts a fact, and the newest
     fact's id (`recall.inputs`)."""
-    row = first(conn, sql("recall.inputs"), {"texts": texts, "words": None, "ef_search": None})
-    return lexical_inputs(row)
+    return lexical_inputs(read_inputs(conn, texts=texts))
 
 
 def lexical_inputs(row: DictRow) -> tuple[list[list[str]], int]:

@@ -73,7 +73,8 @@ SELECT {recall.inputs_columns}, ({fact_vectors.unembedded_visible}) AS unembedde
 -- characters at most), for the lexical passes' index queries: cut by the server, so a
 -- query's words and a fact's pieces are cut the same way. `unknown`: those of %(words)s none
 -- of whose lexemes any vault note or current fact holds, a question naming something the
--- memory has never seen (recall raises its floors for it; a stop word names no subject). `hnsw`: the fact arm's HNSW scan
+-- memory has never seen (recall raises its floors for it; a stop word names no subject).
+-- `notebook` (given %(notebook)s): the caller's own live entries (`notebook.mine`). `hnsw`: the fact arm's HNSW scan
 -- settings for %(ef_search)s candidates, local to the transaction (vault/search.py, hnsw_scan).
 -- `top` (given %(texts)s): the newest fact's id, where the lexical passes' tiers start
 -- (`newest_matches`).
@@ -93,6 +94,9 @@ CASE WHEN %(words)s::text[] IS NOT NULL THEN (
            OR EXISTS (SELECT 1 FROM memory_facts f
                       WHERE f.valid_to IS NULL AND f.search @@ to_tsquery('simple', quote_literal(u.lexeme)))))
 END AS unknown,
+CASE WHEN %(notebook)s THEN (
+    SELECT coalesce(json_agg(m ORDER BY m.store, m.id), '[]') FROM ({notebook.mine}) m)
+END AS notebook,
 CASE WHEN %(ef_search)s::text IS NOT NULL THEN
     set_config('hnsw.ef_search', %(ef_search)s, true) || ' ' || set_config('hnsw.iterative_scan', 'relaxed_order', true)
 END AS hnsw,
