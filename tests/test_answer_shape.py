@@ -134,12 +134,13 @@ def test_the_hits_of_a_smaller_limit_are_the_first_hits_of_a_larger_one(shaped):
 
 
 # The statements of a warm recall with every arm, beside the transaction's own BEGIN and
-# COMMIT, each a round trip to a team server: 22 before fact vectors were written with the facts
-# and the per-connection memos (db.remembered), 13 until issue 33 added the count of facts
-# without a vector, 14 until issue 36 read the links of the facts shown, 15 until issue 38 sent
-# recall's inputs (foreign words, word pieces, that count, the notebook's entries, the fact
-# arm's HNSW settings) as one statement, the nearest facts with their background, and the nearest chunks with their text
-# (benchmarks/RESULTS.md, "Round trips").
+# COMMIT, each a round trip to a team server: 22 before fact vectors were written with the
+# facts and the per-connection memos (db.remembered), 13 until issue 33 added the count of
+# facts without a vector, 14 until issue 36 read the links of the facts shown, 15 until issue
+# 38 sent recall's inputs (foreign words, word pieces, that count, the notebook's entries, the
+# fact arm's HNSW settings) as one statement, the nearest facts with their background, and the
+# nearest chunks with their text and the BM25 of their notes (benchmarks/RESULTS.md, "Round
+# trips"). A note whose best chunk is all boilerplate adds one (search.note_chunks).
 WARM_RECALL_STATEMENTS = [
     "recall.inputs_counted",  # foreign words, word pieces, facts without a vector, the notebook
     "recall.facts_strict",
@@ -147,7 +148,7 @@ WARM_RECALL_STATEMENTS = [
     "fact_vectors.nearest",  # and the question's background over the facts
     "search.bm25",
     "hnsw_scan",  # the vault's: wider than the fact arm's
-    "search.dense",  # and the nearest chunks' text
+    "search.dense",  # and the nearest chunks' text, the BM25 of notes only they found
     "links.marks",
     "recall.log",
 ]

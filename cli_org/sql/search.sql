@@ -48,7 +48,11 @@ LIMIT %(limit)s;
 -- name: dense
 -- The chunks nearest the query, nearest first, as the HNSW index gives them. A chunk as near
 -- as its note's nearest also brings its text (`hit_rows`'s columns; NULL for the others):
--- search keeps a note's nearest chunk, so the hits found here need no statement for their text.
+-- search keeps a note's nearest chunk, so the hits found here need no statement for their
+-- text. And on that chunk's row, the BM25 of each note search keeps (the %(depth)s nearest,
+-- the first found first on a tie) that the keyword side did not find (%(scored)s), with the
+-- document frequencies the ranked query (`bm25`) already counted (%(terms)s, %(dfs)s, %(n)s,
+-- %(avgdl)s; NULL: none scored): a few index probes, not another pass over the postings.
 WITH near AS MATERIALIZED (
     SELECT c.id AS chunk_id, c.file_id, 1 - (c.embedding <=> %(vector)s::vector) AS similarity
     FROM vault_chunks c JOIN vault_files f ON f.id = c.file_id
@@ -60,11 +64,29 @@ WITH near AS MATERIALIZED (
     SELECT near.*, row_number() OVER () AS ord FROM near
 ), best AS (
     SELECT ranked.*, similarity = max(similarity) OVER (PARTITION BY file_id) AS nearest FROM ranked
+), kept AS (
+    SELECT file_id FROM ranked GROUP BY file_id ORDER BY max(similarity) DESC, min(ord) LIMIT %(depth)s
+), keyword AS (
+    SELECT p.file_id,
+           sum(ln(1 + (%(n)s - d.df + 0.5) / (d.df + 0.5))
+               * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / %(avgdl)s))) AS keyword_score,
+           count(*) AS keyword_matched, array_agg(d.term ORDER BY d.term) AS keyword_words
+    FROM unnest(%(terms)s::text[], %(dfs)s::float8[]) AS d (term, df)
+    CROSS JOIN (SELECT file_id FROM kept WHERE NOT file_id = ANY (%(scored)s::bigint[])) AS i
+    -- One primary-key probe per (term, note); LIMIT 1 keeps the planner from turning the
+    -- probes into scans of every posting of a common term.
+    CROSS JOIN LATERAL (
+        SELECT q.file_id, q.tf, q.dl FROM vault_postings q
+        WHERE q.term = d.term AND q.file_id = i.file_id LIMIT 1
+    ) p
+    GROUP BY p.file_id
 )
-SELECT b.chunk_id, b.file_id, b.similarity, f.path, f.title, c.heading, c.content
+SELECT b.chunk_id, b.file_id, b.similarity, f.path, f.title, c.heading, c.content,
+       k.keyword_score, k.keyword_matched, k.keyword_words
 FROM best b
 LEFT JOIN vault_chunks c ON b.nearest AND c.id = b.chunk_id
 LEFT JOIN vault_files f ON f.id = c.file_id
+LEFT JOIN keyword k ON b.nearest AND k.file_id = b.file_id
 ORDER BY b.ord;
 
 -- name: has_vectors
@@ -93,23 +115,6 @@ ORDER BY c.file_id, c.ord;
 SELECT c.id AS chunk_id, f.id AS file_id, f.path, f.title, c.heading, c.content
 FROM vault_chunks c JOIN vault_files f ON f.id = c.file_id
 WHERE c.id = ANY (%(ids)s);
-
--- name: bm25_for
--- BM25 of given notes (those only the dense side found), with the document frequencies the
--- ranked query already counted: a few index probes, not another pass over the postings.
-SELECT p.file_id,
-       sum(ln(1 + (%(n)s - d.df + 0.5) / (d.df + 0.5))
-           * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / %(avgdl)s))) AS score,
-       count(*) AS matched, array_agg(d.term ORDER BY d.term) AS words
-FROM unnest(%(terms)s::text[], %(dfs)s::float8[]) AS d (term, df)
-CROSS JOIN unnest(%(ids)s::bigint[]) AS i (file_id)
--- One primary-key probe per (term, note); LIMIT 1 keeps the planner from turning the probes
--- into scans of every posting of a common term.
-CROSS JOIN LATERAL (
-    SELECT q.file_id, q.tf, q.dl FROM vault_postings q
-    WHERE q.term = d.term AND q.file_id = i.file_id LIMIT 1
-) p
-GROUP BY p.file_id;
 
 -- name: dense_for
 -- Best chunk similarity of the given notes (those the keyword side found), with the chunk's

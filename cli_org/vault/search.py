@@ -122,12 +122,13 @@ def search(
                 if mode == "semantic":
                     keyword = _keyword(conn, query, depth, patterns, private, tuning)
             else:
-                semantic = _semantic(conn, vector, depth, patterns, private)
+                scored = keyword if result.used == "hybrid" else []  # the dense side's notes get BM25 too
+                semantic = _semantic(conn, vector, depth, patterns, private, scored, tuning)
         hits = _candidates(keyword, semantic)
         # the text of chunks already read (`dense` and `dense_for` bring their chunks' text)
         texts = {r["chunk_id"]: r for r in semantic}
         if result.used == "hybrid":
-            texts |= _complete(conn, hits, keyword, vector, tuning)
+            texts |= _complete(conn, hits, keyword, semantic, vector)
         result.hits = _rank(hits, result.used, tuning)[:limit]
         _fill(conn, query, result.hits, texts)
     result.ms = (time.perf_counter() - started) * 1000
@@ -186,10 +187,35 @@ def hnsw_scan(conn: Conn, ef_search: int) -> Iterator[None]:
         yield
 
 
-def _semantic(conn: Conn, vector: str, depth: int, exclude: list[str], private: bool) -> list[DictRow]:
+def _semantic(
+    conn: Conn,
+    vector: str,
+    depth: int,
+    exclude: list[str],
+    private: bool,
+    keyword: list[DictRow],
+    tuning: SearchTuning,
+) -> list[DictRow]:
+    """A note's nearest chunk, for the `depth` nearest notes, with its text; and, given the
+    keyword side's rows, the BM25 of each of these notes that side did not find."""
+    first = keyword[0] if keyword else None
+    terms = sorted(first["dfs"] or {}) if first else None
     # Chunks, not notes, come back from the index: ask for more so enough notes remain.
     with hnsw_scan(conn, max(100, depth * 3)):
-        params = {"vector": vector, "limit": depth * 3, "exclude": exclude, "private": private}
+        params = {
+            "vector": vector,
+            "limit": depth * 3,
+            "exclude": exclude,
+            "private": private,
+            "depth": depth,
+            "scored": [r["file_id"] for r in keyword],
+            "terms": terms,
+            "dfs": [float(first["dfs"][t]) for t in terms] if first and terms is not None else None,
+            "n": first["n"] if first else None,
+            "avgdl": first["avgdl"] if first else None,
+            "k1": tuning.k1,
+            "b": tuning.b,
+        }
         rows = conn.execute(sql("search.dense"), params).fetchall()
     best: dict[int, DictRow] = {}
     for row in rows:
@@ -222,36 +248,19 @@ def _candidates(keyword: list[DictRow], semantic: list[DictRow]) -> dict[int, No
 
 
 def _complete(
-    conn: Conn, hits: dict[int, NoteHit], keyword: list[DictRow], vector: str | None, tuning: SearchTuning
+    conn: Conn, hits: dict[int, NoteHit], keyword: list[DictRow], semantic: list[DictRow], vector: str | None
 ) -> dict[int, DictRow]:
-    """Score every candidate on both sides, so fusion never has to guess a missing score.
+    """Score every candidate on both sides, so fusion never has to guess a missing score: the
+    notes only the dense side found were scored by `dense` (a note holding no query term: 0).
     Returns the rows of the chunks it read, by chunk id, with their text."""
     only_dense = [fid for fid, h in hits.items() if h.keyword_score is None]
-    found = {}
-    if only_dense and keyword:
-        first = keyword[0]
-        terms = sorted(first["dfs"])
-        found = {
-            r["file_id"]: r
-            for r in conn.execute(
-                sql("search.bm25_for"),
-                {
-                    "terms": terms,
-                    "dfs": [float(first["dfs"][t]) for t in terms],
-                    "n": first["n"],
-                    "avgdl": first["avgdl"],
-                    "k1": tuning.k1,
-                    "b": tuning.b,
-                    "ids": only_dense,
-                },
-            )
-        }
+    found = {r["file_id"]: r for r in semantic if r["keyword_score"] is not None}
     for fid in only_dense:
         row = found.get(fid)
-        hits[fid].keyword_score = float(row["score"]) if row else 0.0
-        hits[fid].matched_terms = row["matched"] if row else 0
+        hits[fid].keyword_score = float(row["keyword_score"]) if row else 0.0
+        hits[fid].matched_terms = row["keyword_matched"] if row else 0
         hits[fid].query_terms = keyword[0]["terms"] if keyword else 0
-        hits[fid].matched_words = tuple(row["words"] or ()) if row else ()
+        hits[fid].matched_words = tuple(row["keyword_words"] or ()) if row else ()
         hits[fid].term_idf = {t: float(v) for t, v in (keyword[0]["idfs"] or {}).items()} if keyword else {}
     only_keyword = [fid for fid, h in hits.items() if h.semantic_score is None]
     read: dict[int, DictRow] = {}
