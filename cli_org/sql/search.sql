@@ -46,13 +46,13 @@ ORDER BY sc.score DESC, sc.file_id
 LIMIT %(limit)s;
 
 -- name: dense
--- The chunks nearest the query, nearest first, as the HNSW index gives them. A chunk as near
--- as its note's nearest also brings its text (`hit_rows`'s columns; NULL for the others):
--- search keeps a note's nearest chunk, so the hits found here need no statement for their
--- text. And on that chunk's row, the BM25 of each note search keeps (the %(depth)s nearest,
--- the first found first on a tie) that the keyword side did not find (%(scored)s), with the
--- document frequencies the ranked query (`bm25`) already counted (%(terms)s, %(dfs)s, %(n)s,
--- %(avgdl)s; NULL: none scored): a few index probes, not another pass over the postings.
+-- The chunks nearest the query, nearest first, as the HNSW index gives them. Search keeps a
+-- note's nearest chunk for the %(depth)s nearest notes (the first found first on a tie): that
+-- chunk brings its text (`hit_rows`'s columns; NULL on the other rows), so the hits found here
+-- need no statement for their text, and the BM25 of its note when the keyword side did not
+-- find that note (%(scored)s), with the document frequencies the ranked query (`bm25`)
+-- already counted (%(terms)s, %(dfs)s, %(n)s, %(avgdl)s; NULL: none scored): a few index
+-- probes, not another pass over the postings.
 WITH near AS MATERIALIZED (
     SELECT c.id AS chunk_id, c.file_id, 1 - (c.embedding <=> %(vector)s::vector) AS similarity
     FROM vault_chunks c JOIN vault_files f ON f.id = c.file_id
@@ -84,7 +84,7 @@ WITH near AS MATERIALIZED (
 SELECT b.chunk_id, b.file_id, b.similarity, f.path, f.title, c.heading, c.content,
        k.keyword_score, k.keyword_matched, k.keyword_words
 FROM best b
-LEFT JOIN vault_chunks c ON b.nearest AND c.id = b.chunk_id
+LEFT JOIN vault_chunks c ON b.nearest AND c.id = b.chunk_id AND b.file_id IN (SELECT file_id FROM kept)
 LEFT JOIN vault_files f ON f.id = c.file_id
 LEFT JOIN keyword k ON b.nearest AND k.file_id = b.file_id
 ORDER BY b.ord;
