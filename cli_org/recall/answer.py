@@ -152,8 +152,9 @@ def recall(
     # Every arm gathers the same pool whatever the limit, so the limit only cuts one order.
     pool = max(limit, settings.answer_shaping.pool)
     with translated(conn):
-        # One statement for what the arms need first: the question's words the memory lacks,
-        # the count of facts without a vector, the fact arm's word pieces and HNSW settings.
+        # One statement for what the arms need first (recall/inputs.py): the question's words
+        # the memory lacks, the count of facts without a vector, the fact arm's word pieces
+        # and HNSW settings, the caller's notebook entries.
         semantic = "fact" in arms and embedder is not None
         texts = lexical_texts(query) if "fact" in arms else None
         inputs = read_inputs(
