@@ -81,11 +81,17 @@ WITH near AS MATERIALIZED (
     ) p
     GROUP BY p.file_id
 )
-SELECT b.chunk_id, b.file_id, b.similarity, f.path, f.title, c.heading, c.content,
+SELECT b.chunk_id, b.file_id, b.similarity, t.path, t.title, t.heading, t.content,
        k.keyword_score, k.keyword_matched, k.keyword_words
 FROM best b
-LEFT JOIN vault_chunks c ON b.nearest AND c.id = b.chunk_id AND b.file_id IN (SELECT file_id FROM kept)
-LEFT JOIN vault_files f ON f.id = c.file_id
+-- By key, row by row: a plain join here read every chunk (a hash join over a sequential
+-- scan); LIMIT 1 (a chunk has one id) keeps the planner from making it one.
+LEFT JOIN LATERAL (
+    SELECT f.path, f.title, c.heading, c.content
+    FROM vault_chunks c JOIN vault_files f ON f.id = c.file_id
+    WHERE c.id = b.chunk_id AND b.nearest AND b.file_id IN (SELECT file_id FROM kept)
+    LIMIT 1
+) t ON true
 LEFT JOIN keyword k ON b.nearest AND k.file_id = b.file_id
 ORDER BY b.ord;
 
