@@ -74,10 +74,10 @@ SELECT {recall.inputs_columns}, ({fact_vectors.unembedded_visible}) AS unembedde
 -- query's words and a fact's pieces are cut the same way. `unknown`: those of %(words)s none
 -- of whose lexemes any vault note or current fact holds, a question naming something the
 -- memory has never seen (recall raises its floors for it; a stop word names no subject).
--- `notebook` (given %(notebook)s): the caller's own live entries (`notebook.mine`). `hnsw`: the fact arm's HNSW scan
--- settings for %(ef_search)s candidates, local to the transaction (vault/search.py, hnsw_scan).
--- `top` (given %(texts)s): the newest fact's id, where the lexical passes' tiers start
--- (`newest_matches`).
+-- `notebook` (given %(notebook)s): the caller's own live entries (`notebook.mine`).
+-- `hnsw`: the fact arm's HNSW scan settings for %(ef_search)s candidates, local to the
+-- transaction (vault/search.py, hnsw_scan). `top` (given %(texts)s): the newest fact's id,
+-- where the lexical passes' tiers start (`newest_matches`).
 (SELECT json_agg(
             (SELECT array_agg(left(s.w, 60) ORDER BY s.n)
              FROM unnest(regexp_split_to_array(lower(t.text), '\W+')) WITH ORDINALITY AS s(w, n)
