@@ -305,10 +305,38 @@ def propose(org, session_id, claim, **kw) -> int | None:
     return made
 
 
+def statement_names(statements: list[str]) -> list[str]:
+    """The statements `sent` traced, each by its name in cli_org/sql ("recall.log"), the HNSW
+    settings of vault/search.py's hnsw_scan as "hnsw_scan", anything else as sent ("BEGIN")."""
+    import re
+    from importlib import resources
+
+    from cli_org.db.queries import _load, sql
+
+    def plain(text: str) -> str:  # placeholders alike: psycopg sends %(name)s as $n
+        return re.sub(r"\$\d+", "?", re.sub(r"%\(\w+\)s", "?", text).replace("%%", "%"))
+
+    groups = [f.name.removesuffix(".sql") for f in resources.files("cli_org").joinpath("sql").iterdir()]
+    queries = {f"{g}.{n}": plain(sql(f"{g}.{n}")) for g in groups if g.isidentifier() for n in _load(g)}
+    out = []
+    for line in statements:
+        text = line.removeprefix("Execute").strip().removeprefix('"')
+        whole = text.endswith('"')  # shown whole (a longer one is cut at 90 characters)
+        text = re.sub(r"\\x[0-9a-f]?$", "", text.removesuffix('"') if whole else text)
+        text = plain(re.sub(r"\\x([0-9a-f]{2})", lambda m: chr(int(m[1], 16)), text))
+        named = [n for n, q in queries.items() if (q == text if whole else q.startswith(text))]
+        if text.startswith("SELECT set_config('hnsw.ef_search'"):
+            named = ["hnsw_scan"]
+        out.append(named[0] if len(named) == 1 else text)
+    return out
+
+
 def sent(conn, call) -> list[str]:
     """The statements the client sends the server while `call` runs, read from libpq's own
     trace of the protocol: a simple query, or an extended one's Execute (so BEGIN, COMMIT and
-    SAVEPOINT count too)."""
+    SAVEPOINT count too), each with the start of its text, quoted, the closing quote only when whole (a
+    statement psycopg prepared, after its fifth run, before the trace began shows none)."""
+    import re
     import tempfile
 
     from psycopg import pq
@@ -322,12 +350,15 @@ def sent(conn, call) -> list[str]:
             conn.pgconn.untrace()
         trace.seek(0)
         lines = trace.read().splitlines()
-    out, parsed = [], ""
-    for line in lines:  # each Execute shown with the start of the statement its Parse named
-        if line.startswith("F") and "\tParse\t" in line:
-            parsed = line.split("\tParse\t", 1)[1][:90]
+    out, texts, bound = [], {}, ""
+    for line in lines:  # each Execute shown with the start of the statement its Bind named
+        if line.startswith("F") and "\tParse\t" in line:  # ' "name" "text" n oid...'
+            name, text = line.split("\tParse\t", 1)[1].strip().split(" ", 1)
+            texts[name] = re.sub(r"( \d+)+$", "", text)[:90]
+        elif line.startswith("F") and "\tBind\t" in line:  # ' "portal" "statement" ...'
+            bound = texts.get(line.split("\tBind\t", 1)[1].split()[1], "")
         elif line.startswith("F") and "\tExecute\t" in line:
-            out.append(f"Execute {parsed}")
+            out.append(f"Execute {bound}")
         elif line.startswith("F") and "\tQuery\t" in line:
             out.append(line.split("\tQuery\t", 1)[1][:90])
     return out

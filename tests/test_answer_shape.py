@@ -17,7 +17,7 @@ from cli_org.vault.embed import embed_pending
 from cli_org.vault.scan import scan
 from cli_org.vault.search import NoteHit, boilerplate, snippet
 from tests.fakes import HashEmbedder
-from tests.helpers import sent
+from tests.helpers import sent, statement_names
 
 FACT = Fact(**{f.name: None for f in dataclasses.fields(Fact)})
 
@@ -133,13 +133,25 @@ def test_the_hits_of_a_smaller_limit_are_the_first_hits_of_a_larger_one(shaped):
     assert max(lengths) >= 8 and min(lengths) <= 2, lengths
 
 
-# Statements of a warm recall with every arm, beside the transaction's own BEGIN and COMMIT:
-# 22 before fact vectors were written with the facts and the per-connection memos
-# (db.remembered), 13 until issue 33 added the count of facts without a vector (recall's
-# notice, one key lookup), 14 until issue 36 read the links of the facts shown (one statement
-# for every hit's marks and the one hop, recall/marks.py); the target of 10 is not met
-# (benchmarks/RESULTS.md, "Round trips").
-WARM_RECALL_STATEMENTS = 15
+# The statements of a warm recall with every arm, beside the transaction's own BEGIN and
+# COMMIT, each a round trip to a team server: 22 before fact vectors were written with the
+# facts and the per-connection memos (db.remembered), 13 until issue 33 added the count of
+# facts without a vector, 14 until issue 36 read the links of the facts shown, 15 until issue
+# 38 sent recall's inputs (foreign words, word pieces, that count, the notebook's entries, the
+# fact arm's HNSW settings) as one statement, the nearest facts with their background, and the
+# nearest chunks with their text and the BM25 of their notes (benchmarks/RESULTS.md, "Round
+# trips"). A note whose best chunk is all boilerplate adds one (search.note_chunks).
+WARM_RECALL_STATEMENTS = [
+    "recall.inputs_counted",  # foreign words, word pieces, facts without a vector, the notebook
+    "recall.facts_strict",
+    "recall.facts_loose",  # no strict hit
+    "fact_vectors.nearest",  # and the question's background over the facts
+    "search.bm25",
+    "hnsw_scan",  # the vault's: wider than the fact arm's
+    "search.dense",  # and the nearest chunks' text, the BM25 of notes only they found
+    "links.marks",
+    "recall.log",
+]
 
 
 @pytest.mark.slow
@@ -152,11 +164,13 @@ def test_a_warm_recall_sends_few_statements(shaped, monkeypatch):
     settings, embedder = shaped
     with connect(settings, "bot") as conn:
         recall(conn, "revert the deploy of workers", settings=settings, embedder=embedder)  # warm
-        statements = sent(conn, lambda: recall(conn, "rollback steps api", settings=settings, embedder=embedder))
-    work = [s for s in statements if s.strip(' "') not in ("BEGIN", "COMMIT")]
-    assert statements[0].strip(' "') == "BEGIN" and statements[-1].strip(' "') == "COMMIT"  # one transaction
-    assert 0 < len(work) <= WARM_RECALL_STATEMENTS, "\n".join(statements)
-    assert not any("SAVEPOINT" in s or "vector parts" in s or "INSERT INTO memory_fact_vectors" in s for s in work)
+        answer = []
+        statements = sent(
+            conn, lambda: answer.append(recall(conn, "rollback rule api", settings=settings, embedder=embedder))
+        )
+    assert {"fact", "vault"} <= set(answer[0].arms)  # a fact shown: its links are read
+    assert statement_names(statements) == ["BEGIN", *WARM_RECALL_STATEMENTS, "COMMIT"]  # one transaction
+    assert len(WARM_RECALL_STATEMENTS) <= 10
 
 
 @pytest.mark.slow

@@ -46,7 +46,6 @@ INSIDE_A_CALLERS_TRANSACTION = {
     "cli_org.store.vectors.store_unembedded",  # inside import's or restore's transaction
     "cli_org.archive.verdicts.judge_sessions",  # inside an archive import's transaction
     "cli_org.archive.verdicts.judge_outdated",  # inside judge_stale's or an import's transaction
-    "cli_org.recall.answer.unembedded_notice",  # one statement inside recall's transaction
     "cli_org.store.agents.check_agent_role",  # reads inside add_agent's or import's transaction
     "cli_org.store.approvals.approved",  # one statement inside remember's transaction (checked_fact)
     "cli_org.store.facts.checked_fact",  # the write checks inside remember's transaction
@@ -55,6 +54,7 @@ INSIDE_A_CALLERS_TRANSACTION = {
     "cli_org.store.related.related",  # reads inside remember's or known_claim's transaction
     "cli_org.store.links.add_link",  # inside remember's, link's or tidy's transaction
     "cli_org.store.links.shown_links",  # one statement inside show_fact's transaction
+    "cli_org.recall.inputs.read_inputs",  # one statement inside recall's or an arm's transaction
     "cli_org.recall.marks.read_marks",  # one statement inside recall's or the context block's
     "cli_org.store.review.is_reviewer",  # one statement inside the context block's or review's
     "cli_org.store.review.waiting_counts",  # reads inside the context block's transaction

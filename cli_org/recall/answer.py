@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..checks.write import check_field
-from ..db import Conn, first
+from ..db import Conn
 from ..db.connect import on_replica
 from ..db.errors import translated
 from ..db.migrate import NO_VECTORS, vectors_ready
@@ -20,7 +20,8 @@ from ..shaping import SHAPING, VaultShaping
 from ..store.facts import age, fact_words
 from ..text import one_line
 from . import ARMS
-from .facts_arm import FactHit, recall_facts, settle_leads
+from .facts_arm import FactHit, candidates, lexical_inputs, lexical_texts, recall_facts, settle_leads
+from .inputs import UNEMBEDDED_SCAN, read_inputs
 from .marks import NOTE, Marks, folded, mark_text, read_marks
 from .memory_arm import MemoryHit, recall_memory, recall_notebook
 from .merge import merge
@@ -58,7 +59,7 @@ class RecallResult:
     ms: float = 0.0
     notice: str | None = None  # the vault's (no vectors, no model), or a server without pgvector
     # Current facts the reader can see that have no vector: recall finds them by their words
-    # only. Said with the command that stores them (unembedded_notice).
+    # only. Said with the command that stores them (_unembedded_text).
     vectors_notice: str | None = None
     # Memory-file lines left out as instructions (issue 33): where, never the text.
     memory_notice: str | None = None
@@ -151,9 +152,22 @@ def recall(
     # Every arm gathers the same pool whatever the limit, so the limit only cuts one order.
     pool = max(limit, settings.answer_shaping.pool)
     with translated(conn):
-        unknown = embedder is not None and bool(foreign_terms(conn, wanted, embedder, settings.vault_shaping))
-        if "fact" in arms and embedder is not None:
-            result.vectors_notice = unembedded_notice(conn)
+        # One statement for what the arms need first (recall/inputs.py): the question's words
+        # the memory lacks, the count of facts without a vector, the fact arm's word pieces
+        # and HNSW settings, the caller's notebook entries.
+        semantic = "fact" in arms and embedder is not None
+        texts = lexical_texts(query) if "fact" in arms else None
+        inputs = read_inputs(
+            conn,
+            texts=texts,
+            words=terms(wanted) if embedder is not None else None,
+            notebook="memory" in arms and bool(wanted),
+            counted=semantic,
+            ef_search=candidates(pool) if semantic and texts is not None else None,
+        )
+        unknown = embedder is not None and bool(_foreign(inputs["unknown"], embedder, settings.vault_shaping))
+        if semantic:
+            result.vectors_notice = _unembedded_text(int(inputs["unembedded"]))
         if "fact" in arms:
             facts = recall_facts(
                 conn,
@@ -163,11 +177,13 @@ def recall(
                 embedder=embedder,
                 shaping=settings.fact_shaping,
                 unknown=unknown,
+                pieces=lexical_inputs(inputs) if texts is not None else None,
+                scan_set=semantic and texts is not None,
             )
         if "memory" in arms and wanted:
             half = pool // 2
             memory = recall_memory(project_root(settings.root), wanted, limit=half, left_out=left_out)
-            memory += recall_notebook(conn, wanted, limit=half)
+            memory += recall_notebook(conn, wanted, limit=half, entries=inputs["notebook"])
             memory.sort(key=lambda h: -h.matched)  # stable: files before notebook on a tie
         if "vault" in arms and wanted:
             vault, notice = recall_vault(
@@ -206,16 +222,10 @@ def recall(
     return result
 
 
-# Facts counted for the notice: the newest this many on the list of facts without a vector
-# (migration 0038), of which the notice counts those the reader can see.
-UNEMBEDDED_SCAN = 1000
-
-
-def unembedded_notice(conn: Conn) -> str | None:
+def _unembedded_text(n: int) -> str | None:
     """The notice while current facts the caller can read lack their author's vector (written
     before the query model existed, or loaded in bulk): recall matches them by words only.
-    One query of migration 0038's list, bounded by UNEMBEDDED_SCAN."""
-    n = int(first(conn, sql("fact_vectors.unembedded_visible"), {"scan": UNEMBEDDED_SCAN})["n"])
+    `n`: `recall.inputs_counted`'s count of migration 0038's list, bounded by UNEMBEDDED_SCAN."""
     if not n:
         return None
     count = f"{n}+" if n == UNEMBEDDED_SCAN else str(n)
@@ -298,7 +308,14 @@ def foreign_terms(conn: Conn, query: str, embedder: Embedder, shaping: VaultShap
     words = terms(query)
     if not words:
         return []
-    unknown = first(conn, sql("recall.unknown_terms"), {"words": words})["unknown"] or []
+    unknown = read_inputs(conn, words=words)["unknown"]
+    return _foreign(unknown, embedder, shaping)
+
+
+def _foreign(unknown: list[str] | None, embedder: Embedder, shaping: VaultShaping) -> list[str]:
+    """Of the words `recall.inputs` found nowhere in the memory, those the shaping counts as
+    foreign (not one token of the query model, where it asks for that)."""
+    unknown = unknown or []
     if shaping.unknown_needs_foreign and isinstance(embedder, _QueryOnce):
         unknown = [w for w in unknown if not embedder.knows_word(w)]
     return list(unknown)

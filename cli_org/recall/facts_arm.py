@@ -5,6 +5,7 @@ whose hits must clear the floor and second signal of FactShaping."""
 from __future__ import annotations
 
 import itertools
+from contextlib import nullcontext
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from ..db.session import owns_transaction
 from ..shaping import FACT_SHAPING, FactShaping
 from ..store.facts import Fact
 from ..vault.search import hnsw_scan
+from .inputs import read_inputs
 from .terms import needed, positive_words, terms, word_start_patterns, word_start_regex
 
 if TYPE_CHECKING:
@@ -69,16 +71,22 @@ def recall_facts(
     embedder: Embedder | None = None,
     shaping: FactShaping = FACT_SHAPING,
     unknown: bool = False,
+    pieces: tuple[list[list[str]], int] | None = None,
+    scan_set: bool = False,
 ) -> list[FactHit]:
     """The lexical passes, then (given an embedder) semantic hits the lexical ones missed:
     lexical hits first, semantic ones after them, at most `limit` in all; facts that lead
-    (FactShaping.leads) come first after the strict ones, closest first."""
-    lexical = _lexical(conn, query, project=project, limit=limit)
+    (FactShaping.leads) come first after the strict ones, closest first.
+
+    `pieces`: `lexical_texts(query)` already cut by `recall.inputs`, with its `top` (else
+    read here);
+    `scan_set`: the HNSW settings for `candidates(limit)` are set in this transaction."""
+    lexical = _lexical(conn, query, project=project, limit=limit, pieces=pieces)
     if embedder is None or not positive_words(query):
         return lexical
     if len(lexical) >= limit and all(h.match == "strict" for h in lexical):
         return lexical
-    nearest = _nearest(conn, query, project, limit, embedder, shaping)
+    nearest = _nearest(conn, query, project, limit, embedder, shaping, scan_set=scan_set)
     scored = {row["id"]: (sim, z) for row, sim, z in nearest}
     words = terms(" ".join(positive_words(query)))
     patterns = word_start_regex(words)
@@ -108,16 +116,27 @@ def recall_facts(
     return strict + lead + loose + found
 
 
-def _lexical(conn: Conn, query: str, *, project: str | None, limit: int) -> list[FactHit]:
+def lexical_texts(query: str) -> list[str] | None:
+    """The texts the lexical passes cut into word pieces: the question and each of its terms
+    (None: a question of exclusions only, which asks for nothing)."""
     query = query.strip()
     if not positive_words(query):
+        return None
+    return [query, *terms(" ".join(positive_words(query)))]
+
+
+def _lexical(
+    conn: Conn, query: str, *, project: str | None, limit: int, pieces: tuple[list[list[str]], int] | None = None
+) -> list[FactHit]:
+    texts = lexical_texts(query)
+    if texts is None:
         # Only exclusions ("-a -b"): they ask for nothing, and as a full-text query they
         # match every fact, each ranked (the review's 400-term attack).
         return []
-    words = terms(" ".join(positive_words(query)))
+    query, words = texts[0], texts[1:]
     # One round trip cuts the query and its terms into the word pieces of migration 0020,
-    # and reads where the passes' tiers start.
-    (query_words, *term_words), top = _pieces(conn, [query, *words])
+    # and reads where the passes' tiers start (recall sends it with its other inputs).
+    (query_words, *term_words), top = pieces if pieces is not None else _pieces(conn, texts)
     tiers = {"cap": RANK_CAP, "newest": top - TIER_NEWEST}
     rows = conn.execute(
         sql("recall.facts_strict"),
@@ -173,10 +192,14 @@ MAX_PIECE_GROUPS = 64
 
 
 def _pieces(conn: Conn, texts: list[str]) -> tuple[list[list[str]], int]:
-    """Each text's runs of word characters, cut as the index cuts a fact (`recall.pieces`),
-    and the newest fact's id."""
-    rows = conn.execute(sql("recall.pieces"), {"texts": texts}).fetchall()
-    return [list(r["words"] or []) for r in rows], int(rows[0]["top"])
+    """Each text's runs of word characters, cut as the index cuts a fact, and the newest
+    fact's id (`recall.inputs`)."""
+    return lexical_inputs(read_inputs(conn, texts=texts))
+
+
+def lexical_inputs(row: DictRow) -> tuple[list[list[str]], int]:
+    """`recall.inputs`'s pieces as lists (a text with no word run: none), and its `top`."""
+    return [list(p or []) for p in row["pieces"] or []], int(row["top"])
 
 
 def _prefix(piece: str) -> str:
@@ -276,8 +299,20 @@ NEAREST_CANDIDATES = 40
 BACKGROUND_SAMPLE = 2000
 
 
+def candidates(limit: int) -> int:
+    """How many nearest vectors the semantic pass asks the HNSW index for (its ef_search)."""
+    return max(NEAREST_CANDIDATES, limit * 2)
+
+
 def _nearest(
-    conn: Conn, query: str, project: str | None, limit: int, embedder: Embedder, shaping: FactShaping
+    conn: Conn,
+    query: str,
+    project: str | None,
+    limit: int,
+    embedder: Embedder,
+    shaping: FactShaping,
+    *,
+    scan_set: bool = False,
 ) -> list[tuple[DictRow, float, float | None]]:
     """The facts nearest the query (after embedding any that lack a vector), each with its
     cosine and its z against the query's background over the facts in scope (every one, or
@@ -289,25 +324,27 @@ def _nearest(
 
     vector = vector_literal(embedder.embed([" ".join(positive_words(query))])[0])
     params = {"query": vector, "model": embedder.name, "project": project}
-    candidates = max(NEAREST_CANDIDATES, limit * 2)
-    with hnsw_scan(conn, candidates):
-        rows = conn.execute(
-            sql("fact_vectors.search"), {**params, "limit": limit * 2, "candidates": candidates}
-        ).fetchall()
     # the planner's row count changes at each ANALYZE: read once a minute per connection
     estimate = float(
         remembered(conn, "facts_estimate", lambda: first(conn, sql("fact_vectors.facts_estimate"))["estimate"],
                    seconds=60.0, keep=lambda _: True)
     )  # fmt: skip
     percent = 100.0 if estimate <= 2 * BACKGROUND_SAMPLE else 100.0 * BACKGROUND_SAMPLE / estimate
-    background = first(conn, sql("fact_vectors.background"), {**params, "percent": percent})
-    n = int(background["n"])
+    # The nearest facts and the query's background over the facts in scope, in one statement.
+    with nullcontext() if scan_set else hnsw_scan(conn, candidates(limit)):
+        found = conn.execute(
+            sql("fact_vectors.nearest"),
+            {**params, "limit": limit * 2, "candidates": candidates(limit), "percent": percent},
+        ).fetchall()
+    rows = [row for row in found if row["id"] is not None]
+    background = found[0]
+    n = int(background["background_n"])
     if len(rows) < limit * 2 and n * 100.0 / percent > len(rows):
         # The graph gave fewer facts than the scope holds: the filters ran it dry (a member
         # can crowd one spot of it with vectors nobody else trusts). Read every fact.
         rows = conn.execute(sql("fact_vectors.search_exact"), {**params, "limit": limit * 2}).fetchall()
-    sd = float(background["sd"] or 0.0)
-    mean = float(background["mean"] or 0.0)
+    sd = float(background["background_sd"] or 0.0)
+    mean = float(background["background_mean"] or 0.0)
     out = []
     for row in rows:
         sim = float(row["similarity"])

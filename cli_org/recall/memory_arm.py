@@ -13,13 +13,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..db import Conn
-from ..db.queries import sql
 from ..db.session import owns_transaction
 from ..errors import InputError
 from ..local.files import read_text
 from ..local.project import MEMORY_DIR
+from .inputs import read_inputs
 from .terms import needed, terms, word_start_regex
 
 
@@ -86,16 +87,21 @@ NOTEBOOK_PREFIX = "notebook:"
 
 
 @owns_transaction
-def recall_notebook(conn: Conn, query: str, *, limit: int) -> list[MemoryHit]:
+def recall_notebook(
+    conn: Conn, query: str, *, limit: int, entries: list[dict[str, Any]] | None = None
+) -> list[MemoryHit]:
     """The caller's own live notebook entries where at least half the terms start a word
-    (the rule of the memory-file lines); best first, at most `limit`. No agent: none."""
+    (the rule of the memory-file lines); best first, at most `limit`. No agent: none.
+    `entries`: those entries as `recall.inputs` read them (else read here)."""
     words = terms(query)
     if not words or limit <= 0:
         return []
     patterns = word_start_regex(words)
     need = needed(len(words))
     found = []
-    for row in conn.execute(sql("notebook.mine")):
+    if entries is None:
+        entries = read_inputs(conn, notebook=True)["notebook"]
+    for row in entries:
         text = row["body"].strip()
         matched = sum(1 for p in patterns if p.search(text))
         if matched >= need:

@@ -65,7 +65,7 @@ def recall_vault(
     shaping: VaultShaping = SHAPING,
     unknown: bool = False,
 ) -> tuple[list[VaultHit], str | None]:
-    """`unknown`: the question holds a word the memory has never seen (recall.unknown_terms)."""
+    """`unknown`: the question holds a word the memory has never seen (`recall.inputs`, `unknown`)."""
     result = search(conn, query, mode="hybrid", limit=limit * 2, embedder=embedder, exclude=exclusions(exclude))
     return shape(result.hits, limit=limit, shaping=shaping, unknown=unknown), result.notice
 

@@ -31,10 +31,10 @@ ORDER BY at, entry_id, version;
 
 -- name: mine
 -- The calling agent's own live entries, for the [memory] recall arm (an owner or lead
--- reads others' notebooks, but recall answers from the caller's own).
+-- reads others' notebooks, but recall answers from the caller's own). A fragment, included
+-- by `recall.inputs_columns`.
 SELECT store, id, body FROM notebook_entries
 WHERE agent = org_me() AND removed_at IS NULL
-ORDER BY store, id;
 
 -- name: history_page
 -- One page of an agent's versions, newest first (index notebook_versions_agent), each with

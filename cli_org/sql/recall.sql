@@ -58,30 +58,49 @@ newest AS (
     LIMIT %(cap)s
 )
 
--- name: pieces
--- The runs of word characters of each text, as migration 0020's fact_word_pieces cuts a
--- fact (lower case, split on \W+, 60 characters at most), for the lexical passes' index
--- queries: cut by the server, so a query's words and a fact's pieces are cut the same way.
--- And the newest fact's id, where the passes' tiers start (`newest_matches`).
-SELECT t.ord,
-       (SELECT array_agg(left(s.w, 60) ORDER BY s.n)
-        FROM unnest(regexp_split_to_array(lower(t.text), '\W+')) WITH ORDINALITY AS s(w, n)
-        WHERE s.w <> '') AS words,
-       (SELECT coalesce(max(id), 0) FROM memory_facts) AS top
-FROM unnest(%(texts)s::text[]) WITH ORDINALITY AS t(text, ord)
-ORDER BY t.ord;
+-- name: inputs
+-- What recall works out before its arms, in one round trip (`inputs_columns`).
+SELECT {recall.inputs_columns}, NULL::bigint AS unembedded;
 
--- name: unknown_terms
--- The question's words none of whose lexemes any vault note or current fact holds: a
--- question naming something the memory has never seen (recall raises its floors for it).
-SELECT array_agg(w.word ORDER BY w.word) FILTER (WHERE w.word IS NOT NULL) AS unknown
-FROM unnest(%(words)s::text[]) AS w(word)
-WHERE EXISTS (SELECT 1 FROM unnest(to_tsvector('english', w.word)))  -- a stop word is no subject
-  AND NOT EXISTS (
-    SELECT 1 FROM unnest(to_tsvector('english', w.word)) u
-    WHERE EXISTS (SELECT 1 FROM vault_terms t WHERE t.term = u.lexeme)
-       OR EXISTS (SELECT 1 FROM memory_facts f
-                  WHERE f.valid_to IS NULL AND f.search @@ to_tsquery('simple', quote_literal(u.lexeme))));
+-- name: inputs_counted
+-- `inputs`, and the count of facts without a vector for recall's notice
+-- (`fact_vectors.unembedded_visible`, which needs pgvector's tables: migration 0038).
+SELECT {recall.inputs_columns}, ({fact_vectors.unembedded_visible}) AS unembedded;
+
+-- name: inputs_columns
+-- Each part is NULL when its parameter is. `pieces`: the runs of word characters of each of
+-- %(texts)s, as migration 0020's fact_word_pieces cuts a fact (lower case, split on \W+, 60
+-- characters at most), for the lexical passes' index queries: cut by the server, so a
+-- query's words and a fact's pieces are cut the same way. `unknown`: those of %(words)s none
+-- of whose lexemes any vault note or current fact holds, a question naming something the
+-- memory has never seen (recall raises its floors for it; a stop word names no subject).
+-- `notebook` (given %(notebook)s): the caller's own live entries (`notebook.mine`).
+-- `hnsw`: the fact arm's HNSW scan settings for %(ef_search)s candidates, local to the
+-- transaction (vault/search.py, hnsw_scan). `top` (given %(texts)s): the newest fact's id,
+-- where the lexical passes' tiers start (`newest_matches`).
+(SELECT json_agg(
+            (SELECT array_agg(left(s.w, 60) ORDER BY s.n)
+             FROM unnest(regexp_split_to_array(lower(t.text), '\W+')) WITH ORDINALITY AS s(w, n)
+             WHERE s.w <> '')
+            ORDER BY t.ord)
+ FROM unnest(%(texts)s::text[]) WITH ORDINALITY AS t(text, ord)) AS pieces,
+CASE WHEN %(words)s::text[] IS NOT NULL THEN (
+    SELECT coalesce(array_agg(w.word ORDER BY w.word) FILTER (WHERE w.word IS NOT NULL), '{}')
+    FROM unnest(%(words)s::text[]) AS w(word)
+    WHERE EXISTS (SELECT 1 FROM unnest(to_tsvector('english', w.word)))
+      AND NOT EXISTS (
+        SELECT 1 FROM unnest(to_tsvector('english', w.word)) u
+        WHERE EXISTS (SELECT 1 FROM vault_terms t WHERE t.term = u.lexeme)
+           OR EXISTS (SELECT 1 FROM memory_facts f
+                      WHERE f.valid_to IS NULL AND f.search @@ to_tsquery('simple', quote_literal(u.lexeme)))))
+END AS unknown,
+CASE WHEN %(notebook)s THEN (
+    SELECT coalesce(json_agg(m ORDER BY m.store, m.id), '[]') FROM ({notebook.mine}) m)
+END AS notebook,
+CASE WHEN %(ef_search)s::text IS NOT NULL THEN
+    set_config('hnsw.ef_search', %(ef_search)s, true) || ' ' || set_config('hnsw.iterative_scan', 'relaxed_order', true)
+END AS hnsw,
+CASE WHEN %(texts)s::text[] IS NOT NULL THEN (SELECT coalesce(max(id), 0) FROM memory_facts) END AS top
 
 -- name: log
 -- The call and the hits it returned (migration 0034), in one statement: the arrays are the

@@ -46,11 +46,54 @@ ORDER BY sc.score DESC, sc.file_id
 LIMIT %(limit)s;
 
 -- name: dense
-SELECT c.id AS chunk_id, c.file_id, 1 - (c.embedding <=> %(vector)s::vector) AS similarity
-FROM vault_chunks c JOIN vault_files f ON f.id = c.file_id
-WHERE c.embedding IS NOT NULL AND (%(private)s OR NOT f.private) AND NOT (f.path LIKE ANY (%(exclude)s))
-ORDER BY c.embedding <=> %(vector)s::vector
-LIMIT %(limit)s;
+-- The chunks nearest the query, nearest first, as the HNSW index gives them. Search keeps a
+-- note's nearest chunk for the %(depth)s nearest notes (the first found first on a tie): that
+-- chunk brings its text (`hit_rows`'s columns; NULL on the other rows), so the hits found here
+-- need no statement for their text, and the BM25 of its note when the keyword side did not
+-- find that note (%(scored)s), with the document frequencies the ranked query (`bm25`)
+-- already counted (%(terms)s, %(dfs)s, %(n)s, %(avgdl)s; NULL: none scored): a few index
+-- probes, not another pass over the postings.
+WITH near AS MATERIALIZED (
+    SELECT c.id AS chunk_id, c.file_id, 1 - (c.embedding <=> %(vector)s::vector) AS similarity
+    FROM vault_chunks c JOIN vault_files f ON f.id = c.file_id
+    WHERE c.embedding IS NOT NULL AND (%(private)s OR NOT f.private) AND NOT (f.path LIKE ANY (%(exclude)s))
+    ORDER BY c.embedding <=> %(vector)s::vector
+    LIMIT %(limit)s
+), ranked AS (
+    -- the index's order kept as `ord` (a window with no ORDER BY reads its input in order)
+    SELECT near.*, row_number() OVER () AS ord FROM near
+), best AS (
+    SELECT ranked.*, similarity = max(similarity) OVER (PARTITION BY file_id) AS nearest FROM ranked
+), kept AS (
+    SELECT file_id FROM ranked GROUP BY file_id ORDER BY max(similarity) DESC, min(ord) LIMIT %(depth)s
+), keyword AS (
+    SELECT p.file_id,
+           sum(ln(1 + (%(n)s - d.df + 0.5) / (d.df + 0.5))
+               * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / %(avgdl)s))) AS keyword_score,
+           count(*) AS keyword_matched, array_agg(d.term ORDER BY d.term) AS keyword_words
+    FROM unnest(%(terms)s::text[], %(dfs)s::float8[]) AS d (term, df)
+    CROSS JOIN (SELECT file_id FROM kept WHERE NOT file_id = ANY (%(scored)s::bigint[])) AS i
+    -- One primary-key probe per (term, note); LIMIT 1 keeps the planner from turning the
+    -- probes into scans of every posting of a common term.
+    CROSS JOIN LATERAL (
+        SELECT q.file_id, q.tf, q.dl FROM vault_postings q
+        WHERE q.term = d.term AND q.file_id = i.file_id LIMIT 1
+    ) p
+    GROUP BY p.file_id
+)
+SELECT b.chunk_id, b.file_id, b.similarity, t.path, t.title, t.heading, t.content,
+       k.keyword_score, k.keyword_matched, k.keyword_words
+FROM best b
+-- By key, row by row: a plain join here read every chunk (a hash join over a sequential
+-- scan); LIMIT 1 (a chunk has one id) keeps the planner from making it one.
+LEFT JOIN LATERAL (
+    SELECT f.path, f.title, c.heading, c.content
+    FROM vault_chunks c JOIN vault_files f ON f.id = c.file_id
+    WHERE c.id = b.chunk_id AND b.nearest AND b.file_id IN (SELECT file_id FROM kept)
+    LIMIT 1
+) t ON true
+LEFT JOIN keyword k ON b.nearest AND k.file_id = b.file_id
+ORDER BY b.ord;
 
 -- name: has_vectors
 SELECT EXISTS (SELECT 1 FROM vault_chunks WHERE embedding IS NOT NULL) AS yes,
@@ -74,33 +117,22 @@ WHERE c.file_id = ANY (%(ids)s)
 ORDER BY c.file_id, c.ord;
 
 -- name: hit_rows
+-- The text of the hits' chunks that `dense` and `dense_for` did not bring.
 SELECT c.id AS chunk_id, f.id AS file_id, f.path, f.title, c.heading, c.content
 FROM vault_chunks c JOIN vault_files f ON f.id = c.file_id
 WHERE c.id = ANY (%(ids)s);
 
--- name: bm25_for
--- BM25 of given notes (those only the dense side found), with the document frequencies the
--- ranked query already counted: a few index probes, not another pass over the postings.
-SELECT p.file_id,
-       sum(ln(1 + (%(n)s - d.df + 0.5) / (d.df + 0.5))
-           * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / %(avgdl)s))) AS score,
-       count(*) AS matched, array_agg(d.term ORDER BY d.term) AS words
-FROM unnest(%(terms)s::text[], %(dfs)s::float8[]) AS d (term, df)
-CROSS JOIN unnest(%(ids)s::bigint[]) AS i (file_id)
--- One primary-key probe per (term, note); LIMIT 1 keeps the planner from turning the probes
--- into scans of every posting of a common term.
-CROSS JOIN LATERAL (
-    SELECT q.file_id, q.tf, q.dl FROM vault_postings q
-    WHERE q.term = d.term AND q.file_id = i.file_id LIMIT 1
-) p
-GROUP BY p.file_id;
-
 -- name: dense_for
--- Best chunk similarity of the given notes (those the keyword side found).
-SELECT DISTINCT ON (file_id) file_id, id AS chunk_id, 1 - (embedding <=> %(vector)s::vector) AS similarity
-FROM vault_chunks
-WHERE file_id = ANY (%(ids)s) AND embedding IS NOT NULL
-ORDER BY file_id, embedding <=> %(vector)s::vector;
+-- Best chunk similarity of the given notes (those the keyword side found), with the chunk's
+-- text (`hit_rows`'s columns).
+SELECT n.file_id, n.chunk_id, n.similarity, f.path, f.title, n.heading, n.content
+FROM (
+    SELECT DISTINCT ON (file_id) file_id, id AS chunk_id, 1 - (embedding <=> %(vector)s::vector) AS similarity,
+           heading, content
+    FROM vault_chunks
+    WHERE file_id = ANY (%(ids)s) AND embedding IS NOT NULL
+    ORDER BY file_id, embedding <=> %(vector)s::vector
+) n JOIN vault_files f ON f.id = n.file_id;
 
 -- name: may_see_private
 -- Owners and the admin may (a role with no agent behind it is not the admin);

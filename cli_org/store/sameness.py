@@ -7,7 +7,7 @@ embeds, `vectors.fact_text(subject, claim)` ("subject: claim"; the judge splits 
 is the cosine of the two texts' vectors by the shipped query model (all-MiniLM-L6-v2,
 `vault.embedders.query_model`): embed `fact_text(subject, claim)` of the new fact (the vector
 `remember` stores for it) and read `1 - (embedding <=> query)` against the stored vectors
-(sql fact_vectors.search gives it as `similarity`), or take the dot product of two embedded
+(sql fact_vectors.nearest gives it as `similarity`), or take the dot product of two embedded
 texts (unit length). Not the bare claim against a stored "subject: claim" vector: the
 constants below were not measured on that. None where there is no model or no vector: then
 the words alone decide (duplicates.near_duplicate on the claims for "same", a look-alike that

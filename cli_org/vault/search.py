@@ -122,12 +122,15 @@ def search(
                 if mode == "semantic":
                     keyword = _keyword(conn, query, depth, patterns, private, tuning)
             else:
-                semantic = _semantic(conn, vector, depth, patterns, private)
+                scored = keyword if result.used == "hybrid" else []  # the dense side's notes get BM25 too
+                semantic = _semantic(conn, vector, depth, patterns, private, scored, tuning)
         hits = _candidates(keyword, semantic)
+        # the text of chunks already read (`dense` and `dense_for` bring their chunks' text)
+        texts = {r["chunk_id"]: r for r in semantic}
         if result.used == "hybrid":
-            _complete(conn, hits, keyword, vector, tuning)
+            texts |= _complete(conn, hits, keyword, semantic, vector)
         result.hits = _rank(hits, result.used, tuning)[:limit]
-        _fill(conn, query, result.hits)
+        _fill(conn, query, result.hits, texts)
     result.ms = (time.perf_counter() - started) * 1000
     return result
 
@@ -184,10 +187,35 @@ def hnsw_scan(conn: Conn, ef_search: int) -> Iterator[None]:
         yield
 
 
-def _semantic(conn: Conn, vector: str, depth: int, exclude: list[str], private: bool) -> list[DictRow]:
+def _semantic(
+    conn: Conn,
+    vector: str,
+    depth: int,
+    exclude: list[str],
+    private: bool,
+    keyword: list[DictRow],
+    tuning: SearchTuning,
+) -> list[DictRow]:
+    """A note's nearest chunk, for the `depth` nearest notes, with its text; and, given the
+    keyword side's rows, the BM25 of each of these notes that side did not find."""
+    first = keyword[0] if keyword else None
+    terms = sorted(first["dfs"] or {}) if first else None
     # Chunks, not notes, come back from the index: ask for more so enough notes remain.
     with hnsw_scan(conn, max(100, depth * 3)):
-        params = {"vector": vector, "limit": depth * 3, "exclude": exclude, "private": private}
+        params = {
+            "vector": vector,
+            "limit": depth * 3,
+            "exclude": exclude,
+            "private": private,
+            "depth": depth,
+            "scored": [r["file_id"] for r in keyword],
+            "terms": terms,
+            "dfs": [float(first["dfs"][t]) for t in terms] if first and terms is not None else None,
+            "n": first["n"] if first else None,
+            "avgdl": first["avgdl"] if first else None,
+            "k1": tuning.k1,
+            "b": tuning.b,
+        }
         rows = conn.execute(sql("search.dense"), params).fetchall()
     best: dict[int, DictRow] = {}
     for row in rows:
@@ -220,41 +248,28 @@ def _candidates(keyword: list[DictRow], semantic: list[DictRow]) -> dict[int, No
 
 
 def _complete(
-    conn: Conn, hits: dict[int, NoteHit], keyword: list[DictRow], vector: str | None, tuning: SearchTuning
-) -> None:
-    """Score every candidate on both sides, so fusion never has to guess a missing score."""
+    conn: Conn, hits: dict[int, NoteHit], keyword: list[DictRow], semantic: list[DictRow], vector: str | None
+) -> dict[int, DictRow]:
+    """Score every candidate on both sides, so fusion never has to guess a missing score: the
+    notes only the dense side found were scored by `dense` (a note holding no query term: 0).
+    Returns the rows of the chunks it read, by chunk id, with their text."""
     only_dense = [fid for fid, h in hits.items() if h.keyword_score is None]
-    found = {}
-    if only_dense and keyword:
-        first = keyword[0]
-        terms = sorted(first["dfs"])
-        found = {
-            r["file_id"]: r
-            for r in conn.execute(
-                sql("search.bm25_for"),
-                {
-                    "terms": terms,
-                    "dfs": [float(first["dfs"][t]) for t in terms],
-                    "n": first["n"],
-                    "avgdl": first["avgdl"],
-                    "k1": tuning.k1,
-                    "b": tuning.b,
-                    "ids": only_dense,
-                },
-            )
-        }
+    found = {r["file_id"]: r for r in semantic if r["keyword_score"] is not None}
     for fid in only_dense:
         row = found.get(fid)
-        hits[fid].keyword_score = float(row["score"]) if row else 0.0
-        hits[fid].matched_terms = row["matched"] if row else 0
+        hits[fid].keyword_score = float(row["keyword_score"]) if row else 0.0
+        hits[fid].matched_terms = row["keyword_matched"] if row else 0
         hits[fid].query_terms = keyword[0]["terms"] if keyword else 0
-        hits[fid].matched_words = tuple(row["words"] or ()) if row else ()
+        hits[fid].matched_words = tuple(row["keyword_words"] or ()) if row else ()
         hits[fid].term_idf = {t: float(v) for t, v in (keyword[0]["idfs"] or {}).items()} if keyword else {}
     only_keyword = [fid for fid, h in hits.items() if h.semantic_score is None]
+    read: dict[int, DictRow] = {}
     if only_keyword and vector:
         for row in conn.execute(sql("search.dense_for"), {"vector": vector, "ids": only_keyword}):
             hit = hits[row["file_id"]]
             hit.semantic_score, hit.chunk_id = float(row["similarity"]), row["chunk_id"]
+            read[row["chunk_id"]] = row
+    return read
 
 
 def _rank(hits: dict[int, NoteHit], used: str, tuning: SearchTuning) -> list[NoteHit]:
@@ -282,7 +297,9 @@ def _standardise(scores: dict[int, float], basis: set[int]) -> dict[int, float]:
     return {k: (v - mean) / spread if spread else 0.0 for k, v in scores.items()}
 
 
-def _fill(conn: Conn, query: str, hits: list[NoteHit]) -> None:
+def _fill(conn: Conn, query: str, hits: list[NoteHit], texts: dict[int, DictRow]) -> None:
+    """Each hit's path, title, heading and snippet; `texts`: rows of chunks already read (a
+    row whose `content` is NULL brought no text)."""
     need = [h.file_id for h in hits if not h.chunk_id]
     if need:
         best = {
@@ -290,7 +307,10 @@ def _fill(conn: Conn, query: str, hits: list[NoteHit]) -> None:
         }
         for hit in hits:
             hit.chunk_id = hit.chunk_id or best.get(hit.file_id, 0)
-    rows = {r["chunk_id"]: r for r in conn.execute(sql("search.hit_rows"), {"ids": [h.chunk_id for h in hits]})}
+    rows = {h.chunk_id: texts[h.chunk_id] for h in hits if h.chunk_id in texts and texts[h.chunk_id]["path"]}
+    unread = [h.chunk_id for h in hits if h.chunk_id not in rows]
+    if unread:
+        rows |= {r["chunk_id"]: r for r in conn.execute(sql("search.hit_rows"), {"ids": unread})}
     for hit in hits:
         row = rows[hit.chunk_id]
         hit.path, hit.title, hit.heading = row["path"], row["title"], row["heading"]
