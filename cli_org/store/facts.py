@@ -232,13 +232,13 @@ def _store(
 _PLAIN = ("deploys", "The api is deployed at night from the release branch.", "docs/deploy.md")
 
 
-@owns_transaction
 def warm_up_checks() -> None:
     """The client's part of warm_up_writes, which needs no connection (the injection check
     waits for the query model)."""
     check_fact(*_PLAIN)
 
 
+@owns_transaction
 def warm_up_writes(conn: Conn) -> None:
     """Pay a first write's one-time costs now, writing nothing: a long-lived server calls this
     when it starts, so that its first `remember` costs what a later one does (the client's

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...checks.rules import KINDS, MAX_ID
+from ...db.session import owns_transaction
 from ...errors import InputError, OrgError
 from ...limits import RECALL_HITS, check_words
 
@@ -47,6 +48,7 @@ def recall_text(org: Org, question: str, project: str | None = None, limit: int 
     return "".join(f"notice: {n}\n" for n in result.warnings) + result.text
 
 
+@owns_transaction
 def remember_text(conn: Conn, org: Org, via: str | None, **arguments: Any) -> str:
     """What org_remember answers: the stored fact's line (render.remembered_line)."""
     from ...store.facts import remember
