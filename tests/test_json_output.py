@@ -537,7 +537,9 @@ def run_json(org, cli, tmp_path, monkeypatch):
                 backup(org.settings, Path(files["dump"]))
         args, agent = ARGS[command]
         if command == "facts embed":  # it needs the query model: the same stand-in
-            monkeypatch.setattr(cli_org.vault.embedders, "query_embedder", lambda settings: (HashEmbedder(), None))
+            monkeypatch.setattr(
+                cli_org.vault.embedders, "query_embedder", lambda settings, start=True: (HashEmbedder(), None)
+            )
         return cli(*[a.format(**files) for a in args], "--json", agent=agent)
 
     return run
