@@ -17,6 +17,16 @@ queries are run untimed first), as the agent `scale-bot` (row-level security app
     python -m benchmarks.scale --facts 1000000 --context-only   # the context block alone
     python -m benchmarks.scale --plot          # docs/scale.png from benchmarks/scale-results.json
 
+Issue 38's growth table: load each size once, then time each code on it (--label names it;
+run from each checkout), then print the table:
+
+    python -m benchmarks.scale --facts 1000000 --chunks 100000 --vectors 100000 \
+        --real-vectors DIR --load-only
+    python -m benchmarks.scale --facts 1000000 --chunks 100000 --vectors 100000 \
+        --real-vectors DIR --no-load --queries 40 --mcp 40 \
+        --calls "fact arm,recall,hybrid search,context" --label after
+    python -m benchmarks.scale --growth
+
 Results are appended to benchmarks/scale-results.json (one object per run).
 """
 

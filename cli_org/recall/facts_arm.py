@@ -172,16 +172,19 @@ def _lexical(
 # A lexical pass ranks at most this many of its matches, the newest (by id: the order facts
 # were written): a word so common that more facts hold it says little about which is best.
 # The matches are read in two tiers (recall.newest_matches): the newest TIER_NEWEST facts,
-# then, only while they held fewer than RANK_CAP, the older ones, each as the planner finds
-# best (an id range walked, or the piece and full-text indexes). A word in more than 1% of
-# the newest facts (RANK_CAP / TIER_NEWEST) stops in the first tier; a rarer one has fewer
-# matches to read from the heap in the second, where matches are spread evenly. At 1M
-# facts, ranking 1,000 matches in one statement that the planner ran either as a bitmap or
-# as an index-ordered walk, a question of common words read 160,000 facts (5.8 s) and a
-# rare word walked every fact (4.5 s; issue 38). Far above any golden set's store: their
-# hits are the same.
+# each tested as written, then, only while they held fewer than RANK_CAP, the older ones,
+# asked of the piece and full-text indexes first. A word in more than 10% of the newest
+# facts (RANK_CAP / TIER_NEWEST) stops in the first tier; a rarer one has fewer matches to
+# read from the heap in the second, where matches are spread evenly. The first tier never
+# asks the piece index: at 1M facts its answer to a common prefix took seconds whatever the
+# range, and asked in both tiers it was paid twice (EXPLAIN ANALYZE: benchmarks/JOURNAL.md,
+# "Issue 38"); tested row by row, the first tier costs about 20 ms (5,000 rows cost 45 ms at
+# 10k facts). At 1M facts, ranking 1,000 matches in one statement that the planner ran
+# either as a bitmap or as an index-ordered walk, a question of common words read 160,000
+# facts (5.8 s, loaded) and a rare word walked every fact (2.8 s). Far above any golden
+# set's store: their hits are the same.
 RANK_CAP = 200
-TIER_NEWEST = 20_000
+TIER_NEWEST = 2_000
 # The shortest word run the piece index of migration 0020 can find inside a word: it holds
 # every tail of three characters or more.
 PIECE_MIN = 3

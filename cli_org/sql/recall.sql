@@ -1,18 +1,22 @@
 -- name: facts_strict
 -- Full text with every word ANDed, or the whole query as a substring of subject or claim.
--- The substring test runs only on the facts whose word pieces (migration 0020) hold every
--- word of three or more characters of the query (%(pieces)s, from `pieces`); NULL when the
--- query has no such word, and then every current fact is tested.
--- Only the newest %(cap)s matches are ranked (`newest_matches`).
-WITH matching AS NOT MATERIALIZED (
+-- Past the newest facts, the substring test runs only on the facts whose word pieces
+-- (migration 0020) hold every word of three or more characters of the query (%(pieces)s,
+-- from `pieces`); NULL when the query has no such word, and then every current fact is
+-- tested. Only the newest %(cap)s matches are ranked (`newest_matches`).
+WITH tested AS NOT MATERIALIZED (
     SELECT * FROM memory_facts
     WHERE valid_to IS NULL
       AND (%(project)s::text IS NULL OR project IS NULL OR project = %(project)s)
       AND (search @@ websearch_to_tsquery('english', %(query)s)
            OR (%(substring)s
+               -- strpos first: cutting a fact into its pieces costs far more
                AND (strpos(lower(subject), lower(%(query)s)) > 0
-                    OR strpos(lower(claim), lower(%(query)s)) > 0)
-               AND (%(pieces)s::tsquery IS NULL OR fact_word_pieces(subject, claim) @@ %(pieces)s::tsquery)))
+                    OR strpos(lower(claim), lower(%(query)s)) > 0)))
+), matching AS NOT MATERIALIZED (
+    SELECT * FROM tested
+    WHERE search @@ websearch_to_tsquery('english', %(query)s)
+       OR %(pieces)s::tsquery IS NULL OR fact_word_pieces(subject, claim) @@ %(pieces)s::tsquery
 ), {recall.newest_matches}
 SELECT {facts.columns},
        ts_rank_cd(search, websearch_to_tsquery('english', %(query)s)) AS rank
@@ -21,11 +25,11 @@ ORDER BY rank DESC, created_at DESC
 LIMIT %(limit)s;
 
 -- name: facts_loose
--- At least %(need)s of the query's terms start a word of the subject or claim. The regex
--- runs only on the facts whose word pieces (migration 0020) can hold that many of the terms
--- (%(pieces)s, built by facts_arm._loose_pieces); NULL: every current fact. Only the newest
--- %(cap)s matches are ranked (`newest_matches`).
-WITH matching AS NOT MATERIALIZED (
+-- At least %(need)s of the query's terms start a word of the subject or claim. Past the
+-- newest facts, the regex runs only on the facts whose word pieces (migration 0020) can hold
+-- that many of the terms (%(pieces)s, built by facts_arm._loose_pieces); NULL: every current
+-- fact. Only the newest %(cap)s matches are ranked (`newest_matches`).
+WITH tested AS NOT MATERIALIZED (
     SELECT * FROM (
         SELECT *,
                (SELECT count(*) FROM unnest(%(patterns)s::text[]) AS p
@@ -33,9 +37,11 @@ WITH matching AS NOT MATERIALIZED (
         FROM memory_facts
         WHERE valid_to IS NULL
           AND (%(project)s::text IS NULL OR project IS NULL OR project = %(project)s)
-          AND (%(pieces)s::tsquery IS NULL OR fact_word_pieces(subject, claim) @@ %(pieces)s::tsquery)
     ) f
     WHERE matched >= %(need)s
+), matching AS NOT MATERIALIZED (
+    SELECT * FROM tested
+    WHERE %(pieces)s::tsquery IS NULL OR fact_word_pieces(subject, claim) @@ %(pieces)s::tsquery
 ), {recall.newest_matches}
 SELECT {facts.columns}, matched
 FROM newest
@@ -43,12 +49,14 @@ ORDER BY matched DESC, created_at DESC
 LIMIT %(limit)s;
 
 -- name: newest_matches
--- The newest %(cap)s rows of `matching` (a lexical pass's current facts in scope that
--- match, inlined into each tier), by id, read in two tiers (facts_arm.RANK_CAP, issue 38):
--- the facts after id %(newest)s, then, only while they held fewer than %(cap)s matches (a
--- one-time filter), the older ones. A common word stops in the first tier; a rarer one's
--- matches are few in the second. A fragment, included by facts_strict and facts_loose.
-recent AS MATERIALIZED (SELECT * FROM matching WHERE id > %(newest)s),
+-- The newest %(cap)s matches of a lexical pass, by id, read in two tiers (facts_arm.RANK_CAP,
+-- issue 38): the facts after id %(newest)s, each tested as written (`tested`: never the piece
+-- index, whose answer to a common prefix costs seconds at 1M facts however few rows it is
+-- asked about), then, only while they held fewer than %(cap)s matches (a one-time filter),
+-- the older ones asked of the indexes first (`matching`). A common word stops in the first
+-- tier; a rarer one's matches are few in the second. A fragment, included by facts_strict
+-- and facts_loose.
+recent AS MATERIALIZED (SELECT * FROM tested WHERE id > %(newest)s),
 older AS MATERIALIZED (
     SELECT * FROM matching WHERE id <= %(newest)s AND (SELECT count(*) FROM recent) < %(cap)s
 ),
