@@ -57,7 +57,7 @@ LIMIT %(limit)s;
 -- tier; a rarer one's matches are few in the second. A fragment, included by facts_strict
 -- and facts_loose.
 recent AS MATERIALIZED (SELECT * FROM tested WHERE id > %(newest)s),
-older AS MATERIALIZED (
+older AS (  -- inlined: its matches go straight to the top-N sort, never stored
     SELECT * FROM matching WHERE id <= %(newest)s AND (SELECT count(*) FROM recent) < %(cap)s
 ),
 newest AS (
