@@ -174,6 +174,23 @@ def _spawn(org, app: str, site: Path | None = None) -> subprocess.Popen:
     )
 
 
+def _exchange(org, payload: str, replies: int) -> dict[int, dict]:
+    """Send `payload` (requests, each a line) to a new `cli-org mcp`, read `replies` answers
+    by id, then close its input: it must exit 0."""
+    proc = _spawn(org, "cli-org-mcp-first")
+    try:
+        proc.stdin.write(payload.encode())
+        proc.stdin.flush()
+        got = {r["id"]: r for r in (json.loads(proc.stdout.readline()) for _ in range(replies))}
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return got
+
+
 def _ask(proc: subprocess.Popen, line: str) -> dict:
     proc.stdin.write(line.encode())
     proc.stdin.flush()
@@ -323,19 +340,9 @@ def test_the_fronts_org_remember_is_the_sdk_servers_word_for_word(org, era):
         {"name": "org_remember", "arguments": secret},  # the SDK server's
         REMEMBER,
     ]
-    proc = _spawn(org, "cli-org-mcp-first")
-    try:
-        proc.stdin.write(
-            (start + "".join(request(3 + i, "tools/call", {**c, **envelope}) for i, c in enumerate(calls))).encode()
-        )
-        proc.stdin.flush()
-        replies = {r["id"]: r for r in (json.loads(proc.stdout.readline()) for _ in range(5))}
-        proc.stdin.close()
-        assert proc.wait(timeout=60) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    replies = _exchange(
+        org, start + "".join(request(3 + i, "tools/call", {**c, **envelope}) for i, c in enumerate(calls)), 5
+    )
     assert replies[3]["result"]["isError"] is True and "secret" in replies[3]["result"]["content"][0]["text"]
     assert replies[3]["result"] == replies[5]["result"]
     assert replies[6]["result"]["isError"] is False
@@ -355,17 +362,7 @@ def test_the_fronts_org_remember_is_the_sdk_servers_word_for_word(org, era):
 
 @pytest.mark.slow
 def test_a_stored_first_remember_from_the_front_carries_the_harness(org):
-    proc = _spawn(org, "cli-org-mcp-first")
-    try:
-        proc.stdin.write((request(1, "initialize", HELLO) + request(3, "tools/call", REMEMBER)).encode())
-        proc.stdin.flush()
-        replies = {r["id"]: r for r in (json.loads(proc.stdout.readline()) for _ in range(2))}
-        proc.stdin.close()
-        assert proc.wait(timeout=60) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    replies = _exchange(org, request(1, "initialize", HELLO) + request(3, "tools/call", REMEMBER), 2)
     assert replies[3]["result"]["isError"] is False
     with org.admin() as conn:
         stored = conn.execute("SELECT id, author, via FROM memory_facts").fetchall()
@@ -447,24 +444,14 @@ def test_the_fronts_answer_is_the_sdk_servers_word_for_word(org, era):
         conn.commit()
     envelope = {} if era == "handshake" else modern(era)
     start = request(1, "initialize", HELLO) if era == "handshake" else request(1, "server/discover", modern(era))
-    proc = _spawn(org, "cli-org-mcp-first")
-    try:
-        proc.stdin.write(
-            (
-                start
-                + request(3, "tools/call", {**RECALL, **envelope})  # the front's
-                + request(4, "tools/call", {"name": "org_facts", "arguments": {}, **envelope})
-                + request(5, "tools/call", {**RECALL, **envelope})  # the SDK server's
-            ).encode()
-        )
-        proc.stdin.flush()
-        replies = {r["id"]: r for r in (json.loads(proc.stdout.readline()) for _ in range(4))}
-        proc.stdin.close()
-        assert proc.wait(timeout=60) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    replies = _exchange(
+        org,
+        start
+        + request(3, "tools/call", {**RECALL, **envelope})  # the front's
+        + request(4, "tools/call", {"name": "org_facts", "arguments": {}, **envelope})
+        + request(5, "tools/call", {**RECALL, **envelope}),  # the SDK server's
+        4,
+    )
     assert "Deploys run at night" in replies[3]["result"]["content"][0]["text"]
     assert replies[3]["result"] == replies[5]["result"]
     with org.admin() as conn:
