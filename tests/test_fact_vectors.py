@@ -261,16 +261,23 @@ def test_a_word_of_the_models_vocabulary_is_no_foreign_subject(team):
     """The unknown-word floors apply to words the memory lacks and the query model does not
     know whole either (product names), not to ordinary words the memory happens to lack."""
     from cli_org.recall.answer import _QueryOnce, foreign_terms
+    from cli_org.recall.inputs import read_inputs
+    from cli_org.recall.terms import terms
 
     embedder = HashEmbedder(SYNONYMS)
     embedder.tokenizer = _Vocab({"socket", "open"})
     with connect(team.settings, "lead") as conn:
+        # the words the memory lacks, as recall reads them (`recall.inputs`)
+        unknown = read_inputs(conn, words=terms("rabbitmq socket open backend"))["unknown"]
+        conn.rollback()
         wrapped = _QueryOnce(embedder)
-        assert foreign_terms(conn, "rabbitmq socket open backend", wrapped) == ["rabbitmq"]
+        assert foreign_terms(unknown, wrapped) == ["rabbitmq"]
         # Without the vocabulary rule, every word the memory lacks counts.
         lax = dataclasses.replace(SHAPING, unknown_needs_foreign=False)
-        assert foreign_terms(conn, "rabbitmq socket open backend", wrapped, lax) == ["open", "rabbitmq", "socket"]
-        assert foreign_terms(conn, "the and of", wrapped, lax) == []  # stop words name nothing
+        assert foreign_terms(unknown, wrapped, lax) == ["open", "rabbitmq", "socket"]
+        stop = read_inputs(conn, words=terms("the and of"))["unknown"]
+        conn.rollback()
+        assert foreign_terms(stop, wrapped, lax) == []  # stop words name nothing
 
 
 def test_a_fact_sharing_two_words_is_not_held_to_the_unknown_floor():

@@ -165,7 +165,7 @@ def recall(
             counted=semantic,
             ef_search=candidates(pool) if semantic and texts is not None else None,
         )
-        unknown = embedder is not None and bool(_foreign(inputs["unknown"], embedder, settings.vault_shaping))
+        unknown = embedder is not None and bool(foreign_terms(inputs["unknown"], embedder, settings.vault_shaping))
         if semantic:
             result.vectors_notice = _unembedded_text(int(inputs["unembedded"]))
         if "fact" in arms:
@@ -298,23 +298,13 @@ def record_recall(conn: Conn, result: RecallResult) -> None:
         _log(conn, result)
 
 
-@owns_transaction
-def foreign_terms(conn: Conn, query: str, embedder: Embedder, shaping: VaultShaping = SHAPING) -> list[str]:
-    """The question's words that no vault note and no current fact holds and, unless the
-    shaping says otherwise, that the query model does not know as one token either: the
-    name of a subject the memory has never seen ("rabbitmq", "pinia"). Such a question
-    likely asks about what the memory lacks, so recall's meaning-based hits then need the
-    shaping's higher `unknown` floors (benchmarks/JOURNAL.md, "Recall by meaning")."""
-    words = terms(query)
-    if not words:
-        return []
-    unknown = read_inputs(conn, words=words)["unknown"]
-    return _foreign(unknown, embedder, shaping)
-
-
-def _foreign(unknown: list[str] | None, embedder: Embedder, shaping: VaultShaping) -> list[str]:
-    """Of the words `recall.inputs` found nowhere in the memory, those the shaping counts as
-    foreign (not one token of the query model, where it asks for that)."""
+def foreign_terms(unknown: list[str] | None, embedder: Embedder, shaping: VaultShaping = SHAPING) -> list[str]:
+    """Of the question's words that no vault note and no current fact holds (`unknown`, from
+    `recall.inputs`), those that, unless the shaping says otherwise, the query model does not
+    know as one token either: the name of a subject the memory has never seen ("rabbitmq",
+    "pinia"). Such a question likely asks about what the memory lacks, so recall's
+    meaning-based hits then need the shaping's higher `unknown` floors
+    (benchmarks/JOURNAL.md, "Recall by meaning")."""
     unknown = unknown or []
     if shaping.unknown_needs_foreign and isinstance(embedder, _QueryOnce):
         unknown = [w for w in unknown if not embedder.knows_word(w)]
